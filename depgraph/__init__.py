@@ -1,0 +1,44 @@
+"""depgraph: declare what must never be split, derive leakage-free groups.
+
+The flow is one direction::
+
+    metadata ──from_metadata──▶ StudyGraph ──validate──▶ ValidationReport
+                                    │ add_kinship / add_spatial / add_duplicates / combine
+                                    └──derive(mode)──▶ Partition ──▶ split spec
+
+>>> import pandas as pd
+>>> import depgraph
+>>> g = depgraph.from_metadata(pd.DataFrame({
+...     "sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P1", "P2"]}))
+>>> depgraph.derive(g, "subject").groups()
+{'S1': 'subject:P1', 'S2': 'subject:P1', 'S3': 'subject:P2'}
+"""
+
+from depgraph.derive import Partition, derive
+from depgraph.errors import DepgraphError, ErrorCode
+from depgraph.graph import StudyGraph, combine, read_graph, write_graph
+from depgraph.ingest import from_metadata
+from depgraph.validate import Issue, ValidationReport, validate
+from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MODES",
+    "NODE_TYPES",
+    "RELATIONS",
+    "DepgraphError",
+    "ErrorCode",
+    "Issue",
+    "NodeType",
+    "Partition",
+    "StudyGraph",
+    "ValidationReport",
+    "__version__",
+    "combine",
+    "derive",
+    "from_metadata",
+    "read_graph",
+    "validate",
+    "write_graph",
+]

@@ -1,0 +1,684 @@
+"""From a StudyGraph to one group per sample: the Partition.
+
+Modes (see :data:`depgraph.vocab.MODES`):
+
+* **direct** — ``subject``, ``batch``, ``study``, ``time``, ``assay``,
+  ``site``, ``region``, ``platform``: a sample's group is the target of its one
+  edge of that relation, labelled ``"<mode>:<key>"`` (``subject:P1``,
+  ``time:T0``). A sample without one is kept as the singleton
+  ``"<mode>:unlinked:<sample_id>"`` and a warning names it. A sample with two
+  targets is an ``ambiguity`` error, except in subject mode under the
+  ``allow_multi_subject_samples`` override, where the smallest subject id is
+  used (so the choice does not depend on row order) and a warning says so.
+* **component** — ``relatedness`` (subjects and kinship), ``spatial``
+  (adjacency within a radius), ``duplicate`` (declared duplicates): connected
+  components over the sample + entity graph (scipy.sparse.csgraph), labelled
+  ``"<mode>:<smallest member sample_id>"``.
+* **composite** — ``strict``: components over the union of the relations of
+  every mode in ``via``; ``rule_based``: each sample takes the first mode in
+  ``priority`` that links it (``"composite_<mode>:<key>"``), else
+  ``"composite:unlinked:<sample_id>"``.
+
+``samples=`` derives on the induced subgraph: samples left out are removed
+with their edges, so a left-out sample never bridges two groups (entities such
+as subjects stay). Labels and row order depend only on the declaration, never
+on the order of input rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.findings import Issue
+from depgraph.graph import StudyGraph
+from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
+
+#: A group holding more than this share of samples is reported as dominant.
+DOMINANT_SHARE = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """One group per sample, and why.
+
+    ``samples`` is a frame in sample-id order with columns ``sample_id``,
+    ``group_id`` and ``basis`` (the mode that grouped the sample, or
+    ``unlinked``); time-aware partitions add ``timepoint_id``, ``time_index``
+    and ``order_rank``.
+
+    >>> import pandas as pd
+    >>> from depgraph import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", None]}))
+    >>> p = derive(g, "batch")
+    >>> p.groups()
+    {'S1': 'batch:B1', 'S2': 'batch:B1', 'S3': 'batch:unlinked:S3'}
+    >>> p.n_groups, [w.code for w in p.warnings]
+    (2, ['unlinked_samples'])
+    """
+
+    samples: pd.DataFrame
+    mode: str
+    strategy: str | None = None
+    relations: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()
+    priority: tuple[str, ...] = ()
+    warnings: tuple[Issue, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sample_ids(self) -> np.ndarray:
+        return self.samples["sample_id"].to_numpy(dtype=object)
+
+    @property
+    def group_ids(self) -> np.ndarray:
+        return self.samples["group_id"].to_numpy(dtype=object)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.samples["group_id"].nunique())
+
+    def groups(self) -> dict[str, str]:
+        """``{sample_id: group_id}`` (for small partitions and tests)."""
+        return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
+
+    def group_sizes(self) -> pd.Series:
+        """Samples per group, largest first (ties by group id)."""
+        sizes = self.samples.groupby("group_id", sort=True).size()
+        return sizes.sort_values(ascending=False, kind="stable").rename("n_samples")
+
+    def group_codes(self) -> np.ndarray:
+        """Integer group codes (``0..n_groups-1`` in group-id order), one per sample."""
+        return pd.factorize(self.samples["group_id"], sort=True)[0]
+
+    def summary(self) -> dict[str, Any]:
+        sizes = self.group_sizes()
+        return {
+            "n_samples": self.n_samples,
+            "n_groups": self.n_groups,
+            "largest_group": sizes.index[0] if len(sizes) else None,
+            "largest_group_size": int(sizes.iloc[0]) if len(sizes) else 0,
+            "singletons": int((sizes == 1).sum()),
+        }
+
+    def __repr__(self) -> str:
+        how = f"{self.mode}/{self.strategy}" if self.strategy else self.mode
+        return f"Partition({how}: {self.n_samples} samples in {self.n_groups} groups)"
+
+
+def derive(
+    graph: StudyGraph,
+    mode: str,
+    *,
+    strategy: str | None = None,
+    via: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    samples: Iterable[str] | None = None,
+    min_groups: int | None = None,
+) -> Partition:
+    """Reduce ``graph`` to one group per sample.
+
+    Parameters
+    ----------
+    graph:
+        The study declaration.
+    mode:
+        A mode name from :data:`depgraph.vocab.MODES`.
+    strategy:
+        For ``mode="composite"``: ``"strict"`` (default) or ``"rule_based"``.
+    via:
+        Composite: the modes combined. Default: every mode whose relations
+        the graph holds.
+    priority:
+        Rule-based: the order in which modes are tried (a subset of ``via``;
+        default ``via`` in order).
+    samples:
+        Derive for these sample ids only, on the induced subgraph.
+    min_groups:
+        Raise ``too_few_groups`` when the partition has fewer groups (e.g. the
+        number of folds the caller needs).
+
+    Guarantee: no edge of a relation the mode follows links two samples of
+    different groups (for direct, component and strict composite modes).
+
+    >>> import pandas as pd
+    >>> from depgraph import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"],
+    ...                                 "subject_id": ["P1", "P2", "P3", "P4"]}))
+    >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), threshold="first")
+    >>> derive(g, "relatedness").groups()
+    {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
+    """
+    spec = MODE.get(mode)
+    if spec is None:
+        raise DepgraphError(
+            "invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids([m for m in MODE], 20)}"
+        )
+    if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
+        raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
+    selected = _selected_samples(graph, samples)
+    if spec.kind == "direct":
+        partition = _derive_direct(graph, mode, selected)
+    elif spec.kind == "component":
+        partition = _derive_component(graph, mode, selected)
+    else:
+        strategy = strategy or "strict"
+        if strategy not in STRATEGIES:
+            raise DepgraphError(
+                "invalid_argument", f"strategy must be one of {describe_ids(STRATEGIES)}, not {strategy!r}"
+            )
+        via_modes = _via_modes(graph, via, priority)
+        if strategy == "strict":
+            if priority is not None:
+                raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
+            partition = _derive_strict(graph, via_modes, selected)
+        else:
+            partition = _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+    partition = _with_shape_warnings(partition)
+    if min_groups is not None and partition.n_groups < min_groups:
+        raise DepgraphError(
+            "too_few_groups",
+            f"mode {_mode_label(partition)} leaves {partition.n_groups} group(s) for {partition.n_samples} samples; "
+            f"{min_groups} are needed",
+            n_groups=partition.n_groups,
+            min_groups=min_groups,
+        )
+    return partition
+
+
+# --------------------------------------------------------------------------- subsets
+def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.ndarray:
+    """Sorted node positions of the samples to derive for."""
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    if samples is None:
+        if stop == start:
+            raise DepgraphError("empty_input", "the graph has no samples")
+        return np.arange(start, stop, dtype=np.int64)
+    wanted = pd.unique(np.array([str(s) for s in samples], dtype=object))
+    if len(wanted) == 0:
+        raise DepgraphError("empty_input", "samples= is empty")
+    positions = graph.locate(NodeType.SAMPLE, wanted)
+    unprefixed = np.array([s[len("sample:") :] if s.startswith("sample:") else s for s in wanted], dtype=object)
+    retry = positions < 0
+    if retry.any():  # accept node ids ("sample:S1") as well as keys
+        positions[retry] = graph.locate(NodeType.SAMPLE, unprefixed[retry])
+    unknown = wanted[positions < 0]
+    if len(unknown):
+        raise DepgraphError(
+            "reference",
+            f"samples= names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+            ids=unknown.tolist(),
+        )
+    return np.unique(positions)
+
+
+def _edges_within(graph: StudyGraph, relation: str, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges of ``relation`` whose sample endpoints are all selected."""
+    src, dst, weight = graph.relation_edges(relation)
+    rel = RELATION[relation]
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    if len(selected) == stop - start:
+        return src, dst, weight
+    chosen = np.zeros(graph.n_nodes, dtype=bool)
+    chosen[selected] = True
+    keep = np.ones(len(src), dtype=bool)
+    if rel.source == NodeType.SAMPLE:
+        keep &= chosen[src]
+    if rel.target == NodeType.SAMPLE:
+        keep &= chosen[dst]
+    return src[keep], dst[keep], weight[keep]
+
+
+# --------------------------------------------------------------------------- direct modes
+def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple[np.ndarray, list[Issue]]:
+    """Target node position per selected sample (-1: unlinked)."""
+    rel = direct_relation(mode)
+    src, dst, _ = _edges_within(graph, rel.name, selected)
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    target = np.full(stop - start, -1, dtype=np.int64)
+    notes: list[Issue] = []
+    if len(src):
+        first = np.ones(len(src), dtype=bool)
+        first[1:] = src[1:] != src[:-1]  # edges are sorted by (src, dst): first = smallest target key
+        multi = np.unique(src[~first])
+        if len(multi):
+            sample_keys = graph.nodes["key"].to_numpy(dtype=object)[multi].tolist()
+            allowed = mode == "subject" and bool(graph.overrides.get("allow_multi_subject_samples"))
+            if not allowed:
+                hint = (
+                    " (set the allow_multi_subject_samples override to use the smallest subject id)"
+                    if mode == "subject"
+                    else ""
+                )
+                raise DepgraphError(
+                    "ambiguity",
+                    f"{len(multi)} sample(s) have more than one {rel.target.value.lower()}: "
+                    f"{describe_ids(sample_keys)}{hint}",
+                    ids=sample_keys,
+                )
+            notes.append(
+                Issue(
+                    "multi_subject_first_chosen",
+                    "warning",
+                    f"{len(multi)} sample(s) linked to several subjects were grouped by their smallest subject id: "
+                    f"{describe_ids(sample_keys)}",
+                    ids=tuple(sample_keys),
+                )
+            )
+        target[src[first] - start] = dst[first]
+    return target[selected - start], notes
+
+
+def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    target, notes = _direct_targets(graph, mode, selected)
+    sample_keys = keys[selected]
+    linked = target >= 0
+    group = np.empty(len(selected), dtype=object)
+    group[linked] = _prefixed(f"{mode}:", keys[target[linked]])
+    group[~linked] = _prefixed(f"{mode}:unlinked:", sample_keys[~linked])
+    if (~linked).any():
+        notes.append(_unlinked_warning(mode, sample_keys[~linked]))
+    frame = pd.DataFrame(
+        {
+            "sample_id": sample_keys,
+            "group_id": group,
+            "basis": pd.Categorical(np.where(linked, mode, "unlinked")),
+        }
+    )
+    relations = (direct_relation(mode).name,)
+    if mode == "time":
+        time_cols, time_notes, order_relation = _time_columns(graph, target)
+        frame = pd.concat([frame, time_cols], axis=1)
+        notes += time_notes
+        relations += order_relation
+    return Partition(frame, mode, relations=relations, warnings=tuple(notes))
+
+
+def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
+    what = "timepoint" if mode == "time" else mode
+    return Issue(
+        "unlinked_samples",
+        "warning",
+        f"{len(sample_keys)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(sample_keys)}",
+        ids=tuple(sample_keys.tolist()),
+        details={"mode": mode},
+    )
+
+
+def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], tuple[str, ...]]:
+    """timepoint_id, time_index and order_rank for each sample's timepoint."""
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    linked = target >= 0
+    if "time_index" in graph.attributes.columns:
+        index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        index_of_node = np.full(graph.n_nodes, np.nan)
+    used = np.unique(target[linked])
+    rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
+    notes: list[Issue] = []
+    relations: tuple[str, ...] = ()
+    check_time_order(graph)
+    used_index = index_of_node[used]
+    if len(used) and not np.isnan(used_index).any():
+        rank_of_node[used] = np.unique(used_index, return_inverse=True)[1] + 1
+    elif len(used):
+        generations = _precedence_generations(graph, used)
+        if generations is not None:
+            rank_of_node[used] = generations
+            relations = ("timepoint_precedes",)
+        else:
+            known = ~np.isnan(used_index)
+            if known.any():
+                rank_of_node[used[known]] = np.unique(used_index[known], return_inverse=True)[1] + 1
+                missing = keys[used[~known]]
+                notes.append(
+                    Issue(
+                        "time_order_partial",
+                        "warning",
+                        f"time order is partial: {len(missing)} timepoint(s) have no time_index and no precedence: "
+                        f"{describe_ids(missing)}",
+                        ids=tuple(missing.tolist()),
+                    )
+                )
+            else:
+                notes.append(
+                    Issue(
+                        "time_order_unavailable",
+                        "warning",
+                        "time order is unavailable: timepoints have neither time_index nor timepoint_precedes edges",
+                    )
+                )
+    safe = np.where(linked, target, 0)
+    rank = np.where(linked, rank_of_node[safe], -1)
+    frame = pd.DataFrame(
+        {
+            "timepoint_id": np.where(linked, keys[safe], None),
+            "time_index": np.where(linked, index_of_node[safe], np.nan),
+            "order_rank": pd.Series(pd.array(np.where(rank > 0, rank, 0), dtype="Int64")).where(rank > 0, pd.NA),
+        }
+    )
+    return frame, notes, relations
+
+
+def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray | None:
+    """Rank of each used timepoint by longest path in ``timepoint_precedes``
+    (timepoints not ordered relative to each other may share a rank);
+    ``None`` when the used timepoints have no precedence edges."""
+    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    inside = np.isin(src, used) & np.isin(dst, used)
+    src, dst = src[inside], dst[inside]
+    if not len(src):
+        return None
+    s = np.searchsorted(used, src)  # used is sorted (np.unique): local index of each endpoint
+    d = np.searchsorted(used, dst)
+    n = len(used)
+    indegree = np.bincount(d, minlength=n)
+    rank = np.zeros(n, dtype=np.int64)
+    frontier = np.flatnonzero(indegree == 0)
+    level = 1
+    order = np.argsort(s, kind="stable")
+    s, d = s[order], d[order]
+    bounds = np.searchsorted(s, np.arange(n + 1))
+    while len(frontier):
+        rank[frontier] = level
+        nxt = np.concatenate([d[bounds[i] : bounds[i + 1]] for i in frontier])
+        np.subtract.at(indegree, nxt, 1)
+        frontier = np.unique(nxt[indegree[nxt] == 0])
+        level += 1
+    if (rank == 0).any():  # left over: a cycle (check_time_order raises first)
+        return None
+    return rank
+
+
+def check_time_order(graph: StudyGraph) -> None:
+    """Raise ``time_order`` if ``timepoint_precedes`` has a self-loop, a cycle,
+    or an edge that runs against ``time_index`` (later or tied index first)."""
+    problems = time_order_problems(graph)
+    if problems:
+        code, message, ids = problems[0]
+        raise DepgraphError("time_order", message, ids=ids, problem=code)
+
+
+def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
+    """``(code, message, timepoint ids)`` for each kind of time-order inconsistency."""
+    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    if not len(src):
+        return []
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    found: list[tuple[str, str, list[str]]] = []
+    loops = src == dst
+    if loops.any():
+        ids = pd.unique(keys[src[loops]]).tolist()
+        found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
+    n = graph.n_nodes
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    n_comp, labels = connected_components(adjacency, directed=True, connection="strong")
+    sizes = np.bincount(labels, minlength=n_comp)
+    cyclic = np.flatnonzero(sizes[labels] > 1)
+    if len(cyclic):
+        ids = keys[cyclic].tolist()
+        found.append(("timepoint_precedence_cycle", f"timepoint_precedes has a cycle through {describe_ids(ids)}", ids))
+    if "time_index" in graph.attributes.columns:
+        index = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+        against = ~np.isnan(index[src]) & ~np.isnan(index[dst]) & (index[src] >= index[dst]) & ~loops
+        if against.any():
+            pairs = [f"{keys[a]} -> {keys[b]}" for a, b in zip(src[against], dst[against], strict=True)]
+            ids = pd.unique(np.concatenate([keys[src[against]], keys[dst[against]]])).tolist()
+            found.append(
+                (
+                    "time_order_conflict",
+                    f"timepoint_precedes contradicts time_index for {describe_ids(pairs)}",
+                    ids,
+                )
+            )
+    return found
+
+
+# --------------------------------------------------------------------------- component modes
+def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
+    """Connected-component label of every node over ``relations``,
+    with unselected samples (and their edges) removed."""
+    parts_src, parts_dst = [], []
+    for rel in relations:
+        src, dst, _ = _edges_within(graph, rel, selected)
+        parts_src.append(src)
+        parts_dst.append(dst)
+    src = np.concatenate(parts_src) if parts_src else np.empty(0, np.int64)
+    dst = np.concatenate(parts_dst) if parts_dst else np.empty(0, np.int64)
+    n = graph.n_nodes
+    adjacency = sp.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    return connected_components(adjacency, directed=True, connection="weak")[1]
+
+
+def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:
+    """``prefix + smallest member sample id`` for each selected sample."""
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    comp = labels[selected]
+    _, first, inverse = np.unique(comp, return_index=True, return_inverse=True)
+    representative = selected[first]  # selected is sorted: first member = smallest sample id
+    return _prefixed(prefix, keys[representative][inverse])
+
+
+def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
+    """Whether each selected sample has at least one edge of ``relations``."""
+    hit = np.zeros(graph.n_nodes, dtype=bool)
+    for rel in relations:
+        src, dst, _ = _edges_within(graph, rel, selected)
+        if RELATION[rel].source == NodeType.SAMPLE:
+            hit[src] = True
+        if RELATION[rel].target == NodeType.SAMPLE:
+            hit[dst] = True
+    return hit[selected]
+
+
+def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
+    relations = tuple(r.name for r in relations_for_mode(mode))
+    labels = _components(graph, relations, selected)
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    frame = pd.DataFrame(
+        {
+            "sample_id": keys[selected],
+            "group_id": _component_groups(graph, labels, selected, f"{mode}:"),
+            "basis": pd.Categorical(np.full(len(selected), mode)),
+        }
+    )
+    notes: list[Issue] = []
+    own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
+    if not graph.has_relation(own):
+        notes.append(
+            Issue(
+                "no_relation_edges",
+                "warning",
+                f"the graph has no {own} edges: {mode} groups "
+                + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
+                details={"relation": own},
+            )
+        )
+    if mode == "relatedness":
+        unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
+        if unlinked.any():
+            notes.append(_unlinked_warning("subject", keys[selected][unlinked]))
+    return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=_build_parameters(graph, mode))
+
+
+def _build_parameters(graph: StudyGraph, mode: str) -> dict[str, Any]:
+    """Thresholds and radii recorded by the builders the mode relies on."""
+    step = {"relatedness": "add_kinship", "spatial": "add_spatial", "duplicate": "add_duplicates"}.get(mode)
+    records = [dict(h) for h in graph.history if h.get("step") == step]
+    return {step: records} if records else {}
+
+
+# --------------------------------------------------------------------------- composite modes
+def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[str] | None) -> tuple[str, ...]:
+    if via is None and priority is not None:
+        via = priority
+    if via is None:
+        present = tuple(
+            m for m in COMBINABLE_MODES if all(graph.has_relation(r.name) for r in relations_for_mode(m)[-1:])
+        )
+        if not present:
+            raise DepgraphError("invalid_argument", "the graph holds no relation a composite mode could combine")
+        return present
+    modes = tuple(dict.fromkeys(str(m).strip().lower() for m in via))
+    unknown = [m for m in modes if m not in COMBINABLE_MODES]
+    if unknown or not modes:
+        raise DepgraphError(
+            "invalid_argument",
+            f"via/priority take mode names ({describe_ids(COMBINABLE_MODES, 20)}); "
+            f"got {describe_ids(unknown) or 'none'}",
+        )
+    return modes
+
+
+def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str, ...]:
+    if priority is None:
+        return via
+    order = tuple(dict.fromkeys(str(m).strip().lower() for m in priority))
+    outside = [m for m in order if m not in via]
+    if outside:
+        raise DepgraphError(
+            "invalid_argument", f"priority modes {describe_ids(outside)} are not in via ({describe_ids(via)})"
+        )
+    return order
+
+
+def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
+    relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
+    labels = _components(graph, relations, selected)
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    frame = pd.DataFrame(
+        {
+            "sample_id": keys[selected],
+            "group_id": _component_groups(graph, labels, selected, "composite:"),
+            "basis": pd.Categorical(np.full(len(selected), "composite")),
+        }
+    )
+    parameters: dict[str, Any] = {}
+    for m in via:
+        parameters.update(_build_parameters(graph, m))
+    return Partition(frame, "composite", "strict", relations, via, warnings=(), parameters=parameters)
+
+
+def _derive_rule_based(
+    graph: StudyGraph, via: tuple[str, ...], priority: tuple[str, ...], selected: np.ndarray
+) -> Partition:
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    n = len(selected)
+    group = np.full(n, None, dtype=object)
+    basis = np.full(n, "unlinked", dtype=object)
+    notes: list[Issue] = []
+    time_target: np.ndarray | None = None
+    for mode in priority:
+        open_rows = group == None  # noqa: E711 - elementwise on an object array
+        kind = MODE[mode].kind
+        if kind == "direct":
+            target, mode_notes = _direct_targets(graph, mode, selected)
+            notes += mode_notes
+            if mode == "time":
+                time_target = target
+            take = open_rows & (target >= 0)
+            group[take] = _prefixed(f"composite_{mode}:", keys[target[take]])
+        else:
+            relations = tuple(r.name for r in relations_for_mode(mode))
+            take = open_rows & _touched(graph, relations, selected)
+            labels = _components(graph, relations, selected)
+            group[take] = _component_groups(graph, labels, selected, f"composite_{mode}:")[take]
+        basis[take] = mode
+    unlinked = group == None  # noqa: E711
+    group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked])
+    frame = pd.DataFrame({"sample_id": keys[selected], "group_id": group, "basis": pd.Categorical(basis)})
+    if unlinked.any():
+        ids = keys[selected][unlinked]
+        notes.append(
+            Issue(
+                "unlinked_samples",
+                "warning",
+                f"{len(ids)} sample(s) match no prioritized mode and were kept as singleton groups: "
+                f"{describe_ids(ids)}",
+                ids=tuple(ids.tolist()),
+                details={"mode": "composite"},
+            )
+        )
+    relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
+    if time_target is not None:
+        time_cols, time_notes, order_relation = _time_columns(graph, time_target)
+        frame = pd.concat([frame, time_cols], axis=1)
+        notes += time_notes
+        relations += order_relation
+    return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes))
+
+
+# --------------------------------------------------------------------------- shape checks
+def _with_shape_warnings(partition: Partition) -> Partition:
+    """Add findings about the partition's shape: one group, a dominant group,
+    mostly singletons."""
+    notes = list(partition.warnings)
+    sizes = partition.group_sizes()
+    n = partition.n_samples
+    label = _mode_label(partition)
+    if len(sizes) == 1 and n > 1:
+        notes.append(
+            Issue(
+                "single_group",
+                "warning",
+                f"mode {label} puts all {n} samples in one group ({sizes.index[0]}): no split is possible",
+                ids=(sizes.index[0],),
+            )
+        )
+    elif len(sizes) > 1 and sizes.iloc[0] > DOMINANT_SHARE * n:
+        notes.append(
+            Issue(
+                "dominant_group",
+                "warning",
+                f"mode {label}: group {sizes.index[0]} holds {int(sizes.iloc[0])} of {n} samples "
+                f"({sizes.iloc[0] / n:.0%}); any split will be lopsided",
+                ids=(sizes.index[0],),
+            )
+        )
+    if (
+        MODE[partition.mode].kind != "direct"
+        and len(sizes) > 1
+        and (sizes == 1).mean() > 0.5
+        and partition.strategy != "rule_based"
+    ):
+        notes.append(
+            Issue(
+                "mostly_singletons",
+                "advisory",
+                f"mode {label}: {int((sizes == 1).sum())} of {len(sizes)} groups are single samples; "
+                "dependency coverage may be sparse",
+            )
+        )
+    return Partition(
+        partition.samples,
+        partition.mode,
+        partition.strategy,
+        partition.relations,
+        partition.via,
+        partition.priority,
+        tuple(notes),
+        partition.parameters,
+    )
+
+
+def _mode_label(partition: Partition) -> str:
+    return f"composite/{partition.strategy}" if partition.strategy else partition.mode
+
+
+def _prefixed(prefix: str, values: np.ndarray) -> np.ndarray:
+    """``prefix + value`` for each value, as an object array."""
+    if len(values) == 0:
+        return np.empty(0, dtype=object)
+    return (prefix + pd.Series(values, dtype=object).astype(str)).to_numpy(dtype=object)

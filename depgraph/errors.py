@@ -1,0 +1,85 @@
+"""One exception for every failure a user can cause, with a stable code.
+
+Callers branch on :attr:`DepgraphError.code` (one of :class:`ErrorCode`), never
+on message text. Messages say what is wrong and where: the offending ids or
+rows, the first few of them and how many in all.
+
+>>> err = DepgraphError("reference", "kinship names unknown subjects: P9", ids=["P9"])
+>>> err.code, err.details["ids"]
+('reference', ['P9'])
+>>> describe_ids(["S1", "S2", "S3", "S4", "S5", "S6", "S7"], limit=3)
+'S1, S2, S3 and 4 more'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import Any
+
+
+class ErrorCode(str, Enum):
+    """The catalogue of error codes. Values are part of the public contract."""
+
+    INVALID_ARGUMENT = "invalid_argument"  # a parameter outside what the call accepts
+    IO = "io"  # a path is missing, is a directory, or cannot be written
+    PARSE = "parse"  # a file's bytes are not valid CSV / JSON / Parquet
+    SCHEMA = "schema"  # a table or document lacks a column/field or has the wrong shape
+    EMPTY_INPUT = "empty_input"  # a table with no rows
+    MISSING_ID = "missing_id"  # a NaN or blank identifier
+    DUPLICATE_ID = "duplicate_id"  # an identifier repeated where it must be unique
+    AMBIGUITY = "ambiguity"  # one entity declared two different ways
+    REFERENCE = "reference"  # an id that names nothing in the graph
+    INVALID_VALUE = "invalid_value"  # a NaN, negative or out-of-range number
+    TIME_ORDER = "time_order"  # cyclic or contradictory time ordering
+    TOO_FEW_GROUPS = "too_few_groups"  # a derivation leaves fewer groups than needed
+    VALIDATION = "validation"  # a graph with validation errors where a valid one is needed
+    VERSION = "version"  # a document of an unsupported format version
+    INTEGRITY = "integrity"  # a document whose digest does not match its content
+
+
+ERROR_CODES: frozenset[str] = frozenset(c.value for c in ErrorCode)
+
+
+class DepgraphError(Exception):
+    """A failure caused by the input, with a stable :class:`ErrorCode`.
+
+    Parameters
+    ----------
+    code:
+        One of :class:`ErrorCode` (or its string value).
+    message:
+        One line that names what is wrong and where.
+    **details:
+        Machine-readable context: ``ids``, ``rows``, ``column``, ``path``...
+    """
+
+    def __init__(self, code: ErrorCode | str, message: str, **details: Any) -> None:
+        code = ErrorCode(code)  # unknown codes are a programming error: ValueError
+        super().__init__(message)
+        self.code: str = code.value
+        self.message = message
+        self.details: dict[str, Any] = details
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+def describe_ids(ids: Iterable[Any], limit: int = 5) -> str:
+    """The first ``limit`` ids and how many more, for one-line messages."""
+    items = [str(i) for i in ids]
+    shown = ", ".join(items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit} more"
+    return shown
+
+
+def describe_rows(rows: Iterable[int], limit: int = 5) -> str:
+    """Row numbers as a person counts them in a file (1-based, header excluded).
+
+    >>> describe_rows([0, 4])
+    'rows 1, 5'
+    """
+    numbers = [int(r) + 1 for r in rows]
+    word = "row" if len(numbers) == 1 else "rows"
+    return f"{word} {describe_ids(numbers, limit)}"

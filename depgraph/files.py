@@ -1,0 +1,135 @@
+"""Reading tables and writing files, with the failures a user can cause named.
+
+Tables come as pandas, polars or pyarrow objects, or as CSV / TSV / Parquet
+paths. CSV cells are read as text so identifiers keep their spelling ("01"
+stays "01"); the cells listed in :data:`MISSING_TOKENS` mean "missing".
+
+Every file depgraph writes goes through :func:`atomic_path`: the content is
+written next to the target and renamed over it only when complete, so a
+failure never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from depgraph.errors import DepgraphError
+
+#: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
+MISSING_TOKENS: tuple[str, ...] = ("", "NA", "NaN", "nan", "NULL", "null", "None", "N/A", "<NA>")
+
+TableLike = Any  # pandas / polars DataFrame, pyarrow Table, or a path
+
+
+def existing_file(path: str | os.PathLike[str], what: str = "file") -> Path:
+    """``path`` as a Path, or a DepgraphError(io) saying why it cannot be read."""
+    p = Path(path)
+    if not p.exists():
+        raise DepgraphError("io", f"{what} {str(p)!r} does not exist", path=str(p))
+    if p.is_dir():
+        raise DepgraphError("io", f"{what} {str(p)!r} is a directory, not a file", path=str(p))
+    return p
+
+
+def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
+    """A pandas DataFrame from a table object or a CSV/TSV/Parquet path.
+
+    Column names are stripped of surrounding blanks. Text files are read with
+    every cell as a string; Parquet keeps its column types.
+
+    >>> read_table(pd.DataFrame({" sample_id ": ["S1"]})).columns.tolist()
+    ['sample_id']
+    """
+    if isinstance(source, pd.DataFrame):
+        frame = source
+    elif hasattr(source, "to_pandas") and not isinstance(source, (str, os.PathLike)):
+        frame = source.to_pandas()  # polars DataFrame, pyarrow Table
+    elif isinstance(source, (str, os.PathLike)):
+        frame = _read_table_file(existing_file(source, what), what)
+    else:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet path, "
+            f"not {type(source).__name__}",
+        )
+    stripped = [str(c).strip() for c in frame.columns]
+    if stripped != list(frame.columns):
+        frame = frame.set_axis(stripped, axis=1)
+    return frame
+
+
+def _read_table_file(path: Path, what: str) -> pd.DataFrame:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zst", ".zip"):
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ""
+    if path.stat().st_size == 0:
+        raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty (0 bytes)", path=str(path))
+    try:
+        if kind in (".parquet", ".pq"):
+            return pd.read_parquet(path)
+        sep = "\t" if kind in (".tsv", ".tab", ".txt") else ","
+        return pd.read_csv(
+            path,
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            na_values=list(MISSING_TOKENS),
+            skipinitialspace=True,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, pd.errors.EmptyDataError):
+            raise DepgraphError("empty_input", f"{what} {str(path)!r} has no columns", path=str(path)) from exc
+        raise DepgraphError("parse", f"{what} {str(path)!r} cannot be parsed: {reason}", path=str(path)) from exc
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it over ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise DepgraphError("io", f"output {str(target)!r} is a directory", path=str(target))
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise DepgraphError("io", f"output directory {str(parent)!r} does not exist", path=str(target))
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:
+    """The bytes of an existing regular file, or DepgraphError(io)."""
+    p = existing_file(path, what)
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise DepgraphError("io", f"{what} {str(p)!r} cannot be read: {exc.strerror}", path=str(p)) from exc

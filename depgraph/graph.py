@@ -1,0 +1,759 @@
+"""StudyGraph: the typed, columnar, immutable declaration of a study's structure.
+
+A StudyGraph holds two tables:
+
+* ``nodes`` — one row per entity, columns ``type`` (a :class:`~depgraph.vocab.NodeType`
+  value) and ``key`` (its identifier as text). Rows are sorted by type (in
+  vocabulary order) and then by key, so every type occupies one contiguous
+  block and node positions do not depend on the order rows were declared in.
+  Per-node attributes (``time_index`` of timepoints, extra metadata columns of
+  samples) live in ``attributes``, a frame aligned with ``nodes``.
+* ``edges`` — one row per relation instance, columns ``src`` and ``dst``
+  (integer node positions), ``relation`` (a name from
+  :data:`~depgraph.vocab.RELATIONS`), ``weight`` (kinship, distance,
+  similarity; NaN when the relation carries none) and ``provenance`` (which
+  builder declared it: ``metadata``, ``kinship:pairs``...). Rows are sorted by
+  relation, then ``src``, then ``dst``; undirected relations are stored once
+  with ``src < dst``.
+
+Builders never modify a graph; each returns a new one. The engine works on
+integer positions (numpy/scipy); :meth:`StudyGraph.to_networkx` is the view for
+drawing and path queries on small graphs.
+
+>>> import pandas as pd
+>>> from depgraph import from_metadata
+>>> g = from_metadata(pd.DataFrame({"sample_id": ["S2", "S1"], "subject_id": ["P1", "P1"]}))
+>>> g
+StudyGraph(3 nodes: 2 Sample, 1 Subject; 2 edges: 2 sample_belongs_to_subject)
+>>> g.node_ids.tolist()
+['sample:S1', 'sample:S2', 'subject:P1']
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.files import atomic_write_bytes, read_bytes
+from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+GRAPH_FORMAT = "depgraph.study-graph"
+GRAPH_FORMAT_VERSION = "1.0.0"
+
+_TYPE_CATEGORIES = pd.CategoricalDtype([t.value for t in NODE_TYPES], ordered=True)
+_RELATION_CATEGORIES = pd.CategoricalDtype(list(RELATION_NAMES), ordered=True)
+_RELATION_RANK = {name: i for i, name in enumerate(RELATION_NAMES)}
+
+
+# --------------------------------------------------------------------------- pieces
+@dataclass(frozen=True)
+class NodePiece:
+    """Nodes of one type declared by a builder, with optional attributes.
+
+    ``keys`` may repeat; ``attributes`` (if any) is aligned with ``keys``.
+    """
+
+    type: NodeType
+    keys: pd.Series
+    attributes: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class EdgePiece:
+    """Edges of one relation declared by a builder, named by endpoint keys."""
+
+    relation: str
+    src_keys: pd.Series
+    dst_keys: pd.Series
+    provenance: str
+    weight: np.ndarray | None = None
+
+
+# --------------------------------------------------------------------------- the graph
+@dataclass(frozen=True, eq=False, repr=False)
+class StudyGraph:
+    """A validated-shape, immutable study declaration. Build it with
+    :func:`~depgraph.ingest.from_metadata` and the ``add_*`` methods, or read it
+    with :func:`read_graph`.
+
+    Parameters
+    ----------
+    nodes, attributes, edges:
+        The columnar tables described in the module docstring. Construct
+        graphs through the builders; they keep the sort and uniqueness
+        invariants this class relies on.
+    name:
+        A label for reports.
+    overrides:
+        Validation/derivation overrides (``allow_multi_subject_samples``).
+    history:
+        The build steps that produced the graph, with their parameters
+        (thresholds, radii, sources, counts).
+    """
+
+    nodes: pd.DataFrame
+    attributes: pd.DataFrame
+    edges: pd.DataFrame
+    name: str | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    history: tuple[Mapping[str, Any], ...] = ()
+
+    # ---- sizes and lookups -------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.edges)
+
+    @functools.cached_property
+    def _type_offsets(self) -> np.ndarray:
+        codes = self.nodes["type"].cat.codes.to_numpy()
+        return np.searchsorted(codes, np.arange(len(NODE_TYPES) + 1), side="left")
+
+    def type_range(self, node_type: NodeType | str) -> tuple[int, int]:
+        """``(start, stop)`` positions of the nodes of one type."""
+        rank = NodeType(node_type).rank
+        off = self._type_offsets
+        return int(off[rank]), int(off[rank + 1])
+
+    def count(self, node_type: NodeType | str) -> int:
+        start, stop = self.type_range(node_type)
+        return stop - start
+
+    def keys(self, node_type: NodeType | str) -> pd.Index:
+        """Sorted keys of one node type, as an index for fast lookups."""
+        return self._key_index(NodeType(node_type))
+
+    @functools.cached_property
+    def _key_indexes(self) -> dict[NodeType, pd.Index]:
+        return {}
+
+    def _key_index(self, node_type: NodeType) -> pd.Index:
+        index = self._key_indexes.get(node_type)
+        if index is None:
+            start, stop = self.type_range(node_type)
+            index = pd.Index(self.nodes["key"].iloc[start:stop].to_numpy(), dtype=object, name=node_type.value)
+            self._key_indexes[node_type] = index
+        return index
+
+    def locate(self, node_type: NodeType | str, keys: Iterable[Any]) -> np.ndarray:
+        """Node positions of ``keys`` of one type; ``-1`` where a key is unknown."""
+        node_type = NodeType(node_type)
+        start, _ = self.type_range(node_type)
+        found = self._key_index(node_type).get_indexer(pd.Index(np.asarray(keys, dtype=object)))
+        return np.where(found >= 0, found + start, -1).astype(np.int64)
+
+    @property
+    def sample_ids(self) -> np.ndarray:
+        """Sample keys in node order (sorted)."""
+        return self.keys(NodeType.SAMPLE).to_numpy()
+
+    @property
+    def node_ids(self) -> pd.Series:
+        """``"<prefix>:<key>"`` ids of all nodes, in node order."""
+        prefix = self.nodes["type"].map({t.value: t.prefix + ":" for t in NODE_TYPES}).astype(object)
+        return (prefix + self.nodes["key"].astype(object)).rename("node_id")
+
+    def relation_slice(self, relation: str) -> slice:
+        """Rows of ``edges`` that hold one relation (edges are sorted by relation)."""
+        if relation not in RELATION:
+            raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
+        codes = self.edges["relation"].cat.codes.to_numpy()
+        rank = _RELATION_RANK[relation]
+        return slice(int(np.searchsorted(codes, rank, "left")), int(np.searchsorted(codes, rank, "right")))
+
+    def relation_edges(self, relation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(src, dst, weight)`` position arrays of one relation."""
+        rows = self.relation_slice(relation)
+        e = self.edges
+        return (
+            e["src"].to_numpy()[rows],
+            e["dst"].to_numpy()[rows],
+            e["weight"].to_numpy()[rows],
+        )
+
+    def sample_targets(self, relation: str) -> np.ndarray:
+        """Position of each sample's target of a sample relation (the
+        smallest, if several), ``-1`` where it has none; one entry per sample."""
+        start, stop = self.type_range(NodeType.SAMPLE)
+        src, dst, _ = self.relation_edges(relation)
+        target = np.full(stop - start, -1, dtype=np.int64)
+        first = np.ones(len(src), dtype=bool)
+        first[1:] = src[1:] != src[:-1]  # sorted by (src, dst): first edge = smallest target
+        target[src[first] - start] = dst[first]
+        return target
+
+    def has_relation(self, relation: str) -> bool:
+        rows = self.relation_slice(relation)
+        return rows.stop > rows.start
+
+    def type_counts(self) -> dict[str, int]:
+        return {t.value: self.count(t) for t in NODE_TYPES if self.count(t)}
+
+    def relation_counts(self) -> dict[str, int]:
+        counts = self.edges["relation"].value_counts(sort=False)
+        return {name: int(counts[name]) for name in RELATION_NAMES if counts.get(name, 0)}
+
+    def __repr__(self) -> str:
+        types = ", ".join(f"{n} {t}" for t, n in self.type_counts().items())
+        rels = ", ".join(f"{n} {r}" for r, n in self.relation_counts().items())
+        label = f"{self.name!r}, " if self.name else ""
+        return f"StudyGraph({label}{self.n_nodes} nodes: {types or 'none'}; {self.n_edges} edges: {rels or 'none'})"
+
+    def equals(self, other: StudyGraph) -> bool:
+        """Same nodes, attributes, edges, name, overrides and history."""
+        return (
+            isinstance(other, StudyGraph)
+            and self.nodes.equals(other.nodes)
+            and _frames_equal(self.attributes, other.attributes)
+            and self.edges.equals(other.edges)
+            and self.name == other.name
+            and dict(self.overrides) == dict(other.overrides)
+            and list(map(dict, self.history)) == list(map(dict, other.history))
+        )
+
+    # ---- builders (each returns a new graph) ------------------------------------
+    def add_kinship(self, source: Any, threshold: float | str, **options: Any) -> StudyGraph:
+        """Relate subjects whose kinship is at least ``threshold`` (inclusive).
+
+        See :func:`depgraph.ingest.kinship_pairs` for the accepted sources
+        (a pair table ``id1, id2, kinship``, or a square dense/sparse matrix
+        with ``ids=``) and options. ``threshold`` may be a KING degree name:
+        ``"duplicate"``, ``"first"``, ``"second"``, ``"third"``.
+        """
+        from depgraph.ingest import kinship_pairs
+
+        piece, record = kinship_pairs(self, source, threshold, **options)
+        return self._with_edges([piece], record)
+
+    def add_spatial(self, coords: Any, radius: float, **options: Any) -> StudyGraph:
+        """Make samples within ``radius`` of each other adjacent (inclusive, KD-tree).
+
+        See :func:`depgraph.ingest.spatial_pairs`.
+        """
+        from depgraph.ingest import spatial_pairs
+
+        piece, record = spatial_pairs(self, coords, radius, **options)
+        return self._with_edges([piece], record)
+
+    def add_duplicates(self, pairs: Any, **options: Any) -> StudyGraph:
+        """Declare pairs of samples that are the same specimen or record.
+
+        See :func:`depgraph.ingest.duplicate_pairs`.
+        """
+        from depgraph.ingest import duplicate_pairs
+
+        piece, record = duplicate_pairs(self, pairs, **options)
+        return self._with_edges([piece], record)
+
+    def add_relations(self, pairs: Any, relation: str, **options: Any) -> StudyGraph:
+        """Add explicit edges of any relation between existing nodes.
+
+        See :func:`depgraph.ingest.explicit_pairs`.
+        """
+        from depgraph.ingest import explicit_pairs
+
+        piece, record = explicit_pairs(self, pairs, relation, **options)
+        return self._with_edges([piece], record)
+
+    def with_overrides(self, **overrides: Any) -> StudyGraph:
+        """A copy with validation/derivation overrides set.
+
+        >>> import pandas as pd
+        >>> from depgraph import from_metadata
+        >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1"]}))
+        >>> dict(g.with_overrides(allow_multi_subject_samples=True).overrides)
+        {'allow_multi_subject_samples': True}
+        """
+        unknown = set(overrides) - KNOWN_OVERRIDES
+        if unknown:
+            raise DepgraphError(
+                "invalid_argument",
+                f"unknown override(s) {describe_ids(sorted(unknown))}; known: {describe_ids(sorted(KNOWN_OVERRIDES))}",
+            )
+        merged = {**self.overrides, **overrides}
+        return StudyGraph(self.nodes, self.attributes, self.edges, self.name, _frozen(merged), self.history)
+
+    def _with_edges(self, pieces: Sequence[EdgePiece], record: Mapping[str, Any]) -> StudyGraph:
+        new_edges = [_edge_frame(self, p) for p in pieces]
+        edges = _canonical_edges(pd.concat([self.edges, *new_edges], ignore_index=True))
+        return StudyGraph(
+            self.nodes, self.attributes, edges, self.name, self.overrides, (*self.history, _frozen(record))
+        )
+
+    # ---- views ---------------------------------------------------------------------
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """The graph as a networkx MultiDiGraph, for drawing and path queries.
+
+        Nodes are ``"<prefix>:<key>"`` ids with ``type``, ``key`` and attribute
+        data; edges carry ``relation``, ``weight`` (when set), ``provenance``
+        and ``directed``. Undirected relations appear once, ``src -> dst``
+        with ``directed=False``. Meant for small graphs: the engine itself
+        never goes through networkx.
+        """
+        import networkx as nx
+
+        out = nx.MultiDiGraph(name=self.name or "")
+        ids = self.node_ids.to_numpy()
+        attrs = self.attributes
+        for pos, (node_id, node_type, key) in enumerate(zip(ids, self.nodes["type"], self.nodes["key"], strict=True)):
+            data: dict[str, Any] = {"type": node_type, "key": key}
+            for col in attrs.columns:
+                value = attrs[col].iat[pos]
+                if not _is_missing(value):
+                    data[col] = value.item() if isinstance(value, np.generic) else value
+            out.add_node(node_id, **data)
+        e = self.edges
+        for src, dst, rel, weight, prov in zip(
+            e["src"], e["dst"], e["relation"], e["weight"], e["provenance"], strict=False
+        ):
+            data = {"relation": rel, "provenance": prov, "directed": RELATION[rel].directed}
+            if not math.isnan(weight):
+                data["weight"] = float(weight)
+            out.add_edge(ids[src], ids[dst], key=rel, **data)
+        return out
+
+    def to_pieces(self) -> tuple[list[NodePiece], list[EdgePiece]]:
+        """The graph as builder pieces (used to merge graphs)."""
+        node_pieces = []
+        for t in NODE_TYPES:
+            start, stop = self.type_range(t)
+            if stop == start:
+                continue
+            attrs = self.attributes.iloc[start:stop].reset_index(drop=True)
+            attrs = attrs.loc[:, attrs.notna().any()] if len(attrs.columns) else None
+            node_pieces.append(
+                NodePiece(
+                    t,
+                    self.nodes["key"].iloc[start:stop].reset_index(drop=True),
+                    attrs if attrs is not None and len(attrs.columns) else None,
+                )
+            )
+        keys = self.nodes["key"].to_numpy(dtype=object)
+        edge_pieces = []
+        e = self.edges
+        for rel in self.relation_counts():
+            rows = self.relation_slice(rel)
+            part = e.iloc[rows]
+            for prov, sub in part.groupby("provenance", observed=True, sort=True):
+                weight = sub["weight"].to_numpy()
+                edge_pieces.append(
+                    EdgePiece(
+                        rel,
+                        pd.Series(keys[sub["src"].to_numpy()], dtype=object),
+                        pd.Series(keys[sub["dst"].to_numpy()], dtype=object),
+                        str(prov),
+                        None if np.isnan(weight).all() else weight,
+                    )
+                )
+        return node_pieces, edge_pieces
+
+    # ---- JSON ---------------------------------------------------------------------
+    def to_json_dict(self) -> dict[str, Any]:
+        """The graph as a JSON-ready dict (columnar: keys grouped by type,
+        edges grouped by relation and named by endpoint keys)."""
+        keys = self.nodes["key"].to_numpy(dtype=object)
+        nodes: dict[str, Any] = {}
+        attributes: dict[str, Any] = {}
+        for t in NODE_TYPES:
+            start, stop = self.type_range(t)
+            if stop == start:
+                continue
+            nodes[t.value] = keys[start:stop].tolist()
+            block = self.attributes.iloc[start:stop]
+            cols = {c: _json_column(block[c]) for c in block.columns if block[c].notna().any()}
+            if cols:
+                attributes[t.value] = cols
+        edges: dict[str, Any] = {}
+        e = self.edges
+        for rel in self.relation_counts():
+            part = e.iloc[self.relation_slice(rel)]
+            entry: dict[str, Any] = {
+                "source": keys[part["src"].to_numpy()].tolist(),
+                "target": keys[part["dst"].to_numpy()].tolist(),
+            }
+            weight = part["weight"].to_numpy()
+            if not np.isnan(weight).all():
+                entry["weight"] = _json_column(part["weight"])
+            provs = part["provenance"].astype(str)
+            entry["provenance"] = provs.iat[0] if provs.nunique() == 1 else provs.tolist()
+            edges[rel] = entry
+        return {
+            "format": GRAPH_FORMAT,
+            "format_version": GRAPH_FORMAT_VERSION,
+            "name": self.name,
+            "overrides": dict(self.overrides),
+            "history": [dict(h) for h in self.history],
+            "nodes": nodes,
+            "attributes": attributes,
+            "edges": edges,
+        }
+
+    def to_json_bytes(self) -> bytes:
+        return orjson.dumps(self.to_json_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+
+    @classmethod
+    def from_json_dict(cls, doc: Mapping[str, Any], source: str = "graph") -> StudyGraph:
+        """Rebuild a graph written by :meth:`to_json_dict`; shape errors raise ``schema``."""
+        return _graph_from_document(doc, source)
+
+
+KNOWN_OVERRIDES: frozenset[str] = frozenset({"allow_multi_subject_samples"})
+
+
+def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:
+    """Write ``graph`` as JSON to ``path`` atomically."""
+    atomic_write_bytes(path, graph.to_json_bytes())
+
+
+def read_graph(path: str | os.PathLike[str]) -> StudyGraph:
+    """Read a graph written by :func:`write_graph`."""
+    raw = read_bytes(path, "graph file")
+    if not raw.strip():
+        raise DepgraphError("empty_input", f"graph file {str(path)!r} is empty", path=str(path))
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise DepgraphError("parse", f"graph file {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
+    return _graph_from_document(doc, f"graph file {str(path)!r}")
+
+
+def combine(first: StudyGraph, second: StudyGraph, *more: StudyGraph, name: str | None = None) -> StudyGraph:
+    """Merge declarations of overlapping cohorts into one graph.
+
+    The same node id is the same entity. Edges are united (an edge declared
+    twice is kept once, with the larger weight). Conflicting declarations are
+    errors that name them: a node attribute with two values, or a sample given
+    two targets of a single-target relation (two subjects, two batches...)
+    unless ``allow_multi_subject_samples`` is set for subjects.
+
+    >>> import pandas as pd
+    >>> from depgraph import from_metadata
+    >>> a = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]}))
+    >>> b = from_metadata(pd.DataFrame({"sample_id": ["S2", "S3"], "subject_id": ["P2", "P3"]}))
+    >>> combine(a, b).sample_ids.tolist()
+    ['S1', 'S2', 'S3']
+    """
+    graphs = (first, second, *more)
+    node_pieces: list[NodePiece] = []
+    edge_pieces: list[EdgePiece] = []
+    overrides: dict[str, Any] = {}
+    history: list[Mapping[str, Any]] = []
+    for g in graphs:
+        n, e = g.to_pieces()
+        node_pieces += n
+        edge_pieces += e
+        overrides.update({k: v for k, v in g.overrides.items() if v})
+        history += list(g.history)
+    history.append({"step": "combine", "graphs": len(graphs)})
+    merged = assemble(node_pieces, edge_pieces, name=name or first.name, overrides=overrides, history=history)
+    _refuse_conflicting_assignments(merged)
+    return merged
+
+
+# --------------------------------------------------------------------------- assembly
+def assemble(
+    node_pieces: Sequence[NodePiece],
+    edge_pieces: Sequence[EdgePiece],
+    *,
+    name: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
+) -> StudyGraph:
+    """Build a graph from builder pieces: one sort, one factorisation per type.
+
+    Node keys are de-duplicated and sorted per type; a node declared twice with
+    different values of one attribute is an ``ambiguity`` error. Edge endpoints
+    must name declared nodes (``reference`` error otherwise).
+    """
+    key_blocks: list[np.ndarray] = []
+    type_blocks: list[np.ndarray] = []
+    attr_blocks: list[pd.DataFrame] = []
+    for t in NODE_TYPES:
+        pieces = [p for p in node_pieces if p.type == t]
+        if not pieces:
+            continue
+        keys = pd.concat([p.keys.astype(object) for p in pieces], ignore_index=True)
+        uniques = np.sort(pd.unique(keys.to_numpy(dtype=object)).astype(str)).astype(object)
+        key_blocks.append(uniques)
+        type_blocks.append(np.full(len(uniques), t.rank, dtype=np.int8))
+        attr_blocks.append(_merge_attributes(t, pieces, uniques))
+    if key_blocks:
+        all_keys = np.concatenate(key_blocks)
+        all_types = np.concatenate(type_blocks)
+    else:
+        all_keys = np.array([], dtype=object)
+        all_types = np.array([], dtype=np.int8)
+    nodes = pd.DataFrame(
+        {
+            "type": pd.Categorical.from_codes(all_types, dtype=_TYPE_CATEGORIES),
+            "key": pd.Series(all_keys, dtype=object),
+        }
+    )
+    attributes = (
+        pd.concat(attr_blocks, ignore_index=True, sort=False) if attr_blocks else pd.DataFrame(index=nodes.index)
+    )
+    attributes.index = nodes.index
+    shell = StudyGraph(nodes, attributes, _empty_edges(), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+    edges = _canonical_edges(
+        pd.concat([_empty_edges(), *(_edge_frame(shell, p) for p in edge_pieces)], ignore_index=True)
+    )
+    return StudyGraph(nodes, attributes, edges, name, shell.overrides, shell.history)
+
+
+def _merge_attributes(node_type: NodeType, pieces: Sequence[NodePiece], uniques: np.ndarray) -> pd.DataFrame:
+    frames = []
+    for p in pieces:
+        if p.attributes is not None and len(p.attributes.columns):
+            frame = p.attributes.reset_index(drop=True).copy()
+            frame.insert(0, "__key", p.keys.astype(object).to_numpy())
+            frames.append(frame)
+    if not frames:
+        return pd.DataFrame(index=pd.RangeIndex(len(uniques)))
+    stacked = pd.concat(frames, ignore_index=True, sort=False)
+    value_cols = [c for c in stacked.columns if c != "__key"]
+    grouped = stacked.groupby("__key", sort=False, dropna=False)
+    distinct = grouped[value_cols].nunique(dropna=True)
+    clash = distinct[(distinct > 1).any(axis=1)]
+    if len(clash):
+        column = next(c for c in value_cols if (clash[c] > 1).any())
+        keys = clash.index[clash[column] > 1].tolist()
+        values = stacked.loc[stacked["__key"] == keys[0], column].dropna().unique().tolist()
+        raise DepgraphError(
+            "ambiguity",
+            f"{node_type.value} {describe_ids(keys)} declared with conflicting {column!r} values "
+            f"(e.g. {keys[0]}: {describe_ids(values)})",
+            ids=keys,
+            column=column,
+        )
+    first = grouped[value_cols].first()
+    return first.reindex(pd.Index(uniques, dtype=object)).reset_index(drop=True)
+
+
+def _empty_edges() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "src": pd.Series([], dtype=np.int64),
+            "dst": pd.Series([], dtype=np.int64),
+            "relation": pd.Categorical([], dtype=_RELATION_CATEGORIES),
+            "weight": pd.Series([], dtype=np.float64),
+            "provenance": pd.Series([], dtype=object),
+        }
+    )
+
+
+def _edge_frame(graph: StudyGraph, piece: EdgePiece) -> pd.DataFrame:
+    rel = RELATION.get(piece.relation)
+    if rel is None:
+        raise DepgraphError("invalid_argument", f"unknown relation {piece.relation!r}")
+    src = graph.locate(rel.source, piece.src_keys)
+    dst = graph.locate(rel.target, piece.dst_keys)
+    for positions, keys, node_type in ((src, piece.src_keys, rel.source), (dst, piece.dst_keys, rel.target)):
+        missing = positions < 0
+        if missing.any():
+            unknown = pd.unique(np.asarray(keys, dtype=object)[missing]).tolist()
+            raise DepgraphError(
+                "reference",
+                f"{piece.relation} ({piece.provenance}) names {len(unknown)} unknown {node_type.value} id(s): "
+                f"{describe_ids(unknown)}",
+                ids=unknown,
+                relation=piece.relation,
+            )
+    n = len(src)
+    weight = np.full(n, np.nan) if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
+    return pd.DataFrame(
+        {
+            "src": src,
+            "dst": dst,
+            "relation": pd.Categorical.from_codes(
+                np.full(n, _RELATION_RANK[piece.relation], dtype=np.int16), dtype=_RELATION_CATEGORIES
+            ),
+            "weight": weight,
+            "provenance": np.full(n, piece.provenance, dtype=object),
+        }
+    )
+
+
+def _canonical_edges(edges: pd.DataFrame) -> pd.DataFrame:
+    """Sort edges, store undirected ones as ``src < dst``, keep one row per
+    ``(relation, src, dst)`` (the one with the largest weight)."""
+    if edges.empty:
+        return _empty_edges()
+    src = edges["src"].to_numpy(np.int64)
+    dst = edges["dst"].to_numpy(np.int64)
+    rel = edges["relation"].cat.codes.to_numpy().astype(np.int16)
+    undirected = np.array([not RELATION[r].directed for r in RELATION_NAMES])[rel]
+    swap = undirected & (src > dst)
+    src, dst = np.where(swap, dst, src), np.where(swap, src, dst)
+    weight = edges["weight"].to_numpy(np.float64)
+    prov = edges["provenance"].astype(str).to_numpy(dtype=object)
+    order = np.lexsort((np.where(np.isnan(weight), np.inf, -weight), dst, src, rel))
+    src, dst, rel, weight, prov = src[order], dst[order], rel[order], weight[order], prov[order]
+    keep = np.ones(len(src), dtype=bool)
+    keep[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]) | (rel[1:] != rel[:-1])
+    return pd.DataFrame(
+        {
+            "src": src[keep],
+            "dst": dst[keep],
+            "relation": pd.Categorical.from_codes(rel[keep], dtype=_RELATION_CATEGORIES),
+            "weight": weight[keep],
+            "provenance": prov[keep],
+        }
+    )
+
+
+def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
+    allow_multi = bool(graph.overrides.get("allow_multi_subject_samples"))
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    for rel in RELATION.values():
+        if not rel.single_target or (allow_multi and rel.name == "sample_belongs_to_subject"):
+            continue
+        src, _, _ = graph.relation_edges(rel.name)
+        if len(src) < 2:
+            continue
+        repeated = np.unique(src[1:][src[1:] == src[:-1]])
+        if len(repeated):
+            samples = keys[repeated].tolist()
+            raise DepgraphError(
+                "ambiguity",
+                f"the graphs disagree: sample(s) {describe_ids(samples)} get more than one target of {rel.name}",
+                ids=samples,
+                relation=rel.name,
+            )
+
+
+# --------------------------------------------------------------------------- JSON helpers
+def _graph_from_document(doc: Any, source: str) -> StudyGraph:
+    def bad(what: str) -> DepgraphError:
+        return DepgraphError("schema", f"{source}: {what}")
+
+    if not isinstance(doc, dict):
+        raise bad("top level must be a JSON object")
+    if doc.get("format") != GRAPH_FORMAT:
+        raise bad(f"'format' must be {GRAPH_FORMAT!r}, found {doc.get('format')!r}")
+    version = str(doc.get("format_version", ""))
+    if version.split(".")[0] != GRAPH_FORMAT_VERSION.split(".")[0]:
+        raise DepgraphError(
+            "version",
+            f"{source}: format_version {version!r} is not readable by this depgraph "
+            f"(reads {GRAPH_FORMAT_VERSION.split('.')[0]}.x)",
+        )
+    nodes_doc = doc.get("nodes")
+    edges_doc = doc.get("edges", {})
+    attrs_doc = doc.get("attributes", {})
+    if not isinstance(nodes_doc, dict) or not isinstance(edges_doc, dict) or not isinstance(attrs_doc, dict):
+        raise bad("'nodes', 'edges' and 'attributes' must be objects")
+    node_pieces = []
+    for type_name, keys in nodes_doc.items():
+        if type_name not in {t.value for t in NODE_TYPES}:
+            raise bad(f"unknown node type {type_name!r} in 'nodes'")
+        if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
+            raise bad(f"nodes.{type_name} must be a list of non-empty strings")
+        if len(set(keys)) != len(keys):
+            dups = pd.Series(keys)[pd.Series(keys).duplicated()].unique().tolist()
+            raise DepgraphError("duplicate_id", f"{source}: nodes.{type_name} repeats {describe_ids(dups)}", ids=dups)
+        attr_cols = attrs_doc.get(type_name, {})
+        if not isinstance(attr_cols, dict):
+            raise bad(f"attributes.{type_name} must be an object")
+        for col, values in attr_cols.items():
+            if not isinstance(values, list) or len(values) != len(keys):
+                raise bad(f"attributes.{type_name}.{col} must be a list as long as nodes.{type_name} ({len(keys)})")
+        attrs = pd.DataFrame({c: _from_json_column(v) for c, v in attr_cols.items()}) if attr_cols else None
+        node_pieces.append(NodePiece(NodeType(type_name), pd.Series(keys, dtype=object), attrs))
+    edge_pieces = []
+    for rel, entry in edges_doc.items():
+        if rel not in RELATION:
+            raise bad(f"unknown relation {rel!r} in 'edges'")
+        if not isinstance(entry, dict):
+            raise bad(f"edges.{rel} must be an object")
+        src, dst = entry.get("source"), entry.get("target")
+        if not isinstance(src, list) or not isinstance(dst, list) or len(src) != len(dst):
+            raise bad(f"edges.{rel}.source and .target must be lists of equal length")
+        weight = entry.get("weight")
+        if weight is not None and (not isinstance(weight, list) or len(weight) != len(src)):
+            raise bad(f"edges.{rel}.weight must be a list as long as its source list")
+        prov = entry.get("provenance", "unknown")
+        w = None if weight is None else np.array([np.nan if v is None else v for v in weight], dtype=np.float64)
+        if isinstance(prov, str):
+            edge_pieces.append(EdgePiece(rel, pd.Series(src, dtype=object), pd.Series(dst, dtype=object), prov, w))
+        elif isinstance(prov, list) and len(prov) == len(src):
+            prov_arr = np.asarray(prov, dtype=object)
+            for label in pd.unique(prov_arr):
+                mask = prov_arr == label
+                edge_pieces.append(
+                    EdgePiece(
+                        rel,
+                        pd.Series(np.asarray(src, dtype=object)[mask], dtype=object),
+                        pd.Series(np.asarray(dst, dtype=object)[mask], dtype=object),
+                        str(label),
+                        None if w is None else w[mask],
+                    )
+                )
+        else:
+            raise bad(f"edges.{rel}.provenance must be a string or a list as long as its source list")
+    overrides = doc.get("overrides") or {}
+    history = doc.get("history") or []
+    if not isinstance(overrides, dict) or not isinstance(history, list):
+        raise bad("'overrides' must be an object and 'history' a list")
+    try:
+        return assemble(node_pieces, edge_pieces, name=doc.get("name"), overrides=overrides, history=history)
+    except DepgraphError as exc:
+        raise DepgraphError(exc.code, f"{source}: {exc.message}", **exc.details) from exc
+
+
+def _json_column(series: pd.Series) -> list[Any]:
+    if pd.api.types.is_float_dtype(series.dtype):
+        return [None if math.isnan(v) else v for v in series.to_numpy(np.float64).tolist()]
+    if pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype(object).where(series.notna(), None).tolist()
+    return [None if _is_missing(v) else (v.item() if isinstance(v, np.generic) else v) for v in series.astype(object)]
+
+
+def _from_json_column(values: list[Any]) -> pd.Series:
+    if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+        return pd.Series([np.nan if v is None else v for v in values], dtype=np.float64)
+    return pd.Series(values, dtype=object)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    return all(
+        a[c].astype(object).where(a[c].notna(), None).tolist() == b[c].astype(object).where(b[c].notna(), None).tolist()
+        for c in a.columns
+    )
+
+
+def _frozen(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    # a private copy: callers' dicts never alias a graph's (graphs stay picklable)
+    return dict(mapping)
+
+
+def node_type_of(node_id: str) -> NodeType:
+    """The type named by a node id's prefix.
+
+    >>> node_type_of("featureset:FS1")
+    <NodeType.FEATURESET: 'FeatureSet'>
+    """
+    prefix = node_id.split(":", 1)[0]
+    if prefix not in NODE_TYPE_BY_PREFIX or ":" not in node_id:
+        raise DepgraphError("invalid_argument", f"{node_id!r} is not a '<type>:<key>' node id")
+    return NODE_TYPE_BY_PREFIX[prefix]

@@ -1,0 +1,783 @@
+"""From the tables a study team has to graph pieces.
+
+* :func:`from_metadata` — one row per sample with canonical columns
+  (``sample_id``, ``subject_id``, ``batch_id``, ``study_id``, ``timepoint_id``,
+  ``time_index``, ``assay_id``, ``featureset_id``, ``site_id``, ``region_id``,
+  ``platform_id``, ``outcome_id``) → a :class:`~depgraph.graph.StudyGraph`.
+* :func:`kinship_pairs`, :func:`spatial_pairs`, :func:`duplicate_pairs`,
+  :func:`explicit_pairs` — the edge pieces behind ``StudyGraph.add_kinship``,
+  ``add_spatial``, ``add_duplicates`` and ``add_relations``.
+
+Identifiers are normalised once, here: surrounding blanks are stripped, NaN
+and blank cells are missing, integers and integral floats are written without
+a decimal part (``1``, ``1.0`` and ``"1"`` are the same key; ``"01"`` is not
+``1``). Every problem a table can have raises a
+:class:`~depgraph.errors.DepgraphError` naming the offending rows or ids.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.spatial import cKDTree
+
+from depgraph.errors import DepgraphError, describe_ids, describe_rows
+from depgraph.files import read_table
+from depgraph.graph import EdgePiece, NodePiece, StudyGraph, assemble
+from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION, RELATIONS, NodeType
+
+Unknown = Literal["error", "ignore"]
+
+#: Above this many precedence edges per timepoint, ties in time_index are not
+#: expanded into edges (the order stays in time_index, which derivation reads).
+_MAX_PRECEDES_PER_TIMEPOINT = 4
+
+
+# --------------------------------------------------------------------------- identifiers
+def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
+    """Identifiers as text, ``None`` where missing.
+
+    >>> normalise_keys(pd.Series([1, 2.0, " S3 ", "01", None, "", float("nan")])).tolist()
+    ['1', '2', 'S3', '01', None, None, None]
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    dtype = s.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+        dtype = s.dtype
+    if pd.api.types.is_float_dtype(dtype):
+        out = _float_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
+    elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        text = s.astype("string")
+        out = text.astype(object).where(text.notna(), None).to_numpy(dtype=object)
+    else:
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        if kind in ("string", "empty"):
+            out = s.to_numpy(dtype=object, na_value=None)
+        else:  # mixed Python objects: format each as its key
+            out = np.array([_key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)
+    result = pd.Series(out, index=s.index, dtype=object)
+    present = result.notna()
+    if present.any():
+        stripped = result[present].astype(str).str.strip()
+        result[present] = stripped.where(stripped != "", None)
+    return result.where(result.notna(), None)
+
+
+def _float_keys(arr: np.ndarray) -> np.ndarray:
+    out = np.full(arr.shape, None, dtype=object)
+    finite = np.isfinite(arr)
+    integral = finite & (np.floor(arr) == arr) & (np.abs(arr) < 2**53)
+    out[integral] = arr[integral].astype(np.int64).astype(str)
+    other = finite & ~integral
+    out[other] = [repr(float(v)) for v in arr[other]]
+    return out
+
+
+def _key_of(value: Any) -> str | None:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return None
+        return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
+    return str(value)
+
+
+def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
+    """A float column; text that is not a number is an ``invalid_value`` error naming rows."""
+    numbers = pd.to_numeric(values, errors="coerce").astype(np.float64)
+    raw_missing = (
+        values.isna() | (values.astype(str).str.strip() == "")
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+        else values.isna()
+    )
+    bad = numbers.isna() & ~raw_missing
+    if bad.any():
+        rows = np.flatnonzero(bad.to_numpy())
+        examples = values.iloc[rows[:3]].tolist()
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {column} is not a number in {describe_rows(rows)} (e.g. {describe_ids(examples)})",
+            rows=rows.tolist(),
+            column=column,
+        )
+    arr = numbers.to_numpy()
+    infinite = np.isinf(arr)
+    if infinite.any():
+        rows = np.flatnonzero(infinite)
+        raise DepgraphError(
+            "invalid_value", f"{what}: {column} is infinite in {describe_rows(rows)}", rows=rows.tolist()
+        )
+    return arr
+
+
+def _require_ids(keys: pd.Series, column: str, what: str) -> None:
+    missing = keys.isna().to_numpy()
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise DepgraphError(
+            "missing_id",
+            f"{what}: {column} is missing or blank in {describe_rows(rows)}",
+            rows=rows.tolist(),
+            column=column,
+        )
+
+
+def _refuse_type_collisions(raw: pd.Series, keys: pd.Series, column: str, what: str) -> None:
+    """Two different values of different Python types that become one key
+    (``1`` and ``"1"``) in a column that must be unique."""
+    if raw.dtype != object or pd.api.types.infer_dtype(raw, skipna=True) in ("string", "empty"):
+        return
+    types = raw.map(lambda v: type(v).__name__)
+    frame = pd.DataFrame({"key": keys, "type": types}).dropna(subset=["key"])
+    kinds = frame.groupby("key", sort=True)["type"].nunique()
+    clashing = kinds[kinds > 1].index.tolist()
+    if clashing:
+        rows = np.flatnonzero(keys.isin(clashing).to_numpy())
+        shown = ", ".join(f"{v!r} ({type(v).__name__})" for v in raw.iloc[rows[:4]].tolist())
+        raise DepgraphError(
+            "ambiguity",
+            f"{what}: {column} values {shown} differ only by type and would be the same key "
+            f"{describe_ids(clashing)} ({describe_rows(rows)})",
+            ids=clashing,
+            rows=rows.tolist(),
+        )
+
+
+# --------------------------------------------------------------------------- metadata
+def from_metadata(
+    table: Any,
+    columns: Mapping[str, str] | None = None,
+    *,
+    name: str | None = None,
+    outcome_scope: Literal["sample", "subject"] = "sample",
+    allow_multi_subject_samples: bool = False,
+) -> StudyGraph:
+    """Build a StudyGraph from one row per sample.
+
+    Parameters
+    ----------
+    table:
+        pandas / polars / pyarrow table, or a CSV / TSV / Parquet path.
+    columns:
+        ``{canonical_name: your_column}`` for columns named differently, e.g.
+        ``{"subject_id": "patient"}``.
+    name:
+        A label carried into reports.
+    outcome_scope:
+        ``"sample"`` links outcomes to samples, ``"subject"`` to subjects.
+    allow_multi_subject_samples:
+        Accept a sample listed with several subjects (rows repeating the
+        sample id). Subject derivation then uses the smallest subject id.
+
+    A sample may appear on several rows only to list several feature sets or
+    outcomes; any other column must agree between its rows. A timepoint
+    carries one ``time_index``; timepoints with equal ``time_index`` are ties
+    (no precedence between them). Other columns are kept as sample attributes.
+
+    >>> meta = pd.DataFrame({
+    ...     "sample_id": ["S1", "S2", "S3"],
+    ...     "subject_id": ["P1", "P1", "P2"],
+    ...     "timepoint_id": ["T0", "T1", "T0"],
+    ...     "time_index": [0, 1, 0],
+    ... })
+    >>> g = from_metadata(meta)
+    >>> g.relation_counts()
+    {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
+    """
+    what = "metadata"
+    frame = _apply_column_map(read_table(table, what), columns)
+    if "sample_id" not in frame.columns:
+        raise DepgraphError(
+            "schema",
+            f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)}); "
+            "map yours with columns={'sample_id': 'your_column'}",
+            column="sample_id",
+        )
+    if len(frame) == 0:
+        raise DepgraphError("empty_input", f"{what} has no rows")
+    if outcome_scope not in ("sample", "subject"):
+        raise DepgraphError("invalid_argument", f"outcome_scope must be 'sample' or 'subject', not {outcome_scope!r}")
+    frame = frame.reset_index(drop=True)
+
+    id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
+    keys = {c: normalise_keys(frame[c], c) for c in id_columns}
+    samples = keys["sample_id"]
+    _require_ids(samples, "sample_id", what)
+    _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
+    time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
+    attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
+
+    if time_index is not None and "timepoint_id" not in keys:
+        # A time_index alone names its timepoints: time 3 is timepoint "3".
+        keys["timepoint_id"] = pd.Series(_float_keys(time_index), dtype=object)
+    if time_index is not None:
+        orphan = ~np.isnan(time_index) & keys["timepoint_id"].isna().to_numpy()
+        if orphan.any():
+            rows = np.flatnonzero(orphan)
+            raise DepgraphError(
+                "missing_id",
+                f"{what}: time_index is given without a timepoint_id in {describe_rows(rows)}",
+                rows=rows.tolist(),
+                column="timepoint_id",
+            )
+
+    repeated = samples.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        _refuse_conflicting_rows(samples, keys, time_index, repeated, allow_multi_subject_samples)
+
+    node_pieces: list[NodePiece] = []
+    edge_pieces: list[EdgePiece] = []
+    sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
+    node_pieces.append(NodePiece(NodeType.SAMPLE, samples, sample_attrs))
+
+    for rel in RELATIONS:
+        column = rel.column
+        if column is None or column not in keys or rel.source != NodeType.SAMPLE:
+            continue
+        if column == "outcome_id" and outcome_scope == "subject":
+            continue
+        target = keys[column]
+        present = target.notna().to_numpy()
+        if not present.any():
+            continue
+        attrs = None
+        if rel.target == NodeType.TIMEPOINT and time_index is not None:
+            attrs = pd.DataFrame({"time_index": time_index[present]})
+        node_pieces.append(NodePiece(rel.target, target[present].reset_index(drop=True), attrs))
+        pairs = pd.DataFrame({"s": samples[present].to_numpy(), "t": target[present].to_numpy()}).drop_duplicates()
+        edge_pieces.append(EdgePiece(rel.name, pairs["s"], pairs["t"], "metadata"))
+
+    history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": [c for c in frame.columns]}
+    if outcome_scope == "subject" and "outcome_id" in keys:
+        edge_pieces.append(_subject_outcomes(keys, what))
+        outcomes = keys["outcome_id"].dropna()
+        node_pieces.append(NodePiece(NodeType.OUTCOME, outcomes.reset_index(drop=True)))
+        history["outcome_scope"] = "subject"
+
+    precedes, note = _precedence(keys.get("timepoint_id"), time_index)
+    if precedes is not None:
+        edge_pieces.append(precedes)
+    if note:
+        history["time_precedence"] = note
+
+    overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
+    graph = assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
+    return graph
+
+
+def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
+    if not columns:
+        return frame
+    unknown = [c for c in columns if c not in CANONICAL_COLUMNS]
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument",
+            f"columns= maps unknown canonical name(s) {describe_ids(unknown)}; "
+            f"canonical columns are {describe_ids(CANONICAL_COLUMNS, 20)}",
+        )
+    absent = [user for user in columns.values() if user not in frame.columns]
+    if absent:
+        raise DepgraphError(
+            "schema",
+            f"metadata has no column {describe_ids(absent)} (columns: {describe_ids(frame.columns, 12)})",
+            columns=absent,
+        )
+    clash = [c for c, user in columns.items() if c in frame.columns and user != c]
+    if clash:
+        raise DepgraphError(
+            "ambiguity",
+            f"metadata already has a {describe_ids(clash)} column and columns= maps another column onto it",
+            columns=clash,
+        )
+    return frame.rename(columns={user: canonical for canonical, user in columns.items()})
+
+
+def _refuse_conflicting_rows(
+    samples: pd.Series,
+    keys: Mapping[str, pd.Series],
+    time_index: np.ndarray | None,
+    repeated: np.ndarray,
+    allow_multi_subject: bool,
+) -> None:
+    """Rows repeating a sample id must agree on every single-valued column."""
+    single = [r.column for r in RELATIONS if r.single_target and r.column in keys]
+    if allow_multi_subject and "subject_id" in single:
+        single.remove("subject_id")
+    checks = {c: keys[c][repeated] for c in single}
+    if time_index is not None:
+        checks["time_index"] = pd.Series(time_index[repeated])
+    rows_all = np.flatnonzero(repeated)
+    ids = samples[repeated].to_numpy()
+    for column, values in checks.items():
+        frame = pd.DataFrame({"sample": ids, "value": values.to_numpy()})
+        distinct = frame.groupby("sample", sort=True)["value"].nunique(dropna=True)
+        bad = distinct[distinct > 1].index.tolist()
+        if bad:
+            first = bad[0]
+            where = rows_all[ids == first]
+            shown = describe_ids(pd.unique(frame.loc[frame["sample"] == first, "value"].dropna()))
+            label = "subjects" if column == "subject_id" else f"{column} values"
+            hint = " (set allow_multi_subject_samples to accept this)" if column == "subject_id" else ""
+            raise DepgraphError(
+                "ambiguity",
+                f"metadata: sample {describe_ids(bad)} is declared with different {label} "
+                f"({first}: {shown} in {describe_rows(where)}){hint}",
+                ids=bad,
+                column=column,
+                rows=where.tolist(),
+            )
+
+
+def _subject_outcomes(keys: Mapping[str, pd.Series], what: str) -> EdgePiece:
+    if "subject_id" not in keys:
+        raise DepgraphError("schema", f"{what}: outcome_scope='subject' needs a subject_id column")
+    outcome, subject = keys["outcome_id"], keys["subject_id"]
+    present = outcome.notna().to_numpy()
+    orphan = present & subject.isna().to_numpy()
+    if orphan.any():
+        rows = np.flatnonzero(orphan)
+        raise DepgraphError(
+            "missing_id",
+            f"{what}: outcome_id is given without a subject_id in {describe_rows(rows)}",
+            rows=rows.tolist(),
+        )
+    pairs = pd.DataFrame({"s": subject[present].to_numpy(), "o": outcome[present].to_numpy()}).drop_duplicates()
+    return EdgePiece("subject_has_outcome", pairs["s"], pairs["o"], "metadata")
+
+
+def _precedence(timepoints: pd.Series | None, time_index: np.ndarray | None) -> tuple[EdgePiece | None, str | None]:
+    """``timepoint_precedes`` edges between consecutive time_index levels.
+
+    Timepoints sharing a time_index are ties: each precedes every timepoint of
+    the next level, none precedes another of its own level.
+    """
+    if timepoints is None or time_index is None:
+        return None, None
+    present = timepoints.notna().to_numpy() & ~np.isnan(time_index)
+    if not present.any():
+        return None, None
+    levels = (
+        pd.DataFrame({"tp": timepoints[present].to_numpy(), "t": time_index[present]})
+        .drop_duplicates()
+        .sort_values(["t", "tp"], kind="stable")
+    )
+    if levels["tp"].duplicated().any():
+        return None, None  # conflicting time_index per timepoint: assemble() reports it
+    values = levels["t"].to_numpy()
+    names = levels["tp"].to_numpy(dtype=object)
+    if len(names) < 2:
+        return None, None
+    if (np.diff(values) > 0).all():  # no ties: a chain
+        return EdgePiece("timepoint_precedes", pd.Series(names[:-1]), pd.Series(names[1:]), "metadata"), None
+    level_of = np.unique(values, return_inverse=True)[1]
+    sizes = np.bincount(level_of)
+    n_edges = int((sizes[:-1] * sizes[1:]).sum())
+    if n_edges > _MAX_PRECEDES_PER_TIMEPOINT * len(names) + 1000:
+        return None, f"{n_edges} precedence edges between tied timepoints not materialised; order kept in time_index"
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    src, dst = [], []
+    for k in range(len(sizes) - 1):
+        here, nxt = names[starts[k] : starts[k + 1]], names[starts[k + 1] : starts[k + 2]]
+        src.append(np.repeat(here, len(nxt)))
+        dst.append(np.tile(nxt, len(here)))
+    return (
+        EdgePiece("timepoint_precedes", pd.Series(np.concatenate(src)), pd.Series(np.concatenate(dst)), "metadata"),
+        None,
+    )
+
+
+# --------------------------------------------------------------------------- pairs
+def _pair_table(source: Any, what: str, id_columns: tuple[str, str], value_column: str | None) -> pd.DataFrame:
+    frame = read_table(source, what)
+    needed = [*id_columns, *([value_column] if value_column else [])]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise DepgraphError(
+            "schema",
+            f"{what} needs columns {describe_ids(needed)}; missing {describe_ids(missing)} "
+            f"(columns: {describe_ids(frame.columns, 12)})",
+            columns=missing,
+        )
+    return frame.reset_index(drop=True)
+
+
+def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pd.Series, pd.Series]:
+    a = normalise_keys(frame[id_columns[0]], id_columns[0])
+    b = normalise_keys(frame[id_columns[1]], id_columns[1])
+    _require_ids(a, id_columns[0], what)
+    _require_ids(b, id_columns[1], what)
+    same = (a == b).to_numpy()
+    if same.any():
+        rows = np.flatnonzero(same)
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {describe_rows(rows)} pair an id with itself ({describe_ids(a[same].unique())})",
+            rows=rows.tolist(),
+        )
+    return a, b
+
+
+def _drop_unknown(
+    graph: StudyGraph,
+    node_type: NodeType,
+    a: pd.Series,
+    b: pd.Series,
+    unknown: Unknown,
+    what: str,
+) -> tuple[np.ndarray, int]:
+    """Rows whose ids both name nodes of ``node_type``; unknown ids raise or are dropped."""
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    if graph.count(node_type) == 0:
+        raise DepgraphError(
+            "reference",
+            f"{what} names {node_type.value} ids but the graph has no {node_type.value} nodes"
+            + (" (add a subject_id column to the metadata)" if node_type == NodeType.SUBJECT else ""),
+        )
+    known = (graph.locate(node_type, a) >= 0) & (graph.locate(node_type, b) >= 0)
+    if not known.all():
+        strangers = pd.unique(
+            np.concatenate([a[graph.locate(node_type, a) < 0].to_numpy(), b[graph.locate(node_type, b) < 0].to_numpy()])
+        ).tolist()
+        if unknown == "error":
+            raise DepgraphError(
+                "reference",
+                f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)} "
+                "(pass unknown='ignore' to drop those pairs)",
+                ids=strangers,
+            )
+    return known, int((~known).sum())
+
+
+def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
+    """A kinship threshold as a number, accepting KING degree names.
+
+    >>> resolve_threshold("second")
+    (0.0884, 'second')
+    >>> resolve_threshold(0.1)
+    (0.1, None)
+    """
+    if isinstance(threshold, str):
+        named = threshold.strip().lower()
+        if named in KING_DEGREE_THRESHOLDS:
+            return KING_DEGREE_THRESHOLDS[named], named
+        try:
+            threshold = float(named)
+        except ValueError:
+            raise DepgraphError(
+                "invalid_argument",
+                f"kinship threshold {threshold!r} is neither a number nor one of "
+                f"{describe_ids(KING_DEGREE_THRESHOLDS)}",
+            ) from None
+    value = float(threshold)
+    if not math.isfinite(value) or value < 0 or value > 1:
+        raise DepgraphError("invalid_argument", f"kinship threshold must be within [0, 1], not {threshold!r}")
+    return value, None
+
+
+def kinship_pairs(
+    graph: StudyGraph,
+    source: Any,
+    threshold: float | str,
+    *,
+    ids: Any = None,
+    unknown: Unknown = "error",
+    id_columns: tuple[str, str] = ("id1", "id2"),
+    value_column: str = "kinship",
+) -> tuple[EdgePiece, dict[str, Any]]:
+    """``subject_related_to`` edges for pairs with kinship ``>= threshold``.
+
+    ``source`` is a pair table (``id1, id2, kinship``; any table or path) or a
+    square matrix (numpy array or scipy sparse) whose rows and columns are
+    ``ids``. Ids are subject ids. Kinship coefficients must lie in [0, 1]
+    (NaN and negative values are errors). A sparse matrix is read through its
+    stored entries only, so it needs a threshold above 0; a dense matrix is
+    scanned in row blocks. A pair given twice keeps its larger kinship.
+
+    Returns the edge piece and the provenance record (threshold, counts).
+    """
+    value, degree = resolve_threshold(threshold)
+    what = "kinship"
+    if isinstance(source, np.ndarray) or sp.issparse(source):
+        a, b, kin, origin = _matrix_pairs(source, ids, value, what)
+        n_in = None
+    else:
+        if ids is not None:
+            raise DepgraphError("invalid_argument", "ids= is only for kinship matrices, not pair tables")
+        frame = _pair_table(source, what, id_columns, value_column)
+        if len(frame) == 0:
+            raise DepgraphError("empty_input", f"{what} pair table has no rows")
+        a, b = _pair_keys(frame, id_columns, what)
+        kin = _numeric(frame[value_column], value_column, what)
+        _check_kinship_values(kin, np.arange(len(kin)), what)
+        n_in = len(frame)
+        keep = kin >= value
+        a, b, kin = a[keep].reset_index(drop=True), b[keep].reset_index(drop=True), kin[keep]
+        origin = str(source) if isinstance(source, (str, os.PathLike)) else "pairs"
+    known, dropped = _drop_unknown(graph, NodeType.SUBJECT, a, b, unknown, what)
+    a, b, kin = a[known].reset_index(drop=True), b[known].reset_index(drop=True), kin[known]
+    piece = EdgePiece("subject_related_to", a, b, "kinship:pairs" if n_in is not None else "kinship:matrix", kin)
+    record: dict[str, Any] = {
+        "step": "add_kinship",
+        "source": origin,
+        "threshold": value,
+        "threshold_name": degree,
+        "inclusive": True,
+        "pairs_kept": len(a),
+        "unknown": unknown,
+        "unknown_dropped": dropped,
+    }
+    if n_in is not None:
+        record["pairs_in"] = n_in
+    return piece, record
+
+
+def _check_kinship_values(kin: np.ndarray, rows: np.ndarray, what: str) -> None:
+    nan = np.isnan(kin)
+    if nan.any():
+        raise DepgraphError(
+            "invalid_value", f"{what}: kinship is missing (NaN) in {describe_rows(rows[nan])}", rows=rows[nan].tolist()
+        )
+    out = (kin < 0) | (kin > 1)
+    if out.any():
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: kinship must lie in [0, 1]; {describe_rows(rows[out])} hold {describe_ids(kin[out])}",
+            rows=rows[out].tolist(),
+        )
+
+
+def _matrix_pairs(matrix: Any, ids: Any, threshold: float, what: str) -> tuple[pd.Series, pd.Series, np.ndarray, str]:
+    if ids is None:
+        raise DepgraphError("invalid_argument", f"a {what} matrix needs ids= naming its rows and columns")
+    names = normalise_keys(pd.Series(list(ids)), "ids")
+    _require_ids(names, "ids", what)
+    shape = matrix.shape
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] != len(names):
+        raise DepgraphError(
+            "schema", f"{what} matrix must be square with one row per id: shape {shape}, {len(names)} ids"
+        )
+    if names.duplicated().any():
+        dups = names[names.duplicated()].unique().tolist()
+        raise DepgraphError("duplicate_id", f"{what} matrix ids repeat {describe_ids(dups)}", ids=dups)
+    key_arr = names.to_numpy(dtype=object)
+    if sp.issparse(matrix):
+        if threshold <= 0:
+            raise DepgraphError(
+                "invalid_argument", "a sparse kinship matrix needs a threshold above 0 (its absent entries are 0)"
+            )
+        coo = sp.coo_matrix(matrix)
+        off = coo.row != coo.col
+        rows, cols, vals = coo.row[off], coo.col[off], np.asarray(coo.data[off], dtype=np.float64)
+        _check_matrix_values(vals, rows, cols, key_arr, what)
+        keep = vals >= threshold
+        i, j, v = rows[keep], cols[keep], vals[keep]
+        origin = "sparse matrix"
+    else:
+        dense = np.asarray(matrix, dtype=np.float64)
+        parts_i, parts_j, parts_v = [], [], []
+        block = max(1, 2**22 // max(1, shape[1]))  # ~4M cells (32 MB) at a time
+        for start in range(0, shape[0], block):
+            chunk = dense[start : start + block]
+            local = np.arange(len(chunk))
+            diagonal = (local, local + start)  # self-kinship is neither checked nor a pair
+            bad = np.isnan(chunk) | (chunk < 0) | (chunk > 1)
+            bad[diagonal] = False
+            if bad.any():
+                r, c = np.nonzero(bad)
+                _check_matrix_values(chunk[r, c], r + start, c, key_arr, what)
+            hit = chunk >= threshold
+            hit[diagonal] = False
+            r, c = np.nonzero(hit)
+            parts_i.append(r + start)
+            parts_j.append(c)
+            parts_v.append(chunk[r, c])
+        i, j, v = np.concatenate(parts_i), np.concatenate(parts_j), np.concatenate(parts_v)
+        origin = "dense matrix"
+    return pd.Series(key_arr[i], dtype=object), pd.Series(key_arr[j], dtype=object), v, origin
+
+
+def _check_matrix_values(vals: np.ndarray, rows: np.ndarray, cols: np.ndarray, keys: np.ndarray, what: str) -> None:
+    bad = np.isnan(vals) | (vals < 0) | (vals > 1)
+    if bad.any():
+        pairs = [
+            f"({keys[r]}, {keys[c]})={v}" for r, c, v in zip(rows[bad][:3], cols[bad][:3], vals[bad][:3], strict=True)
+        ]
+        raise DepgraphError(
+            "invalid_value",
+            f"{what} matrix holds {int(bad.sum())} entries outside [0, 1] or NaN: {', '.join(pairs)}",
+        )
+
+
+def spatial_pairs(
+    graph: StudyGraph,
+    coords: Any,
+    radius: float,
+    *,
+    p: float = 2.0,
+    unknown: Unknown = "error",
+) -> tuple[EdgePiece, dict[str, Any]]:
+    """``sample_adjacent_to`` edges between samples at most ``radius`` apart.
+
+    ``coords`` has ``sample_id`` and one to three coordinate columns ``x``,
+    ``y``, ``z``. Pairs come from a KD-tree (scipy.spatial.cKDTree), never a
+    distance matrix; ``p`` is the Minkowski norm (2: Euclidean). The edge weight
+    is the distance. Samples without coordinates get no adjacency.
+    """
+    what = "coordinates"
+    try:
+        r = float(radius)
+    except (TypeError, ValueError):
+        raise DepgraphError("invalid_argument", f"radius must be a number, not {radius!r}") from None
+    if not math.isfinite(r) or r < 0:
+        raise DepgraphError("invalid_argument", f"radius must be a finite number >= 0, not {radius!r}")
+    if not (p >= 1):
+        raise DepgraphError("invalid_argument", f"p must be >= 1 (a Minkowski norm), not {p!r}")
+    frame = read_table(coords, what).reset_index(drop=True)
+    axes = [c for c in ("x", "y", "z") if c in frame.columns]
+    if "sample_id" not in frame.columns or not axes:
+        raise DepgraphError(
+            "schema",
+            f"{what} need a sample_id column and coordinate columns x, y[, z] "
+            f"(columns: {describe_ids(frame.columns, 12)})",
+        )
+    if len(frame) == 0:
+        raise DepgraphError("empty_input", f"{what} table has no rows")
+    ids = normalise_keys(frame["sample_id"], "sample_id")
+    _require_ids(ids, "sample_id", what)
+    if ids.duplicated().any():
+        dups = ids[ids.duplicated()].unique().tolist()
+        raise DepgraphError("duplicate_id", f"{what} list sample(s) {describe_ids(dups)} more than once", ids=dups)
+    points = np.column_stack([_numeric(frame[a], a, what) for a in axes])
+    nan_rows = np.flatnonzero(np.isnan(points).any(axis=1))
+    if len(nan_rows):
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: missing coordinates for sample(s) {describe_ids(ids.iloc[nan_rows])} ({describe_rows(nan_rows)})",
+            ids=ids.iloc[nan_rows].tolist(),
+        )
+    positions = graph.locate(NodeType.SAMPLE, ids)
+    strangers = ids[positions < 0].tolist()
+    if strangers and unknown == "error":
+        raise DepgraphError(
+            "reference",
+            f"{what} name {len(strangers)} sample(s) not in the graph: {describe_ids(strangers)} "
+            "(pass unknown='ignore' to drop them)",
+            ids=strangers,
+        )
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    known = positions >= 0
+    ids, points = ids[known].reset_index(drop=True), points[known]
+    pairs = cKDTree(points).query_pairs(r=r, p=p, output_type="ndarray") if len(points) > 1 else np.empty((0, 2), int)
+    i, j = pairs[:, 0], pairs[:, 1]
+    distance = np.linalg.norm(points[i] - points[j], ord=p, axis=1) if len(i) else np.empty(0)
+    key_arr = ids.to_numpy(dtype=object)
+    piece = EdgePiece(
+        "sample_adjacent_to",
+        pd.Series(key_arr[i], dtype=object),
+        pd.Series(key_arr[j], dtype=object),
+        "spatial:radius",
+        distance,
+    )
+    record = {
+        "step": "add_spatial",
+        "radius": r,
+        "inclusive": True,
+        "metric": "euclidean" if p == 2 else f"minkowski(p={p})",
+        "dimensions": len(axes),
+        "points": len(points),
+        "pairs_kept": len(i),
+        "unknown": unknown,
+        "unknown_dropped": len(strangers),
+    }
+    return piece, record
+
+
+def duplicate_pairs(
+    graph: StudyGraph,
+    pairs: Any,
+    *,
+    unknown: Unknown = "error",
+    similarity_column: str | None = None,
+    provenance: str = "declared",
+) -> tuple[EdgePiece, dict[str, Any]]:
+    """``sample_duplicate_of`` edges from a table of sample id pairs ``id1, id2``.
+
+    An optional ``similarity_column`` becomes the edge weight (as written by
+    a duplicate audit).
+    """
+    what = "duplicate pairs"
+    frame = _pair_table(pairs, what, ("id1", "id2"), similarity_column)
+    if len(frame) == 0:
+        raise DepgraphError("empty_input", f"{what} table has no rows")
+    a, b = _pair_keys(frame, ("id1", "id2"), what)
+    weight = _numeric(frame[similarity_column], similarity_column, what) if similarity_column else None
+    known, dropped = _drop_unknown(graph, NodeType.SAMPLE, a, b, unknown, what)
+    piece = EdgePiece(
+        "sample_duplicate_of",
+        a[known].reset_index(drop=True),
+        b[known].reset_index(drop=True),
+        f"duplicates:{provenance}",
+        None if weight is None else weight[known],
+    )
+    record = {
+        "step": "add_duplicates",
+        "source": provenance,
+        "pairs_in": len(frame),
+        "pairs_kept": int(known.sum()),
+        "unknown": unknown,
+        "unknown_dropped": dropped,
+    }
+    return piece, record
+
+
+def explicit_pairs(
+    graph: StudyGraph,
+    pairs: Any,
+    relation: str,
+    *,
+    source_column: str = "source",
+    target_column: str = "target",
+    unknown: Unknown = "error",
+) -> tuple[EdgePiece, dict[str, Any]]:
+    """Edges of any relation from a table of ``source, target`` keys, e.g.
+    ``featureset_generated_from_study`` between feature sets and studies."""
+    rel = RELATION.get(relation)
+    if rel is None:
+        raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
+    what = f"{relation} pairs"
+    frame = _pair_table(pairs, what, (source_column, target_column), None)
+    if len(frame) == 0:
+        raise DepgraphError("empty_input", f"{what} table has no rows")
+    a = normalise_keys(frame[source_column], source_column)
+    b = normalise_keys(frame[target_column], target_column)
+    _require_ids(a, source_column, what)
+    _require_ids(b, target_column, what)
+    known = (graph.locate(rel.source, a) >= 0) & (graph.locate(rel.target, b) >= 0)
+    if not known.all() and unknown == "error":
+        strangers = pd.unique(
+            np.concatenate(
+                [a[graph.locate(rel.source, a) < 0].to_numpy(), b[graph.locate(rel.target, b) < 0].to_numpy()]
+            )
+        ).tolist()
+        raise DepgraphError(
+            "reference",
+            f"{what} name ids not in the graph ({rel.source.value} -> {rel.target.value}): {describe_ids(strangers)}",
+            ids=strangers,
+        )
+    piece = EdgePiece(relation, a[known].reset_index(drop=True), b[known].reset_index(drop=True), "explicit")
+    record = {"step": "add_relations", "relation": relation, "pairs_in": len(frame), "pairs_kept": int(known.sum())}
+    return piece, record

@@ -1,0 +1,521 @@
+"""Rules over a StudyGraph → ValidationReport.
+
+Each rule is a small vectorised function ``rule(graph, context) -> list[Issue]``
+registered in :data:`RULES` with the level it belongs to. The catalogue
+covers splitGraph's (structural, semantic and leakage codes, with the same
+names) and adds what it misses: partitions that collapse to one group or are
+dominated by one group, fewer groups than the folds a caller needs, related
+subjects that subject grouping would split, duplicates declared across
+subjects, and pairs dropped because they named unknown ids. Ties in
+``time_index`` are ties, never an error.
+
+Severities: ``error`` makes the report invalid; ``warning`` is a likely
+mistake or leak; ``advisory`` is worth knowing. Issue ids are node ids
+(``subject:P1``); ``count`` is the number of entities concerned (splitGraph's
+number of issues for that code).
+
+>>> import pandas as pd
+>>> from depgraph import from_metadata
+>>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P1"]}))
+>>> report = validate(g)
+>>> report.valid, report.counts()["repeated_subject_samples"]
+(True, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from depgraph.derive import derive, relations_for_mode, time_order_problems
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.findings import Issue
+from depgraph.graph import StudyGraph
+from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, RELATIONS, SEVERITIES, NodeType
+
+#: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
+HEAVY_BATCH_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """The findings of :func:`validate`. ``valid`` is False iff any error."""
+
+    issues: tuple[Issue, ...]
+    metrics: dict[str, int] = field(default_factory=dict)
+    name: str | None = None
+    valid: bool = True  # computed over all findings, before any level/severity filter
+
+    def of_severity(self, severity: str) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity == severity)
+
+    @property
+    def errors(self) -> tuple[Issue, ...]:
+        return self.of_severity("error")
+
+    @property
+    def warnings(self) -> tuple[Issue, ...]:
+        return self.of_severity("warning")
+
+    @property
+    def advisories(self) -> tuple[Issue, ...]:
+        return self.of_severity("advisory")
+
+    def codes(self) -> list[str]:
+        return sorted({i.code for i in self.issues})
+
+    def counts(self) -> dict[str, int]:
+        """Entities concerned per code (issues of one code are added up)."""
+        out: dict[str, int] = {}
+        for issue in self.issues:
+            out[issue.code] = out.get(issue.code, 0) + int(issue.count or 0)
+        return dict(sorted(out.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "valid": self.valid,
+            "metrics": dict(self.metrics),
+            "counts": self.counts(),
+            "issues": [i.to_dict() for i in self.issues],
+        }
+
+    def to_json_bytes(self) -> bytes:
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2)
+
+    def __repr__(self) -> str:
+        return (
+            f"ValidationReport(valid={self.valid}, {len(self.errors)} errors, {len(self.warnings)} warnings, "
+            f"{len(self.advisories)} advisories)"
+        )
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What rules share: cheap lookups computed once per validation."""
+
+    graph: StudyGraph
+    keys: np.ndarray
+    node_ids: np.ndarray
+    n_folds: int | None
+    modes: tuple[str, ...] | None
+
+
+Rule = Callable[[_Context], list[Issue]]
+RULES: list[tuple[str, Rule]] = []
+
+
+def rule(level: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        RULES.append((level, fn))
+        return fn
+
+    return register
+
+
+def validate(
+    graph: StudyGraph,
+    *,
+    levels: Sequence[str] | None = None,
+    severities: Sequence[str] | None = None,
+    n_folds: int | None = None,
+    modes: Sequence[str] | None = None,
+) -> ValidationReport:
+    """Check ``graph`` and report every finding.
+
+    Parameters
+    ----------
+    levels, severities:
+        Keep only findings of these levels / severities (default: all).
+        ``valid`` is computed before this filter.
+    n_folds:
+        Also report every derivation mode that would leave fewer groups than
+        this many folds (``too_few_groups``).
+    modes:
+        Modes whose partitions are checked for collapse (``single_group``,
+        ``dominant_group``, ``too_few_groups``). Default: every mode the graph
+        supports, plus composite/strict over all of them.
+    """
+    for value, allowed, what in ((levels, LEVELS, "levels"), (severities, SEVERITIES, "severities")):
+        if value is not None and not set(value) <= set(allowed):
+            raise DepgraphError(
+                "invalid_argument", f"{what} must be among {describe_ids(allowed)}, not {describe_ids(value)}"
+            )
+    if n_folds is not None and n_folds < 2:
+        raise DepgraphError("invalid_argument", f"n_folds must be at least 2, not {n_folds}")
+    ctx = _Context(
+        graph,
+        graph.nodes["key"].to_numpy(dtype=object),
+        graph.node_ids.to_numpy(dtype=object),
+        n_folds,
+        tuple(modes) if modes is not None else None,
+    )
+    found: list[Issue] = []
+    for level, fn in RULES:
+        found += [_with_level(i, level) for i in fn(ctx)]
+    valid = not any(i.severity == "error" for i in found)
+    kept = [
+        i for i in found if (levels is None or i.level in levels) and (severities is None or i.severity in severities)
+    ]
+    metrics = {
+        "n_nodes": graph.n_nodes,
+        "n_edges": graph.n_edges,
+        "n_samples": graph.count(NodeType.SAMPLE),
+        "n_issues": len(found),
+        "n_errors": sum(i.severity == "error" for i in found),
+        "n_warnings": sum(i.severity == "warning" for i in found),
+        "n_advisories": sum(i.severity == "advisory" for i in found),
+    }
+    return ValidationReport(tuple(kept), metrics, graph.name, valid)
+
+
+def _with_level(issue: Issue, level: str) -> Issue:
+    return Issue(issue.code, issue.severity, issue.message, issue.ids, level, issue.count, issue.details)
+
+
+# --------------------------------------------------------------------------- structural
+@rule("structural")
+def _structure(ctx: _Context) -> list[Issue]:
+    """Node ids unique, edges inside the node table, endpoint types matching
+    the relation's signature, no repeated edge."""
+    g = ctx.graph
+    out: list[Issue] = []
+    ids = pd.Series(ctx.node_ids)
+    dup = ids[ids.duplicated()].unique()
+    if len(dup):
+        out.append(Issue("duplicate_node_id", "error", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
+    src = g.edges["src"].to_numpy()
+    dst = g.edges["dst"].to_numpy()
+    dangling = (src < 0) | (src >= g.n_nodes) | (dst < 0) | (dst >= g.n_nodes)
+    if dangling.any():
+        rows = np.flatnonzero(dangling)
+        out.append(
+            Issue(
+                "dangling_edge",
+                "error",
+                f"{len(rows)} edge(s) point outside the node table (edge rows {describe_ids(rows)})",
+                details={"edge_rows": rows.tolist()},
+                count=len(rows),
+            )
+        )
+    ok = ~dangling
+    types = g.nodes["type"].cat.codes.to_numpy()
+    rel_codes = g.edges["relation"].cat.codes.to_numpy()
+    want_src = np.array([r.source.rank for r in RELATIONS])[rel_codes]
+    want_dst = np.array([r.target.rank for r in RELATIONS])[rel_codes]
+    bad = ok.copy()
+    bad[ok] = (types[src[ok]] != want_src[ok]) | (types[dst[ok]] != want_dst[ok])
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        shown = [f"{ctx.node_ids[src[r]]} -[{RELATIONS[rel_codes[r]].name}]-> {ctx.node_ids[dst[r]]}" for r in rows[:3]]
+        out.append(
+            Issue(
+                "invalid_edge_signature",
+                "error",
+                f"{len(rows)} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
+                ids=tuple(pd.unique(np.concatenate([ctx.node_ids[src[rows]], ctx.node_ids[dst[rows]]]))),
+                count=len(rows),
+            )
+        )
+    triples = pd.DataFrame({"r": rel_codes, "s": src, "d": dst})
+    repeated = triples.duplicated()
+    if repeated.any():
+        out.append(
+            Issue(
+                "duplicate_edge",
+                "error",
+                f"{int(repeated.sum())} edge(s) are declared twice",
+                count=int(repeated.sum()),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- semantic
+@rule("semantic")
+def _assignments(ctx: _Context) -> list[Issue]:
+    """At most one subject/batch/study/timepoint/... per sample; samples
+    missing a relation the other samples have."""
+    g = ctx.graph
+    out: list[Issue] = []
+    start, stop = g.type_range(NodeType.SAMPLE)
+    n_samples = stop - start
+    allow_multi = bool(g.overrides.get("allow_multi_subject_samples"))
+    for rel in RELATIONS:
+        if not rel.single_target or rel.source != NodeType.SAMPLE:
+            continue
+        src, _, _ = g.relation_edges(rel.name)
+        if not len(src) or not n_samples:
+            continue
+        counts = np.bincount(src - start, minlength=n_samples)
+        multi = np.flatnonzero(counts > 1) + start
+        mode = rel.mode
+        if len(multi):
+            ids = ctx.node_ids[multi]
+            if rel.name == "sample_belongs_to_subject" and allow_multi:
+                out.append(
+                    Issue(
+                        "multi_subject_samples_allowed",
+                        "advisory",
+                        f"{len(multi)} sample(s) belong to several subjects (allowed by override): "
+                        f"{describe_ids(ctx.keys[multi])}",
+                        tuple(ids),
+                    )
+                )
+            else:
+                out.append(
+                    Issue(
+                        f"sample_multiple_{mode}_assignments",
+                        "error",
+                        f"{len(multi)} sample(s) have more than one {rel.target.value.lower()} ({rel.name}): "
+                        f"{describe_ids(ctx.keys[multi])}",
+                        tuple(ids),
+                        details={"relation": rel.name},
+                    )
+                )
+        missing = np.flatnonzero(counts == 0) + start
+        if len(missing):
+            what = "timepoint" if mode == "time" else mode
+            out.append(
+                Issue(
+                    f"sample_missing_{mode}_assignment",
+                    "warning",
+                    f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
+                    f"{mode} grouping keeps them as singletons: {describe_ids(ctx.keys[missing])}",
+                    tuple(ctx.node_ids[missing]),
+                    details={"relation": rel.name},
+                )
+            )
+    return out
+
+
+@rule("semantic")
+def _time_order(ctx: _Context) -> list[Issue]:
+    """timepoint_precedes: no self-loop, no cycle, no edge against time_index."""
+    return [
+        Issue(code, "error", message, tuple(f"timepoint:{k}" for k in ids))
+        for code, message, ids in time_order_problems(ctx.graph)
+    ]
+
+
+@rule("semantic")
+def _dropped_pairs(ctx: _Context) -> list[Issue]:
+    """Builder steps that dropped pairs naming ids the graph does not have."""
+    out = []
+    for step in ctx.graph.history:
+        dropped = int(step.get("unknown_dropped") or 0)
+        if dropped:
+            out.append(
+                Issue(
+                    "pairs_with_unknown_ids_dropped",
+                    "advisory",
+                    f"{step.get('step')} dropped {dropped} pair(s) naming ids not in the graph (unknown='ignore')",
+                    count=dropped,
+                    details={"step": step.get("step")},
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- leakage
+def _sample_entity(ctx: _Context, relation: str) -> pd.DataFrame:
+    src, dst, _ = ctx.graph.relation_edges(relation)
+    return pd.DataFrame({"sample": src, "entity": dst})
+
+
+@rule("leakage")
+def _repeated_subjects(ctx: _Context) -> list[Issue]:
+    """Subjects with several samples: a sample-level split would leak them."""
+    edges = _sample_entity(ctx, "sample_belongs_to_subject")
+    counts = edges.groupby("entity").size()
+    repeated = counts.index[counts > 1].to_numpy()
+    if not len(repeated):
+        return []
+    return [
+        Issue(
+            "repeated_subject_samples",
+            "advisory",
+            f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
+            f"{describe_ids(ctx.keys[repeated])}",
+            tuple(ctx.node_ids[repeated]),
+        )
+    ]
+
+
+def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[Issue]:
+    subjects = _sample_entity(ctx, "sample_belongs_to_subject").rename(columns={"entity": "subject"})
+    other = _sample_entity(ctx, relation)
+    if subjects.empty or other.empty:
+        return []
+    joined = subjects.merge(other, on="sample")
+    spread = joined.groupby("subject")["entity"].nunique()
+    spanning = spread.index[spread > 1].to_numpy()
+    if not len(spanning):
+        return []
+    return [
+        Issue(
+            code,
+            "warning",
+            f"{len(spanning)} subject(s) have samples in several {what}; a {what[:-1] if what.endswith('s') else what} "
+            f"hold-out would leak them: {describe_ids(ctx.keys[spanning])}",
+            tuple(ctx.node_ids[spanning]),
+        )
+    ]
+
+
+@rule("leakage")
+def _cross_study(ctx: _Context) -> list[Issue]:
+    return _subject_spread(ctx, "sample_from_study", "subject_cross_study_overlap", "studies")
+
+
+@rule("leakage")
+def _cross_site(ctx: _Context) -> list[Issue]:
+    return _subject_spread(ctx, "sample_collected_at_site", "subject_cross_site_overlap", "sites")
+
+
+@rule("leakage")
+def _shared_featuresets(ctx: _Context) -> list[Issue]:
+    """Feature sets shared by several samples (derived jointly: a provenance link)."""
+    edges = _sample_entity(ctx, "sample_uses_featureset")
+    counts = edges.groupby("entity").size()
+    shared = counts.index[counts > 1].to_numpy()
+    if not len(shared):
+        return []
+    return [
+        Issue(
+            "shared_featureset_provenance",
+            "advisory",
+            f"{len(shared)} feature set(s) are shared by several samples: {describe_ids(ctx.keys[shared])}",
+            tuple(ctx.node_ids[shared]),
+        )
+    ]
+
+
+@rule("leakage")
+def _heavy_batches(ctx: _Context) -> list[Issue]:
+    """Batches holding at least max(3, ceil(half the samples))."""
+    n_samples = ctx.graph.count(NodeType.SAMPLE)
+    edges = _sample_entity(ctx, "sample_processed_in_batch")
+    if edges.empty or not n_samples:
+        return []
+    threshold = max(3, math.ceil(n_samples * HEAVY_BATCH_SHARE))
+    counts = edges.groupby("entity")["sample"].nunique()
+    heavy = counts.index[counts >= threshold].to_numpy()
+    if not len(heavy):
+        return []
+    return [
+        Issue(
+            "heavy_batch_reuse",
+            "advisory",
+            f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {describe_ids(ctx.keys[heavy])}",
+            tuple(ctx.node_ids[heavy]),
+        )
+    ]
+
+
+@rule("leakage")
+def _time_ordering_missing(ctx: _Context) -> list[Issue]:
+    g = ctx.graph
+    if not g.has_relation("sample_collected_at_timepoint") or g.has_relation("timepoint_precedes"):
+        return []
+    start, stop = g.type_range(NodeType.TIMEPOINT)
+    if "time_index" in g.attributes.columns and g.attributes["time_index"].iloc[start:stop].notna().any():
+        return []
+    return [
+        Issue(
+            "missing_time_ordering",
+            "warning",
+            "samples are linked to timepoints but no time_index or timepoint_precedes orders them",
+        )
+    ]
+
+
+@rule("leakage")
+def _related_subjects(ctx: _Context) -> list[Issue]:
+    """Kinship between subjects: subject grouping would put relatives apart."""
+    src, dst, _ = ctx.graph.relation_edges("subject_related_to")
+    if not len(src):
+        return []
+    subjects = np.unique(np.concatenate([src, dst]))
+    return [
+        Issue(
+            "related_subjects",
+            "warning",
+            f"{len(src)} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
+            f"use relatedness mode: {describe_ids(ctx.keys[subjects])}",
+            tuple(ctx.node_ids[subjects]),
+            details={"pairs": len(src)},
+        )
+    ]
+
+
+@rule("leakage")
+def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
+    """Declared duplicates whose samples belong to different subjects: a
+    re-deposit under a new subject id, which subject grouping cannot see."""
+    src, dst, _ = ctx.graph.relation_edges("sample_duplicate_of")
+    if not len(src):
+        return []
+    start, stop = ctx.graph.type_range(NodeType.SAMPLE)
+    subject_of = np.full(stop - start, -1, dtype=np.int64)
+    s_src, s_dst, _ = ctx.graph.relation_edges("sample_belongs_to_subject")
+    subject_of[s_src - start] = s_dst
+    a, b = subject_of[src - start], subject_of[dst - start]
+    across = (a != b) | (a < 0)
+    if not across.any():
+        return []
+    samples = np.unique(np.concatenate([src[across], dst[across]]))
+    return [
+        Issue(
+            "duplicates_across_subjects",
+            "warning",
+            f"{int(across.sum())} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
+            f"would split them, use duplicate or composite mode: {describe_ids(ctx.keys[samples])}",
+            tuple(ctx.node_ids[samples]),
+            details={"pairs": int(across.sum())},
+        )
+    ]
+
+
+@rule("leakage")
+def _partition_shapes(ctx: _Context) -> list[Issue]:
+    """Derivations that collapse (one group), are dominated by one group, or
+    leave fewer groups than the folds asked for."""
+    g = ctx.graph
+    if g.count(NodeType.SAMPLE) < 2:
+        return []
+    modes = ctx.modes if ctx.modes is not None else _supported_modes(g)
+    out: list[Issue] = []
+    for mode in modes:
+        try:
+            partition = derive(g, mode) if mode in MODE and mode != "composite" else derive(g, "composite")
+        except DepgraphError:
+            continue  # the reason (ambiguity, time order) is reported by its own rule
+        label = mode if mode != "composite" else "composite/strict"
+        for w in partition.warnings:
+            if w.code in ("single_group", "dominant_group"):
+                out.append(
+                    Issue(w.code, "warning", w.message, tuple(f"group:{i}" for i in w.ids), details={"mode": label})
+                )
+        if ctx.n_folds is not None and partition.n_groups < ctx.n_folds:
+            out.append(
+                Issue(
+                    "too_few_groups",
+                    "warning",
+                    f"mode {label} leaves {partition.n_groups} group(s), fewer than {ctx.n_folds} folds",
+                    count=1,
+                    details={"mode": label, "n_groups": partition.n_groups, "n_folds": ctx.n_folds},
+                )
+            )
+    return out
+
+
+def _supported_modes(graph: StudyGraph) -> tuple[str, ...]:
+    present = [m for m in COMBINABLE_MODES if graph.has_relation(relations_for_mode(m)[-1].name)]
+    return (*present, "composite") if len(present) > 1 else tuple(present)

@@ -1,0 +1,265 @@
+"""The closed vocabulary of a study declaration.
+
+Everything depgraph knows about study structure is written down once, here:
+the node types, the relations between them (one row each, in
+:data:`RELATIONS`), and the derivation modes that turn relations into groups
+(:data:`MODES`). Ingest, validation, derivation, the JSON Schemas and the docs
+all read these tables instead of repeating them.
+
+>>> RELATION["sample_belongs_to_subject"].target
+<NodeType.SUBJECT: 'Subject'>
+>>> [r.name for r in relations_for_mode("relatedness")]
+['sample_belongs_to_subject', 'subject_related_to']
+>>> NodeType.FEATURESET.prefix
+'featureset'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+
+class NodeType(str, Enum):
+    """The eleven kinds of entity a study declaration can name."""
+
+    SAMPLE = "Sample"
+    SUBJECT = "Subject"
+    BATCH = "Batch"
+    STUDY = "Study"
+    TIMEPOINT = "Timepoint"
+    ASSAY = "Assay"
+    FEATURESET = "FeatureSet"
+    OUTCOME = "Outcome"
+    SITE = "Site"
+    REGION = "Region"
+    PLATFORM = "Platform"
+
+    @property
+    def prefix(self) -> str:
+        """Lower-case prefix of node ids of this type (``sample:S1``)."""
+        return self.value.lower()
+
+    @property
+    def rank(self) -> int:
+        """Position in declaration order; node tables are sorted by it."""
+        return NODE_TYPES.index(self)
+
+
+NODE_TYPES: tuple[NodeType, ...] = tuple(NodeType)
+NODE_TYPE_BY_PREFIX: dict[str, NodeType] = {t.prefix: t for t in NODE_TYPES}
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One row of the relation table.
+
+    ``single_target`` means a sample may have at most one target of this
+    relation; ``column`` is the metadata column that declares it (``None`` when
+    it comes from pairs or explicit edges); ``mode`` is the derivation mode that
+    groups by it.
+    """
+
+    name: str
+    source: NodeType
+    target: NodeType
+    directed: bool
+    single_target: bool
+    column: str | None
+    mode: str | None
+    weighted: bool = False
+    built_from: str = ""
+
+
+N = NodeType  # short alias for the table below
+
+RELATIONS: tuple[Relation, ...] = (
+    Relation("sample_belongs_to_subject", N.SAMPLE, N.SUBJECT, True, True, "subject_id", "subject"),
+    Relation("sample_processed_in_batch", N.SAMPLE, N.BATCH, True, True, "batch_id", "batch"),
+    Relation("sample_from_study", N.SAMPLE, N.STUDY, True, True, "study_id", "study"),
+    Relation(
+        "sample_collected_at_timepoint",
+        N.SAMPLE,
+        N.TIMEPOINT,
+        True,
+        True,
+        "timepoint_id",
+        "time",
+        built_from="timepoint_id (+ time_index)",
+    ),
+    Relation("sample_measured_by_assay", N.SAMPLE, N.ASSAY, True, True, "assay_id", "assay"),
+    Relation("sample_collected_at_site", N.SAMPLE, N.SITE, True, True, "site_id", "site"),
+    Relation("sample_located_in_region", N.SAMPLE, N.REGION, True, True, "region_id", "region"),
+    Relation("sample_run_on_platform", N.SAMPLE, N.PLATFORM, True, True, "platform_id", "platform"),
+    Relation("sample_uses_featureset", N.SAMPLE, N.FEATURESET, True, False, "featureset_id", None),
+    Relation("sample_has_outcome", N.SAMPLE, N.OUTCOME, True, False, "outcome_id", None),
+    Relation(
+        "subject_has_outcome",
+        N.SUBJECT,
+        N.OUTCOME,
+        True,
+        False,
+        None,
+        None,
+        built_from="outcome_id with outcome_scope='subject'",
+    ),
+    Relation(
+        "timepoint_precedes",
+        N.TIMEPOINT,
+        N.TIMEPOINT,
+        True,
+        False,
+        None,
+        None,
+        built_from="derived from time_index",
+    ),
+    Relation(
+        "featureset_generated_from_study",
+        N.FEATURESET,
+        N.STUDY,
+        True,
+        False,
+        None,
+        None,
+        built_from="explicit edges",
+    ),
+    Relation(
+        "featureset_generated_from_batch",
+        N.FEATURESET,
+        N.BATCH,
+        True,
+        False,
+        None,
+        None,
+        built_from="explicit edges",
+    ),
+    Relation(
+        "subject_related_to",
+        N.SUBJECT,
+        N.SUBJECT,
+        False,
+        False,
+        None,
+        "relatedness",
+        True,
+        built_from="kinship pairs >= threshold",
+    ),
+    Relation(
+        "sample_adjacent_to",
+        N.SAMPLE,
+        N.SAMPLE,
+        False,
+        False,
+        None,
+        "spatial",
+        True,
+        built_from="coordinates within radius",
+    ),
+    Relation(
+        "sample_duplicate_of",
+        N.SAMPLE,
+        N.SAMPLE,
+        False,
+        False,
+        None,
+        "duplicate",
+        True,
+        built_from="declared or detected duplicate pairs",
+    ),
+)
+del N
+
+RELATION: dict[str, Relation] = {r.name: r for r in RELATIONS}
+RELATION_NAMES: tuple[str, ...] = tuple(r.name for r in RELATIONS)
+
+#: Metadata columns that declare a relation, plus ``sample_id`` and ``time_index``.
+CANONICAL_COLUMNS: tuple[str, ...] = (
+    "sample_id",
+    *(r.column for r in RELATIONS if r.column is not None),
+    "time_index",
+)
+
+ModeKind = Literal["direct", "component", "composite"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A derivation mode: how relations become one group per sample.
+
+    ``direct`` modes group a sample by the single target of one relation;
+    ``component`` modes take connected components over their relations;
+    ``composite`` combines other modes (``strict``: union, ``rule_based``:
+    first mode in a priority list).
+    """
+
+    name: str
+    kind: ModeKind
+    recommended_resampling: str
+
+
+MODES: tuple[Mode, ...] = (
+    Mode("subject", "direct", "grouped_cv"),
+    Mode("batch", "direct", "blocked_cv"),
+    Mode("study", "direct", "blocked_cv"),
+    Mode("time", "direct", "ordered_split"),
+    Mode("assay", "direct", "blocked_cv"),
+    Mode("site", "direct", "blocked_cv"),
+    Mode("region", "direct", "blocked_cv"),
+    Mode("platform", "direct", "blocked_cv"),
+    Mode("relatedness", "component", "grouped_cv"),
+    Mode("spatial", "component", "grouped_cv"),
+    Mode("duplicate", "component", "grouped_cv"),
+    Mode("composite", "composite", "custom_grouped_cv"),
+)
+MODE: dict[str, Mode] = {m.name: m for m in MODES}
+#: Modes that can be combined by the composite mode (everything but composite).
+COMBINABLE_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.kind != "composite")
+STRATEGIES: tuple[str, ...] = ("strict", "rule_based")
+RESAMPLING_PLANS: tuple[str, ...] = (
+    "grouped_cv",
+    "blocked_cv",
+    "leave_one_group_out",
+    "ordered_split",
+    "custom_grouped_cv",
+)
+SEVERITIES: tuple[str, ...] = ("error", "warning", "advisory")
+LEVELS: tuple[str, ...] = ("structural", "semantic", "leakage")
+
+
+def direct_relation(mode: str) -> Relation:
+    """The one relation a direct mode groups by.
+
+    >>> direct_relation("time").name
+    'sample_collected_at_timepoint'
+    """
+    spec = MODE.get(mode)
+    if spec is None or spec.kind != "direct":
+        raise KeyError(f"{mode!r} is not a direct mode")
+    return next(r for r in RELATIONS if r.mode == mode)
+
+
+def relations_for_mode(mode: str) -> tuple[Relation, ...]:
+    """Relations a (non-composite) mode follows, in table order.
+
+    Relatedness closes over subjects as well as kinship: two samples of one
+    subject, or of two related subjects, share a group.
+
+    >>> [r.name for r in relations_for_mode("spatial")]
+    ['sample_adjacent_to']
+    """
+    spec = MODE.get(mode)
+    if spec is None or spec.kind == "composite":
+        raise KeyError(f"{mode!r} is not a direct or component mode")
+    if mode == "relatedness":
+        return (RELATION["sample_belongs_to_subject"], RELATION["subject_related_to"])
+    return tuple(r for r in RELATIONS if r.mode == mode)
+
+
+#: KING kinship-coefficient cut-offs by degree of relationship (inclusive lower bounds).
+KING_DEGREE_THRESHOLDS: dict[str, float] = {
+    "duplicate": 0.354,
+    "first": 0.177,
+    "second": 0.0884,
+    "third": 0.0442,
+}
