@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -161,6 +160,10 @@ def build(
     name: Annotated[str | None, typer.Option(help="A name for the graph, shown in reports.")] = None,
 ) -> None:
     """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"--unknown takes 'error' or 'ignore', not {unknown!r}")
+    if outcome_scope not in ("sample", "subject"):
+        raise DepgraphError("invalid_argument", f"--outcome-scope takes 'sample' or 'subject', not {outcome_scope!r}")
     if kinship is not None and kinship_threshold is None:
         raise DepgraphError("invalid_argument", "--kinship needs --kinship-threshold (a number or a KING degree name)")
     if kinship is None and kinship_threshold is not None:
@@ -298,14 +301,18 @@ def main(argv: list[str] | None = None) -> int:
     except DepgraphError as exc:
         print(f"depgraph: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.ClickException as exc:
-        print(f"depgraph: usage: {exc.format_message()}", file=sys.stderr)
-        return 2
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("depgraph: aborted", file=sys.stderr)
         return 130
+    except typer.TyperException as exc:  # usage errors: unknown option, missing argument, bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            print(exc.format_message())  # type: ignore[attr-defined]
+            return 0
+        message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+        print(f"depgraph: invalid_argument: {message}", file=sys.stderr)
+        return 2
     return result if isinstance(result, int) else 0
 
 

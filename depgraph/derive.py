@@ -44,6 +44,18 @@ from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeTyp
 #: A group holding more than this share of samples is reported as dominant.
 DOMINANT_SHARE = 0.5
 
+#: Every code a Partition's ``warnings`` can carry: ``code -> (severity, meaning)``.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "unlinked_samples": ("warning", "samples without the mode's relation were kept as singleton groups"),
+    "multi_subject_first_chosen": ("warning", "samples with several subjects were grouped by the smallest subject id"),
+    "no_relation_edges": ("warning", "the graph has none of the edges that make the mode (kinship, adjacency...)"),
+    "time_order_partial": ("warning", "some timepoints have neither time_index nor precedence"),
+    "time_order_unavailable": ("warning", "no timepoint has time_index or precedence"),
+    "single_group": ("warning", "every sample is in one group: no split is possible"),
+    "dominant_group": ("warning", "one group holds more than half the samples"),
+    "mostly_singletons": ("advisory", "most groups are single samples: dependency coverage may be sparse"),
+}
+
 
 @dataclass(frozen=True, eq=False)
 class Partition:
@@ -61,7 +73,7 @@ class Partition:
     >>> p.groups()
     {'S1': 'batch:B1', 'S2': 'batch:B1', 'S3': 'batch:unlinked:S3'}
     >>> p.n_groups, [w.code for w in p.warnings]
-    (2, ['unlinked_samples'])
+    (2, ['unlinked_samples', 'dominant_group'])
     """
 
     samples: pd.DataFrame
@@ -160,11 +172,11 @@ def derive(
     >>> derive(g, "relatedness").groups()
     {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
     """
-    spec = MODE.get(mode)
+    spec = MODE.get(mode) if isinstance(mode, str) else None
     if spec is None:
-        raise DepgraphError(
-            "invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids([m for m in MODE], 20)}"
-        )
+        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids(list(MODE), 20)}")
+    if min_groups is not None and (not isinstance(min_groups, (int, np.integer)) or min_groups < 1):
+        raise DepgraphError("invalid_argument", f"min_groups must be a positive integer, not {min_groups!r}")
     if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
         raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
     selected = _selected_samples(graph, samples)
@@ -205,6 +217,8 @@ def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.nd
         if stop == start:
             raise DepgraphError("empty_input", "the graph has no samples")
         return np.arange(start, stop, dtype=np.int64)
+    if isinstance(samples, str):  # one id, not its characters
+        samples = [samples]
     wanted = pd.unique(np.array([str(s) for s in samples], dtype=object))
     if len(wanted) == 0:
         raise DepgraphError("empty_input", "samples= is empty")

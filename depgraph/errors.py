@@ -65,12 +65,16 @@ class DepgraphError(Exception):
         return f"[{self.code}] {self.message}"
 
 
-def describe_ids(ids: Iterable[Any], limit: int = 5) -> str:
-    """The first ``limit`` ids and how many more, for one-line messages."""
+def describe_ids(ids: Iterable[Any], limit: int = 5, total: int | None = None) -> str:
+    """The first ``limit`` ids and how many more, for one-line messages.
+
+    ``total`` is the full count when ``ids`` is already a truncated list.
+    """
     items = [str(i) for i in ids]
+    total = len(items) if total is None else max(total, len(items))
     shown = ", ".join(items[:limit])
-    if len(items) > limit:
-        shown += f" and {len(items) - limit} more"
+    if total > min(limit, len(items)):
+        shown += f" and {total - min(limit, len(items))} more"
     return shown
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, describe_ids
 
 #: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
 MISSING_TOKENS: tuple[str, ...] = ("", "NA", "NaN", "nan", "NULL", "null", "None", "N/A", "<NA>")
@@ -36,6 +36,19 @@ def existing_file(path: str | os.PathLike[str], what: str = "file") -> Path:
     if p.is_dir():
         raise DepgraphError("io", f"{what} {str(p)!r} is a directory, not a file", path=str(p))
     return p
+
+
+def describe_source(source: Any, what: str) -> str:
+    """``what`` plus the file name when the source is a path, for messages.
+
+    >>> describe_source("cohort/meta.csv", "metadata")
+    "metadata 'cohort/meta.csv'"
+    >>> describe_source(pd.DataFrame(), "metadata")
+    'metadata'
+    """
+    if isinstance(source, (str, os.PathLike)):
+        return f"{what} {str(source)!r}"
+    return what
 
 
 def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
@@ -60,6 +73,11 @@ def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
             f"not {type(source).__name__}",
         )
     stripped = [str(c).strip() for c in frame.columns]
+    repeated = sorted({c for c in stripped if stripped.count(c) > 1})
+    if repeated:
+        raise DepgraphError(
+            "schema", f"{what} has the column {describe_ids(repeated)} more than once", columns=repeated
+        )
     if stripped != list(frame.columns):
         frame = frame.set_axis(stripped, axis=1)
     return frame
@@ -76,19 +94,19 @@ def _read_table_file(path: Path, what: str) -> pd.DataFrame:
         if kind in (".parquet", ".pq"):
             return pd.read_parquet(path)
         sep = "\t" if kind in (".tsv", ".tab", ".txt") else ","
-        return pd.read_csv(
-            path,
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            na_values=list(MISSING_TOKENS),
-            skipinitialspace=True,
-        )
+        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[])
+        return frame.apply(_missing_to_nan)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if isinstance(exc, pd.errors.EmptyDataError):
             raise DepgraphError("empty_input", f"{what} {str(path)!r} has no columns", path=str(path)) from exc
         raise DepgraphError("parse", f"{what} {str(path)!r} cannot be parsed: {reason}", path=str(path)) from exc
+
+
+def _missing_to_nan(column: pd.Series) -> pd.Series:
+    """Cells stripped of surrounding blanks; the missing tokens become NaN."""
+    text = column.str.strip()
+    return text.where(~text.isin(MISSING_TOKENS))
 
 
 @contextlib.contextmanager

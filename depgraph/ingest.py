@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
-from depgraph.files import read_table
+from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, NodePiece, StudyGraph, assemble
 from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION, RELATIONS, NodeType
 
@@ -196,7 +196,7 @@ def from_metadata(
     >>> g.relation_counts()
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
-    what = "metadata"
+    what = describe_source(table, "metadata")
     frame = _apply_column_map(read_table(table, what), columns)
     if "sample_id" not in frame.columns:
         raise DepgraphError(
@@ -383,6 +383,8 @@ def _precedence(timepoints: pd.Series | None, time_index: np.ndarray | None) -> 
         return EdgePiece("timepoint_precedes", pd.Series(names[:-1]), pd.Series(names[1:]), "metadata"), None
     level_of = np.unique(values, return_inverse=True)[1]
     sizes = np.bincount(level_of)
+    if len(sizes) < 2:  # every timepoint tied: nothing precedes anything
+        return None, None
     n_edges = int((sizes[:-1] * sizes[1:]).sum())
     if n_edges > _MAX_PRECEDES_PER_TIMEPOINT * len(names) + 1000:
         return None, f"{n_edges} precedence edges between tied timepoints not materialised; order kept in time_index"
@@ -429,15 +431,9 @@ def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> t
     return a, b
 
 
-def _drop_unknown(
-    graph: StudyGraph,
-    node_type: NodeType,
-    a: pd.Series,
-    b: pd.Series,
-    unknown: Unknown,
-    what: str,
-) -> tuple[np.ndarray, int]:
-    """Rows whose ids both name nodes of ``node_type``; unknown ids raise or are dropped."""
+def _unknown_ids(graph: StudyGraph, node_type: NodeType, ids: pd.Series, unknown: Unknown, what: str) -> np.ndarray:
+    """Which of ``ids`` name nodes of ``node_type``; unknown ids raise, or with
+    ``unknown="ignore"`` are only flagged (their rows are dropped by the caller)."""
     if unknown not in ("error", "ignore"):
         raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
     if graph.count(node_type) == 0:
@@ -446,19 +442,37 @@ def _drop_unknown(
             f"{what} names {node_type.value} ids but the graph has no {node_type.value} nodes"
             + (" (add a subject_id column to the metadata)" if node_type == NodeType.SUBJECT else ""),
         )
-    known = (graph.locate(node_type, a) >= 0) & (graph.locate(node_type, b) >= 0)
-    if not known.all():
-        strangers = pd.unique(
-            np.concatenate([a[graph.locate(node_type, a) < 0].to_numpy(), b[graph.locate(node_type, b) < 0].to_numpy()])
-        ).tolist()
-        if unknown == "error":
-            raise DepgraphError(
-                "reference",
-                f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)} "
-                "(pass unknown='ignore' to drop those pairs)",
-                ids=strangers,
-            )
-    return known, int((~known).sum())
+    known = graph.locate(node_type, ids) >= 0
+    if not known.all() and unknown == "error":
+        strangers = pd.unique(ids[~known].to_numpy(dtype=object)).tolist()
+        raise DepgraphError(
+            "reference",
+            f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)} "
+            "(to drop them instead: unknown='ignore', or --unknown ignore on the command line)",
+            ids=strangers,
+        )
+    return known
+
+
+def _pairs_known(
+    graph: StudyGraph, node_type: NodeType, a: pd.Series, b: pd.Series, unknown: Unknown, what: str
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Rows whose two ids are both known, and the record of what was dropped."""
+    known = _unknown_ids(graph, node_type, pd.concat([a, b], ignore_index=True), unknown, what)
+    both = known[: len(a)] & known[len(a) :]
+    strangers = pd.unique(pd.concat([a, b], ignore_index=True)[~known].to_numpy(dtype=object))
+    return both, _dropped_record(int((~both).sum()), strangers)
+
+
+def _dropped_record(n_dropped: int, strangers: np.ndarray) -> dict[str, Any]:
+    return {
+        "unknown_dropped": n_dropped,
+        "unknown_id_count": len(strangers),
+        "unknown_ids": [str(x) for x in strangers[:_RECORDED_IDS]],
+    }
+
+
+_RECORDED_IDS = 50  # ids kept in a history record; the count is exact
 
 
 def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
@@ -509,39 +523,45 @@ def kinship_pairs(
     Returns the edge piece and the provenance record (threshold, counts).
     """
     value, degree = resolve_threshold(threshold)
-    what = "kinship"
+    what = describe_source(source, "kinship")
+    record: dict[str, Any] = {"step": "add_kinship"}
     if isinstance(source, np.ndarray) or sp.issparse(source):
-        a, b, kin, origin = _matrix_pairs(source, ids, value, what)
-        n_in = None
+        names = _matrix_ids(source, ids, what)
+        known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
+        a, b, kin, origin = _matrix_pairs(source, names, value, what)
+        both = known_ids[_positions_in(names, a)] & known_ids[_positions_in(names, b)]
+        record |= {"source": origin}
+        dropped = _dropped_record(int((~both).sum()), names[~known_ids].to_numpy(dtype=object))
+        provenance = "kinship:matrix"
     else:
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices, not pair tables")
         frame = _pair_table(source, what, id_columns, value_column)
         if len(frame) == 0:
-            raise DepgraphError("empty_input", f"{what} pair table has no rows")
+            raise DepgraphError("empty_input", f"{what} has no rows")
         a, b = _pair_keys(frame, id_columns, what)
         kin = _numeric(frame[value_column], value_column, what)
         _check_kinship_values(kin, np.arange(len(kin)), what)
-        n_in = len(frame)
-        keep = kin >= value
-        a, b, kin = a[keep].reset_index(drop=True), b[keep].reset_index(drop=True), kin[keep]
-        origin = str(source) if isinstance(source, (str, os.PathLike)) else "pairs"
-    known, dropped = _drop_unknown(graph, NodeType.SUBJECT, a, b, unknown, what)
-    a, b, kin = a[known].reset_index(drop=True), b[known].reset_index(drop=True), kin[known]
-    piece = EdgePiece("subject_related_to", a, b, "kinship:pairs" if n_in is not None else "kinship:matrix", kin)
-    record: dict[str, Any] = {
-        "step": "add_kinship",
-        "source": origin,
+        known, dropped = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+        kept = kin >= value
+        both = known[kept]
+        a, b, kin = a[kept].reset_index(drop=True), b[kept].reset_index(drop=True), kin[kept]
+        record |= {"source": str(source) if isinstance(source, (str, os.PathLike)) else "pairs", "pairs_in": len(frame)}
+        provenance = "kinship:pairs"
+    a, b, kin = a[both].reset_index(drop=True), b[both].reset_index(drop=True), kin[both]
+    record |= {
         "threshold": value,
         "threshold_name": degree,
         "inclusive": True,
         "pairs_kept": len(a),
         "unknown": unknown,
-        "unknown_dropped": dropped,
+        **dropped,
     }
-    if n_in is not None:
-        record["pairs_in"] = n_in
-    return piece, record
+    return EdgePiece("subject_related_to", a, b, provenance, kin), record
+
+
+def _positions_in(names: pd.Series, keys: pd.Series) -> np.ndarray:
+    return pd.Index(names.to_numpy(dtype=object)).get_indexer(keys.to_numpy(dtype=object))
 
 
 def _check_kinship_values(kin: np.ndarray, rows: np.ndarray, what: str) -> None:
@@ -559,10 +579,11 @@ def _check_kinship_values(kin: np.ndarray, rows: np.ndarray, what: str) -> None:
         )
 
 
-def _matrix_pairs(matrix: Any, ids: Any, threshold: float, what: str) -> tuple[pd.Series, pd.Series, np.ndarray, str]:
+def _matrix_ids(matrix: Any, ids: Any, what: str) -> pd.Series:
+    """The normalised ids of a square kinship matrix's rows and columns."""
     if ids is None:
         raise DepgraphError("invalid_argument", f"a {what} matrix needs ids= naming its rows and columns")
-    names = normalise_keys(pd.Series(list(ids)), "ids")
+    names = normalise_keys(pd.Series(list(ids), dtype=object), "ids")
     _require_ids(names, "ids", what)
     shape = matrix.shape
     if len(shape) != 2 or shape[0] != shape[1] or shape[0] != len(names):
@@ -572,6 +593,13 @@ def _matrix_pairs(matrix: Any, ids: Any, threshold: float, what: str) -> tuple[p
     if names.duplicated().any():
         dups = names[names.duplicated()].unique().tolist()
         raise DepgraphError("duplicate_id", f"{what} matrix ids repeat {describe_ids(dups)}", ids=dups)
+    return names
+
+
+def _matrix_pairs(
+    matrix: Any, names: pd.Series, threshold: float, what: str
+) -> tuple[pd.Series, pd.Series, np.ndarray, str]:
+    shape = matrix.shape
     key_arr = names.to_numpy(dtype=object)
     if sp.issparse(matrix):
         if threshold <= 0:
@@ -636,7 +664,7 @@ def spatial_pairs(
     distance matrix; ``p`` is the Minkowski norm (2: Euclidean). The edge weight
     is the distance. Samples without coordinates get no adjacency.
     """
-    what = "coordinates"
+    what = describe_source(coords, "coordinates")
     try:
         r = float(radius)
     except (TypeError, ValueError):
@@ -680,6 +708,7 @@ def spatial_pairs(
     if unknown not in ("error", "ignore"):
         raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
     known = positions >= 0
+    dropped = _dropped_record(len(strangers), np.asarray(strangers, dtype=object))
     ids, points = ids[known].reset_index(drop=True), points[known]
     pairs = cKDTree(points).query_pairs(r=r, p=p, output_type="ndarray") if len(points) > 1 else np.empty((0, 2), int)
     i, j = pairs[:, 0], pairs[:, 1]
@@ -701,7 +730,8 @@ def spatial_pairs(
         "points": len(points),
         "pairs_kept": len(i),
         "unknown": unknown,
-        "unknown_dropped": len(strangers),
+        **dropped,
+        "dropped_what": "samples",
     }
     return piece, record
 
@@ -719,13 +749,13 @@ def duplicate_pairs(
     An optional ``similarity_column`` becomes the edge weight (as written by
     a duplicate audit).
     """
-    what = "duplicate pairs"
+    what = describe_source(pairs, "duplicate pairs")
     frame = _pair_table(pairs, what, ("id1", "id2"), similarity_column)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
     a, b = _pair_keys(frame, ("id1", "id2"), what)
     weight = _numeric(frame[similarity_column], similarity_column, what) if similarity_column else None
-    known, dropped = _drop_unknown(graph, NodeType.SAMPLE, a, b, unknown, what)
+    known, dropped = _pairs_known(graph, NodeType.SAMPLE, a, b, unknown, what)
     piece = EdgePiece(
         "sample_duplicate_of",
         a[known].reset_index(drop=True),
@@ -739,7 +769,7 @@ def duplicate_pairs(
         "pairs_in": len(frame),
         "pairs_kept": int(known.sum()),
         "unknown": unknown,
-        "unknown_dropped": dropped,
+        **dropped,
     }
     return piece, record
 
@@ -758,7 +788,7 @@ def explicit_pairs(
     rel = RELATION.get(relation)
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
-    what = f"{relation} pairs"
+    what = describe_source(pairs, f"{relation} pairs")
     frame = _pair_table(pairs, what, (source_column, target_column), None)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")

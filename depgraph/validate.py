@@ -9,6 +9,10 @@ subjects that subject grouping would split, duplicates declared across
 subjects, and pairs dropped because they named unknown ids. Ties in
 ``time_index`` are ties, never an error.
 
+Structural rules run first; when they find errors the graph cannot be read
+for meaning and the other rules are skipped. Every code is listed with its
+level, severity and meaning in :data:`CATALOGUE`.
+
 Severities: ``error`` makes the report invalid; ``warning`` is a likely
 mistake or leak; ``advisory`` is worth knowing. Issue ids are node ids
 (``subject:P1``); ``count`` is the number of entities concerned (splitGraph's
@@ -41,6 +45,62 @@ from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, RELATIONS, SEVERITIES
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
+
+_DIRECT = ("subject", "batch", "study", "time", "assay", "site", "region", "platform")
+
+#: Every code validation can report: ``code -> (level, severity, meaning)``.
+#: ``sample_multiple_<mode>_assignments`` / ``sample_missing_<mode>_assignment``
+#: exist for each direct mode; splitGraph's names are kept where it has them.
+CATALOGUE: dict[str, tuple[str, str, str]] = {
+    "duplicate_node_id": ("structural", "error", "a node id occurs twice"),
+    "dangling_edge": ("structural", "error", "an edge points outside the node table"),
+    "invalid_edge_signature": ("structural", "error", "an edge joins node types its relation does not allow"),
+    "duplicate_edge": ("structural", "error", "an edge is declared twice"),
+    **{
+        f"sample_multiple_{m}_assignments": (
+            "semantic",
+            "error",
+            f"a sample has more than one target of the {m} relation",
+        )
+        for m in _DIRECT
+    },
+    "multi_subject_samples_allowed": (
+        "semantic",
+        "advisory",
+        "samples with several subjects, accepted by the allow_multi_subject_samples override",
+    ),
+    **{
+        f"sample_missing_{m}_assignment": (
+            "semantic",
+            "warning",
+            f"some samples lack the {m} relation others have (they become singletons)",
+        )
+        for m in _DIRECT
+    },
+    "timepoint_self_loop": ("semantic", "error", "a timepoint precedes itself"),
+    "timepoint_precedence_cycle": ("semantic", "error", "timepoint_precedes has a cycle"),
+    "time_order_conflict": ("semantic", "error", "timepoint_precedes runs against time_index (later or tied first)"),
+    "pairs_with_unknown_ids_dropped": (
+        "semantic",
+        "advisory",
+        "a builder dropped pairs naming unknown ids (unknown='ignore')",
+    ),
+    "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
+    "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
+    "subject_cross_site_overlap": ("leakage", "warning", "a subject has samples at several sites"),
+    "shared_featureset_provenance": ("leakage", "advisory", "a feature set is shared by several samples"),
+    "heavy_batch_reuse": ("leakage", "advisory", "a batch holds at least max(3, half the samples)"),
+    "missing_time_ordering": ("leakage", "warning", "samples have timepoints but nothing orders them"),
+    "related_subjects": ("leakage", "warning", "kinship links subjects; subject grouping would split relatives"),
+    "duplicates_across_subjects": (
+        "leakage",
+        "warning",
+        "declared duplicates belong to different subjects; subject grouping would split them",
+    ),
+    "single_group": ("leakage", "warning", "a mode puts every sample in one group"),
+    "dominant_group": ("leakage", "warning", "a mode puts more than half the samples in one group"),
+    "too_few_groups": ("leakage", "warning", "a mode leaves fewer groups than the folds asked for"),
+}
 
 
 @dataclass(frozen=True)
@@ -158,6 +218,8 @@ def validate(
     )
     found: list[Issue] = []
     for level, fn in RULES:
+        if level != "structural" and any(i.severity == "error" for i in found):
+            break  # a structurally broken graph cannot be read for meaning
         found += [_with_level(i, level) for i in fn(ctx)]
     valid = not any(i.severity == "error" for i in found)
     kept = [
@@ -311,13 +373,18 @@ def _dropped_pairs(ctx: _Context) -> list[Issue]:
     for step in ctx.graph.history:
         dropped = int(step.get("unknown_dropped") or 0)
         if dropped:
+            ids = [str(i) for i in step.get("unknown_ids", [])]
+            n_ids = int(step.get("unknown_id_count", len(ids)))
+            what = step.get("dropped_what", "pairs")
             out.append(
                 Issue(
                     "pairs_with_unknown_ids_dropped",
                     "advisory",
-                    f"{step.get('step')} dropped {dropped} pair(s) naming ids not in the graph (unknown='ignore')",
+                    f"{step.get('step')} dropped {dropped} {what} naming {n_ids} id(s) not in the graph "
+                    f"(unknown='ignore'): {describe_ids(ids, total=n_ids)}",
+                    ids=tuple(ids),
                     count=dropped,
-                    details={"step": step.get("step")},
+                    details={"step": step.get("step"), "unknown_id_count": n_ids},
                 )
             )
     return out

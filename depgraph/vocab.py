@@ -86,7 +86,7 @@ RELATIONS: tuple[Relation, ...] = (
         True,
         "timepoint_id",
         "time",
-        built_from="timepoint_id (+ time_index)",
+        built_from="+ time_index (orders timepoints)",
     ),
     Relation("sample_measured_by_assay", N.SAMPLE, N.ASSAY, True, True, "assay_id", "assay"),
     Relation("sample_collected_at_site", N.SAMPLE, N.SITE, True, True, "site_id", "site"),

@@ -1,0 +1,158 @@
+"""Derivation: every mode, subsets, composites, and the findings it reports."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from depgraph import DepgraphError, derive, from_metadata
+
+
+@pytest.fixture
+def graph(family_meta, family_kinship):
+    return from_metadata(family_meta).add_kinship(family_kinship, "first")
+
+
+def test_direct_modes_label_by_target(graph):
+    p = derive(graph, "subject")
+    assert p.groups()["P1-T0"] == "subject:P1" and p.n_groups == 5
+    assert set(p.samples["basis"]) == {"subject"}
+    b = derive(graph, "batch")
+    assert b.groups()["P5-T1"] == "batch:B3" and b.n_groups == 3
+
+
+def test_unlinked_samples_become_singletons_with_a_warning():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "site_id": ["A", None, "A"]}))
+    p = derive(g, "site")
+    assert p.groups() == {"S1": "site:A", "S2": "site:unlinked:S2", "S3": "site:A"}
+    (warning,) = [w for w in p.warnings if w.code == "unlinked_samples"]
+    assert warning.ids == ("S2",) and "S2" in warning.message
+    assert p.samples.loc[p.samples["sample_id"] == "S2", "basis"].item() == "unlinked"
+
+
+def test_two_subjects_for_one_sample_is_an_error_unless_overridden():
+    meta = pd.DataFrame({"sample_id": ["S1", "S1", "S2"], "subject_id": ["P2", "P1", "P3"]})
+    with pytest.raises(DepgraphError):
+        from_metadata(meta)
+    g = from_metadata(meta, allow_multi_subject_samples=True)
+    p = derive(g, "subject")
+    assert p.groups() == {"S1": "subject:P1", "S2": "subject:P3"}  # smallest id, whatever the row order
+    assert [w.code for w in p.warnings] == ["multi_subject_first_chosen"]
+
+
+def test_relatedness_closes_over_subjects_and_kinship(graph):
+    p = derive(graph, "relatedness")
+    groups = p.groups()
+    assert groups["P1-T0"] == groups["P2-T1"] == "relatedness:P1-T0"
+    assert groups["P3-T0"] == groups["P4-T0"] == "relatedness:P3-T0"
+    assert groups["P5-T0"] == "relatedness:P5-T0" and p.n_groups == 3
+    assert p.parameters["add_kinship"][0]["threshold"] == 0.177
+
+
+def test_relatedness_without_kinship_warns(family_meta):
+    p = derive(from_metadata(family_meta), "relatedness")
+    assert p.n_groups == 5 and "no_relation_edges" in [w.code for w in p.warnings]
+
+
+def test_subset_is_derived_on_the_induced_subgraph():
+    meta = pd.DataFrame({"sample_id": ["S1", "S2", "S3"]})
+    dup = pd.DataFrame({"id1": ["S1", "S2"], "id2": ["S2", "S3"]})
+    g = from_metadata(meta).add_duplicates(dup)
+    assert derive(g, "duplicate").n_groups == 1
+    p = derive(g, "duplicate", samples=["S3", "sample:S1"])  # node ids are accepted too
+    assert p.groups() == {"S1": "duplicate:S1", "S3": "duplicate:S3"}
+
+
+def test_subset_keeps_entities_linking_samples(graph):
+    p = derive(graph, "relatedness", samples=["P1-T0", "P2-T1", "P5-T0"])
+    assert p.groups() == {"P1-T0": "relatedness:P1-T0", "P2-T1": "relatedness:P1-T0", "P5-T0": "relatedness:P5-T0"}
+
+
+def test_composite_strict_defaults_to_every_declared_mode(graph):
+    p = derive(graph, "composite")
+    assert p.strategy == "strict"
+    assert p.via == ("subject", "batch", "time", "relatedness")
+    assert p.n_groups == 1 and "single_group" in [w.code for w in p.warnings]
+    q = derive(graph, "composite", via=["relatedness"])
+    assert q.n_groups == 3 and q.relations == ("sample_belongs_to_subject", "subject_related_to")
+
+
+def test_rule_based_takes_the_first_mode_that_links_a_sample():
+    meta = pd.DataFrame(
+        {"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", None, None], "subject_id": ["P1", "P1", None]}
+    )
+    g = from_metadata(meta)
+    p = derive(g, "composite", strategy="rule_based", priority=["batch", "subject"])
+    assert p.groups() == {"S1": "composite_batch:B1", "S2": "composite_subject:P1", "S3": "composite:unlinked:S3"}
+    assert p.samples["basis"].tolist() == ["batch", "subject", "unlinked"]
+    assert p.via == ("batch", "subject") and p.priority == ("batch", "subject")
+
+
+def test_rule_based_with_a_component_mode():
+    meta = pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": [None, None, "B1"]})
+    g = from_metadata(meta).add_duplicates(pd.DataFrame({"id1": ["S2"], "id2": ["S1"]}))
+    p = derive(g, "composite", strategy="rule_based", priority=["duplicate", "batch"])
+    assert p.groups() == {"S1": "composite_duplicate:S1", "S2": "composite_duplicate:S1", "S3": "composite_batch:B1"}
+
+
+def test_time_order_from_precedence_edges_when_no_time_index():
+    meta = pd.DataFrame({"sample_id": ["a", "b", "c"], "timepoint_id": ["late", "early", "mid"]})
+    g = from_metadata(meta)
+    g = g.add_relations(pd.DataFrame({"source": ["early", "mid"], "target": ["mid", "late"]}), "timepoint_precedes")
+    p = derive(g, "time")
+    assert dict(zip(p.samples["sample_id"], p.samples["order_rank"].astype(int), strict=True)) == {
+        "a": 3,
+        "b": 1,
+        "c": 2,
+    }
+    assert "timepoint_precedes" in p.relations
+
+
+def test_time_order_unavailable_is_reported():
+    g = from_metadata(pd.DataFrame({"sample_id": ["a", "b"], "timepoint_id": ["x", "y"]}))
+    p = derive(g, "time")
+    assert p.samples["order_rank"].isna().all()
+    assert "time_order_unavailable" in [w.code for w in p.warnings]
+
+
+def test_min_groups_refuses_a_partition_too_coarse(graph):
+    with pytest.raises(DepgraphError) as err:
+        derive(graph, "relatedness", min_groups=4)
+    assert err.value.code == "too_few_groups" and "3 group(s)" in err.value.message
+    assert derive(graph, "relatedness", min_groups=3).n_groups == 3
+
+
+def test_dominant_group_is_reported():
+    g = from_metadata(pd.DataFrame({"sample_id": list("abcd"), "study_id": ["X", "X", "X", "Y"]}))
+    assert "dominant_group" in [w.code for w in derive(g, "study").warnings]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "family"},
+        {"mode": "subject", "strategy": "strict"},
+        {"mode": "composite", "strategy": "loose"},
+        {"mode": "composite", "via": ["subject"], "priority": ["batch"], "strategy": "rule_based"},
+        {"mode": "composite", "via": ["kinship"]},
+        {"mode": "composite", "strategy": "strict", "priority": ["subject"]},
+    ],
+)
+def test_bad_arguments_are_invalid(graph, kwargs):
+    mode = kwargs.pop("mode")
+    with pytest.raises(DepgraphError) as err:
+        derive(graph, mode, **kwargs)
+    assert err.value.code == "invalid_argument"
+
+
+def test_summary_and_codes(graph):
+    p = derive(graph, "relatedness")
+    assert p.summary() == {
+        "n_samples": 10,
+        "n_groups": 3,
+        "largest_group": "relatedness:P1-T0",
+        "largest_group_size": 4,
+        "singletons": 0,
+    }
+    assert sorted(set(p.group_codes().tolist())) == [0, 1, 2]
+    assert repr(p) == "Partition(relatedness: 10 samples in 3 groups)"

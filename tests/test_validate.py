@@ -1,0 +1,169 @@
+"""Each validation rule fires on the declaration it is about, and only there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from depgraph import DepgraphError, from_metadata, validate
+from depgraph.graph import StudyGraph
+
+
+def codes(graph, **kwargs):
+    return validate(graph, **kwargs).counts()
+
+
+def test_clean_declaration_has_no_findings():
+    meta = pd.DataFrame(
+        {
+            "sample_id": ["S1", "S2", "S3", "S4"],
+            "subject_id": ["P1", "P2", "P3", "P4"],
+            "batch_id": ["B1", "B1", "B2", "B2"],
+        }
+    )
+    report = validate(from_metadata(meta))
+    assert report.valid and report.issues == () and report.metrics["n_samples"] == 4
+
+
+def test_leakage_codes_of_splitgraph():
+    meta = pd.DataFrame(
+        {
+            "sample_id": ["S1", "S2", "S3", "S4", "S5", "S6"],
+            "subject_id": ["P1", "P1", "P2", "P3", "P4", "P5"],
+            "study_id": ["ST1", "ST2", "ST1", "ST1", "ST1", "ST2"],
+            "site_id": ["A", "B", "A", "A", "A", "A"],
+            "batch_id": ["B1", "B1", "B1", "B2", "B3", "B4"],
+            "featureset_id": ["F1", "F1", "F2", "F3", "F4", "F5"],
+        }
+    )
+    report = validate(from_metadata(meta))
+    found = report.counts()
+    assert found["repeated_subject_samples"] == 1
+    assert found["subject_cross_study_overlap"] == 1
+    assert found["subject_cross_site_overlap"] == 1
+    assert found["shared_featureset_provenance"] == 1
+    assert found["heavy_batch_reuse"] == 1  # B1 holds 3 = max(3, ceil(6/2)) samples
+    issue = next(i for i in report.issues if i.code == "subject_cross_study_overlap")
+    assert issue.ids == ("subject:P1",) and issue.level == "leakage" and issue.severity == "warning"
+
+
+def test_heavy_batch_threshold_boundary():
+    meta = pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "batch_id": ["B1"] * 3 + ["B2"] * 5})
+    assert codes(from_metadata(meta)).get("heavy_batch_reuse") == 1  # B2: 5 >= 4; B1: 3 < 4
+
+
+def test_missing_assignments_are_warnings():
+    meta = pd.DataFrame({"sample_id": ["S1", "S2"], "study_id": ["ST1", None], "batch_id": [None, "B1"]})
+    found = codes(from_metadata(meta))
+    assert found["sample_missing_study_assignment"] == 1 and found["sample_missing_batch_assignment"] == 1
+
+
+def test_a_second_batch_for_a_sample_is_an_error():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]}))
+    g = g.add_relations(pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
+    report = validate(g)
+    assert not report.valid
+    (err,) = report.errors
+    assert err.code == "sample_multiple_batch_assignments" and err.ids == ("sample:S1",) and err.level == "semantic"
+
+
+def test_allowed_multi_subject_samples_are_an_advisory():
+    meta = pd.DataFrame({"sample_id": ["S1", "S1"], "subject_id": ["P1", "P2"]})
+    report = validate(from_metadata(meta, allow_multi_subject_samples=True))
+    assert report.valid and "multi_subject_samples_allowed" in report.counts()
+
+
+def test_time_order_rules():
+    meta = pd.DataFrame({"sample_id": ["a", "b"], "timepoint_id": ["T0", "T1"], "time_index": [0, 1]})
+    g = from_metadata(meta)
+    backwards = g.add_relations(pd.DataFrame({"source": ["T1"], "target": ["T0"]}), "timepoint_precedes")
+    found = codes(backwards)
+    assert found["timepoint_precedence_cycle"] == 2 and found["time_order_conflict"] == 2
+    loop = g.add_relations(pd.DataFrame({"source": ["T0"], "target": ["T0"]}), "timepoint_precedes")
+    assert "timepoint_self_loop" in codes(loop)
+    unordered = from_metadata(pd.DataFrame({"sample_id": ["a"], "timepoint_id": ["T0"]}))
+    assert "missing_time_ordering" in codes(unordered)
+
+
+def test_related_subjects_and_duplicates_across_subjects(family_meta, family_kinship):
+    g = from_metadata(family_meta).add_kinship(family_kinship, 0.1)
+    g = g.add_duplicates(pd.DataFrame({"id1": ["P1-T0", "P1-T0"], "id2": ["P1-T1", "P5-T0"]}))
+    report = validate(g)
+    related = next(i for i in report.issues if i.code == "related_subjects")
+    assert related.details["pairs"] == 2 and related.count == 4
+    across = next(i for i in report.issues if i.code == "duplicates_across_subjects")
+    assert across.details["pairs"] == 1 and set(across.ids) == {"sample:P1-T0", "sample:P5-T0"}
+
+
+def test_partition_shape_findings_and_folds(family_meta):
+    g = from_metadata(family_meta)
+    report = validate(g, n_folds=4)
+    shapes = [(i.code, i.details["mode"]) for i in report.issues if i.code in ("single_group", "too_few_groups")]
+    assert ("single_group", "composite/strict") in shapes
+    assert ("too_few_groups", "batch") in shapes and ("too_few_groups", "time") in shapes
+    assert ("too_few_groups", "subject") not in shapes
+    only_subject = validate(g, n_folds=6, modes=["subject"])
+    assert [i.details["mode"] for i in only_subject.issues if i.code == "too_few_groups"] == ["subject"]
+
+
+def test_dropped_pairs_are_reported(family_meta):
+    pairs = pd.DataFrame({"id1": ["P1", "P9"], "id2": ["P2", "P1"], "kinship": [0.25, 0.25]})
+    g = from_metadata(family_meta).add_kinship(pairs, 0.1, unknown="ignore")
+    assert codes(g)["pairs_with_unknown_ids_dropped"] == 1
+
+
+def test_structural_rules_catch_hand_built_damage(family_meta):
+    g = from_metadata(family_meta)
+    edges = g.edges.copy()
+    edges.loc[0, "dst"] = g.n_nodes + 5  # dangling
+    edges.loc[1, "dst"] = 0  # a sample as a subject: wrong signature
+    edges = pd.concat([edges, edges.iloc[[2]]], ignore_index=True)  # repeated edge
+    nodes = pd.concat([g.nodes, g.nodes.iloc[[0]]], ignore_index=True)  # repeated node id
+    attributes = pd.concat([g.attributes, g.attributes.iloc[[0]]], ignore_index=True)
+    broken = StudyGraph(nodes, attributes, edges)
+    found = codes(broken, levels=["structural"])
+    assert set(found) == {"dangling_edge", "invalid_edge_signature", "duplicate_edge", "duplicate_node_id"}
+    assert not validate(broken).valid
+
+
+def test_filters_keep_validity_over_everything():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]}))
+    g = g.add_relations(pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
+    report = validate(g, severities=["advisory"])
+    assert not report.valid and report.errors == ()
+    with pytest.raises(DepgraphError):
+        validate(g, levels=["cosmic"])
+
+
+def test_report_serialises():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P1"]}))
+    doc = validate(g).to_dict()
+    assert doc["valid"] is True and doc["counts"] == {"repeated_subject_samples": 1, "single_group": 1}
+    assert doc["issues"][0]["ids"] == ["subject:P1"]
+    assert np.isscalar(doc["metrics"]["n_nodes"])
+
+
+def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
+    from depgraph import derive
+    from depgraph.demo import demo_cohort
+    from depgraph.derive import FINDINGS
+    from depgraph.validate import CATALOGUE
+    from tests.conftest import case_metadata, conformance_cases, load_case
+
+    cohort = demo_cohort()
+    graphs = [
+        from_metadata(cohort.metadata).add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates),
+        from_metadata(family_meta).add_kinship(family_kinship, 0.1),
+        *(from_metadata(case_metadata(load_case(p))) for p in conformance_cases()),
+    ]
+    seen = set()
+    for g in graphs:
+        for issue in validate(g, n_folds=10).issues:
+            level, severity, _ = CATALOGUE[issue.code]
+            assert (issue.level, issue.severity) == (level, severity), issue.code
+            seen.add(issue.code)
+        for mode in ("subject", "batch", "time", "relatedness", "duplicate", "composite"):
+            for w in derive(g, mode).warnings:
+                assert FINDINGS[w.code][0] == w.severity, w.code
+    assert {"repeated_subject_samples", "related_subjects", "too_few_groups", "single_group"} <= seen
