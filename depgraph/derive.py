@@ -302,6 +302,8 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
     group = np.empty(len(selected), dtype=object)
     group[linked] = _prefixed(f"{mode}:", keys[target[linked]])
     group[~linked] = _prefixed(f"{mode}:unlinked:", sample_keys[~linked])
+    if (~linked).any() and linked.any():
+        _refuse_label_collisions(mode, group[linked], group[~linked])
     if (~linked).any():
         notes.append(_unlinked_warning(mode, sample_keys[~linked]))
     frame = pd.DataFrame(
@@ -318,6 +320,20 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
         notes += time_notes
         relations += order_relation
     return Partition(frame, mode, relations=relations, warnings=tuple(notes))
+
+
+def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
+    """A target key such as ``unlinked:S5`` would merge its samples with the
+    singleton of unlinked sample S5; refuse rather than silently merge."""
+    clash = np.intersect1d(linked.astype(str), unlinked.astype(str))
+    if len(clash):
+        keys = [c.split(":", 1)[1] for c in clash]
+        raise DepgraphError(
+            "ambiguity",
+            f"{mode} key(s) {describe_ids(keys)} read as the label of an unlinked sample ({describe_ids(clash)}); "
+            "rename them",
+            ids=keys,
+        )
 
 
 def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:

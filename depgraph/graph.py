@@ -41,6 +41,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from pandas.api.types import union_categoricals
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_bytes
@@ -59,15 +62,53 @@ _RELATION_RANK = {name: i for i, name in enumerate(RELATION_NAMES)}
 
 # --------------------------------------------------------------------------- pieces
 @dataclass(frozen=True)
+class Keys:
+    """Identifiers as integer codes into a vocabulary of distinct keys.
+
+    One factorisation per column: builders that share a column (every
+    sample-side edge of a metadata table) share its vocabulary, and assembly
+    maps each vocabulary to node positions once, then indexes with the codes.
+
+    >>> k = Keys.of(["b", "a", "b"])
+    >>> k.codes.tolist(), k.vocab.tolist(), k.values().tolist()
+    ([0, 1, 0], ['b', 'a'], ['b', 'a', 'b'])
+    """
+
+    codes: np.ndarray
+    vocab: np.ndarray
+
+    @classmethod
+    def of(cls, values: Any) -> Keys:
+        """Factorise key values (text, no missing values)."""
+        if isinstance(values, Keys):
+            return values
+        codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+        return cls(codes.astype(np.int64), np.asarray(uniques, dtype=object))
+
+    def take(self, rows: np.ndarray) -> Keys:
+        """The keys of some rows (a mask or positions), sharing the vocabulary."""
+        return Keys(self.codes[rows], self.vocab)
+
+    def values(self) -> np.ndarray:
+        return self.vocab[self.codes]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
+@dataclass(frozen=True)
 class NodePiece:
     """Nodes of one type declared by a builder, with optional attributes.
 
-    ``keys`` may repeat; ``attributes`` (if any) is aligned with ``keys``.
+    ``keys`` may repeat; ``attributes`` (if any) has one row per key.
     """
 
     type: NodeType
-    keys: pd.Series
+    keys: Keys
     attributes: pd.DataFrame | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", Keys.of(self.keys))
 
 
 @dataclass(frozen=True)
@@ -75,10 +116,14 @@ class EdgePiece:
     """Edges of one relation declared by a builder, named by endpoint keys."""
 
     relation: str
-    src_keys: pd.Series
-    dst_keys: pd.Series
+    src_keys: Keys
+    dst_keys: Keys
     provenance: str
     weight: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "src_keys", Keys.of(self.src_keys))
+        object.__setattr__(self, "dst_keys", Keys.of(self.dst_keys))
 
 
 # --------------------------------------------------------------------------- the graph
@@ -290,7 +335,7 @@ class StudyGraph:
 
     def _with_edges(self, pieces: Sequence[EdgePiece], record: Mapping[str, Any]) -> StudyGraph:
         new_edges = [_edge_frame(self, p) for p in pieces]
-        edges = _canonical_edges(pd.concat([self.edges, *new_edges], ignore_index=True))
+        edges = _canonical_edges([self.edges, *new_edges])
         return StudyGraph(
             self.nodes, self.attributes, edges, self.name, self.overrides, (*self.history, _frozen(record))
         )
@@ -474,7 +519,7 @@ def assemble(
     overrides: Mapping[str, Any] | None = None,
     history: Sequence[Mapping[str, Any]] = (),
 ) -> StudyGraph:
-    """Build a graph from builder pieces: one sort, one factorisation per type.
+    """Build a graph from builder pieces: one factorisation and one sort per type.
 
     Node keys are de-duplicated and sorted per type; a node declared twice with
     different values of one attribute is an ``ambiguity`` error. Edge endpoints
@@ -483,21 +528,32 @@ def assemble(
     key_blocks: list[np.ndarray] = []
     type_blocks: list[np.ndarray] = []
     attr_blocks: list[pd.DataFrame] = []
+    placed: dict[int, np.ndarray] = {}  # id(vocab) -> node position of each vocabulary entry
+    start = 0
     for t in NODE_TYPES:
         pieces = [p for p in node_pieces if p.type == t]
         if not pieces:
             continue
-        keys = pd.concat([p.keys.astype(object) for p in pieces], ignore_index=True)
-        uniques = np.sort(pd.unique(keys.to_numpy(dtype=object)).astype(str)).astype(object)
-        key_blocks.append(uniques)
-        type_blocks.append(np.full(len(uniques), t.rank, dtype=np.int8))
-        attr_blocks.append(_merge_attributes(t, pieces, uniques))
-    if key_blocks:
-        all_keys = np.concatenate(key_blocks)
-        all_types = np.concatenate(type_blocks)
-    else:
-        all_keys = np.array([], dtype=object)
-        all_types = np.array([], dtype=np.int8)
+        vocabs = list({id(p.keys.vocab): p.keys.vocab for p in pieces}.values())
+        used = {id(v): np.zeros(len(v), dtype=bool) for v in vocabs}
+        for p in pieces:
+            used[id(p.keys.vocab)][p.keys.codes] = True
+        declared = np.concatenate([v[used[id(v)]] for v in vocabs])
+        uniques = pd.unique(declared)
+        order = np.asarray(pc.sort_indices(pa.array(uniques, type=pa.string())))
+        ordered = uniques[order]
+        rank = np.empty(len(uniques), dtype=np.int64)
+        rank[order] = np.arange(len(uniques))
+        index = pd.Index(uniques, dtype=object)
+        for v in vocabs:  # vocabularies are small next to the rows that use them
+            found = index.get_indexer(v)
+            placed[id(v)] = np.where(found >= 0, start + rank[np.maximum(found, 0)], -1)
+        key_blocks.append(ordered.astype(object))
+        type_blocks.append(np.full(len(ordered), t.rank, dtype=np.int8))
+        attr_blocks.append(_merge_attributes(t, pieces, placed, start, len(ordered)))
+        start += len(ordered)
+    all_keys = np.concatenate(key_blocks) if key_blocks else np.array([], dtype=object)
+    all_types = np.concatenate(type_blocks) if type_blocks else np.array([], dtype=np.int8)
     nodes = pd.DataFrame(
         {
             "type": pd.Categorical.from_codes(all_types, dtype=_TYPE_CATEGORIES),
@@ -509,39 +565,52 @@ def assemble(
     )
     attributes.index = nodes.index
     shell = StudyGraph(nodes, attributes, _empty_edges(), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
-    edges = _canonical_edges(
-        pd.concat([_empty_edges(), *(_edge_frame(shell, p) for p in edge_pieces)], ignore_index=True)
-    )
+    frames = [_edge_frame(shell, p, placed) for p in edge_pieces]
+    edges = _canonical_edges(frames)
     return StudyGraph(nodes, attributes, edges, name, shell.overrides, shell.history)
 
 
-def _merge_attributes(node_type: NodeType, pieces: Sequence[NodePiece], uniques: np.ndarray) -> pd.DataFrame:
+def _merge_attributes(
+    node_type: NodeType, pieces: Sequence[NodePiece], placed: Mapping[int, np.ndarray], start: int, n: int
+) -> pd.DataFrame:
+    """One attribute row per node of a type; two different values for one node are an error."""
     frames = []
     for p in pieces:
         if p.attributes is not None and len(p.attributes.columns):
             frame = p.attributes.reset_index(drop=True).copy()
-            frame.insert(0, "__key", p.keys.astype(object).to_numpy())
+            frame.insert(0, "__node", placed[id(p.keys.vocab)][p.keys.codes] - start)
             frames.append(frame)
     if not frames:
-        return pd.DataFrame(index=pd.RangeIndex(len(uniques)))
+        return pd.DataFrame(index=pd.RangeIndex(n))
     stacked = pd.concat(frames, ignore_index=True, sort=False)
-    value_cols = [c for c in stacked.columns if c != "__key"]
-    grouped = stacked.groupby("__key", sort=False, dropna=False)
-    distinct = grouped[value_cols].nunique(dropna=True)
-    clash = distinct[(distinct > 1).any(axis=1)]
-    if len(clash):
-        column = next(c for c in value_cols if (clash[c] > 1).any())
-        keys = clash.index[clash[column] > 1].tolist()
-        values = stacked.loc[stacked["__key"] == keys[0], column].dropna().unique().tolist()
-        raise DepgraphError(
-            "ambiguity",
-            f"{node_type.value} {describe_ids(keys)} declared with conflicting {column!r} values "
-            f"(e.g. {keys[0]}: {describe_ids(values)})",
-            ids=keys,
-            column=column,
-        )
-    first = grouped[value_cols].first()
-    return first.reindex(pd.Index(uniques, dtype=object)).reset_index(drop=True)
+    value_cols = [c for c in stacked.columns if c != "__node"]
+    repeated = stacked["__node"].duplicated(keep=False).to_numpy()
+    if repeated.any():  # only nodes declared on several rows can disagree
+        several = stacked[repeated]
+        distinct = several.groupby("__node", sort=True)[value_cols].nunique(dropna=True)
+        clash = distinct[(distinct > 1).any(axis=1)]
+        if len(clash):
+            column = next(c for c in value_cols if (clash[c] > 1).any())
+            nodes = clash.index[clash[column] > 1].to_numpy()
+            keys = [_key_of_vocab(pieces, placed, start, int(i)) for i in nodes]
+            values = several.loc[several["__node"] == nodes[0], column].dropna().unique().tolist()
+            raise DepgraphError(
+                "ambiguity",
+                f"{node_type.value} {describe_ids(keys)} declared with conflicting {column!r} values "
+                f"(e.g. {keys[0]}: {describe_ids(values)})",
+                ids=keys,
+                column=column,
+            )
+        stacked = stacked.groupby("__node", sort=True)[value_cols].first().reset_index()
+    return stacked.set_index("__node")[value_cols].reindex(pd.RangeIndex(n)).reset_index(drop=True)
+
+
+def _key_of_vocab(pieces: Sequence[NodePiece], placed: Mapping[int, np.ndarray], start: int, node: int) -> str:
+    for p in pieces:
+        hit = np.flatnonzero(placed[id(p.keys.vocab)] == start + node)
+        if len(hit):
+            return str(p.keys.vocab[hit[0]])
+    return str(node)  # pragma: no cover - every node comes from a piece
 
 
 def _empty_edges() -> pd.DataFrame:
@@ -551,21 +620,26 @@ def _empty_edges() -> pd.DataFrame:
             "dst": pd.Series([], dtype=np.int64),
             "relation": pd.Categorical([], dtype=_RELATION_CATEGORIES),
             "weight": pd.Series([], dtype=np.float64),
-            "provenance": pd.Series([], dtype=object),
+            "provenance": pd.Categorical([], categories=[]),
         }
     )
 
 
-def _edge_frame(graph: StudyGraph, piece: EdgePiece) -> pd.DataFrame:
+def _edge_frame(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.ndarray] | None = None) -> pd.DataFrame:
+    """Edges of a piece as node positions; endpoints must name declared nodes."""
     rel = RELATION.get(piece.relation)
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {piece.relation!r}")
-    src = graph.locate(rel.source, piece.src_keys)
-    dst = graph.locate(rel.target, piece.dst_keys)
-    for positions, keys, node_type in ((src, piece.src_keys, rel.source), (dst, piece.dst_keys, rel.target)):
+    ends = []
+    for keys, node_type in ((piece.src_keys, rel.source), (piece.dst_keys, rel.target)):
+        where = (placed or {}).get(id(keys.vocab))
+        start, stop = graph.type_range(node_type)
+        if where is None or (len(where) and ((where >= 0) & ((where < start) | (where >= stop))).any()):
+            where = graph.locate(node_type, keys.vocab)  # a vocabulary of another type or builder
+        positions = where[keys.codes]
         missing = positions < 0
         if missing.any():
-            unknown = pd.unique(np.asarray(keys, dtype=object)[missing]).tolist()
+            unknown = pd.unique(keys.vocab[keys.codes[missing]]).tolist()
             raise DepgraphError(
                 "reference",
                 f"{piece.relation} ({piece.provenance}) names {len(unknown)} unknown {node_type.value} id(s): "
@@ -573,6 +647,8 @@ def _edge_frame(graph: StudyGraph, piece: EdgePiece) -> pd.DataFrame:
                 ids=unknown,
                 relation=piece.relation,
             )
+        ends.append(positions)
+    src, dst = ends
     n = len(src)
     weight = np.full(n, np.nan) if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
     return pd.DataFrame(
@@ -583,35 +659,42 @@ def _edge_frame(graph: StudyGraph, piece: EdgePiece) -> pd.DataFrame:
                 np.full(n, _RELATION_RANK[piece.relation], dtype=np.int16), dtype=_RELATION_CATEGORIES
             ),
             "weight": weight,
-            "provenance": np.full(n, piece.provenance, dtype=object),
+            "provenance": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[piece.provenance]),
         }
     )
 
 
-def _canonical_edges(edges: pd.DataFrame) -> pd.DataFrame:
-    """Sort edges, store undirected ones as ``src < dst``, keep one row per
-    ``(relation, src, dst)`` (the one with the largest weight)."""
-    if edges.empty:
+def _canonical_edges(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One edge table from several: undirected edges stored as ``src < dst``,
+    sorted by (relation, src, dst), one row per triple (the largest weight)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
         return _empty_edges()
-    src = edges["src"].to_numpy(np.int64)
-    dst = edges["dst"].to_numpy(np.int64)
-    rel = edges["relation"].cat.codes.to_numpy().astype(np.int16)
+    src = np.concatenate([f["src"].to_numpy(np.int64) for f in frames])
+    dst = np.concatenate([f["dst"].to_numpy(np.int64) for f in frames])
+    rel = np.concatenate([f["relation"].cat.codes.to_numpy(np.int64) for f in frames])
+    weight = np.concatenate([f["weight"].to_numpy(np.float64) for f in frames])
+    provenance = union_categoricals([pd.Categorical(f["provenance"]) for f in frames], sort_categories=True)
     undirected = np.array([not RELATION[r].directed for r in RELATION_NAMES])[rel]
     swap = undirected & (src > dst)
     src, dst = np.where(swap, dst, src), np.where(swap, src, dst)
-    weight = edges["weight"].to_numpy(np.float64)
-    prov = edges["provenance"].astype(str).to_numpy(dtype=object)
-    order = np.lexsort((np.where(np.isnan(weight), np.inf, -weight), dst, src, rel))
-    src, dst, rel, weight, prov = src[order], dst[order], rel[order], weight[order], prov[order]
-    keep = np.ones(len(src), dtype=bool)
-    keep[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]) | (rel[1:] != rel[:-1])
+    width = int(max(src.max(), dst.max())) + 1
+    triple = (rel * width + src) * width + dst  # fits int64 up to ~7e8 nodes
+    if np.isnan(weight).all():
+        order = np.argsort(triple, kind="stable")
+    else:  # among repeats of a triple the largest weight comes first
+        order = np.lexsort((np.where(np.isnan(weight), np.inf, -weight), triple))
+    triple = triple[order]
+    keep = np.ones(len(triple), dtype=bool)
+    keep[1:] = triple[1:] != triple[:-1]
+    rows = order[keep]
     return pd.DataFrame(
         {
-            "src": src[keep],
-            "dst": dst[keep],
-            "relation": pd.Categorical.from_codes(rel[keep], dtype=_RELATION_CATEGORIES),
-            "weight": weight[keep],
-            "provenance": prov[keep],
+            "src": src[rows],
+            "dst": dst[rows],
+            "relation": pd.Categorical.from_codes(rel[rows], dtype=_RELATION_CATEGORIES),
+            "weight": weight[rows],
+            "provenance": pd.Categorical.from_codes(provenance.codes[rows], dtype=provenance.dtype),
         }
     )
 

@@ -29,7 +29,7 @@ from scipy.spatial import cKDTree
 
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
-from depgraph.graph import EdgePiece, NodePiece, StudyGraph, assemble
+from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble
 from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
@@ -59,9 +59,10 @@ def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
     else:
         kind = pd.api.types.infer_dtype(s, skipna=True)
         if kind in ("string", "empty"):
-            out = s.to_numpy(dtype=object, na_value=None)
-        else:  # mixed Python objects: format each as its key
-            out = np.array([_key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)
+            text = s.str.strip()  # vectorised (pyarrow for pandas' text dtype)
+            text = text.where(text.notna() & (text != ""))
+            return pd.Series(text.to_numpy(dtype=object, na_value=None), index=s.index, dtype=object)
+        out = np.array([_key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)  # mixed Python objects
     result = pd.Series(out, index=s.index, dtype=object)
     present = result.notna()
     if present.any():
@@ -240,7 +241,8 @@ def from_metadata(
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
     sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
-    node_pieces.append(NodePiece(NodeType.SAMPLE, samples, sample_attrs))
+    sample_keys = Keys.of(samples.to_numpy(dtype=object))  # one factorisation shared by every sample-side edge
+    node_pieces.append(NodePiece(NodeType.SAMPLE, sample_keys, sample_attrs))
 
     for rel in RELATIONS:
         column = rel.column
@@ -255,9 +257,9 @@ def from_metadata(
         attrs = None
         if rel.target == NodeType.TIMEPOINT and time_index is not None:
             attrs = pd.DataFrame({"time_index": time_index[present]})
-        node_pieces.append(NodePiece(rel.target, target[present].reset_index(drop=True), attrs))
-        pairs = pd.DataFrame({"s": samples[present].to_numpy(), "t": target[present].to_numpy()}).drop_duplicates()
-        edge_pieces.append(EdgePiece(rel.name, pairs["s"], pairs["t"], "metadata"))
+        target_keys = Keys.of(target[present].to_numpy(dtype=object))
+        node_pieces.append(NodePiece(rel.target, target_keys, attrs))
+        edge_pieces.append(_distinct_pairs(rel.name, sample_keys.take(present), target_keys))
 
     history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": [c for c in frame.columns]}
     if outcome_scope == "subject" and "outcome_id" in keys:
@@ -275,6 +277,14 @@ def from_metadata(
     overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
     graph = assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
     return graph
+
+
+def _distinct_pairs(relation: str, src: Keys, dst: Keys, provenance: str = "metadata") -> EdgePiece:
+    """An edge piece with each (source, target) pair once (rows may repeat a sample)."""
+    pair = src.codes * max(1, len(dst.vocab)) + dst.codes
+    _, first = np.unique(pair, return_index=True)
+    first.sort()
+    return EdgePiece(relation, src.take(first), dst.take(first), provenance)
 
 
 def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
