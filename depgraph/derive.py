@@ -61,7 +61,9 @@ FINDINGS: dict[str, tuple[str, str]] = {
 class Partition:
     """One group per sample, and why.
 
-    ``samples`` is a frame in sample-id order with columns ``sample_id``,
+    ``relations`` are the relations the grouping follows (an ordering such as
+    ``timepoint_precedes`` is not one: ``parameters["time_order"]`` says where
+    a time order came from). ``samples`` is a frame in sample-id order with columns ``sample_id``,
     ``group_id`` and ``basis`` (the mode that grouped the sample, or
     ``unlinked``); time-aware partitions add ``timepoint_id``, ``time_index``
     and ``order_rank``.
@@ -313,13 +315,12 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
             "basis": pd.Categorical(np.where(linked, mode, "unlinked")),
         }
     )
-    relations = (direct_relation(mode).name,)
+    parameters: dict[str, Any] = {}
     if mode == "time":
-        time_cols, time_notes, order_relation = _time_columns(graph, target)
+        time_cols, time_notes, parameters["time_order"] = _time_columns(graph, target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
-        relations += order_relation
-    return Partition(frame, mode, relations=relations, warnings=tuple(notes))
+    return Partition(frame, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes), parameters=parameters)
 
 
 def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
@@ -347,8 +348,10 @@ def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
     )
 
 
-def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], tuple[str, ...]]:
-    """timepoint_id, time_index and order_rank for each sample's timepoint."""
+def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
+    """timepoint_id, time_index and order_rank for each sample's timepoint, and
+    where the order came from: ``time_index``, ``timepoint_precedes``,
+    ``partial`` or ``none``."""
     keys = graph.nodes["key"].to_numpy(dtype=object)
     linked = target >= 0
     if "time_index" in graph.attributes.columns:
@@ -358,20 +361,22 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
     used = np.unique(target[linked])
     rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
     notes: list[Issue] = []
-    relations: tuple[str, ...] = ()
+    source = "none"
     check_time_order(graph)
     used_index = index_of_node[used]
     if len(used) and not np.isnan(used_index).any():
         rank_of_node[used] = np.unique(used_index, return_inverse=True)[1] + 1
+        source = "time_index"
     elif len(used):
         generations = _precedence_generations(graph, used)
         if generations is not None:
             rank_of_node[used] = generations
-            relations = ("timepoint_precedes",)
+            source = "timepoint_precedes"
         else:
             known = ~np.isnan(used_index)
             if known.any():
                 rank_of_node[used[known]] = np.unique(used_index[known], return_inverse=True)[1] + 1
+                source = "partial"
                 missing = keys[used[~known]]
                 notes.append(
                     Issue(
@@ -399,7 +404,7 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
             "order_rank": pd.Series(pd.array(np.where(rank > 0, rank, 0), dtype="Int64")).where(rank > 0, pd.NA),
         }
     )
-    return frame, notes, relations
+    return frame, notes, source
 
 
 def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray | None:
@@ -642,12 +647,12 @@ def _derive_rule_based(
             )
         )
     relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
+    parameters: dict[str, Any] = {}
     if time_target is not None:
-        time_cols, time_notes, order_relation = _time_columns(graph, time_target)
+        time_cols, time_notes, parameters["time_order"] = _time_columns(graph, time_target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
-        relations += order_relation
-    return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes))
+    return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes), parameters)
 
 
 # --------------------------------------------------------------------------- shape checks

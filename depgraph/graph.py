@@ -564,6 +564,7 @@ def assemble(
         pd.concat(attr_blocks, ignore_index=True, sort=False) if attr_blocks else pd.DataFrame(index=nodes.index)
     )
     attributes.index = nodes.index
+    attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
     shell = StudyGraph(nodes, attributes, _empty_edges(), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
     frames = [_edge_frame(shell, p, placed) for p in edge_pieces]
     edges = _canonical_edges(frames)
@@ -807,6 +808,10 @@ def _json_column(series: pd.Series) -> list[Any]:
 
 
 def _from_json_column(values: list[Any]) -> pd.Series:
+    """A JSON attribute list as the column it was written from: int64 when
+    every value is an integer, float64 when numbers have gaps, else text."""
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return pd.Series(values, dtype=np.int64)
     if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
         return pd.Series([np.nan if v is None else v for v in values], dtype=np.float64)
     return pd.Series(values, dtype=object)

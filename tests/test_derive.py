@@ -105,7 +105,7 @@ def test_time_order_from_precedence_edges_when_no_time_index():
         "b": 1,
         "c": 2,
     }
-    assert "timepoint_precedes" in p.relations
+    assert p.relations == ("sample_collected_at_timepoint",) and p.parameters == {"time_order": "timepoint_precedes"}
 
 
 def test_time_order_unavailable_is_reported():
