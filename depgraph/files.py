@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
@@ -142,6 +143,18 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
+    """The parsed JSON of an existing, non-empty file (``io``, ``empty_input``
+    or ``parse`` errors otherwise)."""
+    raw = read_bytes(path, what)
+    if not raw.strip():
+        raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty", path=str(path))
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise DepgraphError("parse", f"{what} {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
 
 
 def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:

@@ -46,7 +46,7 @@ import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import atomic_write_bytes, read_bytes
+from depgraph.files import atomic_write_bytes, read_json
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -467,13 +467,7 @@ def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:
 
 def read_graph(path: str | os.PathLike[str]) -> StudyGraph:
     """Read a graph written by :func:`write_graph`."""
-    raw = read_bytes(path, "graph file")
-    if not raw.strip():
-        raise DepgraphError("empty_input", f"graph file {str(path)!r} is empty", path=str(path))
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise DepgraphError("parse", f"graph file {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
+    doc = read_json(path, "graph file")
     return _graph_from_document(doc, f"graph file {str(path)!r}")
 
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from depgraph.derive import Partition, _time_columns, direct_relation
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import atomic_write_bytes, read_bytes
+from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import StudyGraph
 from depgraph.vocab import MODE, NodeType
 
@@ -224,13 +224,7 @@ def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
 
 def read_spec(path: str | os.PathLike[str]) -> SplitSpec:
     """Read a spec written by :func:`write_spec`, checking its shape."""
-    raw = read_bytes(path, "spec file")
-    if not raw.strip():
-        raise DepgraphError("empty_input", f"spec file {str(path)!r} is empty", path=str(path))
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise DepgraphError("parse", f"spec file {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
+    doc = read_json(path, "spec file")
     return spec_from_document(doc, f"spec file {str(path)!r}")
 
 
