@@ -11,16 +11,21 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from depgraph.adapters.frames import samples_table, write_table
 from depgraph.derive import Partition, derive
+from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import read_table
+from depgraph.files import read_json, read_table
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.ingest import from_metadata
-from depgraph.spec import SplitSpec, write_spec
+from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
+from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
+from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
 
@@ -114,6 +119,20 @@ def _print_report(report: ValidationReport) -> None:
         )
 
 
+def _print_spec(spec: SplitSpec) -> None:
+    c = spec.constraint
+    how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
+    s = spec.summary
+    folds = f"; {len(spec.folds.splits)} splits ({spec.folds.scheme})" if spec.folds is not None else ""
+    privacy = "; ids pseudonymised" if spec.pseudonymization is not None else ""
+    out.print(
+        f"split spec {spec.format_version} ({how}): {s.n_samples} samples in {s.n_groups} groups{folds}{privacy}; "
+        f"digest {spec.digest} verified"
+    )
+    for w in spec.warnings:
+        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
+
+
 def _print_partition(partition: Partition) -> None:
     s = partition.summary()
     how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
@@ -180,14 +199,30 @@ def build(
 
 @app.command("validate")
 def validate_command(
-    graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.")],
+    document: Annotated[Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     n_folds: Annotated[
-        int | None, typer.Option(help="Also flag modes that leave fewer groups than this many folds.")
+        int | None, typer.Option(help="Graphs: also flag modes that leave fewer groups than this many folds.")
     ] = None,
 ) -> None:
-    """Validate a study graph. Exit 1 when it has errors."""
-    report = validate(read_graph(graph_file), n_folds=n_folds)
+    """Validate a study graph (exit 1 when it has errors), or check a split spec
+    (schema, columns, unique ids, fold roles, digest; exit 2 when it is damaged)."""
+    doc = read_json(document, "file")
+    if isinstance(doc, dict) and doc.get("format") == SPEC_FORMAT:
+        spec = spec_from_document(doc, f"spec file {str(document)!r}")
+        if as_json:
+            sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
+        else:
+            _print_spec(spec)
+        return
+    if not isinstance(doc, dict) or doc.get("format") != "depgraph.study-graph":
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise DepgraphError(
+            "schema",
+            f"{str(document)!r}: 'format' is {found!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
+            + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
+        )
+    report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:
@@ -208,8 +243,15 @@ def derive_command(
         Path | None, typer.Option(help="Derive for these samples only (one id per line, or a table).")
     ] = None,
     min_groups: Annotated[int | None, typer.Option(help="Fail when fewer groups than this remain.")] = None,
+    pseudonymize_ids: Annotated[
+        bool, typer.Option("--pseudonymize-ids", help="Replace sample and group ids by keyed hashes (HMAC-SHA256).")
+    ] = False,
+    key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the pseudonymisation key.")
+    ] = DEFAULT_KEY_ENV,
 ) -> None:
     """Derive one group per sample and write a split spec."""
+    key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
     graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
     partition = derive(
@@ -222,9 +264,92 @@ def derive_command(
         min_groups=min_groups,
     )
     spec = SplitSpec.from_partition(partition, graph)
+    if key is not None:
+        spec = pseudonymize(spec, key)
     write_spec(spec, output)
     _print_partition(partition)
+    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else ""))
+
+
+@app.command("import")
+def import_command(
+    source_format: Annotated[str, typer.Argument(metavar="FORMAT", help="Where the file comes from: splitgraph.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.")],
+) -> None:
+    """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
+    a splitGraph dependency_graph a depgraph graph."""
+    if source_format.strip().lower() != "splitgraph":
+        raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    imported = read_splitgraph(file)
+    if isinstance(imported, SplitSpec):
+        write_spec(imported, output)
+        _print_spec(imported)
+    else:
+        write_graph(imported, output)
+        _print_graph(imported, "imported study graph")
     out.print(f"wrote {output}")
+
+
+@app.command("export")
+def export_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).")],
+    to: Annotated[str, typer.Option("--to", help="splitgraph, csv or parquet.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")],
+    splitgraph_version: Annotated[
+        str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
+    ] = "0.4.0",
+) -> None:
+    """Write a spec for other tools: splitGraph JSON, or the samples table as CSV / Parquet."""
+    target = to.strip().lower()
+    if target not in ("splitgraph", "csv", "parquet"):
+        raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv or parquet, not {to!r}")
+    doc = read_json(document, "file")
+    if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
+        if target != "splitgraph":
+            raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
+        left_out = write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
+        if left_out:
+            out.print(f"splitGraph {splitgraph_version} cannot hold: {', '.join(left_out)} — left out")
+        out.print(f"wrote {output}")
+        return
+    spec = spec_from_document(doc, f"spec file {str(document)!r}")
+    if target == "splitgraph":
+        write_splitgraph_spec(spec, output)
+    else:
+        write_table(samples_table(spec), output, target)
+    out.print(f"wrote {output}")
+
+
+@app.command("diff")
+def diff_command(
+    first: Annotated[Path, typer.Argument(metavar="A.json", help="A split spec.")],
+    second: Annotated[Path, typer.Argument(metavar="B.json", help="Another split spec.")],
+    limit: Annotated[int, typer.Option(help="Show at most this many changed samples.")] = 20,
+) -> None:
+    """Which samples changed group between two specs. Exit 1 when the grouping (or folds) differ."""
+    a, b = read_spec(first), read_spec(second)
+    d = compare_specs(a, b)
+    if d.same_digest:
+        out.print(f"identical: both specs carry digest {a.digest}")
+        return
+    if d.only_in_first:
+        out.print(f"{len(d.only_in_first)} sample(s) only in {first}: {describe_ids(d.only_in_first)}")
+    if d.only_in_second:
+        out.print(f"{len(d.only_in_second)} sample(s) only in {second}: {describe_ids(d.only_in_second)}")
+    if len(d.changed):
+        out.print(f"{len(d.changed)} sample(s) changed group:")
+        for row in d.changed.head(limit).itertuples(index=False):
+            out.print(f"  {row.sample_id}: {row.group_first} -> {row.group_second}")
+        if len(d.changed) > limit:
+            out.print(f"  … and {len(d.changed) - limit} more")
+    if d.folds_differ:
+        out.print("the folds differ")
+    if not d.differs:
+        note = " (group labels differ)" if d.relabelled else ""
+        out.print(f"same grouping{note}; the specs differ only in metadata")
+        return
+    raise typer.Exit(1)
 
 
 @app.command()

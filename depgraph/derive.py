@@ -53,7 +53,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "time_order_unavailable": ("warning", "no timepoint has time_index or precedence"),
     "single_group": ("warning", "every sample is in one group: no split is possible"),
     "dominant_group": ("warning", "one group holds more than half the samples"),
-    "mostly_singletons": ("advisory", "most groups are single samples: dependency coverage may be sparse"),
+    "mostly_singletons": ("advisory", "most samples are alone in their group: dependency coverage may be sparse"),
 }
 
 
@@ -682,18 +682,13 @@ def _with_shape_warnings(partition: Partition) -> Partition:
                 ids=(sizes.index[0],),
             )
         )
-    if (
-        MODE[partition.mode].kind != "direct"
-        and len(sizes) > 1
-        and (sizes == 1).mean() > 0.5
-        and partition.strategy != "rule_based"
-    ):
+    alone = int((sizes == 1).sum())  # samples alone in their group
+    if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
         notes.append(
             Issue(
                 "mostly_singletons",
                 "advisory",
-                f"mode {label}: {int((sizes == 1).sum())} of {len(sizes)} groups are single samples; "
-                "dependency coverage may be sparse",
+                f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
             )
         )
     return Partition(

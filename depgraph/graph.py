@@ -716,20 +716,12 @@ def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
 
 # --------------------------------------------------------------------------- JSON helpers
 def _graph_from_document(doc: Any, source: str) -> StudyGraph:
+    from depgraph.schemas import check_document
+
     def bad(what: str) -> DepgraphError:
         return DepgraphError("schema", f"{source}: {what}")
 
-    if not isinstance(doc, dict):
-        raise bad("top level must be a JSON object")
-    if doc.get("format") != GRAPH_FORMAT:
-        raise bad(f"'format' must be {GRAPH_FORMAT!r}, found {doc.get('format')!r}")
-    version = str(doc.get("format_version", ""))
-    if version.split(".")[0] != GRAPH_FORMAT_VERSION.split(".")[0]:
-        raise DepgraphError(
-            "version",
-            f"{source}: format_version {version!r} is not readable by this depgraph "
-            f"(reads {GRAPH_FORMAT_VERSION.split('.')[0]}.x)",
-        )
+    doc = check_document(doc, "study-graph", source)  # format, version policy, schema
     nodes_doc = doc.get("nodes")
     edges_doc = doc.get("edges", {})
     attrs_doc = doc.get("attributes", {})

@@ -1,13 +1,30 @@
-"""The split spec: the JSON contract other teams, languages and frameworks read.
+"""The split spec: the versioned JSON contract other teams, languages and frameworks read.
 
-A spec holds an envelope (format, version, creation time, generator), the
-constraint that produced it (mode, strategy, relations, parameters), the
-recommended resampling, coded warnings, a summary, and ``samples``: equal-length
-columns (``sample_id``, ``group_id`` and, where the graph knows them,
-``batch_group``, ``study_group``, ``site_group``, ``region_group``,
-``platform_group``, ``assay_group``, ``timepoint_id``, ``time_index``,
-``order_rank``). The envelope is a pydantic model; the samples stay columnar
-(a pandas frame in memory, arrays in JSON), never one object per sample.
+A spec holds
+
+* an envelope: ``format`` (``depgraph.split-spec``), ``format_version``
+  (semver; readers accept the same major), ``created_at``, ``generator``
+  (package and dependency versions) and ``digest``: ``sha256:<hex>`` over the
+  canonical content (every field but ``created_at``, ``generator`` and
+  ``digest``), so two teams can tell they hold the same split and an edited
+  or corrupted file is refused;
+* ``constraint`` (mode, strategy, relations, via, priority, parameters such as
+  kinship thresholds, overrides, whether a subset was derived),
+  ``recommended_resampling``, coded ``warnings`` and a ``summary``;
+* ``samples``: equal-length columns — ``sample_id``, ``group_id`` and, where
+  the graph knows them, ``batch_group``, ``study_group``, ``site_group``,
+  ``region_group``, ``platform_group``, ``assay_group``, ``timepoint_id``,
+  ``time_index``, ``order_rank``, ``stratum``;
+* optionally ``folds``: a :class:`FoldPlan` giving every split's role for
+  every sample (train / test / excluded), so every consumer in every language
+  gets identical folds without re-implementing any scheme;
+* optionally ``pseudonymization``, when sample and group ids were replaced by
+  keyed hashes (see :mod:`depgraph.privacy`).
+
+The envelope is pydantic; samples and fold roles stay columnar (a pandas
+frame and an int8 matrix), never one object per sample. The JSON Schema is
+``schema/split-spec.schema.json`` (generated from this module and the
+vocabulary by :mod:`depgraph.schemas`).
 
 >>> import pandas as pd
 >>> from depgraph import derive, from_metadata
@@ -15,13 +32,14 @@ columns (``sample_id``, ``group_id`` and, where the graph knows them,
 >>> spec = SplitSpec.from_partition(derive(g, "subject"), g)
 >>> spec.samples.columns.tolist()
 ['sample_id', 'group_id', 'batch_group']
->>> spec.recommended_resampling
-'grouped_cv'
+>>> spec.recommended_resampling, spec.digest == spec.compute_digest()
+('grouped_cv', True)
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 from importlib import metadata as _metadata
 from typing import Any, Literal
@@ -29,31 +47,36 @@ from typing import Any, Literal
 import numpy as np
 import orjson
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from depgraph.derive import Partition, _time_columns, direct_relation
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import StudyGraph
-from depgraph.vocab import MODE, NodeType
+from depgraph.vocab import NodeType, recommended_resampling
 
 SPEC_FORMAT = "depgraph.split-spec"
 SPEC_FORMAT_VERSION = "1.0.0"
 
 #: Block columns a spec carries when the graph declares the relation.
 BLOCK_MODES: tuple[str, ...] = ("batch", "study", "site", "region", "platform", "assay")
-#: Columns a spec's ``samples`` may hold, in order.
-SAMPLE_COLUMNS: tuple[str, ...] = (
-    "sample_id",
-    "group_id",
-    *(f"{m}_group" for m in BLOCK_MODES),
-    "timepoint_id",
-    "time_index",
-    "order_rank",
-    "stratum",
-)
+#: The columns a spec's ``samples`` may hold, in order, with their JSON item type.
+SAMPLE_COLUMNS: dict[str, str] = {
+    "sample_id": "string",
+    "group_id": "string",
+    **{f"{m}_group": "string" for m in BLOCK_MODES},
+    "timepoint_id": "string",
+    "time_index": "number",
+    "order_rank": "integer",
+    "stratum": "string",
+}
+REQUIRED_SAMPLE_COLUMNS: tuple[str, ...] = ("sample_id", "group_id")
+#: Fold roles, in code order: a fold plan's role matrix holds these codes.
+ROLES: tuple[str, ...] = ("train", "test", "excluded")
 #: At most this many ids are kept per warning in a spec (the count is exact).
 WARNING_ID_LIMIT = 50
+#: Fields left out of the digest: they change between two writes of one split.
+UNDIGESTED: frozenset[str] = frozenset({"created_at", "generator", "digest"})
 
 _DEPENDENCIES = ("numpy", "pandas", "scipy", "networkx", "pydantic", "jsonschema", "orjson")
 
@@ -96,7 +119,7 @@ class Constraint(_Model):
 
 
 class SpecWarning(_Model):
-    """A coded warning carried by the spec (ids truncated, count exact)."""
+    """A coded finding carried by the spec (ids truncated, count exact)."""
 
     code: str
     severity: Literal["error", "warning", "advisory"] = "warning"
@@ -113,6 +136,50 @@ class Summary(_Model):
     singletons: int
 
 
+class FoldSplit(_Model):
+    """One split of a fold plan: which repeat and fold, and its role counts."""
+
+    repeat: int
+    fold: int
+    n_train: int
+    n_test: int
+    n_excluded: int
+
+
+class FoldPlan(_Model):
+    """Folds carried by a spec.
+
+    ``role`` is an int8 matrix with one row per split and one column per
+    sample (in the spec's sample order); its codes index :data:`ROLES`. Any
+    consumer reads a split as "the samples whose code is 1 are tested".
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    scheme: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = None
+    roles: list[str] = Field(default_factory=lambda: list(ROLES))
+    splits: list[FoldSplit]
+    balance: dict[str, Any] = Field(default_factory=dict)
+    role: np.ndarray = Field(exclude=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        doc = self.model_dump(mode="json")
+        doc["role"] = self.role.tolist()
+        return doc
+
+
+class Pseudonymization(_Model):
+    """How ids were replaced: keyed hashes, and a fingerprint of the key so
+    sites can confirm they used the same one (it reveals no id)."""
+
+    method: Literal["hmac-sha256"] = "hmac-sha256"
+    hex_digits: int = 32
+    key_fingerprint: str
+    columns: list[str] = Field(default_factory=lambda: ["sample_id", "group_id"])
+
+
 class SplitSpec(_Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns."""
 
@@ -122,6 +189,7 @@ class SplitSpec(_Model):
     format_version: str = SPEC_FORMAT_VERSION
     created_at: str
     generator: Generator
+    digest: str | None = None
     graph_name: str | None = None
     constraint: Constraint
     recommended_resampling: Literal[
@@ -129,16 +197,17 @@ class SplitSpec(_Model):
     ]
     warnings: list[SpecWarning] = Field(default_factory=list)
     summary: Summary
+    pseudonymization: Pseudonymization | None = None
     samples: pd.DataFrame = Field(exclude=True)
+    folds: FoldPlan | None = Field(default=None, exclude=True)
 
+    # ---- construction ----------------------------------------------------------
     @classmethod
     def from_partition(cls, partition: Partition, graph: StudyGraph) -> SplitSpec:
-        """The spec of a partition, with block and time columns looked up in ``graph``."""
+        """The spec of a partition, with block, time and stratum columns looked up in ``graph``."""
         samples = _sample_columns(partition, graph)
-        summary = partition.summary()
-        return cls(
-            created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            generator=Generator.current(),
+        return cls.build(
+            samples=samples,
             graph_name=graph.name,
             constraint=Constraint(
                 mode=partition.mode,
@@ -146,11 +215,11 @@ class SplitSpec(_Model):
                 relations=list(partition.relations),
                 via=list(partition.via),
                 priority=list(partition.priority),
-                parameters=_jsonable(partition.parameters),
+                parameters=_portable_parameters(partition.parameters),
                 overrides={k: v for k, v in graph.overrides.items() if v},
                 subset=partition.n_samples < graph.count(NodeType.SAMPLE),
             ),
-            recommended_resampling=MODE[partition.mode].recommended_resampling,
+            recommended_resampling=recommended_resampling(partition.mode, partition.strategy),
             warnings=[
                 SpecWarning(
                     code=w.code,
@@ -161,24 +230,91 @@ class SplitSpec(_Model):
                 )
                 for w in partition.warnings
             ],
-            summary=Summary(**summary),
-            samples=samples,
         )
 
+    @classmethod
+    def build(cls, samples: pd.DataFrame, **fields: Any) -> SplitSpec:
+        """A spec from its samples and envelope fields; fills ``created_at``,
+        ``generator``, ``summary`` (unless given) and the digest."""
+        samples = samples.reset_index(drop=True)
+        fields.setdefault("created_at", _now())
+        fields.setdefault("generator", Generator.current())
+        fields.setdefault("summary", summarise(samples))
+        spec = cls(samples=samples, **{k: v for k, v in fields.items() if k != "digest"})
+        return spec.model_copy(update={"digest": spec.compute_digest()})
+
+    def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
+        """The same spec carrying ``folds`` (digest recomputed)."""
+        if folds is not None and folds.role.shape[1] != self.n_samples:
+            raise DepgraphError(
+                "schema", f"fold roles cover {folds.role.shape[1]} samples, the spec has {self.n_samples}"
+            )
+        updated = self.model_copy(update={"folds": folds, "created_at": _now()})
+        return updated.model_copy(update={"digest": updated.compute_digest()})
+
+    def replace(self, **fields: Any) -> SplitSpec:
+        """A copy with some fields replaced (digest recomputed)."""
+        updated = self.model_copy(update=fields)
+        return updated.model_copy(update={"digest": updated.compute_digest()})
+
+    # ---- reading the content ----------------------------------------------------
     @property
     def n_samples(self) -> int:
         return len(self.samples)
 
-    def groups(self) -> dict[str, str]:
-        return dict(zip(self.samples["sample_id"].tolist(), self.samples["group_id"].tolist(), strict=True))
+    @property
+    def sample_ids(self) -> np.ndarray:
+        return self.samples["sample_id"].to_numpy(dtype=object)
 
+    @property
+    def group_ids(self) -> np.ndarray:
+        return self.samples["group_id"].to_numpy(dtype=object)
+
+    def groups(self) -> dict[str, str]:
+        return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
+
+    # ---- JSON -----------------------------------------------------------------------
     def to_json_dict(self) -> dict[str, Any]:
+        """The spec as JSON-ready Python values, keys in contract order."""
         doc = self.model_dump(mode="json")
-        doc["samples"] = {c: _column_to_json(self.samples[c]) for c in self.samples.columns}
+        if doc.get("pseudonymization") is None:
+            doc.pop("pseudonymization", None)
+        doc["samples"] = {c: column_to_json(self.samples[c]) for c in self.samples.columns}
+        if self.folds is not None:
+            doc["folds"] = self.folds.to_json_dict()
         return doc
 
+    def compute_digest(self) -> str:
+        """``sha256:<hex>`` of the canonical content (see :func:`canonical_bytes`)."""
+        return content_digest(self.to_json_dict())
+
     def to_json_bytes(self) -> bytes:
-        return orjson.dumps(self.to_json_dict(), option=orjson.OPT_INDENT_2)
+        """Pretty envelope, one line per sample column: readable and compact."""
+        return _layout(self.to_json_dict())
+
+    def __repr__(self) -> str:
+        folds = f", {len(self.folds.splits)} splits ({self.folds.scheme})" if self.folds else ""
+        return (
+            f"SplitSpec({self.constraint.mode}{'/' + self.constraint.strategy if self.constraint.strategy else ''}: "
+            f"{self.n_samples} samples in {self.summary.n_groups} groups{folds})"
+        )
+
+
+# --------------------------------------------------------------------------- building blocks
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def summarise(samples: pd.DataFrame) -> Summary:
+    """n_samples, n_groups, the largest group and the number of single-sample groups."""
+    sizes = samples.groupby("group_id", sort=True).size().sort_values(ascending=False, kind="stable")
+    return Summary(
+        n_samples=len(samples),
+        n_groups=len(sizes),
+        largest_group=str(sizes.index[0]) if len(sizes) else None,
+        largest_group_size=int(sizes.iloc[0]) if len(sizes) else 0,
+        singletons=int((sizes == 1).sum()),
+    )
 
 
 def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
@@ -190,10 +326,10 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
         rel = direct_relation(mode)
         if graph.has_relation(rel.name):
             mine = graph.sample_targets(rel.name)[positions - start]
-            frame[f"{mode}_group"] = np.where(mine >= 0, keys[np.maximum(mine, 0)], None)
+            frame[f"{mode}_group"] = pd.Series(np.where(mine >= 0, keys[np.maximum(mine, 0)], None), dtype=object)
     if "timepoint_id" in partition.samples.columns:
         for c in ("timepoint_id", "time_index", "order_rank"):
-            frame[c] = partition.samples[c].to_numpy()
+            frame[c] = partition.samples[c].reset_index(drop=True)
     elif graph.has_relation("sample_collected_at_timepoint"):
         target = graph.sample_targets("sample_collected_at_timepoint")[positions - start]
         try:
@@ -202,57 +338,230 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
             time_cols = None  # inconsistent time order: time mode and validation report it
         if time_cols is not None:
             for c in ("timepoint_id", "time_index", "order_rank"):
-                frame[c] = time_cols[c].to_numpy()
+                frame[c] = time_cols[c].reset_index(drop=True)
+    stratum = _strata(graph, positions - start)
+    if stratum is not None:
+        frame["stratum"] = stratum
     return frame.reset_index(drop=True)
 
 
-def _column_to_json(series: pd.Series) -> list[Any]:
+def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
+    """Each sample's outcome (its own, else its subject's); several outcomes
+    are joined with ``|`` in sorted order; ``None`` where there is none."""
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    pairs = []
+    if graph.has_relation("sample_has_outcome"):
+        src, dst, _ = graph.relation_edges("sample_has_outcome")
+        pairs.append(pd.DataFrame({"sample": src - start, "outcome": keys[dst]}))
+    if graph.has_relation("subject_has_outcome"):
+        s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
+        o_src, o_dst, _ = graph.relation_edges("subject_has_outcome")
+        via_subject = pd.DataFrame({"sample": s_src - start, "subject": s_dst}).merge(
+            pd.DataFrame({"subject": o_src, "outcome": keys[o_dst]}), on="subject"
+        )
+        pairs.append(via_subject[["sample", "outcome"]])
+    if not pairs:
+        return None
+    table = pd.concat(pairs, ignore_index=True).drop_duplicates()
+    joined = table.sort_values(["sample", "outcome"]).groupby("sample", sort=True)["outcome"].agg("|".join)
+    per_sample = pd.Series(None, index=pd.RangeIndex(stop - start), dtype=object)
+    per_sample[joined.index.to_numpy()] = joined.to_numpy(dtype=object)
+    return pd.Series(per_sample.to_numpy(dtype=object)[sample_rows], dtype=object)
+
+
+def _portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Builder parameters for the spec, minus lists of raw ids (counts stay)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k != "unknown_ids"}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    return orjson.loads(orjson.dumps(clean(parameters), default=str, option=orjson.OPT_SERIALIZE_NUMPY))
+
+
+def column_to_json(series: pd.Series) -> list[Any]:
+    """A sample column as JSON values: ``None`` for missing, ints stay ints."""
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
         return [None if v != v else v for v in values.tolist()]
+    if pd.api.types.is_integer_dtype(series.dtype):  # including nullable Int64
+        return series.astype(object).where(series.notna(), None).tolist()
     return series.astype(object).where(series.notna(), None).tolist()
 
 
-def _jsonable(value: Any) -> Any:
-    return orjson.loads(orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY))
+# --------------------------------------------------------------------------- digest and layout
+def canonical_bytes(doc: dict[str, Any]) -> bytes:
+    """The canonical form the digest is taken over.
+
+    Every top-level field except ``created_at``, ``generator`` and ``digest``,
+    serialised as compact JSON (no whitespace) with object keys sorted,
+    strings in UTF-8, integers as integers and other numbers in their shortest
+    round-trip form. Readers in other languages reproduce it with any JSON
+    library that sorts keys and writes shortest round-trip floats.
+    """
+    content = {k: v for k, v in doc.items() if k not in UNDIGESTED}
+    return orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
 
 
+def content_digest(doc: dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(doc)).hexdigest()
+
+
+def _layout(doc: dict[str, Any]) -> bytes:
+    """Indented JSON whose long arrays (sample columns, fold roles) stay on one line each."""
+    parts = []
+    for key, value in doc.items():
+        if key == "samples":
+            body = ",\n".join(f"    {orjson.dumps(c).decode()}: {orjson.dumps(v).decode()}" for c, v in value.items())
+            text = "{\n" + body + "\n  }"
+        elif key == "folds" and isinstance(value, dict):
+            head = {k: v for k, v in value.items() if k != "role"}
+            inner = orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2]  # drop "\n}"
+            rows = ",\n".join(f"      {orjson.dumps(r).decode()}" for r in value["role"])
+            text = inner.replace("\n", "\n  ") + ',\n    "role": [\n' + rows + "\n    ]\n  }"
+        else:
+            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode().replace("\n", "\n  ")
+        parts.append(f"  {orjson.dumps(key).decode()}: {text}")
+    return ("{\n" + ",\n".join(parts) + "\n}\n").encode()
+
+
+# --------------------------------------------------------------------------- files
 def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
     """Write ``spec`` as JSON to ``path`` atomically."""
     atomic_write_bytes(path, spec.to_json_bytes())
 
 
 def read_spec(path: str | os.PathLike[str]) -> SplitSpec:
-    """Read a spec written by :func:`write_spec`, checking its shape."""
-    doc = read_json(path, "spec file")
-    return spec_from_document(doc, f"spec file {str(path)!r}")
+    """Read and check a spec: schema, column lengths, unique sample ids, fold
+    roles and digest. Problems raise DepgraphError naming the first of them."""
+    return spec_from_document(read_json(path, "spec file"), f"spec file {str(path)!r}")
 
 
 def spec_from_document(doc: Any, source: str = "spec") -> SplitSpec:
-    if not isinstance(doc, dict) or doc.get("format") != SPEC_FORMAT:
-        raise DepgraphError("schema", f"{source}: not a depgraph split spec ('format' must be {SPEC_FORMAT!r})")
-    samples_doc = doc.get("samples")
-    if not isinstance(samples_doc, dict) or "sample_id" not in samples_doc or "group_id" not in samples_doc:
-        raise DepgraphError("schema", f"{source}: 'samples' must hold sample_id and group_id columns")
-    lengths = {c: len(v) if isinstance(v, list) else -1 for c, v in samples_doc.items()}
-    if len(set(lengths.values())) != 1 or -1 in lengths.values():
-        raise DepgraphError("schema", f"{source}: samples columns must be lists of equal length, found {lengths}")
-    samples = pd.DataFrame({c: pd.Series(v, dtype=_dtype_for(c)) for c, v in samples_doc.items()})
-    dup = samples["sample_id"].duplicated()
-    if dup.any():
-        ids = samples.loc[dup, "sample_id"].unique().tolist()
-        raise DepgraphError("duplicate_id", f"{source}: sample ids repeat: {describe_ids(ids)}", ids=ids)
-    envelope = {k: v for k, v in doc.items() if k != "samples"}
+    """A SplitSpec from a parsed JSON document, with every check of :func:`read_spec`."""
+    from depgraph.schemas import check_document
+
+    original = doc
+    doc = check_document(doc, "split-spec", source)  # format, version, envelope schema; migrates
+    samples = _samples_frame(doc["samples"], source)
+    folds = _folds(doc.get("folds"), len(samples), source)
+    envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds", "$comment") and not k.startswith("x-")}
     try:
-        return SplitSpec(**envelope, samples=samples)
-    except Exception as exc:  # pydantic.ValidationError: name the first problem
-        first = str(exc).splitlines()[1:3]
-        raise DepgraphError("schema", f"{source}: {' '.join(s.strip() for s in first)}") from exc
+        spec = SplitSpec(**envelope, samples=samples, folds=folds)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DepgraphError("schema", f"{source}: {where}: {first['msg']}") from exc
+    expected = content_digest(original)  # over the document as written, fields this reader ignores included
+    if spec.digest is None:
+        raise DepgraphError("integrity", f"{source}: no digest; a spec must carry the sha256 of its content")
+    if spec.digest != expected:
+        raise DepgraphError(
+            "integrity",
+            f"{source}: digest does not match the content (file says {spec.digest[:19]}…, content is "
+            f"{expected[:19]}…); the file was edited or damaged",
+        )
+    if doc is not original and set(doc) != set(original):  # a newer minor's fields were dropped
+        spec = spec.replace()
+    return spec
 
 
-def _dtype_for(column: str) -> Any:
-    if column == "time_index":
-        return np.float64
-    if column == "order_rank":
-        return "Int64"
-    return object
+def _samples_frame(columns: dict[str, list[Any]], source: str) -> pd.DataFrame:
+    """Vectorised checks of the sample columns, then the frame."""
+    lengths = {c: len(v) for c, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        n = lengths["sample_id"]
+        odd = {c: k for c, k in lengths.items() if k != n}
+        raise DepgraphError(
+            "schema",
+            f"{source}: samples columns must have equal lengths; sample_id has {n}, "
+            + ", ".join(f"{c} has {k}" for c, k in odd.items()),
+        )
+    frame = {}
+    for name, values in columns.items():
+        kind = SAMPLE_COLUMNS.get(name, "any")
+        series = pd.Series(values, dtype=object)
+        inferred = pd.api.types.infer_dtype(series, skipna=True)
+        ok = {
+            "string": inferred in ("string", "empty"),
+            "number": inferred in ("integer", "floating", "mixed-integer-float", "empty"),
+            "integer": inferred in ("integer", "empty") or (inferred == "floating" and _integral(series)),
+            "any": inferred in ("string", "integer", "floating", "mixed-integer-float", "boolean", "empty"),
+        }[kind]
+        if not ok:
+            bad = next(i for i, v in enumerate(values) if v is not None and not _is_kind(v, kind))
+            raise DepgraphError(
+                "schema",
+                f"{source}: samples.{name}[{bad}] is {values[bad]!r}; {name} holds {kind} values",
+                column=name,
+            )
+        if name in REQUIRED_SAMPLE_COLUMNS and series.isna().any():
+            bad = int(np.flatnonzero(series.isna().to_numpy())[0])
+            raise DepgraphError(
+                "schema", f"{source}: samples.{name}[{bad}] is null; every sample needs one", column=name
+            )
+        if kind == "number":
+            series = pd.Series(np.array([np.nan if v is None else v for v in values], dtype=np.float64))
+        elif kind == "integer":
+            series = pd.Series(pd.to_numeric(series, errors="coerce")).astype("Int64")
+        frame[name] = series
+    samples = pd.DataFrame(frame)
+    repeated = samples["sample_id"].duplicated()
+    if repeated.any():
+        ids = samples.loc[repeated, "sample_id"].unique().tolist()
+        raise DepgraphError("duplicate_id", f"{source}: sample ids repeat: {describe_ids(ids)}", ids=ids)
+    return samples
+
+
+def _integral(series: pd.Series) -> bool:
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    return bool(np.all(np.isnan(values) | (np.floor(values) == values)))
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (str, int, float, bool))
+
+
+def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
+    if doc is None:
+        return None
+    role_rows = doc.get("role", [])
+    short = [i for i, row in enumerate(role_rows) if not isinstance(row, list) or len(row) != n_samples]
+    if short:
+        i = short[0]
+        found = len(role_rows[i]) if isinstance(role_rows[i], list) else type(role_rows[i]).__name__
+        raise DepgraphError(
+            "schema", f"{source}: folds.role[{i}] holds {found} codes; each split needs one per sample ({n_samples})"
+        )
+    try:
+        role = np.asarray(role_rows, dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise DepgraphError("schema", f"{source}: folds.role must be rows of integer role codes") from exc
+    if role.ndim != 2 or role.shape != (len(doc.get("splits", [])), n_samples):
+        raise DepgraphError(
+            "schema",
+            f"{source}: folds.role must hold one row per split ({len(doc.get('splits', []))}) and one code per "
+            f"sample ({n_samples}); found shape {role.shape}",
+        )
+    if role.size and (role.min() < 0 or role.max() >= len(ROLES)):
+        row, col = np.argwhere((role < 0) | (role >= len(ROLES)))[0]
+        raise DepgraphError(
+            "schema",
+            f"{source}: folds.role[{row}][{col}] is {role[row, col]}; role codes are 0 (train), 1 (test), 2 (excluded)",
+        )
+    try:
+        return FoldPlan(**{k: v for k, v in doc.items() if k != "role"}, role=role.astype(np.int8))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DepgraphError("schema", f"{source}: folds.{where}: {first['msg']}") from exc

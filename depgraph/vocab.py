@@ -227,6 +227,17 @@ SEVERITIES: tuple[str, ...] = ("error", "warning", "advisory")
 LEVELS: tuple[str, ...] = ("structural", "semantic", "leakage")
 
 
+def recommended_resampling(mode: str, strategy: str | None = None) -> str:
+    """The resampling plan a spec recommends (splitGraph's choices).
+
+    >>> recommended_resampling("composite", "rule_based")
+    'grouped_cv'
+    """
+    if mode == "composite" and strategy == "rule_based":
+        return "grouped_cv"  # each group is one entity of the chosen mode
+    return MODE[mode].recommended_resampling
+
+
 def direct_relation(mode: str) -> Relation:
     """The one relation a direct mode groups by.
 

@@ -150,3 +150,52 @@ def test_help_lists_the_commands(capsys):
     assert code == 0
     for command in ("build", "validate", "derive", "demo"):
         assert command in out
+
+
+def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
+    from tests.conftest import CONFORMANCE
+
+    graph, spec = study / "graph.json", study / "spec.json"
+    assert run(["build", study / "meta.csv", "--column", "subject_id=patient", "-o", graph], capsys)[0] == 0
+    assert run(["derive", graph, "--mode", "subject", "-o", spec], capsys)[0] == 0
+
+    code, out, _ = run(["validate", spec], capsys)
+    assert code == 0 and "digest sha256:" in out and "verified" in out
+
+    # export: splitGraph JSON, CSV and Parquet samples tables
+    assert run(["export", spec, "--to", "splitgraph", "-o", study / "sg.json"], capsys)[0] == 0
+    sg = orjson.loads((study / "sg.json").read_bytes())
+    assert sg["splitGraph_object"] == "split_spec" and len(sg["sample_data"]) == 10
+    assert run(["export", spec, "--to", "csv", "-o", study / "samples.csv"], capsys)[0] == 0
+    table = pd.read_csv(study / "samples.csv")
+    assert table.columns[:2].tolist() == ["sample_id", "group_id"] and len(table) == 10
+    assert run(["export", spec, "--to", "parquet", "-o", study / "samples.parquet"], capsys)[0] == 0
+    assert pd.read_parquet(study / "samples.parquet")["group_id"].nunique() == 5
+    code, out, _ = run(["export", graph, "--to", "splitgraph", "-o", study / "sg_graph.json"], capsys)
+    assert code == 0 and orjson.loads((study / "sg_graph.json").read_bytes())["splitGraph_object"] == "dependency_graph"
+
+    # import: splitGraph's own files become depgraph files
+    imported = study / "imported.json"
+    code, out, _ = run(["import", "splitgraph", CONFORMANCE / "splitgraph_json" / "spec_time.json", "-o", imported],
+                       capsys)  # fmt: skip
+    assert code == 0 and orjson.loads(imported.read_bytes())["constraint"]["mode"] == "time"
+    code, _, _ = run(["import", "splitgraph", CONFORMANCE / "splitgraph_json" / "graph.json", "-o",
+                      study / "g2.json"], capsys)  # fmt: skip
+    assert code == 0 and run(["validate", study / "g2.json"], capsys)[0] == 0
+
+    # diff: identical, relabelled, changed
+    assert run(["diff", spec, spec], capsys)[:2] == (0, f"identical: both specs carry digest "
+                                                         f"{orjson.loads(spec.read_bytes())['digest']}\n")  # fmt: skip
+    assert run(["derive", graph, "--mode", "relatedness", "-o", study / "rel.json"], capsys)[0] == 0
+    code, out, _ = run(["diff", spec, study / "rel.json"], capsys)
+    assert code == 0 and "same grouping (group labels differ)" in out
+    assert run(["derive", graph, "--mode", "batch", "-o", study / "batch.json"], capsys)[0] == 0
+    code, out, _ = run(["diff", spec, study / "batch.json", "--limit", "2"], capsys)
+    assert code == 1 and "8 sample(s) changed group" in out and "and 6 more" in out  # P5 stays whole
+
+
+def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):
+    code, _, err = run(["import", "rsample", "x.json", "-o", tmp_path / "o.json"], capsys)
+    assert code == 2 and err.startswith("depgraph: invalid_argument:")
+    code, _, err = run(["export", "x.json", "--to", "excel", "-o", tmp_path / "o.xlsx"], capsys)
+    assert code == 2 and "excel" in err

@@ -1,44 +1,180 @@
-"""The split spec written by derive (the full contract comes with the schema)."""
+"""The split spec contract: content, digest, exact round trips, version policy, bad files."""
 
 from __future__ import annotations
 
+import numpy as np
 import orjson
 import pandas as pd
+import pytest
 
-from depgraph import derive, from_metadata
-from depgraph.spec import SplitSpec, read_spec, write_spec
+from depgraph import DepgraphError, derive, from_metadata
+from depgraph.cli import main
+from depgraph.spec import (
+    Constraint,
+    FoldPlan,
+    FoldSplit,
+    SplitSpec,
+    canonical_bytes,
+    content_digest,
+    read_spec,
+    spec_from_document,
+    write_spec,
+)
 
 
-def test_spec_columns_come_from_the_graph(family_meta):
-    meta = family_meta.assign(study_id="ST1", site_id=["A", "B"] * 5)
+@pytest.fixture
+def graph(family_meta, family_kinship):
+    meta = family_meta.assign(study_id="ST1", site_id=["A", "B"] * 5, outcome_id=["case", "control"] * 5)
     meta.loc[9, "batch_id"] = None
-    g = from_metadata(meta)
-    spec = SplitSpec.from_partition(derive(g, "subject"), g)
-    cols = spec.samples.columns.tolist()
-    assert cols == [
-        "sample_id",
-        "group_id",
-        "batch_group",
-        "study_group",
-        "site_group",
-        "timepoint_id",
-        "time_index",
-        "order_rank",
-    ]
+    return from_metadata(meta, name="families").add_kinship(family_kinship, "first")
+
+
+def test_spec_columns_come_from_the_graph(graph):
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    assert spec.samples.columns.tolist() == [
+        "sample_id", "group_id", "batch_group", "study_group", "site_group",
+        "timepoint_id", "time_index", "order_rank", "stratum",
+    ]  # fmt: skip
     last = spec.samples.iloc[-1]
     assert last["sample_id"] == "P5-T1" and pd.isna(last["batch_group"]) and last["order_rank"] == 2
+    assert last["stratum"] == "control"
     assert spec.summary.n_groups == 5 and spec.recommended_resampling == "grouped_cv"
+    assert spec.graph_name == "families" and spec.generator.package == "depgraph"
 
 
-def test_spec_round_trip(tmp_path, family_meta, family_kinship):
-    g = from_metadata(family_meta).add_kinship(family_kinship, "first")
-    spec = SplitSpec.from_partition(derive(g, "relatedness", samples=["P1-T0", "P2-T0", "P5-T0"]), g)
+def test_several_outcomes_make_a_joined_stratum():
+    meta = pd.DataFrame({"sample_id": ["S1", "S1", "S2"], "outcome_id": ["b", "a", "a"]})
+    g = from_metadata(meta)
+    spec = SplitSpec.from_partition(derive(g, "batch"), g)
+    assert spec.samples["stratum"].tolist() == ["a|b", "a"]
+
+
+def test_graph_to_spec_to_json_to_spec_is_exact(tmp_path, graph):
+    spec = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
     write_spec(spec, tmp_path / "spec.json")
-    doc = orjson.loads((tmp_path / "spec.json").read_bytes())
-    assert doc["constraint"]["subset"] is True
-    assert doc["constraint"]["parameters"]["add_kinship"][0]["threshold_name"] == "first"
-    lengths = {len(v) for v in doc["samples"].values()}
-    assert lengths == {3}
     back = read_spec(tmp_path / "spec.json")
-    assert back.groups() == spec.groups()
+    assert back.to_json_dict() == spec.to_json_dict()
+    assert back.to_json_bytes() == spec.to_json_bytes()
+    assert back.digest == spec.digest == back.compute_digest()
     pd.testing.assert_frame_equal(back.samples, spec.samples, check_dtype=False)
+
+
+def test_digest_ignores_time_and_generator_but_not_content(graph):
+    a = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    b = a.replace(created_at="2000-01-01T00:00:00+00:00", generator=a.generator.model_copy(update={"version": "9"}))
+    assert a.digest == b.digest
+    c = a.replace(samples=a.samples.assign(group_id=a.samples["group_id"].str.replace("P5", "P6")))
+    assert c.digest != a.digest
+    text = canonical_bytes(a.to_json_dict())
+    assert b'"created_at"' not in text and b'"generator"' not in text and b": " not in text
+
+
+def test_folds_travel_with_the_spec(tmp_path, graph):
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    role = np.zeros((2, spec.n_samples), dtype=np.int8)
+    role[0, :4], role[1, 4:8], role[1, 9] = 1, 1, 2
+    splits = [FoldSplit(repeat=0, fold=i, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()),
+                        n_excluded=int((r == 2).sum())) for i, r in enumerate(role)]  # fmt: skip
+    with_folds = spec.with_folds(FoldPlan(scheme="manual", splits=splits, role=role, seed=7))
+    assert with_folds.digest != spec.digest
+    write_spec(with_folds, tmp_path / "f.json")
+    text = (tmp_path / "f.json").read_text()
+    assert "      [1,1,1,1,0,0,0,0,0,0]," in text  # one line per split
+    back = read_spec(tmp_path / "f.json")
+    assert np.array_equal(back.folds.role, role) and back.folds.seed == 7
+    with pytest.raises(DepgraphError):
+        spec.with_folds(FoldPlan(scheme="manual", splits=splits[:1], role=role[:1, :3]))
+
+
+def _doc(graph) -> dict:
+    return SplitSpec.from_partition(derive(graph, "subject"), graph).to_json_dict()
+
+
+def test_a_newer_minor_version_is_read_and_its_new_fields_ignored(graph):
+    doc = _doc(graph)
+    doc["format_version"] = "1.7.0"
+    doc["fancy_new_field"] = {"a": 1}
+    doc["digest"] = content_digest(doc)
+    spec = spec_from_document(doc)
+    assert spec.format_version == "1.7.0" and spec.n_samples == 10
+
+
+@pytest.mark.parametrize("version", ["0.9.0", "2.0.0", "one"])
+def test_other_major_versions_are_refused_with_a_clear_message(graph, version):
+    doc = _doc(graph)
+    doc["format_version"] = version
+    with pytest.raises(DepgraphError) as err:
+        spec_from_document(doc)
+    assert err.value.code == "version" and version in err.value.message
+
+
+BAD_SPEC_FILES = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "zero-bytes": lambda text: "",
+    "wrong-types": lambda text: text.replace('"n_groups": 5', '"n_groups": "five"'),
+    "missing-sample-column": lambda text: text.replace('"sample_id":', '"sample_name":'),
+    "unequal-lengths": lambda text: text.replace('"group_id": ["subject:P1",', '"group_id": ['),
+    "duplicate-ids": lambda text: text.replace('"P1-T1"', '"P1-T0"', 1),
+    "unknown-major": lambda text: text.replace('"format_version": "1.0.0"', '"format_version": "3.0.0"'),
+    "tampered": lambda text: text.replace('"subject:P5","subject:P5"', '"subject:P5","subject:P4"'),
+}
+EXPECTED = {
+    "truncated": ("parse", "not valid JSON"),
+    "zero-bytes": ("empty_input", "empty"),
+    "wrong-types": ("schema", "summary/n_groups"),
+    "missing-sample-column": ("schema", "sample_id"),
+    "unequal-lengths": ("schema", "equal lengths"),
+    "duplicate-ids": ("duplicate_id", "P1-T0"),
+    "unknown-major": ("version", "3.0.0"),
+    "tampered": ("integrity", "digest"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPEC_FILES))
+def test_bad_spec_files_are_refused_naming_the_problem(tmp_path, capsys, graph, case):
+    good = tmp_path / "good.json"
+    write_spec(SplitSpec.from_partition(derive(graph, "subject"), graph), good)
+    text = good.read_text()
+    damaged = BAD_SPEC_FILES[case](text)
+    assert damaged != text or case == "zero-bytes"
+    path = tmp_path / f"{case}.json"
+    path.write_text(damaged)
+    code, fragment = EXPECTED[case]
+    with pytest.raises(DepgraphError) as err:
+        read_spec(path)
+    assert err.value.code == code and fragment in err.value.message, err.value.message
+    assert main(["validate", str(path)]) == 2
+    err_lines = capsys.readouterr().err.strip().splitlines()
+    assert len(err_lines) == 1 and err_lines[0].startswith(f"depgraph: {code}:")
+
+
+def test_a_directory_is_not_a_spec(tmp_path):
+    with pytest.raises(DepgraphError) as err:
+        read_spec(tmp_path)
+    assert err.value.code == "io" and "directory" in err.value.message
+
+
+def test_a_spec_is_refused_where_a_graph_is_needed_and_vice_versa(tmp_path, graph):
+    spec_path = tmp_path / "spec.json"
+    write_spec(SplitSpec.from_partition(derive(graph, "subject"), graph), spec_path)
+    from depgraph import read_graph, write_graph
+
+    with pytest.raises(DepgraphError) as err:
+        read_graph(spec_path)
+    assert err.value.code == "schema" and "split-spec" in err.value.message
+    write_graph(graph, tmp_path / "graph.json")
+    with pytest.raises(DepgraphError) as err:
+        read_spec(tmp_path / "graph.json")
+    assert err.value.code == "schema" and "study-graph" in err.value.message
+
+
+def test_build_fills_summary_and_digest():
+    spec = SplitSpec.build(
+        pd.DataFrame({"sample_id": ["a", "b", "c"], "group_id": ["g1", "g1", "g2"]}),
+        constraint=Constraint(mode="subject"),
+        recommended_resampling="grouped_cv",
+    )
+    assert spec.summary.model_dump() == {
+        "n_samples": 3, "n_groups": 2, "largest_group": "g1", "largest_group_size": 2, "singletons": 1
+    }  # fmt: skip
+    assert orjson.loads(spec.to_json_bytes())["digest"] == spec.digest

@@ -1,0 +1,119 @@
+# depgraph split specs in R.
+#
+# A small, dependency-light reader: jsonlite for the JSON, rsample only when you
+# ask for resampling splits. Source this file, then
+#
+#   spec <- read_depgraph_spec("spec.json")   # a data.frame, one row per sample
+#   attr(spec, "depgraph")$constraint$mode    # how the groups were derived
+#   folds <- depgraph_rset(spec)              # rsample::manual_rset, when the spec has folds
+#   folds <- depgraph_rset(spec, data = my_df) # splits over your own data, matched by sample_id
+#
+# The reader accepts depgraph split specs of format_version 1.x and refuses any
+# other major version with a message saying which version it found. It does not
+# recompute the sha256 digest (depgraph's Python readers do that); it checks the
+# structure any consumer relies on: equal column lengths, unique sample ids and
+# fold roles that cover every sample.
+
+DEPGRAPH_SPEC_FORMAT <- "depgraph.split-spec"
+DEPGRAPH_SPEC_MAJOR <- 1L
+DEPGRAPH_ROLES <- c("train", "test", "excluded")
+
+read_depgraph_spec <- function(path) {
+  if (!requireNamespace("jsonlite", quietly = TRUE)) {
+    stop("read_depgraph_spec() needs the jsonlite package", call. = FALSE)
+  }
+  if (!file.exists(path) || dir.exists(path)) {
+    stop(sprintf("depgraph spec '%s' does not exist or is a directory", path), call. = FALSE)
+  }
+  doc <- tryCatch(
+    jsonlite::fromJSON(path, simplifyVector = TRUE, simplifyDataFrame = FALSE, simplifyMatrix = TRUE),
+    error = function(e) stop(sprintf("depgraph spec '%s' is not valid JSON: %s", path, conditionMessage(e)), call. = FALSE)
+  )
+  if (!identical(doc$format, DEPGRAPH_SPEC_FORMAT)) {
+    stop(sprintf("'%s' is not a depgraph split spec (format is '%s')", path, format(doc$format)), call. = FALSE)
+  }
+  version <- as.character(doc$format_version)
+  major <- suppressWarnings(as.integer(strsplit(version, ".", fixed = TRUE)[[1]][1]))
+  if (is.na(major) || major != DEPGRAPH_SPEC_MAJOR) {
+    stop(sprintf(
+      "'%s' has format_version %s; this reader reads %d.x", path, version, DEPGRAPH_SPEC_MAJOR
+    ), call. = FALSE)
+  }
+  columns <- doc$samples
+  lengths <- vapply(columns, length, integer(1))
+  if (length(unique(lengths)) != 1L) {
+    stop(sprintf("'%s': samples columns have unequal lengths (%s)", path,
+                 paste(names(lengths), lengths, sep = "=", collapse = ", ")), call. = FALSE)
+  }
+  samples <- as.data.frame(lapply(columns, function(col) {
+    if (is.list(col)) col <- unlist(lapply(col, function(v) if (is.null(v)) NA else v))
+    col
+  }), stringsAsFactors = FALSE)
+  if (anyDuplicated(samples$sample_id)) {
+    dup <- unique(samples$sample_id[duplicated(samples$sample_id)])
+    stop(sprintf("'%s': sample ids repeat: %s", path, paste(utils::head(dup, 5), collapse = ", ")), call. = FALSE)
+  }
+  if ("order_rank" %in% names(samples)) samples$order_rank <- as.integer(samples$order_rank)
+  folds <- doc$folds
+  if (!is.null(folds)) {
+    role <- folds$role
+    if (!is.matrix(role)) role <- matrix(unlist(role), nrow = length(folds$role), byrow = TRUE)
+    if (ncol(role) != nrow(samples)) {
+      stop(sprintf("'%s': fold roles cover %d samples, the spec has %d", path, ncol(role), nrow(samples)), call. = FALSE)
+    }
+    storage.mode(role) <- "integer"
+    folds$role <- role
+    folds$splits <- as.data.frame(do.call(rbind, lapply(folds$splits, function(s) unlist(s))))
+  }
+  attr(samples, "depgraph") <- list(
+    format_version = version,
+    digest = doc$digest,
+    constraint = doc$constraint,
+    recommended_resampling = doc$recommended_resampling,
+    summary = doc$summary,
+    warnings = doc$warnings,
+    folds = folds
+  )
+  samples
+}
+
+# The long fold table: one row per sample and split (sample_id, repeat, fold, role).
+depgraph_fold_table <- function(spec) {
+  folds <- attr(spec, "depgraph")$folds
+  if (is.null(folds)) stop("the spec carries no folds", call. = FALSE)
+  do.call(rbind, lapply(seq_len(nrow(folds$role)), function(i) {
+    data.frame(
+      sample_id = spec$sample_id,
+      `repeat` = as.integer(folds$splits$`repeat`[i]),
+      fold = as.integer(folds$splits$fold[i]),
+      role = DEPGRAPH_ROLES[folds$role[i, ] + 1L],
+      stringsAsFactors = FALSE, check.names = FALSE
+    )
+  }))
+}
+
+# rsample splits from the spec's folds: analysis = train, assessment = test;
+# excluded samples are in neither. `data` defaults to the spec's own rows; any
+# other data.frame is matched to the spec by its `id_column`.
+depgraph_rset <- function(spec, data = spec, id_column = "sample_id") {
+  if (!requireNamespace("rsample", quietly = TRUE)) {
+    stop("depgraph_rset() needs the rsample package", call. = FALSE)
+  }
+  folds <- attr(spec, "depgraph")$folds
+  if (is.null(folds)) stop("the spec carries no folds: assign folds first (depgraph folds ...)", call. = FALSE)
+  if (!id_column %in% names(data)) stop(sprintf("data has no '%s' column", id_column), call. = FALSE)
+  row_of <- match(spec$sample_id, data[[id_column]])
+  if (anyNA(row_of)) {
+    missing <- spec$sample_id[is.na(row_of)]
+    stop(sprintf("data lacks %d sample(s) of the spec: %s", length(missing),
+                 paste(utils::head(missing, 5), collapse = ", ")), call. = FALSE)
+  }
+  splits <- lapply(seq_len(nrow(folds$role)), function(i) {
+    rsample::make_splits(
+      list(analysis = row_of[folds$role[i, ] == 0L], assessment = row_of[folds$role[i, ] == 1L]),
+      data = data
+    )
+  })
+  ids <- sprintf("Repeat%d_Fold%d", as.integer(folds$splits$`repeat`) + 1L, as.integer(folds$splits$fold) + 1L)
+  rsample::manual_rset(splits, ids)
+}

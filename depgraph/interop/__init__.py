@@ -1,0 +1,1 @@
+"""Exchange with other tools' file formats (splitGraph, R)."""

@@ -1,0 +1,142 @@
+"""Rewrite the example documents in this folder (run from the repository root:
+``python schema/examples/regenerate.py``).
+
+Valid examples are real depgraph output. Each invalid example is a valid one
+broken in exactly one way; its ``$comment`` names the rule it breaks and the
+error code a reader must answer with (``expect: <code>``). The digest of every
+invalid example except ``digest-mismatch`` is recomputed after the damage, so
+the reader fails for the stated reason and not on the digest.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from depgraph import derive, from_metadata
+from depgraph.privacy import pseudonymize
+from depgraph.spec import FoldPlan, FoldSplit, SplitSpec, _layout, content_digest
+
+HERE = Path(__file__).resolve().parent
+FIXED_TIME = "2026-01-01T00:00:00+00:00"
+
+
+def cohort():
+    meta = pd.DataFrame(
+        {
+            "sample_id": ["S1", "S2", "S3", "S4", "S5", "S6"],
+            "subject_id": ["P1", "P1", "P2", "P3", "P3", "P4"],
+            "batch_id": ["B1", "B2", "B1", "B2", None, "B1"],
+            "timepoint_id": ["T0", "T1", "T0", "T0", "T1", "T1"],
+            "time_index": [0, 6, 0, 0, 6, 6],
+            "outcome_id": ["case", "case", "control", "case", "case", "control"],
+        }
+    )
+    kinship = pd.DataFrame({"id1": ["P2"], "id2": ["P4"], "kinship": [0.25]})
+    return from_metadata(meta, name="example cohort").add_kinship(kinship, "first")
+
+
+def finish(doc: dict, comment: str, digest: bool = True) -> dict:
+    doc = {"$comment": comment, **{k: v for k, v in doc.items() if k != "$comment"}}
+    doc["created_at"] = FIXED_TIME
+    if digest:
+        doc["digest"] = content_digest(doc)
+    return doc
+
+
+def write(path: Path, doc: dict) -> None:
+    path.write_bytes(_layout(doc) if "samples" in doc else orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def main() -> None:
+    graph = cohort()
+    subject = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    role = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 1], [0, 0, 0, 1, 1, 0]], dtype=np.int8)
+    splits = [
+        FoldSplit(repeat=0, fold=i, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()), n_excluded=0)
+        for i, r in enumerate(role)
+    ]
+    relatedness = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    with_folds = relatedness.with_folds(FoldPlan(scheme="manual", splits=splits, role=role, seed=None))
+    time = SplitSpec.from_partition(derive(graph, "time"), graph)
+    hidden = pseudonymize(subject, "an example key, never use it for real")
+
+    valid = {
+        "subject.json": finish(subject.to_json_dict(), "valid: subject mode with block, time and stratum columns"),
+        "relatedness-with-folds.json": finish(with_folds.to_json_dict(), "valid: relatedness groups and 3 folds"),
+        "time.json": finish(time.to_json_dict(), "valid: time mode, order_rank from time_index"),
+        "pseudonymized.json": finish(hidden.to_json_dict(), "valid: sample and group ids replaced by HMAC-SHA256"),
+    }
+    for name, doc in valid.items():
+        write(HERE / "valid" / name, doc)
+    write(HERE / "valid" / "study-graph.json", {"$comment": "valid: the example cohort's graph",
+                                                **graph.to_json_dict()})  # fmt: skip
+
+    base = valid["relatedness-with-folds.json"]
+
+    def broken(change, comment, digest=True):
+        doc = copy.deepcopy(base)
+        change(doc)
+        return finish(doc, comment, digest)
+
+    invalid = {
+        "unequal-columns.json": broken(
+            lambda d: d["samples"]["group_id"].pop(), "invalid: samples columns must have equal lengths; expect: schema"
+        ),
+        "duplicate-sample-ids.json": broken(
+            lambda d: d["samples"]["sample_id"].__setitem__(1, "S1"),
+            "invalid: sample ids are unique; expect: duplicate_id",
+        ),
+        "digest-mismatch.json": broken(
+            lambda d: d["samples"]["group_id"].__setitem__(0, "relatedness:S3"),
+            "invalid: the digest must match the content (a group was edited after writing); expect: integrity",
+            digest=False,
+        ),
+        "newer-major-version.json": broken(
+            lambda d: d.__setitem__("format_version", "2.0.0"),
+            "invalid: readers accept only their own major format_version; expect: version",
+        ),
+        "unknown-mode.json": broken(
+            lambda d: d["constraint"].__setitem__("mode", "family"),
+            "invalid: constraint.mode is a depgraph mode; expect: schema",
+        ),
+        "missing-group-id.json": broken(
+            lambda d: d["samples"].pop("group_id"), "invalid: samples must hold group_id; expect: schema"
+        ),
+        "null-sample-id.json": broken(
+            lambda d: d["samples"]["sample_id"].__setitem__(2, None), "invalid: every sample has an id; expect: schema"
+        ),
+        "wrong-column-type.json": broken(
+            lambda d: d["samples"]["time_index"].__setitem__(0, "zero"),
+            "invalid: time_index holds numbers; expect: schema",
+        ),
+        "role-code-out-of-range.json": broken(
+            lambda d: d["folds"]["role"][0].__setitem__(0, 3),
+            "invalid: fold role codes are 0 (train), 1 (test), 2 (excluded); expect: schema",
+        ),
+        "role-row-too-short.json": broken(
+            lambda d: d["folds"]["role"][1].pop(), "invalid: each fold role row has one code per sample; expect: schema"
+        ),
+        "no-digest.json": broken(
+            lambda d: d.pop("digest"), "invalid: a spec carries its digest; expect: schema", digest=False
+        ),
+    }
+    for name, doc in invalid.items():
+        write(HERE / "invalid" / name, doc)
+    gdoc = graph.to_json_dict()
+    bad_graph = copy.deepcopy(gdoc)
+    bad_graph["edges"]["sample_belongs_to_family"] = bad_graph["edges"].pop("sample_belongs_to_subject")
+    write(HERE / "invalid" / "graph-unknown-relation.json",
+          {"$comment": "invalid: edges are keyed by depgraph relations; expect: schema", **bad_graph})  # fmt: skip
+    short = copy.deepcopy(gdoc)
+    short["attributes"]["Timepoint"]["time_index"].pop()
+    write(HERE / "invalid" / "graph-attribute-length.json",
+          {"$comment": "invalid: an attribute list is as long as its node list; expect: schema", **short})  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""splitGraph JSON both ways, against the files splitGraph 0.2.0 wrote (read in place)."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pandas as pd
+import pytest
+
+from depgraph import DepgraphError, derive, from_metadata
+from depgraph.interop.splitgraph import (
+    graph_from_splitgraph,
+    graph_to_splitgraph,
+    read_splitgraph,
+    spec_from_splitgraph,
+    spec_to_splitgraph,
+    write_splitgraph_graph,
+)
+from depgraph.spec import SplitSpec, read_spec, write_spec
+from tests.conftest import CONFORMANCE, as_partition, case_metadata, load_case
+
+SG = CONFORMANCE / "splitgraph_json"
+SPEC_FILES = sorted(SG.glob("spec_*.json"))
+# how each file was derived in splitGraph (its metadata says: mode, strategy, relations)
+DERIVATIONS = {
+    "spec_subject.json": {"mode": "subject"},
+    "spec_batch.json": {"mode": "batch"},
+    "spec_time.json": {"mode": "time"},
+    "spec_composite_strict.json": {"mode": "composite", "strategy": "strict", "via": ["subject", "batch"]},
+    "spec_composite_rule_based.json": {
+        "mode": "composite", "strategy": "rule_based", "priority": ["batch", "study", "subject"]
+    },
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def five():
+    return from_metadata(case_metadata(load_case(CONFORMANCE / "five_samples_mixed.json")), name="five_samples_mixed")
+
+
+def _unbox(value):
+    return value if isinstance(value, list) else [value]
+
+
+@pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.name)
+def test_every_splitgraph_spec_reads(path):
+    spec = read_splitgraph(path)
+    ref = json.loads(path.read_text())
+    assert isinstance(spec, SplitSpec)
+    assert spec.groups() == {r["sample_id"]: r["group_id"] for r in ref["sample_data"]}
+    assert spec.constraint.mode == ref["constraint_mode"]
+    assert spec.recommended_resampling == ref["recommended_resampling"]
+    assert spec.digest == spec.compute_digest()
+
+
+@pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.name)
+def test_what_we_export_is_what_splitgraph_wrote(path, five):
+    ref = json.loads(path.read_text())
+    kwargs = dict(DERIVATIONS[path.name])
+    ours = spec_to_splitgraph(SplitSpec.from_partition(derive(five, kwargs.pop("mode"), **kwargs), five))
+    for key, value in ref.items():
+        if key not in ("metadata", "sample_data"):
+            assert ours[key] == value, key
+    for key, value in ref["metadata"].items():
+        if key == "warnings":  # depgraph may add findings splitGraph lacks, never drop one
+            assert set(_unbox(value)) <= set(_unbox(ours["metadata"]["warnings"]))
+        else:
+            assert ours["metadata"][key] == value, key
+    assert ours["sample_data"] == ref["sample_data"]
+
+
+@pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.name)
+def test_splitgraph_to_depgraph_to_splitgraph_keeps_every_group(tmp_path, path):
+    ref = json.loads(path.read_text())
+    spec = spec_from_splitgraph(ref)
+    write_spec(spec, tmp_path / "ours.json")  # through a depgraph file too
+    back = spec_to_splitgraph(read_spec(tmp_path / "ours.json"))
+    assert [r["group_id"] for r in back["sample_data"]] == [r["group_id"] for r in ref["sample_data"]]
+    assert [r["sample_id"] for r in back["sample_data"]] == [r["sample_id"] for r in ref["sample_data"]]
+    assert back["constraint_strategy"] == ref["constraint_strategy"]
+
+
+def test_component_labels_become_positional_on_export(five):
+    spec = SplitSpec.from_partition(derive(five, "composite", via=["subject", "batch"]), five)
+    assert spec.groups()["S4"] == "composite:S4"
+    rows = spec_to_splitgraph(spec)["sample_data"]
+    assert [r["group_id"] for r in rows] == ["component_1"] * 3 + ["component_2", "component_3"]
+
+
+def test_relatedness_labels_keep_their_mode_prefix():
+    meta = pd.DataFrame({"sample_id": ["S2", "S1", "S3"], "subject_id": ["P2", "P1", "P3"]})
+    g = from_metadata(meta).add_kinship(pd.DataFrame({"id1": ["P3"], "id2": ["P2"], "kinship": [0.3]}), 0.2)
+    rows = spec_to_splitgraph(SplitSpec.from_partition(derive(g, "relatedness"), g))["sample_data"]
+    assert [(r["sample_id"], r["group_id"]) for r in rows] == [
+        ("S1", "relatedness:component_1"), ("S2", "relatedness:component_2"), ("S3", "relatedness:component_2")
+    ]  # fmt: skip
+
+
+def test_graph_export_is_what_splitgraph_wrote(five):
+    ref = json.loads((SG / "graph.json").read_text())
+    doc, left_out = graph_to_splitgraph(five)
+    assert left_out == []
+    assert doc["nodes"] == ref["nodes"] and doc["edges"] == ref["edges"]
+    assert {k: v for k, v in doc["metadata"].items() if k != "created_at"} == {
+        k: v for k, v in ref["metadata"].items() if k != "created_at"
+    }
+
+
+def test_graph_import_round_trips(five):
+    ref = json.loads((SG / "graph.json").read_text())
+    imported = graph_from_splitgraph(ref)
+    assert imported.nodes.equals(five.nodes)
+    assert imported.edges.drop(columns="provenance").equals(five.edges.drop(columns="provenance"))
+    assert derive(imported, "time").groups() == derive(five, "time").groups()
+    again, _ = graph_to_splitgraph(imported)
+    assert again["nodes"] == ref["nodes"] and again["edges"] == ref["edges"]
+
+
+def test_export_for_splitgraph_0_2_leaves_out_what_it_cannot_read(tmp_path):
+    meta = pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"], "site_id": ["A", "B"]})
+    g = from_metadata(meta).add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), 0.1)
+    full, notes = graph_to_splitgraph(g)
+    assert notes == [] and {n["node_type"] for n in full["nodes"]} == {"Sample", "Subject", "Site"}
+    kin = [e for e in full["edges"] if e["edge_type"] == "subject_related_to"]
+    (edge,) = kin
+    assert edge == {
+        "edge_id": "subject_related_to:1", "from": "subject:P1", "to": "subject:P2",
+        "edge_type": "subject_related_to", "attrs": {"provenance": "kinship:pairs", "weight": 0.25},
+    }  # fmt: skip
+    notes = write_splitgraph_graph(g, tmp_path / "old.json", splitgraph_version="0.2.0")
+    old = orjson.loads((tmp_path / "old.json").read_bytes())
+    assert notes == ["2 Site node(s)", "2 sample_collected_at_site edge(s)", "1 subject_related_to edge(s)"]
+    assert {n["node_type"] for n in old["nodes"]} == {"Sample", "Subject"}
+    assert all("site_id" not in n["attrs"] for n in old["nodes"])
+
+
+@pytest.mark.parametrize(
+    "doc,fragment",
+    [
+        ({"splitGraph_object": "banana"}, "splitGraph_object"),
+        ({"splitGraph_object": "split_spec", "sample_data": []}, "sample_data"),
+        ({"splitGraph_object": "split_spec", "sample_data": [{"group_id": "g"}]}, "sample_id"),
+        ({"splitGraph_object": "dependency_graph", "nodes": [{"node_id": "x:1", "node_type": "Gene"}]}, "nodes[0]"),
+    ],
+)
+def test_bad_splitgraph_documents(tmp_path, doc, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DepgraphError) as err:
+        read_splitgraph(path)
+    assert err.value.code == "schema" and fragment in err.value.message
+
+
+def test_partitions_survive_a_trip_through_splitgraph_for_every_case():
+    for name in ("random_2026_1.json", "cross_study_subject.json"):
+        graph = from_metadata(case_metadata(load_case(CONFORMANCE / name)))
+        for mode in ("subject", "batch", "time", "composite"):
+            spec = SplitSpec.from_partition(derive(graph, mode), graph)
+            back = spec_from_splitgraph(spec_to_splitgraph(spec))
+            assert as_partition(back.groups()) == as_partition(spec.groups())
