@@ -43,3 +43,11 @@ def test_ci_runs_the_readme_test_command():
     assert len(commands) == 2 and commands[0].endswith("depgraph demo")
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     assert commands[1] in [line.strip() for line in ci]
+
+
+def test_documented_pseudonym_test_vector_holds():
+    from depgraph.privacy import pseudonym
+
+    text = (DOCS / "spec.md").read_text()
+    key, sample, expected = re.search(r"Test vector: key `([^`]+)`, id `([^`]+)` → `([0-9a-f]+)`", text).groups()
+    assert pseudonym(key, sample) == expected
