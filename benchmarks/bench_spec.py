@@ -39,10 +39,8 @@ def make_spec(n: int, folds: int = 5) -> SplitSpec:
     )
     spec = SplitSpec.build(samples, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
     fold_of_group = rng.integers(0, folds, n // 2 + 1)[np.arange(n) // 2]
-    role = np.stack([(fold_of_group == k).astype(np.int8) for k in range(folds)])
-    splits = [FoldSplit(repeat=0, fold=k, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()), n_excluded=0)
-              for k, r in enumerate(role)]  # fmt: skip
-    return spec.with_folds(FoldPlan(scheme="group-kfold", splits=splits, role=role, seed=0))
+    splits = [FoldSplit.of(0, k, np.flatnonzero(fold_of_group == k), np.empty(0, np.int64), n) for k in range(folds)]
+    return spec.with_folds(FoldPlan(scheme="group-kfold", splits=splits, seed=0))
 
 
 def measure(n: int) -> dict:

@@ -77,9 +77,13 @@ def _folds_differ(first: SplitSpec, second: SplitSpec) -> bool | None:
         return None
     if first.folds is None or second.folds is None:
         return True
-    if first.folds.role.shape[0] != second.folds.role.shape[0]:
+    if len(first.folds.splits) != len(second.folds.splits):
         return True
     order = pd.Index(second.sample_ids).get_indexer(first.sample_ids)
     if (order < 0).any() or len(order) != second.n_samples:
         return True
-    return not np.array_equal(first.folds.role, second.folds.role[:, order])
+    n = first.n_samples
+    return any(
+        not np.array_equal(a.roles(n), b.roles(n)[order])
+        for a, b in zip(first.folds.splits, second.folds.splits, strict=True)
+    )

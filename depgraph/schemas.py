@@ -74,7 +74,7 @@ def _common(kind: str, title: str, description: str) -> dict[str, Any]:
 
 def split_spec_schema() -> dict[str, Any]:
     """The JSON Schema of a split spec, built from the vocabulary and spec models."""
-    from depgraph.spec import ROLES, SAMPLE_COLUMNS, SPEC_FORMAT
+    from depgraph.spec import SAMPLE_COLUMNS, SPEC_FORMAT
 
     version = _format_version("split-spec")
     major = version.split(".")[0]
@@ -83,7 +83,8 @@ def split_spec_schema() -> dict[str, Any]:
         "depgraph split spec",
         "One group per sample, why, and optionally the folds built from them. Rules JSON Schema cannot express "
         "are checked by every depgraph reader: all samples columns have the same length; sample ids are unique; "
-        "folds.role has one row per split and one code per sample; digest is the sha256 of the canonical content "
+        "fold split positions are sorted, unique and within the samples, test and excluded are disjoint and the "
+        "counts match them; digest is the sha256 of the canonical content "
         "(every top-level field but created_at, generator and digest, as compact JSON with sorted keys).",
     )
     column_items = {"string": _nullable("string"), "number": _nullable("number"), "integer": _nullable("integer")}
@@ -180,26 +181,25 @@ def split_spec_schema() -> dict[str, Any]:
                         "scheme": {"type": "string"},
                         "parameters": {"type": "object"},
                         "seed": _nullable("integer"),
-                        "roles": {"const": list(ROLES)},
                         "splits": {
                             "type": "array",
                             "items": {
                                 "type": "object",
                                 "properties": {
-                                    k: {"type": "integer", "minimum": 0}
-                                    for k in ("repeat", "fold", "n_train", "n_test", "n_excluded")
+                                    **{
+                                        k: {"type": "integer", "minimum": 0}
+                                        for k in ("repeat", "fold", "n_train", "n_test", "n_excluded")
+                                    },
+                                    "test": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                                    "excluded": {"type": "array", "items": {"type": "integer", "minimum": 0}},
                                 },
-                                "required": ["repeat", "fold", "n_train", "n_test", "n_excluded"],
+                                "required": ["repeat", "fold", "n_train", "n_test", "n_excluded", "test", "excluded"],
                                 "additionalProperties": False,
                             },
                         },
                         "balance": {"type": "object"},
-                        "role": {
-                            "type": "array",
-                            "items": {"type": "array", "items": {"enum": list(range(len(ROLES)))}},
-                        },
                     },
-                    "required": ["scheme", "roles", "splits", "role"],
+                    "required": ["scheme", "splits"],
                     "additionalProperties": False,
                 },
             ]
@@ -383,9 +383,9 @@ def _prefix(doc: dict[str, Any]) -> dict[str, Any]:
         if isinstance(cut.get(field), dict):
             cut[field] = _cut_arrays(cut[field])
     folds = cut.get("folds")
-    if isinstance(folds, dict) and isinstance(folds.get("role"), list):
+    if isinstance(folds, dict) and isinstance(folds.get("splits"), list):
         folds = dict(folds)
-        folds["role"] = [r[:_PREFIX_ITEMS] if isinstance(r, list) else r for r in folds["role"][:_PREFIX_ITEMS]]
+        folds["splits"] = [_cut_arrays(split) for split in folds["splits"]]
         cut["folds"] = folds
     return cut
 

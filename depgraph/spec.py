@@ -71,7 +71,7 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "stratum": "string",
 }
 REQUIRED_SAMPLE_COLUMNS: tuple[str, ...] = ("sample_id", "group_id")
-#: Fold roles, in code order: a fold plan's role matrix holds these codes.
+#: Fold roles, in code order (``FoldSplit.roles`` returns these codes).
 ROLES: tuple[str, ...] = ("train", "test", "excluded")
 #: At most this many ids are kept per warning in a spec (the count is exact).
 WARNING_ID_LIMIT = 50
@@ -137,36 +137,92 @@ class Summary(_Model):
 
 
 class FoldSplit(_Model):
-    """One split of a fold plan: which repeat and fold, and its role counts."""
+    """One split of a fold plan: its repeat and fold, and which samples it tests
+    and excludes (positions into the spec's samples, 0-based, sorted); every
+    other sample trains."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     repeat: int
     fold: int
     n_train: int
     n_test: int
     n_excluded: int
+    test: np.ndarray = Field(exclude=True)
+    excluded: np.ndarray = Field(exclude=True)
+
+    @classmethod
+    def of(cls, repeat: int, fold: int, test: np.ndarray, excluded: np.ndarray, n_samples: int) -> FoldSplit:
+        """A split from test and excluded positions (any order; made sorted and unique)."""
+        test = np.unique(np.asarray(test, dtype=np.int64))
+        excluded = np.setdiff1d(np.asarray(excluded, dtype=np.int64), test)
+        return cls(
+            repeat=repeat,
+            fold=fold,
+            n_train=n_samples - len(test) - len(excluded),
+            n_test=len(test),
+            n_excluded=len(excluded),
+            test=test,
+            excluded=excluded,
+        )
+
+    def roles(self, n_samples: int) -> np.ndarray:
+        """One role code per sample: 0 train, 1 test, 2 excluded."""
+        role = np.zeros(n_samples, dtype=np.int8)
+        role[self.test] = 1
+        role[self.excluded] = 2
+        return role
+
+    def train(self, n_samples: int) -> np.ndarray:
+        """Positions of the training samples."""
+        return np.flatnonzero(self.roles(n_samples) == 0)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        doc = self.model_dump(mode="json")
+        doc["test"] = self.test.tolist()
+        doc["excluded"] = self.excluded.tolist()
+        return doc
 
 
 class FoldPlan(_Model):
-    """Folds carried by a spec.
+    """Folds carried by a spec: every split's test and excluded samples.
 
-    ``role`` is an int8 matrix with one row per split and one column per
-    sample (in the spec's sample order); its codes index :data:`ROLES`. Any
-    consumer reads a split as "the samples whose code is 1 are tested".
+    Any consumer, in any language, reads a split without scheme-specific logic:
+    the samples at ``test`` positions are tested, those at ``excluded``
+    positions are left out (for example purged around a time block, or the
+    rest of a group whose other samples are tested), all others train.
+    ``balance`` holds the plan's balance metrics.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     scheme: str
     parameters: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = None
-    roles: list[str] = Field(default_factory=lambda: list(ROLES))
     splits: list[FoldSplit]
     balance: dict[str, Any] = Field(default_factory=dict)
-    role: np.ndarray = Field(exclude=True)
+
+    @classmethod
+    def from_roles(
+        cls, role: np.ndarray, scheme: str = "custom", folds_per_repeat: int | None = None, **fields: Any
+    ) -> FoldPlan:
+        """A plan from an (n_splits, n_samples) matrix of role codes (0 train, 1 test, 2 excluded).
+
+        Splits are numbered ``fold = i mod folds_per_repeat`` within ``repeat = i // folds_per_repeat``.
+        """
+        role = np.asarray(role)
+        per = folds_per_repeat or len(role)
+        splits = [
+            FoldSplit.of(i // per, i % per, np.flatnonzero(r == 1), np.flatnonzero(r == 2), role.shape[1])
+            for i, r in enumerate(role)
+        ]
+        return cls(scheme=scheme, splits=splits, **fields)
+
+    def role_matrix(self, n_samples: int) -> np.ndarray:
+        """Role codes as an (n_splits, n_samples) int8 matrix (for small plans and tests)."""
+        return np.stack([s.roles(n_samples) for s in self.splits]) if self.splits else np.zeros((0, n_samples))
 
     def to_json_dict(self) -> dict[str, Any]:
         doc = self.model_dump(mode="json")
-        doc["role"] = self.role.tolist()
+        doc["splits"] = [s.to_json_dict() for s in self.splits]
         return doc
 
 
@@ -245,10 +301,8 @@ class SplitSpec(_Model):
 
     def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
         """The same spec carrying ``folds`` (digest recomputed)."""
-        if folds is not None and folds.role.shape[1] != self.n_samples:
-            raise DepgraphError(
-                "schema", f"fold roles cover {folds.role.shape[1]} samples, the spec has {self.n_samples}"
-            )
+        if folds is not None:
+            _check_splits(folds.splits, self.n_samples, "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now()})
         return updated.model_copy(update={"digest": updated.compute_digest()})
 
@@ -412,17 +466,17 @@ def content_digest(doc: dict[str, Any]) -> str:
 
 
 def _layout(doc: dict[str, Any]) -> bytes:
-    """Indented JSON whose long arrays (sample columns, fold roles) stay on one line each."""
+    """Indented JSON whose long arrays (sample columns, fold splits) stay on one line each."""
     parts = []
     for key, value in doc.items():
         if key == "samples":
             body = ",\n".join(f"    {orjson.dumps(c).decode()}: {orjson.dumps(v).decode()}" for c, v in value.items())
             text = "{\n" + body + "\n  }"
         elif key == "folds" and isinstance(value, dict):
-            head = {k: v for k, v in value.items() if k != "role"}
+            head = {k: v for k, v in value.items() if k != "splits"}
             inner = orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2]  # drop "\n}"
-            rows = ",\n".join(f"      {orjson.dumps(r).decode()}" for r in value["role"])
-            text = inner.replace("\n", "\n  ") + ',\n    "role": [\n' + rows + "\n    ]\n  }"
+            rows = ",\n".join(f"      {orjson.dumps(split).decode()}" for split in value["splits"])
+            text = inner.replace("\n", "\n  ") + ',\n    "splits": [\n' + rows + "\n    ]\n  }"
         else:
             text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode().replace("\n", "\n  ")
         parts.append(f"  {orjson.dumps(key).decode()}: {text}")
@@ -535,33 +589,47 @@ def _is_kind(value: Any, kind: str) -> bool:
 def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
     if doc is None:
         return None
-    role_rows = doc.get("role", [])
-    short = [i for i, row in enumerate(role_rows) if not isinstance(row, list) or len(row) != n_samples]
-    if short:
-        i = short[0]
-        found = len(role_rows[i]) if isinstance(role_rows[i], list) else type(role_rows[i]).__name__
-        raise DepgraphError(
-            "schema", f"{source}: folds.role[{i}] holds {found} codes; each split needs one per sample ({n_samples})"
-        )
+    splits = []
+    for i, entry in enumerate(doc.get("splits", [])):
+        arrays = {}
+        for name in ("test", "excluded"):
+            values = entry.get(name)
+            if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise DepgraphError("schema", f"{source}: folds.splits[{i}].{name} must be a list of sample positions")
+            arrays[name] = np.asarray(values, dtype=np.int64)
+        try:
+            splits.append(FoldSplit(**{k: v for k, v in entry.items() if k not in arrays}, **arrays))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise DepgraphError("schema", f"{source}: folds.splits[{i}].{where}: {first['msg']}") from exc
+    _check_splits(splits, n_samples, f"{source}: folds")
     try:
-        role = np.asarray(role_rows, dtype=np.int64)
-    except (TypeError, ValueError) as exc:
-        raise DepgraphError("schema", f"{source}: folds.role must be rows of integer role codes") from exc
-    if role.ndim != 2 or role.shape != (len(doc.get("splits", [])), n_samples):
-        raise DepgraphError(
-            "schema",
-            f"{source}: folds.role must hold one row per split ({len(doc.get('splits', []))}) and one code per "
-            f"sample ({n_samples}); found shape {role.shape}",
-        )
-    if role.size and (role.min() < 0 or role.max() >= len(ROLES)):
-        row, col = np.argwhere((role < 0) | (role >= len(ROLES)))[0]
-        raise DepgraphError(
-            "schema",
-            f"{source}: folds.role[{row}][{col}] is {role[row, col]}; role codes are 0 (train), 1 (test), 2 (excluded)",
-        )
-    try:
-        return FoldPlan(**{k: v for k, v in doc.items() if k != "role"}, role=role.astype(np.int8))
+        return FoldPlan(**{k: v for k, v in doc.items() if k != "splits"}, splits=splits)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise DepgraphError("schema", f"{source}: folds.{where}: {first['msg']}") from exc
+
+
+def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
+    """Positions in range, sorted and unique, test and excluded disjoint, counts consistent."""
+    for i, split in enumerate(splits):
+        for name in ("test", "excluded"):
+            values = getattr(split, name)
+            if len(values) and (values.min() < 0 or values.max() >= n_samples):
+                bad = int(values[(values < 0) | (values >= n_samples)][0])
+                raise DepgraphError(
+                    "schema", f"{where}.splits[{i}].{name} holds position {bad}; the spec has {n_samples} samples"
+                )
+            if len(values) > 1 and (np.diff(values) <= 0).any():
+                raise DepgraphError("schema", f"{where}.splits[{i}].{name} must be sorted positions without repeats")
+        if len(np.intersect1d(split.test, split.excluded)):
+            raise DepgraphError("schema", f"{where}.splits[{i}]: a sample cannot be both tested and excluded")
+        counts = (n_samples - len(split.test) - len(split.excluded), len(split.test), len(split.excluded))
+        if (split.n_train, split.n_test, split.n_excluded) != counts:
+            raise DepgraphError(
+                "schema",
+                f"{where}.splits[{i}]: n_train/n_test/n_excluded say {split.n_train}/{split.n_test}/{split.n_excluded},"
+                f" the positions give {counts[0]}/{counts[1]}/{counts[2]}",
+            )

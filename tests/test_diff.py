@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.diff import compare_specs
-from depgraph.spec import Constraint, FoldPlan, FoldSplit, SplitSpec
+from depgraph.spec import Constraint, FoldPlan, SplitSpec
 
 
 def spec(ids, groups, role=None):
@@ -16,9 +16,7 @@ def spec(ids, groups, role=None):
         recommended_resampling="grouped_cv",
     )
     if role is not None:
-        role = np.asarray(role, dtype=np.int8)
-        splits = [FoldSplit(repeat=0, fold=i, n_train=0, n_test=0, n_excluded=0) for i in range(len(role))]
-        s = s.with_folds(FoldPlan(scheme="manual", splits=splits, role=role))
+        s = s.with_folds(FoldPlan.from_roles(np.asarray(role, dtype=np.int8), scheme="manual"))
     return s
 
 

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from depgraph.errors import DepgraphError
 from depgraph.graph import read_graph
 from depgraph.schemas import KINDS, load_schema, schema_bytes
-from depgraph.spec import ROLES, SAMPLE_COLUMNS, read_spec
+from depgraph.spec import SAMPLE_COLUMNS, read_spec
 from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, RESAMPLING_PLANS, SEVERITIES
 from tests.conftest import REPO
 
@@ -46,8 +46,8 @@ def test_split_spec_enums_agree_with_the_vocabulary():
     assert props["recommended_resampling"]["enum"] == list(RESAMPLING_PLANS)
     assert props["warnings"]["items"]["properties"]["severity"]["enum"] == list(SEVERITIES)
     assert set(props["samples"]["properties"]) == set(SAMPLE_COLUMNS)
-    fold_plan = props["folds"]["oneOf"][1]["properties"]
-    assert fold_plan["roles"]["const"] == list(ROLES)
+    split = props["folds"]["oneOf"][1]["properties"]["splits"]["items"]["properties"]
+    assert {"test", "excluded", "n_train", "n_test", "n_excluded"} <= set(split)
 
 
 def test_study_graph_enums_agree_with_the_vocabulary():

@@ -73,17 +73,17 @@ def test_folds_travel_with_the_spec(tmp_path, graph):
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
     role = np.zeros((2, spec.n_samples), dtype=np.int8)
     role[0, :4], role[1, 4:8], role[1, 9] = 1, 1, 2
-    splits = [FoldSplit(repeat=0, fold=i, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()),
-                        n_excluded=int((r == 2).sum())) for i, r in enumerate(role)]  # fmt: skip
-    with_folds = spec.with_folds(FoldPlan(scheme="manual", splits=splits, role=role, seed=7))
+    with_folds = spec.with_folds(FoldPlan.from_roles(role, scheme="manual", seed=7))
     assert with_folds.digest != spec.digest
     write_spec(with_folds, tmp_path / "f.json")
     text = (tmp_path / "f.json").read_text()
-    assert "      [1,1,1,1,0,0,0,0,0,0]," in text  # one line per split
+    assert '{"repeat":0,"fold":1,"n_train":5,"n_test":4,"n_excluded":1,"test":[4,5,6,7],"excluded":[9]}' in text
     back = read_spec(tmp_path / "f.json")
-    assert np.array_equal(back.folds.role, role) and back.folds.seed == 7
-    with pytest.raises(DepgraphError):
-        spec.with_folds(FoldPlan(scheme="manual", splits=splits[:1], role=role[:1, :3]))
+    assert np.array_equal(back.folds.role_matrix(spec.n_samples), role) and back.folds.seed == 7
+    outside = FoldPlan(scheme="manual", splits=[FoldSplit.of(0, 0, np.array([12]), np.array([]), 13)])
+    with pytest.raises(DepgraphError) as err:
+        spec.with_folds(outside)
+    assert "position 12" in err.value.message
 
 
 def _doc(graph) -> dict:

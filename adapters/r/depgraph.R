@@ -12,7 +12,7 @@
 # other major version with a message saying which version it found. It does not
 # recompute the sha256 digest (depgraph's Python readers do that); it checks the
 # structure any consumer relies on: equal column lengths, unique sample ids and
-# fold roles that cover every sample.
+# fold positions inside the samples.
 
 DEPGRAPH_SPEC_FORMAT <- "depgraph.split-spec"
 DEPGRAPH_SPEC_MAJOR <- 1L
@@ -26,7 +26,7 @@ read_depgraph_spec <- function(path) {
     stop(sprintf("depgraph spec '%s' does not exist or is a directory", path), call. = FALSE)
   }
   doc <- tryCatch(
-    jsonlite::fromJSON(path, simplifyVector = TRUE, simplifyDataFrame = FALSE, simplifyMatrix = TRUE),
+    jsonlite::fromJSON(path, simplifyVector = TRUE, simplifyDataFrame = FALSE, simplifyMatrix = FALSE),
     error = function(e) stop(sprintf("depgraph spec '%s' is not valid JSON: %s", path, conditionMessage(e)), call. = FALSE)
   )
   if (!identical(doc$format, DEPGRAPH_SPEC_FORMAT)) {
@@ -56,14 +56,28 @@ read_depgraph_spec <- function(path) {
   if ("order_rank" %in% names(samples)) samples$order_rank <- as.integer(samples$order_rank)
   folds <- doc$folds
   if (!is.null(folds)) {
-    role <- folds$role
-    if (!is.matrix(role)) role <- matrix(unlist(role), nrow = length(folds$role), byrow = TRUE)
-    if (ncol(role) != nrow(samples)) {
-      stop(sprintf("'%s': fold roles cover %d samples, the spec has %d", path, ncol(role), nrow(samples)), call. = FALSE)
-    }
-    storage.mode(role) <- "integer"
+    n <- nrow(samples)
+    # one role code per sample and split: 0 train, 1 test, 2 excluded (positions are 0-based in the file)
+    role <- t(vapply(folds$splits, function(split) {
+      codes <- integer(n)
+      positions <- c(unlist(split$test), unlist(split$excluded))
+      if (length(positions) && (min(positions) < 0 || max(positions) >= n)) {
+        stop(sprintf("'%s': a fold split names a sample position outside 0..%d", path, n - 1L), call. = FALSE)
+      }
+      codes[unlist(split$test) + 1L] <- 1L
+      codes[unlist(split$excluded) + 1L] <- 2L
+      codes
+    }, integer(n)))
+    if (length(folds$splits) == 0L) role <- matrix(integer(), nrow = 0L, ncol = n)
     folds$role <- role
-    folds$splits <- as.data.frame(do.call(rbind, lapply(folds$splits, function(s) unlist(s))))
+    folds$splits <- data.frame(
+      `repeat` = vapply(folds$splits, function(s) as.integer(s$`repeat`), integer(1)),
+      fold = vapply(folds$splits, function(s) as.integer(s$fold), integer(1)),
+      n_train = vapply(folds$splits, function(s) as.integer(s$n_train), integer(1)),
+      n_test = vapply(folds$splits, function(s) as.integer(s$n_test), integer(1)),
+      n_excluded = vapply(folds$splits, function(s) as.integer(s$n_excluded), integer(1)),
+      check.names = FALSE
+    )
   }
   attr(samples, "depgraph") <- list(
     format_version = version,

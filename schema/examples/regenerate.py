@@ -55,13 +55,10 @@ def write(path: Path, doc: dict) -> None:
 def main() -> None:
     graph = cohort()
     subject = SplitSpec.from_partition(derive(graph, "subject"), graph)
-    role = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 1], [0, 0, 0, 1, 1, 0]], dtype=np.int8)
-    splits = [
-        FoldSplit(repeat=0, fold=i, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()), n_excluded=0)
-        for i, r in enumerate(role)
-    ]
+    tests = [[0, 1], [2, 5], [3, 4]]
+    splits = [FoldSplit.of(0, i, np.array(t), np.array([], dtype=np.int64), 6) for i, t in enumerate(tests)]
     relatedness = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
-    with_folds = relatedness.with_folds(FoldPlan(scheme="manual", splits=splits, role=role, seed=None))
+    with_folds = relatedness.with_folds(FoldPlan(scheme="manual", splits=splits, seed=None))
     time = SplitSpec.from_partition(derive(graph, "time"), graph)
     hidden = pseudonymize(subject, "an example key, never use it for real")
 
@@ -114,12 +111,17 @@ def main() -> None:
             lambda d: d["samples"]["time_index"].__setitem__(0, "zero"),
             "invalid: time_index holds numbers; expect: schema",
         ),
-        "role-code-out-of-range.json": broken(
-            lambda d: d["folds"]["role"][0].__setitem__(0, 3),
-            "invalid: fold role codes are 0 (train), 1 (test), 2 (excluded); expect: schema",
+        "position-out-of-range.json": broken(
+            lambda d: d["folds"]["splits"][0]["test"].__setitem__(1, 6),
+            "invalid: fold positions index the samples (0 to n-1); expect: schema",
         ),
-        "role-row-too-short.json": broken(
-            lambda d: d["folds"]["role"][1].pop(), "invalid: each fold role row has one code per sample; expect: schema"
+        "tested-and-excluded.json": broken(
+            lambda d: d["folds"]["splits"][1].update(excluded=[2], n_excluded=1, n_train=3),
+            "invalid: a sample is tested or excluded, not both; expect: schema",
+        ),
+        "counts-disagree.json": broken(
+            lambda d: d["folds"]["splits"][2].__setitem__("n_test", 3),
+            "invalid: n_train/n_test/n_excluded match the positions; expect: schema",
         ),
         "no-digest.json": broken(
             lambda d: d.pop("digest"), "invalid: a spec carries its digest; expect: schema", digest=False

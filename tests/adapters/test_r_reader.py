@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from depgraph import derive, from_metadata
-from depgraph.spec import FoldPlan, FoldSplit, SplitSpec, write_spec
+from depgraph.spec import FoldPlan, SplitSpec, write_spec
 from tests.conftest import REPO
 
 RSCRIPT = shutil.which("Rscript")
@@ -38,9 +38,7 @@ def spec_with_folds(family_meta):
     role = np.array(
         [[1, 1, 0, 0, 0, 0, 2, 0, 0, 0], [0, 0, 1, 1, 0, 2, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1, 0, 2]], dtype=np.int8
     )
-    splits = [FoldSplit(repeat=i // 2, fold=i % 2, n_train=int((r == 0).sum()), n_test=int((r == 1).sum()),
-                        n_excluded=int((r == 2).sum())) for i, r in enumerate(role)]  # fmt: skip
-    return spec.with_folds(FoldPlan(scheme="manual", splits=splits, role=role))
+    return spec.with_folds(FoldPlan.from_roles(role, scheme="manual", folds_per_repeat=2))
 
 
 def test_r_reads_the_samples_table(tmp_path, spec_with_folds):
@@ -78,7 +76,7 @@ def test_r_builds_the_same_rsample_splits(tmp_path, spec_with_folds):
     assert result.returncode == 0, result.stderr
     splits = orjson.loads((tmp_path / "splits.json").read_bytes())
     ids = spec_with_folds.sample_ids
-    role = spec_with_folds.folds.role
+    role = spec_with_folds.folds.role_matrix(spec_with_folds.n_samples)
     assert [s["id"] for s in splits] == ["Repeat1_Fold1", "Repeat1_Fold2", "Repeat2_Fold1"]
     for i, split in enumerate(splits):
         assert split["analysis"] == ids[role[i] == 0].tolist()
@@ -100,7 +98,7 @@ def test_r_matches_rows_of_the_users_data(tmp_path, spec_with_folds):
         tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    role = spec_with_folds.folds.role
+    role = spec_with_folds.folds.role_matrix(spec_with_folds.n_samples)
     n = spec_with_folds.n_samples
     position = {sid: n - i for i, sid in enumerate(spec_with_folds.sample_ids)}  # my data is in reverse order
     expected = [f"{sid}={position[sid]}" for sid in spec_with_folds.sample_ids[role[0] == 1]]
