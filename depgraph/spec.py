@@ -154,8 +154,11 @@ class FoldSplit(_Model):
     @classmethod
     def of(cls, repeat: int, fold: int, test: np.ndarray, excluded: np.ndarray, n_samples: int) -> FoldSplit:
         """A split from test and excluded positions (any order; made sorted and unique)."""
-        test = np.unique(np.asarray(test, dtype=np.int64))
-        excluded = np.setdiff1d(np.asarray(excluded, dtype=np.int64), test)
+        test = _sorted_positions(test)
+        left_out = np.zeros(n_samples, dtype=bool)
+        left_out[np.asarray(excluded, dtype=np.int64)] = True
+        left_out[test] = False
+        excluded = np.flatnonzero(left_out)
         return cls(
             repeat=repeat,
             fold=fold,
@@ -182,6 +185,14 @@ class FoldSplit(_Model):
         doc["test"] = self.test.tolist()
         doc["excluded"] = self.excluded.tolist()
         return doc
+
+
+def _sorted_positions(values: Any) -> np.ndarray:
+    """Positions as a sorted int64 array without repeats (cheap when already so)."""
+    positions = np.asarray(values, dtype=np.int64)
+    if len(positions) > 1 and not (np.diff(positions) > 0).all():
+        positions = np.unique(positions)
+    return positions
 
 
 class FoldPlan(_Model):
@@ -624,7 +635,9 @@ def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
                 )
             if len(values) > 1 and (np.diff(values) <= 0).any():
                 raise DepgraphError("schema", f"{where}.splits[{i}].{name} must be sorted positions without repeats")
-        if len(np.intersect1d(split.test, split.excluded)):
+        tested = np.zeros(n_samples, dtype=bool)
+        tested[split.test] = True
+        if tested[split.excluded].any():
             raise DepgraphError("schema", f"{where}.splits[{i}]: a sample cannot be both tested and excluded")
         counts = (n_samples - len(split.test) - len(split.excluded), len(split.test), len(split.excluded))
         if (split.n_train, split.n_test, split.n_excluded) != counts:
