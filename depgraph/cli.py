@@ -7,6 +7,7 @@ when a command fails.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,11 +17,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from depgraph.adapters.frames import samples_table, write_table
+from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.exposure import straddling_groups
 from depgraph.files import read_json, read_table
+from depgraph.folds import SCHEMES, assign_folds
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.ingest import from_metadata
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
@@ -131,6 +134,20 @@ def _print_spec(spec: SplitSpec) -> None:
     )
     for w in spec.warnings:
         out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
+
+
+def _print_folds(spec: SplitSpec) -> None:
+    plan = spec.folds
+    sizes = plan.balance.get("sizes", {})
+    out.print(
+        f"{plan.scheme}: {len(plan.splits)} split(s); test sizes {sizes.get('n_test')}"
+        + (f", excluded {sizes.get('n_excluded')}" if any(sizes.get("n_excluded", [])) else "")
+    )
+    for column, metrics in plan.balance.get("columns", {}).items():
+        out.print(
+            f"  {column}: worst test-share deviation {metrics['worst_proportion_deviation']}, "
+            f"worst scaled difference {metrics['worst_scaled_difference']}"
+        )
 
 
 def _print_partition(partition: Partition) -> None:
@@ -249,6 +266,10 @@ def derive_command(
     key_env: Annotated[
         str, typer.Option(help="Environment variable holding the pseudonymisation key.")
     ] = DEFAULT_KEY_ENV,
+    attributes: Annotated[
+        str | None,
+        typer.Option(help="Sample attributes to carry into the spec (comma-separated, or 'all'), e.g. for folds."),
+    ] = None,
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
@@ -263,7 +284,8 @@ def derive_command(
         samples=subset,
         min_groups=min_groups,
     )
-    spec = SplitSpec.from_partition(partition, graph)
+    carried = attributes if attributes in (None, "all") else _mode_list(attributes)
+    spec = SplitSpec.from_partition(partition, graph, attributes=carried)
     if key is not None:
         spec = pseudonymize(spec, key)
     write_spec(spec, output)
@@ -294,16 +316,17 @@ def import_command(
 @app.command("export")
 def export_command(
     document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).")],
-    to: Annotated[str, typer.Option("--to", help="splitgraph, csv or parquet.")],
+    to: Annotated[str, typer.Option("--to", help="splitgraph, csv, parquet or fold-table.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")],
     splitgraph_version: Annotated[
         str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
     ] = "0.4.0",
 ) -> None:
-    """Write a spec for other tools: splitGraph JSON, or the samples table as CSV / Parquet."""
+    """Write a spec for other tools: splitGraph JSON, the samples table (CSV / Parquet),
+    or the long fold table (sample_id, repeat, fold, role) as CSV or Parquet by the file suffix."""
     target = to.strip().lower()
-    if target not in ("splitgraph", "csv", "parquet"):
-        raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv or parquet, not {to!r}")
+    if target not in ("splitgraph", "csv", "parquet", "fold-table"):
+        raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
     doc = read_json(document, "file")
     if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
         if target != "splitgraph":
@@ -316,6 +339,8 @@ def export_command(
     spec = spec_from_document(doc, f"spec file {str(document)!r}")
     if target == "splitgraph":
         write_splitgraph_spec(spec, output)
+    elif target == "fold-table":
+        write_table(fold_table(spec), output)
     else:
         write_table(samples_table(spec), output, target)
     out.print(f"wrote {output}")
@@ -349,6 +374,88 @@ def diff_command(
         note = " (group labels differ)" if d.relabelled else ""
         out.print(f"same grouping{note}; the specs differ only in metadata")
         return
+    raise typer.Exit(1)
+
+
+@app.command("folds")
+def folds_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.")],
+    scheme: Annotated[str, typer.Option(help=f"Fold scheme: {', '.join(SCHEMES)}.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.")],
+    k: Annotated[int, typer.Option("-k", "--folds", help="Folds (k-fold, hash) or splits (time).")] = 5,
+    repeats: Annotated[int, typer.Option(help="Repeats (k-fold, holdout).")] = 1,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    stratify: Annotated[str | None, typer.Option(help="Stratified k-fold: the column (default stratum).")] = None,
+    by: Annotated[str | None, typer.Option(help="logo: the block column, e.g. study_group.")] = None,
+    test_fraction: Annotated[float, typer.Option(help="Holdouts: share of samples tested.")] = 0.2,
+    balance: Annotated[str | None, typer.Option(help="Balanced holdout: columns, comma-separated.")] = None,
+    prior: Annotated[
+        Path | None, typer.Option(help="Balanced holdout: an earlier spec whose groups keep their side.")
+    ] = None,
+    gap: Annotated[int, typer.Option(help="Time: order_rank levels purged before each test block.")] = 0,
+    embargo: Annotated[int, typer.Option(help="Time: levels withheld after each test block (with --train-after).")] = 0,
+    train_after: Annotated[bool, typer.Option(help="Time: also train on levels after the test block.")] = False,
+    salt_env: Annotated[str | None, typer.Option(help="Hash folds: environment variable holding the salt.")] = None,
+) -> None:
+    """Assign folds to a spec's groups and write the spec carrying them."""
+    name = scheme.strip().lower()
+    if name not in SCHEMES:
+        raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
+    spec = read_spec(document)
+    params: dict[str, Any] = {}
+    if name in ("group-kfold", "stratified-group-kfold"):
+        params = {"n_folds": k, "n_repeats": repeats, "seed": seed}
+        if name == "stratified-group-kfold" and stratify:
+            params["stratify"] = stratify
+    elif name == "holdout":
+        params = {"test_fraction": test_fraction, "n_repeats": repeats, "seed": seed}
+    elif name == "logo":
+        params = {"by": by or "study_group"}
+    elif name == "time":
+        params = {"n_splits": k, "gap": gap, "embargo": embargo, "train_after": train_after}
+    elif name == "hash":
+        if not salt_env:
+            raise DepgraphError(
+                "invalid_argument", "hash folds need --salt-env VAR (the salt is never a command-line value)"
+            )
+        salt = os.environ.get(salt_env)
+        if not salt:
+            raise DepgraphError(
+                "invalid_argument", f"the environment variable {salt_env} holding the salt is unset or empty"
+            )
+        params = {"n_folds": k, "salt": salt}
+    else:
+        params = {"test_fraction": test_fraction, "balance": tuple(_mode_list(balance) or ["stratum"]), "seed": seed}
+        if prior is not None:
+            params["prior"] = read_spec(prior)
+    planned = assign_folds(spec, name, **params)
+    write_spec(planned, output)
+    _print_folds(planned)
+    out.print(f"wrote {output}")
+
+
+@app.command("check")
+def check_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="The split spec to check against.")],
+    assignment: Annotated[
+        Path, typer.Argument(metavar="ASSIGNMENT.csv", help="A fold or train/test value per sample (CSV/TSV/Parquet).")
+    ],
+    id_column: Annotated[str, typer.Option(help="The sample id column.")] = "sample_id",
+    split_column: Annotated[
+        str | None, typer.Option(help="The fold / train-test column (default: fold, split, role, set or partition).")
+    ] = None,
+) -> None:
+    """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does."""
+    report = straddling_groups(read_spec(document), assignment, id_column, split_column)
+    if report.clean:
+        out.print(
+            f"no group straddles: {report.n_checked} samples checked by {report.split_column!r}"
+            + (f" ({report.n_unused} unused rows skipped)" if report.n_unused else "")
+        )
+        return
+    out.print(f"[red]{len(report.groups)} group(s) straddle the split[/red] ({report.split_column!r}):")
+    for row in report.groups.itertuples(index=False):
+        out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
     raise typer.Exit(1)
 
 

@@ -172,6 +172,15 @@ class FoldScheme(ABC):
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         splits = self.splits(spec)
+        for i, split in enumerate(splits):
+            if split.n_train == 0 or (split.n_test == 0 and self.name != "hash"):
+                side = "training" if split.n_train == 0 else "test"
+                reach = "period" if self.name == "time" else "cohort"
+                raise DepgraphError(
+                    "too_few_groups",
+                    f"{self.name}: split {i} would have no {side} samples (its groups reach across the whole "
+                    f"{reach}); choose a scheme or grouping that leaves both sides",
+                )
         seed = getattr(self, "seed", None)  # schemes without randomness have none
         return FoldPlan(
             scheme=self.name,

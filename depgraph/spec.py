@@ -41,6 +41,8 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import re
+from collections.abc import Sequence
 from importlib import metadata as _metadata
 from typing import Any, Literal
 
@@ -270,9 +272,18 @@ class SplitSpec(_Model):
 
     # ---- construction ----------------------------------------------------------
     @classmethod
-    def from_partition(cls, partition: Partition, graph: StudyGraph) -> SplitSpec:
-        """The spec of a partition, with block, time and stratum columns looked up in ``graph``."""
+    def from_partition(
+        cls, partition: Partition, graph: StudyGraph, attributes: Sequence[str] | str | None = None
+    ) -> SplitSpec:
+        """The spec of a partition, with block, time and stratum columns looked up in ``graph``.
+
+        ``attributes`` carries sample attributes of the graph (other metadata
+        columns, such as sex or age band) into the spec, so fold schemes can
+        balance on them; ``"all"`` carries every one.
+        """
         samples = _sample_columns(partition, graph)
+        if attributes:
+            samples = _with_attributes(samples, graph, attributes)
         return cls.build(
             samples=samples,
             graph_name=graph.name,
@@ -408,6 +419,32 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
     if stratum is not None:
         frame["stratum"] = stratum
     return frame.reset_index(drop=True)
+
+
+def _with_attributes(samples: pd.DataFrame, graph: StudyGraph, attributes: Sequence[str] | str) -> pd.DataFrame:
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    block = graph.attributes.iloc[start:stop]
+    available = [c for c in block.columns if block[c].notna().any()]
+    wanted = available if attributes == "all" else list(attributes)
+    unknown = [a for a in wanted if a not in available]
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument",
+            f"sample attribute(s) {describe_ids(unknown)} are not in the graph (sample attributes: "
+            f"{describe_ids(available, 20) or 'none'})",
+        )
+    for name in wanted:
+        if name in samples.columns or name in SAMPLE_COLUMNS or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise DepgraphError(
+                "invalid_argument",
+                f"sample attribute {name!r} cannot be a spec column: names are lower-case letters, digits and _, "
+                f"and not one of the spec's own columns",
+            )
+    positions = graph.locate(NodeType.SAMPLE, samples["sample_id"]) - start
+    out = samples.copy()
+    for name in wanted:
+        out[name] = block[name].iloc[positions].reset_index(drop=True)
+    return out
 
 
 def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:

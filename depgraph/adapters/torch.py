@@ -1,0 +1,231 @@
+"""PyTorch: samplers that draw a split's samples from a spec's fold plan.
+
+Every sampler maps dataset rows to spec samples by sample id (``ids``: the
+dataset's sample ids in row order; by default the spec's own order) and yields
+dataset row indices.
+
+* :class:`FoldSampler` — the samples of one role (train or test) of one split,
+  shuffled with a seed that changes with :meth:`FoldSampler.set_epoch`.
+* :class:`GroupBatchSampler` — batches that keep each group within one batch,
+  or hold at most ``max_per_group`` samples of any group.
+* :class:`GroupDistributedSampler` — whole groups sharded across ranks
+  (balanced by sample count); training shards are padded to equal length,
+  evaluation shards never are (no sample is evaluated twice).
+
+>>> import pandas as pd
+>>> from depgraph.spec import Constraint, SplitSpec
+>>> from depgraph.folds import assign_folds
+>>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
+...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+>>> spec = assign_folds(spec, "group-kfold", n_folds=3)
+>>> sorted(FoldSampler(spec, split=0, role="test"))
+[4, 5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+from torch.utils.data import Sampler
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.spec import ROLES, SplitSpec
+
+
+def _rows(spec: SplitSpec, split: int, role: str, ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Dataset rows holding the split's samples of ``role``, and those rows' group codes."""
+    if spec.folds is None:
+        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    if role not in ROLES[:2]:
+        raise DepgraphError("invalid_argument", f"role must be 'train' or 'test', not {role!r}")
+    if not 0 <= split < len(spec.folds.splits):
+        raise DepgraphError("invalid_argument", f"split {split} does not exist; the plan has {len(spec.folds.splits)}")
+    roles = spec.folds.splits[split].roles(spec.n_samples)
+    group_codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
+    if ids is None:
+        positions = np.arange(spec.n_samples)
+    else:
+        positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
+        if (positions < 0).any():
+            unknown = np.asarray(ids, dtype=object)[positions < 0]
+            raise DepgraphError("reference", f"{len(unknown)} dataset row(s) name samples not in the spec: "
+                                f"{describe_ids(unknown)}")  # fmt: skip
+    wanted = roles[positions] == ROLES.index(role)
+    rows = np.flatnonzero(wanted)
+    return rows, group_codes[positions[rows]]
+
+
+class FoldSampler(Sampler[int]):
+    """The dataset rows of one split's train or test samples.
+
+    Guarantee: yields exactly the split's samples of that role, each once per
+    epoch. ``shuffle`` draws a new order each epoch from ``(seed, epoch)``.
+    """
+
+    def __init__(
+        self,
+        spec: SplitSpec,
+        split: int = 0,
+        role: str = "train",
+        ids: Sequence[str] | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+    ) -> None:
+        self.rows, _ = _rows(spec, split, role, ids)
+        self.shuffle = shuffle and role == "train"
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __iter__(self) -> Iterator[int]:
+        rows = self.rows
+        if self.shuffle:
+            rows = np.random.default_rng([self.seed, self.epoch]).permutation(rows)
+        return iter(rows.tolist())
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class GroupBatchSampler(Sampler[list[int]]):
+    """Batches of one split's samples that respect groups.
+
+    With ``max_per_group=None`` each group lies within one batch: groups are
+    packed whole (in seeded random order) into batches of at most
+    ``batch_size`` samples; a group larger than ``batch_size`` forms a batch of
+    its own. With ``max_per_group=m`` no batch holds more than ``m`` samples of
+    any group (for contrastive or batch-statistics-sensitive training).
+    """
+
+    def __init__(
+        self,
+        spec: SplitSpec,
+        batch_size: int,
+        split: int = 0,
+        role: str = "train",
+        ids: Sequence[str] | None = None,
+        max_per_group: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+    ) -> None:
+        if batch_size < 1 or (max_per_group is not None and max_per_group < 1):
+            raise DepgraphError("invalid_argument", "batch_size and max_per_group must be positive")
+        self.rows, self.groups = _rows(spec, split, role, ids)
+        self.batch_size = batch_size
+        self.max_per_group = max_per_group
+        self.shuffle = shuffle
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def _batches(self) -> list[list[int]]:
+        rng = np.random.default_rng([self.seed, self.epoch])
+        uniques, members = np.unique(self.groups, return_inverse=True)
+        order = rng.permutation(len(uniques)) if self.shuffle else np.arange(len(uniques))
+        grouped = np.argsort(members, kind="stable")
+        by_group = np.split(self.rows[grouped], np.searchsorted(members[grouped], np.arange(1, len(uniques))))
+        if self.shuffle:
+            by_group = [rng.permutation(m) for m in by_group]
+        if self.max_per_group is None:
+            batches, current = [], []
+            for g in order:
+                rows = by_group[g].tolist()
+                if len(rows) > self.batch_size:  # an oversized group is a batch of its own
+                    batches.append(rows)
+                    continue
+                if len(current) + len(rows) > self.batch_size:
+                    batches.append(current)
+                    current = []
+                current += rows
+            if current:
+                batches.append(current)
+            return batches
+        queues = [by_group[g].tolist() for g in order]
+        batches = []
+        while any(queues):
+            batch: list[int] = []
+            for q in queues:  # deal up to max_per_group from each group in turn
+                if len(batch) >= self.batch_size:
+                    break
+                take = min(self.max_per_group, len(q), self.batch_size - len(batch))
+                batch += q[:take]
+                del q[:take]
+            batches.append(batch)
+            queues = [q for q in queues if q]
+        return batches
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self._batches())
+
+    def __len__(self) -> int:
+        return len(self._batches())
+
+
+class GroupDistributedSampler(Sampler[int]):
+    """One rank's shard of a split, sharding whole groups across ranks.
+
+    Groups (in seeded random order, largest first) go to the rank with the
+    fewest samples so far, so shards are balanced and disjoint and together
+    cover the split. Training shards (``pad=True``, the default for
+    ``role="train"``) are padded with repeats of their own samples to the
+    longest shard's length, as DistributedDataParallel expects; evaluation
+    shards are never padded, so no sample is scored twice.
+    """
+
+    def __init__(
+        self,
+        spec: SplitSpec,
+        num_replicas: int,
+        rank: int,
+        split: int = 0,
+        role: str = "train",
+        ids: Sequence[str] | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        pad: bool | None = None,
+    ) -> None:
+        if num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise DepgraphError("invalid_argument", f"rank must lie in 0..{num_replicas - 1}, not {rank}")
+        self.rows, self.groups = _rows(spec, split, role, ids)
+        self.num_replicas, self.rank = num_replicas, rank
+        self.shuffle, self.seed, self.epoch = shuffle, seed, 0
+        self.pad = (role == "train") if pad is None else pad
+        if self.pad and role == "test":
+            raise DepgraphError(
+                "invalid_argument", "evaluation shards are never padded: duplicates would be scored twice"
+            )
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def _shards(self) -> list[np.ndarray]:
+        rng = np.random.default_rng([self.seed, self.epoch])
+        uniques, members, sizes = np.unique(self.groups, return_inverse=True, return_counts=True)
+        order = np.lexsort((rng.random(len(uniques)), -sizes))
+        load = np.zeros(self.num_replicas, dtype=np.int64)
+        owner = np.empty(len(uniques), dtype=np.int64)
+        for g in order:
+            owner[g] = int(np.argmin(load))
+            load[owner[g]] += sizes[g]
+        shards = [self.rows[owner[members] == r] for r in range(self.num_replicas)]
+        if self.shuffle:
+            shards = [rng.permutation(s) for s in shards]
+        return shards
+
+    def __iter__(self) -> Iterator[int]:
+        shards = self._shards()
+        mine = shards[self.rank]
+        if self.pad and len(mine):
+            longest = max(len(s) for s in shards)
+            mine = np.resize(mine, longest)  # repeats of this shard's own samples only
+        return iter(mine.tolist())
+
+    def __len__(self) -> int:
+        shards = self._shards()
+        return max(len(s) for s in shards) if self.pad and len(shards[self.rank]) else len(shards[self.rank])
