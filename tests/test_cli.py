@@ -199,3 +199,107 @@ def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):
     assert code == 2 and err.startswith("depgraph: invalid_argument:")
     code, _, err = run(["export", "x.json", "--to", "excel", "-o", tmp_path / "o.xlsx"], capsys)
     assert code == 2 and "excel" in err
+
+
+@pytest.fixture
+def subject_spec(tmp_path, study, capsys):
+    graph, spec = study / "graph.json", study / "spec.json"
+    meta = pd.read_csv(study / "meta.csv").assign(sex=["f", "m"] * 5)
+    meta.to_csv(study / "meta.csv", index=False)
+    assert run(["build", study / "meta.csv", "--column", "subject_id=patient", "-o", graph], capsys)[0] == 0
+    assert run(["derive", graph, "--mode", "subject", "--attributes", "sex", "-o", spec], capsys)[0] == 0
+    return spec
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--scheme", "group-kfold", "-k", "3", "--repeats", "2", "--seed", "7"],
+        ["--scheme", "stratified-group-kfold", "-k", "2", "--stratify", "sex"],
+        ["--scheme", "holdout", "--test-fraction", "0.3"],
+        ["--scheme", "logo", "--by", "batch_group"],
+        ["--scheme", "balanced-holdout", "--balance", "sex,batch_group", "--test-fraction", "0.4"],
+    ],
+)
+def test_folds_command_writes_a_spec_with_folds(study, subject_spec, capsys, args):
+    out_spec = study / "folds.json"
+    code, out, err = run(["folds", subject_spec, *args, "-o", out_spec], capsys)
+    assert (code, err) == (0, ""), err
+    doc = orjson.loads(out_spec.read_bytes())
+    assert doc["folds"]["scheme"] == args[1] and doc["folds"]["splits"]
+    assert "split(s)" in out
+    # every plan passes its own check
+    table = study / "table.csv"
+    assert run(["export", out_spec, "--to", "fold-table", "-o", table], capsys)[0] == 0
+    long = pd.read_csv(table)
+    assert long.columns.tolist() == ["sample_id", "repeat", "fold", "role"]
+    for (_, _), split in long.groupby(["repeat", "fold"]):
+        split[["sample_id", "role"]].to_csv(study / "one.csv", index=False)
+        assert run(["check", out_spec, study / "one.csv"], capsys)[0] == 0
+
+
+def test_hash_folds_take_the_salt_from_the_environment(study, subject_spec, capsys, monkeypatch):
+    monkeypatch.delenv("SITE_SALT", raising=False)
+    code, _, err = run(["folds", subject_spec, "--scheme", "hash", "--salt-env", "SITE_SALT", "-o", study / "h.json"],
+                       capsys)  # fmt: skip
+    assert code == 2 and "SITE_SALT" in err and not (study / "h.json").exists()
+    monkeypatch.setenv("SITE_SALT", "consortium salt")
+    code, _, _ = run(["folds", subject_spec, "--scheme", "hash", "-k", "2", "--salt-env", "SITE_SALT", "-o",
+                      study / "h.json"], capsys)  # fmt: skip
+    assert code == 0
+    text = (study / "h.json").read_text()
+    assert "consortium salt" not in text and "salt_fingerprint" in text
+
+
+def test_balanced_holdout_keeps_a_prior_split(study, subject_spec, capsys):
+    first = study / "first.json"
+    assert run(["folds", subject_spec, "--scheme", "balanced-holdout", "--balance", "sex", "-o", first], capsys)[0] == 0
+    second = study / "second.json"
+    code, _, _ = run(["folds", subject_spec, "--scheme", "balanced-holdout", "--balance", "sex", "--prior", first,
+                      "--seed", "99", "-o", second], capsys)  # fmt: skip
+    assert code == 0
+    a, b = (orjson.loads(p.read_bytes())["folds"]["splits"][0]["test"] for p in (first, second))
+    assert a == b  # every group was placed before: nothing moves
+
+
+def test_check_lists_straddling_groups_and_exits_1(study, subject_spec, capsys):
+    naive = pd.DataFrame({"sample_id": [f"P{p}-T{t}" for p in range(1, 6) for t in (0, 1)], "fold": [0, 1] * 5})
+    naive.to_csv(study / "naive.csv", index=False)
+    code, out, _ = run(["check", subject_spec, study / "naive.csv"], capsys)
+    assert code == 1 and "5 group(s) straddle the split" in out and "subject:P1: 2 samples in 0, 1" in out
+    naive.rename(columns={"sample_id": "id", "fold": "cv"}).to_csv(study / "renamed.csv", index=False)
+    code, _, _ = run(["check", subject_spec, study / "renamed.csv", "--id-column", "id", "--split-column", "cv"],
+                     capsys)  # fmt: skip
+    assert code == 1
+    pd.DataFrame({"sample_id": ["nobody"], "fold": [1]}).to_csv(study / "stranger.csv", index=False)
+    code, _, err = run(["check", subject_spec, study / "stranger.csv"], capsys)
+    assert code == 2 and err.startswith("depgraph: reference:") and "nobody" in err
+
+
+@pytest.mark.parametrize(
+    "args,code,fragment",
+    [
+        (["--scheme", "bogus"], "invalid_argument", "bogus"),
+        (["--scheme", "group-kfold", "-k", "50"], "too_few_groups", "50 folds"),
+        (["--scheme", "stratified-group-kfold", "-k", "2", "--stratify", "ethnicity"], "invalid_argument", "ethnicity"),
+        (["--scheme", "time", "-k", "1", "--embargo", "1"], "invalid_argument", "train_after"),
+        (["--scheme", "hash"], "invalid_argument", "--salt-env"),
+        (["--scheme", "holdout", "--test-fraction", "0"], "invalid_argument", "fraction"),
+    ],
+)
+def test_folds_requests_that_cannot_be_honoured(study, subject_spec, capsys, args, code, fragment):
+    target = study / "never.json"
+    exit_code, _, err = run(["folds", subject_spec, *args, "-o", target], capsys)
+    assert exit_code == 2 and err.startswith(f"depgraph: {code}:") and fragment in err
+    assert len(err.strip().splitlines()) == 1 and not target.exists()
+
+
+def test_time_folds_on_a_time_spec_and_refused_on_subjects(study, subject_spec, capsys):
+    graph, time_spec = study / "graph.json", study / "time.json"
+    assert run(["derive", graph, "--mode", "time", "-o", time_spec], capsys)[0] == 0
+    code, out, _ = run(["folds", time_spec, "--scheme", "time", "-k", "1", "-o", study / "tf.json"], capsys)
+    assert code == 0 and "test sizes [5]" in out
+    split = orjson.loads((study / "tf.json").read_bytes())["folds"]["splits"][0]
+    assert (split["n_train"], split["n_test"], split["n_excluded"]) == (5, 5, 0)
+    code, _, err = run(["folds", subject_spec, "--scheme", "time", "-k", "1", "-o", study / "no.json"], capsys)
+    assert code == 2 and "no training samples" in err  # every subject spans both visits

@@ -119,3 +119,23 @@ def test_r_refuses_what_it_cannot_trust(tmp_path, spec_with_folds, edit, message
     (tmp_path / "bad.json").write_bytes(orjson.dumps(doc))
     result = run_r(f'read_depgraph_spec("{tmp_path / "bad.json"}")', tmp_path)
     assert result.returncode != 0 and message in result.stderr
+
+
+def test_r_rebuilds_a_real_fold_plan(tmp_path, family_meta):
+    from depgraph.folds import assign_folds
+
+    g = from_metadata(family_meta)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=3, n_repeats=2)
+    write_spec(spec, tmp_path / "spec.json")
+    result = run_r(
+        f'rset <- depgraph_rset(read_depgraph_spec("{tmp_path / "spec.json"}"))\n'
+        "for (i in seq_along(rset$splits)) cat(rset$id[i], paste(rsample::assessment(rset$splits[[i]])$sample_id,"
+        " collapse = ','), '\\n')",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line.split() for line in result.stdout.strip().splitlines()]
+    expected = [
+        [f"Repeat{s.repeat + 1}_Fold{s.fold + 1}", ",".join(spec.sample_ids[s.test])] for s in spec.folds.splits
+    ]
+    assert lines == expected

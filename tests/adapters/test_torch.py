@@ -1,0 +1,118 @@
+"""PyTorch samplers over real DataLoaders (CPU)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+if os.environ.get("CI"):
+    import torch  # CI installs the CPU build (torch==2.13.0): a missing torch must fail there
+else:
+    torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader, TensorDataset
+
+from depgraph.adapters.torch import FoldSampler, GroupBatchSampler, GroupDistributedSampler
+from depgraph.folds import assign_folds
+from depgraph.spec import Constraint, SplitSpec
+
+
+@pytest.fixture(scope="module")
+def spec():
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(1, 6, size=30)
+    frame = pd.DataFrame(
+        {
+            "sample_id": [f"g{g:02d}-{i}" for g, n in enumerate(sizes) for i in range(n)],
+            "group_id": [f"g{g:02d}" for g, n in enumerate(sizes) for _ in range(n)],
+        }
+    )
+    s = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    return assign_folds(s, "group-kfold", n_folds=3, seed=4)
+
+
+@pytest.fixture(scope="module")
+def dataset(spec):
+    # dataset rows in reverse spec order, with each row's position as its tensor
+    ids = spec.sample_ids[::-1].tolist()
+    return TensorDataset(torch.arange(len(ids))), ids
+
+
+def _expected(spec, split, role, ids):
+    wanted = (
+        set(spec.sample_ids[spec.folds.splits[split].test])
+        if role == "test"
+        else set(spec.sample_ids[spec.folds.splits[split].train(spec.n_samples)])
+    )
+    return sorted(i for i, sid in enumerate(ids) if sid in wanted)
+
+
+@pytest.mark.parametrize("role", ["train", "test"])
+def test_fold_sampler_yields_exactly_the_fold(spec, dataset, role):
+    data, ids = dataset
+    sampler = FoldSampler(spec, split=1, role=role, ids=ids, seed=3)
+    rows = [int(x) for batch in DataLoader(data, batch_size=7, sampler=sampler) for x in batch[0]]
+    assert sorted(rows) == _expected(spec, 1, role, ids) and len(rows) == len(sampler)
+
+
+def test_fold_sampler_reshuffles_by_epoch_reproducibly(spec, dataset):
+    _, ids = dataset
+    sampler = FoldSampler(spec, split=0, ids=ids, seed=9)
+    first = list(sampler)
+    sampler.set_epoch(1)
+    second = list(sampler)
+    again = FoldSampler(spec, split=0, ids=ids, seed=9)
+    again.set_epoch(1)
+    assert first != second and sorted(first) == sorted(second) and list(again) == second
+
+
+def test_group_batches_keep_groups_whole(spec, dataset):
+    data, ids = dataset
+    group_of = dict(zip(spec.sample_ids, spec.group_ids, strict=True))
+    sampler = GroupBatchSampler(spec, batch_size=8, split=0, ids=ids)
+    batches = [[int(x) for x in b[0]] for b in DataLoader(data, batch_sampler=sampler)]
+    seen = {}
+    for k, batch in enumerate(batches):
+        assert len(batch) <= 8
+        for row in batch:
+            assert seen.setdefault(group_of[ids[row]], k) == k  # a group never spans two batches
+    assert sorted(r for b in batches for r in b) == _expected(spec, 0, "train", ids)
+
+
+def test_group_batches_cap_samples_per_group(spec, dataset):
+    data, ids = dataset
+    group_of = dict(zip(spec.sample_ids, spec.group_ids, strict=True))
+    sampler = GroupBatchSampler(spec, batch_size=6, split=2, ids=ids, max_per_group=2)
+    batches = [[int(x) for x in b[0]] for b in DataLoader(data, batch_sampler=sampler)]
+    for batch in batches:
+        counts = pd.Series([group_of[ids[r]] for r in batch]).value_counts()
+        assert counts.max() <= 2 and len(batch) <= 6
+    assert sorted(r for b in batches for r in b) == _expected(spec, 2, "train", ids)
+
+
+@pytest.mark.parametrize("role", ["train", "test"])
+def test_distributed_shards_hold_whole_groups_and_cover_the_split(spec, dataset, role):
+    data, ids = dataset
+    group_of = dict(zip(spec.sample_ids, spec.group_ids, strict=True))
+    shards = []
+    for rank in range(3):
+        sampler = GroupDistributedSampler(spec, num_replicas=3, rank=rank, split=0, role=role, ids=ids, seed=1)
+        sampler.set_epoch(2)
+        shards.append([int(x) for b in DataLoader(data, batch_size=5, sampler=sampler) for x in b[0]])
+    distinct = [set(s) for s in shards]
+    groups = [{group_of[ids[r]] for r in s} for s in distinct]
+    assert not (groups[0] & groups[1]) and not (groups[0] & groups[2]) and not (groups[1] & groups[2])
+    assert sorted(set().union(*distinct)) == _expected(spec, 0, role, ids)
+    if role == "test":  # evaluation: every sample once, no padding
+        assert sum(len(s) for s in shards) == len(_expected(spec, 0, role, ids))
+    else:  # training: equal lengths, padded only with the shard's own samples
+        assert len({len(s) for s in shards}) == 1
+
+
+def test_test_shards_refuse_padding(spec):
+    from depgraph import DepgraphError
+
+    with pytest.raises(DepgraphError):
+        GroupDistributedSampler(spec, num_replicas=2, rank=0, role="test", pad=True)
