@@ -131,30 +131,96 @@ def _balanced_folds(vectors: np.ndarray, weights: np.ndarray, k: int, rng: np.ra
     """A fold per group so that every weighted column of ``vectors`` (counts per
     group: strata, then size last) is spread as evenly as possible over k folds.
 
-    Greedy on the sum of squared (weighted) deviations from the fold targets:
-    groups with identical count vectors are placed together by exact water
-    filling, largest and rarest compositions first, ties in random (seeded) order.
+    The objective is the sum over folds and columns of ``w · (count − target)²``
+    (targets are the column totals / k). Groups with identical count vectors
+    ("compositions") are interchangeable, so the plan is a table of how many
+    groups of each composition go to each fold:
+
+    1. greedy: compositions largest and rarest first (ties in seeded random
+       order), each placed by exact water filling on the objective;
+    2. local search: the best single move of one group, or swap of two groups
+       of different compositions between two folds, while one lowers the
+       objective (swaps are searched while there are at most
+       ``_SWAP_COMPOSITIONS`` compositions, which covers cohorts where
+       balance is hard; large cohorts balance by their many small groups).
+
+    Members of a composition are then dealt to folds in seeded random order.
     """
     compositions, inverse = np.unique(vectors, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
+    comp = compositions.astype(np.float64)
     size = compositions[:, -1]
     rarity = np.zeros(len(compositions))
     if vectors.shape[1] > 1:  # groups carrying rare strata go first among equal sizes
-        rarity = (compositions[:, :-1] * weights[:-1]).max(axis=1) / np.maximum(size, 1)
+        rarity = (np.abs(compositions[:, :-1]) * weights[:-1]).max(axis=1) / np.maximum(size, 1)
     order = np.lexsort((rng.random(len(compositions)), -rarity, -size))
     shuffled = rng.permutation(len(inverse))
     members_sorted = shuffled[np.argsort(inverse[shuffled], kind="stable")]
     bounds = np.searchsorted(inverse[members_sorted], np.arange(len(compositions) + 1))
     loads = np.zeros((k, vectors.shape[1]))
-    fold_of = np.empty(len(inverse), dtype=np.int64)
+    table = np.zeros((len(compositions), k), dtype=np.int64)  # groups of each composition per fold
     for u in order:
-        members = members_sorted[bounds[u] : bounds[u + 1]]
-        v = compositions[u].astype(np.float64)
-        wv = weights * v
-        counts = _water_fill(loads @ wv, float(wv @ v), len(members), rng.permutation(k))
-        fold_of[members] = np.repeat(np.arange(k), counts)
-        loads += counts[:, None] * v
+        wv = weights * comp[u]
+        table[u] = _water_fill(loads @ wv, float(wv @ comp[u]), int(bounds[u + 1] - bounds[u]), rng.permutation(k))
+        loads += table[u][:, None] * comp[u]
+    table = _improve(table, comp, weights, loads)
+    fold_of = np.empty(len(inverse), dtype=np.int64)
+    for u in range(len(compositions)):
+        fold_of[members_sorted[bounds[u] : bounds[u + 1]]] = np.repeat(np.arange(k), table[u])
     return fold_of
+
+
+_SWAP_COMPOSITIONS = 400
+_SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
+_MAX_IMPROVEMENTS = 5000
+
+
+def _improve(table: np.ndarray, comp: np.ndarray, weights: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Best-improvement local search on the composition table (moves and swaps)."""
+    table = table.copy()
+    loads = loads.copy()
+    targets = loads.sum(axis=0) / len(loads)
+    wcomp = comp * weights
+    q = (wcomp * comp).sum(axis=1)  # w-norm² of each composition
+    gram = wcomp @ comp.T if len(comp) <= _SWAP_COMPOSITIONS else None
+    k = table.shape[1]
+    for _ in range(_MAX_IMPROVEMENTS):
+        dev = loads - targets  # (k, D)
+        proj = wcomp @ dev.T  # (U, k): w·v_u·(C_f − t)
+        # move one group of composition u from fold a to fold b: Δ = 2(proj_ub − proj_ua) + 2q_u
+        move = 2 * (proj[:, None, :] - proj[:, :, None]) + 2 * q[:, None, None]
+        move[table == 0] = np.inf
+        move[:, np.arange(k), np.arange(k)] = np.inf
+        u, a, b = np.unravel_index(np.argmin(move), move.shape)
+        best, action = move[u, a, b], ("move", u, a, b)
+        if gram is not None:
+            for fa in range(k):
+                for fb in range(fa + 1, k):
+                    # swap u (in fa) with u2 (in fb): Δ = 2(w·(v2−v)·(C_a−C_b)) + 2‖v2−v‖²_w
+                    p = 2 * (proj[:, fa] - proj[:, fb])
+                    delta = p[None, :] - p[:, None] + 2 * (q[:, None] + q[None, :] - 2 * gram)
+                    delta[table[:, fa] == 0, :] = np.inf
+                    delta[:, table[:, fb] == 0] = np.inf
+                    i, j = np.unravel_index(np.argmin(delta), delta.shape)
+                    if delta[i, j] < best:
+                        best, action = delta[i, j], ("swap", i, j, fa, fb)
+        if not best < -1e-9:
+            break
+        if action[0] == "move":
+            _, u, a, b = action
+            table[u, a] -= 1
+            table[u, b] += 1
+            loads[a] -= comp[u]
+            loads[b] += comp[u]
+        else:
+            _, i, j, fa, fb = action
+            table[i, fa] -= 1
+            table[i, fb] += 1
+            table[j, fb] -= 1
+            table[j, fa] += 1
+            loads[fa] += comp[j] - comp[i]
+            loads[fb] += comp[i] - comp[j]
+    return table
 
 
 # --------------------------------------------------------------------------- schemes
@@ -256,15 +322,44 @@ class GroupedKFold(FoldScheme):
 
 
 def _kfold_splits(
-    groups: _Groups, vectors: np.ndarray, weights: np.ndarray, k: int, repeats: int, seed: int
+    groups: _Groups,
+    vectors: np.ndarray,
+    weights: np.ndarray,
+    k: int,
+    repeats: int,
+    seed: int,
+    strata: np.ndarray | None = None,
 ) -> list[FoldSplit]:
+    """k-fold splits per repeat; with ``strata``, the best of a few seeded
+    restarts by worst class-share deviation, then fold-size spread."""
     out = []
+    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
     for r in range(repeats):
-        fold_of_group = _balanced_folds(vectors, weights, k, np.random.default_rng([seed, r]))
+        candidates = [
+            _balanced_folds(vectors, weights, k, np.random.default_rng([seed, r, t])) for t in range(restarts)
+        ]
+        fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
         fold = fold_of_group[groups.codes]
         n = len(fold)
         out += [FoldSplit.of(r, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(k)]
     return out
+
+
+_RESTARTS = 8
+_RESTART_GROUPS = 20_000  # above this many groups one pass is already balanced (and restarts cost time)
+
+
+def _kfold_quality(fold: np.ndarray, strata: np.ndarray | None, k: int) -> tuple[float, float]:
+    """(worst deviation of a fold's class share from the whole, fold-size spread)."""
+    sizes = np.bincount(fold, minlength=k).astype(np.float64)
+    spread = (sizes.max() - sizes.min()) / sizes.mean()
+    if strata is None:
+        return (0.0, spread)
+    n_strata = int(strata.max()) + 1
+    counts = np.bincount(fold * n_strata + strata, minlength=k * n_strata).reshape(k, n_strata)
+    shares = counts / np.maximum(sizes, 1)[:, None]
+    overall = np.bincount(strata, minlength=n_strata) / len(strata)
+    return (float(np.abs(shares - overall).max()), spread)
 
 
 @dataclass(frozen=True)
@@ -298,10 +393,15 @@ class StratifiedGroupedKFold(FoldScheme):
         strata, _ = _categories(spec, self.stratify, "stratify")
         n_strata = int(strata.max()) + 1
         counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
-        vectors = np.column_stack([counts.reshape(groups.n, n_strata), groups.sizes])
-        totals = vectors.sum(axis=0).astype(np.float64)
-        weights = self.n_folds / np.maximum(totals, 1)
-        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed)
+        counts = counts.reshape(groups.n, n_strata).astype(np.float64)
+        n = float(len(groups.codes))
+        share = counts.sum(axis=0) / n
+        # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
+        # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
+        vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
+        per_fold = n / self.n_folds
+        weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
+        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed, strata)
 
     def balance_columns(self, spec: SplitSpec) -> list[str]:
         return [self.stratify]

@@ -51,3 +51,17 @@ def test_documented_pseudonym_test_vector_holds():
     text = (DOCS / "spec.md").read_text()
     key, sample, expected = re.search(r"Test vector: key `([^`]+)`, id `([^`]+)` → `([0-9a-f]+)`", text).groups()
     assert pseudonym(key, sample) == expected
+
+
+def test_documented_hash_fold_test_vectors_hold():
+    import hashlib
+
+    from depgraph.folds import hash_fold
+
+    rows = re.findall(r"\| (`[^`]*`|\(empty\)) \| `([^`]+)` \| (\d+) \| `([0-9a-f]{64})` \| (\d+) \|",
+                      (DOCS / "folds.md").read_text())  # fmt: skip
+    assert len(rows) == 4
+    for salt, key, k, digest, fold in rows:
+        salt = "" if salt == "(empty)" else salt.strip("`")
+        assert hashlib.sha256((salt + key).encode()).hexdigest() == digest
+        assert hash_fold(salt, key, int(k)) == int(fold)
