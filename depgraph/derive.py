@@ -211,6 +211,29 @@ def derive(
     return partition
 
 
+def group_sizes(graph: StudyGraph, mode: str) -> np.ndarray:
+    """Samples per group of ``mode`` over all samples, without labelling groups
+    (what validation needs to spot a collapsed or dominated partition).
+    ``composite`` means strict over every mode the graph supports. Raises like
+    :func:`derive` where the mode cannot be derived (two batches for a sample…)."""
+    selected = _selected_samples(graph, None)
+    spec = MODE.get(mode)
+    if spec is None:
+        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}")
+    if spec.kind == "direct":
+        target, _ = _direct_targets(graph, mode, selected)
+        linked = target[target >= 0]
+        counts = np.bincount(linked - linked.min()) if len(linked) else np.empty(0, np.int64)
+        return np.concatenate([counts[counts > 0], np.ones(int((target < 0).sum()), dtype=np.int64)])
+    if spec.kind == "component":
+        relations = tuple(r.name for r in relations_for_mode(mode))
+    else:
+        relations = tuple(dict.fromkeys(r.name for m in _via_modes(graph, None, None) for r in relations_for_mode(m)))
+    labels = _components(graph, relations, selected)[selected]
+    counts = np.bincount(labels)
+    return counts[counts > 0]
+
+
 # --------------------------------------------------------------------------- subsets
 def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.ndarray:
     """Sorted node positions of the samples to derive for."""
@@ -302,19 +325,14 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
     sample_keys = keys[selected]
     linked = target >= 0
     group = np.empty(len(selected), dtype=object)
-    group[linked] = _prefixed(f"{mode}:", keys[target[linked]])
+    targets, which = np.unique(target[linked], return_inverse=True)  # label each target once
+    group[linked] = _prefixed(f"{mode}:", keys[targets])[which]
     group[~linked] = _prefixed(f"{mode}:unlinked:", sample_keys[~linked])
     if (~linked).any() and linked.any():
         _refuse_label_collisions(mode, group[linked], group[~linked])
     if (~linked).any():
         notes.append(_unlinked_warning(mode, sample_keys[~linked]))
-    frame = pd.DataFrame(
-        {
-            "sample_id": sample_keys,
-            "group_id": group,
-            "basis": pd.Categorical(np.where(linked, mode, "unlinked")),
-        }
-    )
+    frame = _frame(sample_keys, group, pd.Categorical.from_codes((~linked).astype(np.int8), [mode, "unlinked"]))
     parameters: dict[str, Any] = {}
     if mode == "time":
         time_cols, time_notes, parameters["time_order"] = _time_columns(graph, target)
@@ -399,9 +417,9 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
     rank = np.where(linked, rank_of_node[safe], -1)
     frame = pd.DataFrame(
         {
-            "timepoint_id": np.where(linked, keys[safe], None),
+            "timepoint_id": pd.Series(np.where(linked, keys[safe], None), dtype=object),
             "time_index": np.where(linked, index_of_node[safe], np.nan),
-            "order_rank": pd.Series(pd.array(np.where(rank > 0, rank, 0), dtype="Int64")).where(rank > 0, pd.NA),
+            "order_rank": pd.arrays.IntegerArray(np.where(rank > 0, rank, 0), mask=rank <= 0),
         }
     )
     return frame, notes, source
@@ -503,7 +521,7 @@ def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarra
     comp = labels[selected]
     _, first, inverse = np.unique(comp, return_index=True, return_inverse=True)
     representative = selected[first]  # selected is sorted: first member = smallest sample id
-    return _prefixed(prefix, keys[representative][inverse])
+    return _prefixed(prefix, keys[representative])[inverse]  # label each component once
 
 
 def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
@@ -522,13 +540,8 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     relations = tuple(r.name for r in relations_for_mode(mode))
     labels = _components(graph, relations, selected)
     keys = graph.nodes["key"].to_numpy(dtype=object)
-    frame = pd.DataFrame(
-        {
-            "sample_id": keys[selected],
-            "group_id": _component_groups(graph, labels, selected, f"{mode}:"),
-            "basis": pd.Categorical(np.full(len(selected), mode)),
-        }
-    )
+    groups = _component_groups(graph, labels, selected, f"{mode}:")
+    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
     notes: list[Issue] = []
     own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
     if not graph.has_relation(own):
@@ -593,13 +606,8 @@ def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray
     relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
     labels = _components(graph, relations, selected)
     keys = graph.nodes["key"].to_numpy(dtype=object)
-    frame = pd.DataFrame(
-        {
-            "sample_id": keys[selected],
-            "group_id": _component_groups(graph, labels, selected, "composite:"),
-            "basis": pd.Categorical(np.full(len(selected), "composite")),
-        }
-    )
+    groups = _component_groups(graph, labels, selected, "composite:")
+    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"]))
     parameters: dict[str, Any] = {}
     for m in via:
         parameters.update(_build_parameters(graph, m))
@@ -633,7 +641,7 @@ def _derive_rule_based(
         basis[take] = mode
     unlinked = group == None  # noqa: E711
     group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked])
-    frame = pd.DataFrame({"sample_id": keys[selected], "group_id": group, "basis": pd.Categorical(basis)})
+    frame = _frame(keys[selected], group, pd.Categorical(basis))
     if unlinked.any():
         ids = keys[selected][unlinked]
         notes.append(
@@ -709,6 +717,15 @@ def _mode_label(partition: Partition) -> str:
 
 def _prefixed(prefix: str, values: np.ndarray) -> np.ndarray:
     """``prefix + value`` for each value, as an object array."""
-    if len(values) == 0:
-        return np.empty(0, dtype=object)
-    return (prefix + pd.Series(values, dtype=object).astype(str)).to_numpy(dtype=object)
+    return np.array([prefix + str(v) for v in values.tolist()], dtype=object) if len(values) else np.empty(0, object)
+
+
+def _frame(sample_ids: np.ndarray, group_ids: np.ndarray, basis: pd.Categorical) -> pd.DataFrame:
+    """The partition table; text columns stay plain Python strings (no conversion per row)."""
+    return pd.DataFrame(
+        {
+            "sample_id": pd.Series(sample_ids, dtype=object),
+            "group_id": pd.Series(group_ids, dtype=object),
+            "basis": basis,
+        }
+    )

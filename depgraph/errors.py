@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
+import numpy as np
+
 
 class ErrorCode(str, Enum):
     """The catalogue of error codes. Values are part of the public contract."""
@@ -70,11 +72,14 @@ def describe_ids(ids: Iterable[Any], limit: int = 5, total: int | None = None) -
 
     ``total`` is the full count when ``ids`` is already a truncated list.
     """
-    items = [str(i) for i in ids]
-    total = len(items) if total is None else max(total, len(items))
-    shown = ", ".join(items[:limit])
-    if total > min(limit, len(items)):
-        shown += f" and {total - min(limit, len(items))} more"
+    if not isinstance(ids, (list, tuple, np.ndarray)):  # dicts, sets, pandas objects, generators
+        ids = list(ids)
+    n = len(ids)
+    head = [str(ids[i]) for i in range(min(limit, n))]  # only what is shown is formatted
+    total = n if total is None else max(total, n)
+    shown = ", ".join(head)
+    if total > len(head):
+        shown += f" and {total - len(head)} more"
     return shown
 
 

@@ -56,7 +56,8 @@ class Issue:
             raise ValueError(f"level must be one of {LEVELS}, not {self.level!r}")
         if self.count is None:
             object.__setattr__(self, "count", len(self.ids))
-        object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
+        if not isinstance(self.ids, tuple):  # callers building large id lists pass tuples of str
+            object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

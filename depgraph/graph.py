@@ -43,7 +43,6 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pandas.api.types import union_categoricals
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
@@ -213,13 +212,18 @@ class StudyGraph:
         prefix = self.nodes["type"].map({t.value: t.prefix + ":" for t in NODE_TYPES}).astype(object)
         return (prefix + self.nodes["key"].astype(object)).rename("node_id")
 
+    @functools.cached_property
+    def _relation_bounds(self) -> np.ndarray:
+        codes = self.edges["relation"].cat.codes.to_numpy()
+        return np.searchsorted(codes, np.arange(len(RELATION_NAMES) + 1), side="left")
+
     def relation_slice(self, relation: str) -> slice:
         """Rows of ``edges`` that hold one relation (edges are sorted by relation)."""
         if relation not in RELATION:
             raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
-        codes = self.edges["relation"].cat.codes.to_numpy()
         rank = _RELATION_RANK[relation]
-        return slice(int(np.searchsorted(codes, rank, "left")), int(np.searchsorted(codes, rank, "right")))
+        bounds = self._relation_bounds
+        return slice(int(bounds[rank]), int(bounds[rank + 1]))
 
     def relation_edges(self, relation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(src, dst, weight)`` position arrays of one relation."""
@@ -334,8 +338,7 @@ class StudyGraph:
         return StudyGraph(self.nodes, self.attributes, self.edges, self.name, _frozen(merged), self.history)
 
     def _with_edges(self, pieces: Sequence[EdgePiece], record: Mapping[str, Any]) -> StudyGraph:
-        new_edges = [_edge_frame(self, p) for p in pieces]
-        edges = _canonical_edges([self.edges, *new_edges])
+        edges = _canonical_edges([*_blocks_of(self.edges), *(_edge_block(self, p) for p in pieces)])
         return StudyGraph(
             self.nodes, self.attributes, edges, self.name, self.overrides, (*self.history, _frozen(record))
         )
@@ -560,8 +563,7 @@ def assemble(
     attributes.index = nodes.index
     attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
     shell = StudyGraph(nodes, attributes, _empty_edges(), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
-    frames = [_edge_frame(shell, p, placed) for p in edge_pieces]
-    edges = _canonical_edges(frames)
+    edges = _canonical_edges([_edge_block(shell, p, placed) for p in edge_pieces])
     return StudyGraph(nodes, attributes, edges, name, shell.overrides, shell.history)
 
 
@@ -620,8 +622,28 @@ def _empty_edges() -> pd.DataFrame:
     )
 
 
-def _edge_frame(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.ndarray] | None = None) -> pd.DataFrame:
-    """Edges of a piece as node positions; endpoints must name declared nodes."""
+@dataclass(frozen=True)
+class _EdgeBlock:
+    """Edges of one relation as position arrays (the working form before the final table).
+
+    Provenance is a list of labels and, per edge, a code into it (``None``: every
+    edge has the first label), so no per-edge string is ever built.
+    """
+
+    relation: int
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+    labels: tuple[str, ...]
+    label_codes: np.ndarray | None = None
+    canonical: bool = False  # already oriented, sorted and without repeats
+
+    def codes(self) -> np.ndarray:
+        return np.zeros(len(self.src), dtype=np.int64) if self.label_codes is None else self.label_codes
+
+
+def _edge_block(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.ndarray] | None = None) -> _EdgeBlock:
+    """A piece's edges as node positions; endpoints must name declared nodes."""
     rel = RELATION.get(piece.relation)
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {piece.relation!r}")
@@ -643,55 +665,108 @@ def _edge_frame(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.nda
                 relation=piece.relation,
             )
         ends.append(positions)
-    src, dst = ends
-    n = len(src)
-    weight = np.full(n, np.nan) if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
-    return pd.DataFrame(
-        {
-            "src": src,
-            "dst": dst,
-            "relation": pd.Categorical.from_codes(
-                np.full(n, _RELATION_RANK[piece.relation], dtype=np.int16), dtype=_RELATION_CATEGORIES
-            ),
-            "weight": weight,
-            "provenance": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[piece.provenance]),
-        }
-    )
+    weight = None if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
+    return _EdgeBlock(_RELATION_RANK[piece.relation], ends[0], ends[1], weight, (piece.provenance,))
 
 
-def _canonical_edges(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """One edge table from several: undirected edges stored as ``src < dst``,
-    sorted by (relation, src, dst), one row per triple (the largest weight)."""
-    frames = [f for f in frames if len(f)]
-    if not frames:
+def _blocks_of(edges: pd.DataFrame) -> list[_EdgeBlock]:
+    """An existing (canonical) edge table as one block per relation."""
+    codes = edges["relation"].cat.codes.to_numpy()
+    bounds = np.searchsorted(codes, np.arange(len(RELATION_NAMES) + 1))
+    provenance = edges["provenance"]
+    labels = tuple(str(c) for c in provenance.cat.categories)
+    label_codes = provenance.cat.codes.to_numpy().astype(np.int64)
+    weights = edges["weight"].to_numpy()
+    blocks = []
+    for r in range(len(RELATION_NAMES)):
+        rows = slice(int(bounds[r]), int(bounds[r + 1]))
+        if rows.stop > rows.start:
+            weight = weights[rows]
+            blocks.append(
+                _EdgeBlock(
+                    r,
+                    edges["src"].to_numpy()[rows],
+                    edges["dst"].to_numpy()[rows],
+                    None if np.isnan(weight).all() else weight,
+                    labels,
+                    label_codes[rows],
+                    canonical=True,
+                )
+            )
+    return blocks
+
+
+def _canonical_edges(blocks: Sequence[_EdgeBlock]) -> pd.DataFrame:
+    """One edge table: undirected edges stored as ``src < dst``, sorted by
+    (relation, src, dst), one row per triple (the one with the largest weight).
+
+    Relations are handled one at a time and a relation held by a single
+    canonical block is passed through untouched, so adding kinship to a large
+    graph sorts only the kinship edges.
+    """
+    labels = sorted({label for block in blocks for label in block.labels})
+    label_rank = {label: i for i, label in enumerate(labels)}
+    by_relation: dict[int, list[_EdgeBlock]] = {}
+    for block in blocks:
+        if len(block.src):
+            by_relation.setdefault(block.relation, []).append(block)
+    src_parts, dst_parts, rel_parts, weight_parts, prov_parts = [], [], [], [], []
+    for r in sorted(by_relation):
+        parts = by_relation[r]
+        remapped = [np.array([label_rank[x] for x in p.labels], dtype=np.int64)[p.codes()] for p in parts]
+        if len(parts) == 1 and parts[0].canonical:
+            src, dst, weight, prov = parts[0].src, parts[0].dst, parts[0].weight, remapped[0]
+        else:
+            src, dst, weight, prov = _sorted_unique(parts, remapped, RELATION[RELATION_NAMES[r]].directed)
+        src_parts.append(src)
+        dst_parts.append(dst)
+        rel_parts.append(np.full(len(src), r, dtype=np.int16))
+        weight_parts.append(np.full(len(src), np.nan) if weight is None else weight)
+        prov_parts.append(prov)
+    if not src_parts:
         return _empty_edges()
-    src = np.concatenate([f["src"].to_numpy(np.int64) for f in frames])
-    dst = np.concatenate([f["dst"].to_numpy(np.int64) for f in frames])
-    rel = np.concatenate([f["relation"].cat.codes.to_numpy(np.int64) for f in frames])
-    weight = np.concatenate([f["weight"].to_numpy(np.float64) for f in frames])
-    provenance = union_categoricals([pd.Categorical(f["provenance"]) for f in frames], sort_categories=True)
-    undirected = np.array([not RELATION[r].directed for r in RELATION_NAMES])[rel]
-    swap = undirected & (src > dst)
-    src, dst = np.where(swap, dst, src), np.where(swap, src, dst)
-    width = int(max(src.max(), dst.max())) + 1
-    triple = (rel * width + src) * width + dst  # fits int64 up to ~7e8 nodes
-    if np.isnan(weight).all():
-        order = np.argsort(triple, kind="stable")
-    else:  # among repeats of a triple the largest weight comes first
-        order = np.lexsort((np.where(np.isnan(weight), np.inf, -weight), triple))
-    triple = triple[order]
-    keep = np.ones(len(triple), dtype=bool)
-    keep[1:] = triple[1:] != triple[:-1]
-    rows = order[keep]
+    prov = np.concatenate(prov_parts)
+    used = np.bincount(prov, minlength=len(labels)) > 0  # labels of edges that exist (none of dropped pieces)
+    renumber = np.cumsum(used) - 1
     return pd.DataFrame(
         {
-            "src": src[rows],
-            "dst": dst[rows],
-            "relation": pd.Categorical.from_codes(rel[rows], dtype=_RELATION_CATEGORIES),
-            "weight": weight[rows],
-            "provenance": pd.Categorical.from_codes(provenance.codes[rows], dtype=provenance.dtype),
+            "src": np.concatenate(src_parts).astype(np.int64, copy=False),
+            "dst": np.concatenate(dst_parts).astype(np.int64, copy=False),
+            "relation": pd.Categorical.from_codes(np.concatenate(rel_parts), dtype=_RELATION_CATEGORIES),
+            "weight": np.concatenate(weight_parts),
+            "provenance": pd.Categorical.from_codes(
+                renumber[prov], categories=[x for x, u in zip(labels, used, strict=True) if u]
+            ),
         }
     )
+
+
+def _sorted_unique(
+    parts: Sequence[_EdgeBlock], provenance: Sequence[np.ndarray], directed: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    src = np.concatenate([p.src for p in parts]).astype(np.int64, copy=False)
+    dst = np.concatenate([p.dst for p in parts]).astype(np.int64, copy=False)
+    prov = np.concatenate(provenance)
+    weighted = any(p.weight is not None for p in parts)
+    weight = (
+        np.concatenate([np.full(len(p.src), np.nan) if p.weight is None else p.weight for p in parts])
+        if weighted
+        else None
+    )
+    if not directed:
+        swap = src > dst
+        src, dst = np.where(swap, dst, src), np.where(swap, src, dst)
+    width = int(max(src.max(), dst.max())) + 1
+    pair = src * width + dst
+    if weight is None:
+        order = np.argsort(pair, kind="stable")
+    else:  # among repeats of a pair the largest weight comes first
+        order = np.lexsort((np.where(np.isnan(weight), np.inf, -weight), pair))
+    pair = pair[order]
+    keep = np.ones(len(pair), dtype=bool)
+    keep[1:] = pair[1:] != pair[:-1]
+    rows = order[keep]
+    return src[rows], dst[rows], None if weight is None else weight[rows], prov[rows]
 
 
 def _refuse_conflicting_assignments(graph: StudyGraph) -> None:

@@ -395,7 +395,12 @@ def summarise(samples: pd.DataFrame) -> Summary:
 
 def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
     frame = partition.samples[["sample_id", "group_id"]].copy()
-    positions = graph.locate(NodeType.SAMPLE, frame["sample_id"])
+    every = graph.sample_ids
+    ids = frame["sample_id"].to_numpy(dtype=object)
+    if len(ids) == len(every) and (ids == every).all():  # the usual case: all samples, in node order
+        positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
+    else:
+        positions = graph.locate(NodeType.SAMPLE, ids)
     keys = graph.nodes["key"].to_numpy(dtype=object)
     start, _ = graph.type_range(NodeType.SAMPLE)
     for mode in BLOCK_MODES:
@@ -452,24 +457,39 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     are joined with ``|`` in sorted order; ``None`` where there is none."""
     start, stop = graph.type_range(NodeType.SAMPLE)
     keys = graph.nodes["key"].to_numpy(dtype=object)
-    pairs = []
+    samples, outcomes = [], []
     if graph.has_relation("sample_has_outcome"):
         src, dst, _ = graph.relation_edges("sample_has_outcome")
-        pairs.append(pd.DataFrame({"sample": src - start, "outcome": keys[dst]}))
+        samples.append(src - start)
+        outcomes.append(dst)
     if graph.has_relation("subject_has_outcome"):
         s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
         o_src, o_dst, _ = graph.relation_edges("subject_has_outcome")
-        via_subject = pd.DataFrame({"sample": s_src - start, "subject": s_dst}).merge(
-            pd.DataFrame({"subject": o_src, "outcome": keys[o_dst]}), on="subject"
-        )
-        pairs.append(via_subject[["sample", "outcome"]])
-    if not pairs:
+        first = np.searchsorted(o_src, s_dst, side="left")  # outcome edges are sorted by subject
+        last = np.searchsorted(o_src, s_dst, side="right")
+        reps = last - first
+        samples.append(np.repeat(s_src - start, reps))
+        outcomes.append(o_dst[np.repeat(first, reps) + _ranges(reps)])
+    if not samples:
         return None
-    table = pd.concat(pairs, ignore_index=True).drop_duplicates()
-    joined = table.sort_values(["sample", "outcome"]).groupby("sample", sort=True)["outcome"].agg("|".join)
-    per_sample = pd.Series(None, index=pd.RangeIndex(stop - start), dtype=object)
-    per_sample[joined.index.to_numpy()] = joined.to_numpy(dtype=object)
-    return pd.Series(per_sample.to_numpy(dtype=object)[sample_rows], dtype=object)
+    pairs = np.unique(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # sorted: by sample, outcome
+    sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
+    per_sample = np.full(stop - start, None, dtype=object)
+    counts = np.bincount(sample, minlength=stop - start)
+    single = counts[sample] == 1  # the usual case: one outcome, no string work
+    per_sample[sample[single]] = keys[outcome[single]]
+    multi_sample, multi_outcome = sample[~single], outcome[~single]  # contiguous per sample (pairs are sorted)
+    cuts = np.flatnonzero(np.diff(multi_sample)) + 1
+    for members, who in zip(np.split(multi_outcome, cuts), multi_sample[np.r_[0, cuts]] if len(multi_sample) else [],
+                            strict=False):  # fmt: skip
+        per_sample[who] = "|".join(sorted(keys[members].tolist()))
+    return pd.Series(per_sample[sample_rows], dtype=object)
+
+
+def _ranges(lengths: np.ndarray) -> np.ndarray:
+    """0..k-1 for each length k, concatenated."""
+    ends = np.cumsum(lengths)
+    return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
 
 
 def _portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
@@ -489,10 +509,17 @@ def column_to_json(series: pd.Series) -> list[Any]:
     """A sample column as JSON values: ``None`` for missing, ints stay ints."""
     if pd.api.types.is_float_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64)
-        return [None if v != v else v for v in values.tolist()]
+        missing = np.isnan(values)
+        return [None if m else v for v, m in zip(values.tolist(), missing.tolist(), strict=True)] if missing.any() \
+            else values.tolist()  # fmt: skip
     if pd.api.types.is_integer_dtype(series.dtype):  # including nullable Int64
         return series.astype(object).where(series.notna(), None).tolist()
-    return series.astype(object).where(series.notna(), None).tolist()
+    values = series.to_numpy(dtype=object)
+    missing = pd.isna(values)
+    if missing.any():
+        values = values.copy()
+        values[missing] = None
+    return values.tolist()
 
 
 # --------------------------------------------------------------------------- digest and layout

@@ -37,11 +37,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from depgraph.derive import derive, relations_for_mode, time_order_problems
+from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
@@ -162,9 +162,18 @@ class _Context:
 
     graph: StudyGraph
     keys: np.ndarray
-    node_ids: np.ndarray
     n_folds: int | None
     modes: tuple[str, ...] | None
+
+    def ids(self, positions: np.ndarray) -> tuple[str, ...]:
+        """Node ids (``subject:P1``) of some node positions, built only for those."""
+        types = self.graph.nodes["type"].cat.codes.to_numpy()[positions]
+        prefixes = [t.prefix for t in NODE_TYPES]
+        return tuple(f"{prefixes[t]}:{k}" for t, k in zip(types.tolist(), self.keys[positions].tolist(), strict=True))
+
+    def sample_targets(self, relation: str) -> np.ndarray:
+        """Each sample's target of a relation (``-1``: none)."""
+        return self.graph.sample_targets(relation)
 
 
 Rule = Callable[[_Context], list[Issue]]
@@ -212,7 +221,6 @@ def validate(
     ctx = _Context(
         graph,
         graph.nodes["key"].to_numpy(dtype=object),
-        graph.node_ids.to_numpy(dtype=object),
         n_folds,
         tuple(modes) if modes is not None else None,
     )
@@ -248,10 +256,14 @@ def _structure(ctx: _Context) -> list[Issue]:
     the relation's signature, no repeated edge."""
     g = ctx.graph
     out: list[Issue] = []
-    ids = pd.Series(ctx.node_ids)
-    dup = ids[ids.duplicated()].unique()
-    if len(dup):
-        out.append(Issue("duplicate_node_id", "error", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
+    types = g.nodes["type"].cat.codes.to_numpy()
+    step = np.diff(types)
+    in_order = (step > 0) | ((step == 0) & (ctx.keys[1:] > ctx.keys[:-1]))  # builders sort nodes: unique iff rising
+    if not in_order.all():
+        ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
+        dup = ids[ids.duplicated()].unique()
+        if len(dup):
+            out.append(Issue("duplicate_node_id", "error", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
     src = g.edges["src"].to_numpy()
     dst = g.edges["dst"].to_numpy()
     dangling = (src < 0) | (src >= g.n_nodes) | (dst < 0) | (dst >= g.n_nodes)
@@ -267,7 +279,6 @@ def _structure(ctx: _Context) -> list[Issue]:
             )
         )
     ok = ~dangling
-    types = g.nodes["type"].cat.codes.to_numpy()
     rel_codes = g.edges["relation"].cat.codes.to_numpy()
     want_src = np.array([r.source.rank for r in RELATIONS])[rel_codes]
     want_dst = np.array([r.target.rank for r in RELATIONS])[rel_codes]
@@ -275,27 +286,24 @@ def _structure(ctx: _Context) -> list[Issue]:
     bad[ok] = (types[src[ok]] != want_src[ok]) | (types[dst[ok]] != want_dst[ok])
     if bad.any():
         rows = np.flatnonzero(bad)
-        shown = [f"{ctx.node_ids[src[r]]} -[{RELATIONS[rel_codes[r]].name}]-> {ctx.node_ids[dst[r]]}" for r in rows[:3]]
+        shown = [f"{ctx.ids(src[[r]])[0]} -[{RELATIONS[rel_codes[r]].name}]-> {ctx.ids(dst[[r]])[0]}" for r in rows[:3]]
         out.append(
             Issue(
                 "invalid_edge_signature",
                 "error",
                 f"{len(rows)} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
-                ids=tuple(pd.unique(np.concatenate([ctx.node_ids[src[rows]], ctx.node_ids[dst[rows]]]))),
+                ids=tuple(dict.fromkeys(ctx.ids(src[rows]) + ctx.ids(dst[rows]))),
                 count=len(rows),
             )
         )
-    triples = pd.DataFrame({"r": rel_codes, "s": src, "d": dst})
-    repeated = triples.duplicated()
-    if repeated.any():
-        out.append(
-            Issue(
-                "duplicate_edge",
-                "error",
-                f"{int(repeated.sum())} edge(s) are declared twice",
-                count=int(repeated.sum()),
-            )
-        )
+    if len(src):
+        width = max(int(src.max()), int(dst.max()), 0) + 1
+        triple = (rel_codes.astype(np.int64) * width + src) * width + dst
+        if (np.diff(triple) < 0).any():  # builders keep edges sorted; a hand-made table may not be
+            triple = np.sort(triple)
+        repeated = int((triple[1:] == triple[:-1]).sum())
+        if repeated:
+            out.append(Issue("duplicate_edge", "error", f"{repeated} edge(s) are declared twice", count=repeated))
     return out
 
 
@@ -319,7 +327,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
         multi = np.flatnonzero(counts > 1) + start
         mode = rel.mode
         if len(multi):
-            ids = ctx.node_ids[multi]
+            ids = ctx.ids(multi)
             if rel.name == "sample_belongs_to_subject" and allow_multi:
                 out.append(
                     Issue(
@@ -350,7 +358,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
                     "warning",
                     f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
                     f"{mode} grouping keeps them as singletons: {describe_ids(ctx.keys[missing])}",
-                    tuple(ctx.node_ids[missing]),
+                    ctx.ids(missing),
                     details={"relation": rel.name},
                 )
             )
@@ -391,17 +399,16 @@ def _dropped_pairs(ctx: _Context) -> list[Issue]:
 
 
 # --------------------------------------------------------------------------- leakage
-def _sample_entity(ctx: _Context, relation: str) -> pd.DataFrame:
-    src, dst, _ = ctx.graph.relation_edges(relation)
-    return pd.DataFrame({"sample": src, "entity": dst})
+def _per_target(ctx: _Context, relation: str) -> np.ndarray:
+    """Samples per target node of a sample relation (indexed by node position)."""
+    _, dst, _ = ctx.graph.relation_edges(relation)
+    return np.bincount(dst, minlength=ctx.graph.n_nodes)
 
 
 @rule("leakage")
 def _repeated_subjects(ctx: _Context) -> list[Issue]:
     """Subjects with several samples: a sample-level split would leak them."""
-    edges = _sample_entity(ctx, "sample_belongs_to_subject")
-    counts = edges.groupby("entity").size()
-    repeated = counts.index[counts > 1].to_numpy()
+    repeated = np.flatnonzero(_per_target(ctx, "sample_belongs_to_subject") > 1)
     if not len(repeated):
         return []
     return [
@@ -410,28 +417,34 @@ def _repeated_subjects(ctx: _Context) -> list[Issue]:
             "advisory",
             f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
             f"{describe_ids(ctx.keys[repeated])}",
-            tuple(ctx.node_ids[repeated]),
+            ctx.ids(repeated),
         )
     ]
 
 
 def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[Issue]:
-    subjects = _sample_entity(ctx, "sample_belongs_to_subject").rename(columns={"entity": "subject"})
-    other = _sample_entity(ctx, relation)
-    if subjects.empty or other.empty:
+    g = ctx.graph
+    s_src, s_dst, _ = g.relation_edges("sample_belongs_to_subject")
+    if not len(s_src) or not g.has_relation(relation):
         return []
-    joined = subjects.merge(other, on="sample")
-    spread = joined.groupby("subject")["entity"].nunique()
-    spanning = spread.index[spread > 1].to_numpy()
+    start, _ = g.type_range(NodeType.SAMPLE)
+    other = ctx.sample_targets(relation)[s_src - start]  # (subject, other) for every sample with both
+    both = other >= 0
+    lowest = np.full(g.n_nodes, g.n_nodes, dtype=np.int64)
+    highest = np.full(g.n_nodes, -1, dtype=np.int64)
+    np.minimum.at(lowest, s_dst[both], other[both])
+    np.maximum.at(highest, s_dst[both], other[both])
+    spanning = np.flatnonzero((highest >= 0) & (lowest != highest))  # a subject seen in two studies/sites
     if not len(spanning):
         return []
+    one = what[:-3] + "y" if what.endswith("ies") else what[:-1]
     return [
         Issue(
             code,
             "warning",
-            f"{len(spanning)} subject(s) have samples in several {what}; a {what[:-1] if what.endswith('s') else what} "
-            f"hold-out would leak them: {describe_ids(ctx.keys[spanning])}",
-            tuple(ctx.node_ids[spanning]),
+            f"{len(spanning)} subject(s) have samples in several {what}; a {one} hold-out would leak them: "
+            f"{describe_ids(ctx.keys[spanning])}",
+            ctx.ids(spanning),
         )
     ]
 
@@ -449,9 +462,7 @@ def _cross_site(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _shared_featuresets(ctx: _Context) -> list[Issue]:
     """Feature sets shared by several samples (derived jointly: a provenance link)."""
-    edges = _sample_entity(ctx, "sample_uses_featureset")
-    counts = edges.groupby("entity").size()
-    shared = counts.index[counts > 1].to_numpy()
+    shared = np.flatnonzero(_per_target(ctx, "sample_uses_featureset") > 1)
     if not len(shared):
         return []
     return [
@@ -459,7 +470,7 @@ def _shared_featuresets(ctx: _Context) -> list[Issue]:
             "shared_featureset_provenance",
             "advisory",
             f"{len(shared)} feature set(s) are shared by several samples: {describe_ids(ctx.keys[shared])}",
-            tuple(ctx.node_ids[shared]),
+            ctx.ids(shared),
         )
     ]
 
@@ -468,12 +479,10 @@ def _shared_featuresets(ctx: _Context) -> list[Issue]:
 def _heavy_batches(ctx: _Context) -> list[Issue]:
     """Batches holding at least max(3, ceil(half the samples))."""
     n_samples = ctx.graph.count(NodeType.SAMPLE)
-    edges = _sample_entity(ctx, "sample_processed_in_batch")
-    if edges.empty or not n_samples:
+    if not n_samples or not ctx.graph.has_relation("sample_processed_in_batch"):
         return []
     threshold = max(3, math.ceil(n_samples * HEAVY_BATCH_SHARE))
-    counts = edges.groupby("entity")["sample"].nunique()
-    heavy = counts.index[counts >= threshold].to_numpy()
+    heavy = np.flatnonzero(_per_target(ctx, "sample_processed_in_batch") >= threshold)  # edges are distinct pairs
     if not len(heavy):
         return []
     return [
@@ -481,7 +490,7 @@ def _heavy_batches(ctx: _Context) -> list[Issue]:
             "heavy_batch_reuse",
             "advisory",
             f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {describe_ids(ctx.keys[heavy])}",
-            tuple(ctx.node_ids[heavy]),
+            ctx.ids(heavy),
         )
     ]
 
@@ -516,7 +525,7 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
             "warning",
             f"{len(src)} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
             f"use relatedness mode: {describe_ids(ctx.keys[subjects])}",
-            tuple(ctx.node_ids[subjects]),
+            ctx.ids(subjects),
             details={"pairs": len(src)},
         )
     ]
@@ -544,7 +553,7 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
             "warning",
             f"{int(across.sum())} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
             f"would split them, use duplicate or composite mode: {describe_ids(ctx.keys[samples])}",
-            tuple(ctx.node_ids[samples]),
+            ctx.ids(samples),
             details={"pairs": int(across.sum())},
         )
     ]
@@ -553,31 +562,49 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _partition_shapes(ctx: _Context) -> list[Issue]:
     """Derivations that collapse (one group), are dominated by one group, or
-    leave fewer groups than the folds asked for."""
+    leave fewer groups than the folds asked for (group sizes only: no labels)."""
     g = ctx.graph
-    if g.count(NodeType.SAMPLE) < 2:
+    n = g.count(NodeType.SAMPLE)
+    if n < 2:
         return []
     modes = ctx.modes if ctx.modes is not None else _supported_modes(g)
     out: list[Issue] = []
     for mode in modes:
         try:
-            partition = derive(g, mode) if mode in MODE and mode != "composite" else derive(g, "composite")
+            sizes = group_sizes(g, mode)
         except DepgraphError:
             continue  # the reason (ambiguity, time order) is reported by its own rule
         label = mode if mode != "composite" else "composite/strict"
-        for w in partition.warnings:
-            if w.code in ("single_group", "dominant_group"):
-                out.append(
-                    Issue(w.code, "warning", w.message, tuple(f"group:{i}" for i in w.ids), details={"mode": label})
+        largest = int(sizes.max())
+        if len(sizes) == 1:
+            out.append(
+                Issue(
+                    "single_group",
+                    "warning",
+                    f"mode {label} puts all {n} samples in one group: no split is possible",
+                    count=1,
+                    details={"mode": label},
                 )
-        if ctx.n_folds is not None and partition.n_groups < ctx.n_folds:
+            )
+        elif largest > DOMINANT_SHARE * n:
+            out.append(
+                Issue(
+                    "dominant_group",
+                    "warning",
+                    f"mode {label}: one group holds {largest} of {n} samples ({largest / n:.0%}); "
+                    "any split will be lopsided",
+                    count=1,
+                    details={"mode": label, "largest_group_size": largest},
+                )
+            )
+        if ctx.n_folds is not None and len(sizes) < ctx.n_folds:
             out.append(
                 Issue(
                     "too_few_groups",
                     "warning",
-                    f"mode {label} leaves {partition.n_groups} group(s), fewer than {ctx.n_folds} folds",
+                    f"mode {label} leaves {len(sizes)} group(s), fewer than {ctx.n_folds} folds",
                     count=1,
-                    details={"mode": label, "n_groups": partition.n_groups, "n_folds": ctx.n_folds},
+                    details={"mode": label, "n_groups": len(sizes), "n_folds": ctx.n_folds},
                 )
             )
     return out

@@ -1,0 +1,729 @@
+"""Relatedness files written by genetics tools, filtered to related pairs.
+
+:func:`read_kinship` reads one file (or one GCTA GRM file set) and returns the
+pairs whose kinship coefficient is at or above a threshold, as a table with
+object columns ``id1``, ``id2`` and a float64 column ``kinship``, together with
+a provenance record. Large inputs are streamed: text files are read
+``chunk_rows`` lines at a time and a GCTA binary GRM ``chunk_rows`` matrix
+cells at a time, and only the pairs that pass the threshold are kept, so the
+memory used is one chunk plus the kept pairs, whatever the size of the file.
+
+Formats (:data:`KINSHIP_FORMATS`; :func:`detect_format` guesses one from the
+file name and header):
+
+* ``"king"`` — KING ``--kinship`` / ``--related`` ``.kin`` (within-family:
+  ``FID ID1 ID2 ... Kinship ...``) and ``.kin0`` (between-family:
+  ``FID1 ID1 FID2 ID2 ... Kinship``). Column ``Kinship``, read as is.
+* ``"plink2-king"`` — plink2 ``--make-king-table`` ``.kin0``: tab-separated,
+  header ``#FID1 IID1 FID2 IID2 NSNP HETHET IBS0 KINSHIP`` (the FID columns
+  are left out when every family id is 0). Column ``KINSHIP``, read as is.
+* ``"plink-genome"`` — PLINK 1.9 ``--genome`` ``.genome``: space-aligned,
+  ``FID1 IID1 FID2 IID2 RT EZ Z0 Z1 Z2 PI_HAT ...``. Kinship = ``PI_HAT / 2``.
+* ``"gcta-grm"`` — GCTA binary GRM ``<prefix>.grm.bin`` + ``<prefix>.grm.id``.
+  Kinship = ``GRM / 2``; the diagonal is ignored.
+* ``"pairs"`` — a CSV / TSV / Parquet table ``id1, id2, kinship`` (read with
+  :func:`depgraph.files.read_table`).
+
+Each individual's subject id is built from its family id (FID) and individual
+id (IID) with ``id_template`` (default ``"{IID}"``; ``"{FID}_{IID}"`` keeps
+both). A template that uses ``{FID}`` on a file without family ids is an
+``invalid_argument`` error, never a silent empty FID.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import math
+import os
+import string
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.files import MISSING_TOKENS, existing_file, read_table
+from depgraph.ingest import normalise_keys, resolve_threshold
+
+#: The formats :func:`read_kinship` reads.
+KINSHIP_FORMATS: tuple[str, ...] = ("pairs", "king", "plink2-king", "plink-genome", "gcta-grm")
+
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+_GRM_SUFFIXES = (".grm.bin", ".grm.n.bin", ".grm.id", ".grm")
+_TEMPLATE_FIELDS = ("FID", "IID")
+_SHOWN = 5  # offending lines named in a message
+
+
+# --------------------------------------------------------------------------- format layouts
+@dataclass(frozen=True)
+class _Layout:
+    """Where a text format keeps its ids and kinship, and how to scale it."""
+
+    label: str
+    kinship: tuple[str, ...]  # accepted names of the value column, first found wins
+    id1: tuple[str, ...]
+    id2: tuple[str, ...]
+    fid1: tuple[str, ...]
+    fid2: tuple[str, ...]
+    factor: float  # kinship = value * factor
+    scale: str
+
+
+_LAYOUTS: dict[str, _Layout] = {
+    "king": _Layout(
+        "KING kinship file",
+        kinship=("Kinship",),
+        id1=("ID1", "IID1"),
+        id2=("ID2", "IID2"),
+        fid1=("FID1", "FID"),  # .kin0 has FID1/FID2; .kin has one FID for both
+        fid2=("FID2", "FID"),
+        factor=1.0,
+        scale="Kinship",
+    ),
+    "plink2-king": _Layout(
+        "plink2 KING table",
+        kinship=("KINSHIP",),
+        id1=("IID1", "ID1"),  # 'ID1' before plink2 alpha 3
+        id2=("IID2", "ID2"),
+        fid1=("FID1",),
+        fid2=("FID2",),
+        factor=1.0,
+        scale="KINSHIP",
+    ),
+    "plink-genome": _Layout(
+        "PLINK --genome file",
+        kinship=("PI_HAT",),
+        id1=("IID1",),
+        id2=("IID2",),
+        fid1=("FID1",),
+        fid2=("FID2",),
+        factor=0.5,
+        scale="PI_HAT / 2",
+    ),
+}
+
+
+# --------------------------------------------------------------------------- public API
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The kinship format of ``path``, from its suffix and, when needed, its header.
+
+    ``.kin`` is KING; ``.kin0`` is plink2 when its header starts with ``#`` or
+    names ``IID1`` / ``KINSHIP`` and KING otherwise; ``.genome`` is PLINK 1.9;
+    ``.grm.bin``, ``.grm.N.bin``, ``.grm.id``, ``.grm`` or a prefix with a
+    ``<prefix>.grm.bin`` beside it is a GCTA GRM. A compression suffix
+    (``.gz``, ``.bz2``, ``.xz``, ``.zst``) is looked through. Any other file is
+    recognised by its header, else it is a ``pairs`` table. The file is opened
+    only when the suffix does not decide.
+
+    >>> detect_format("cohort.genome"), detect_format("cohort.kin"), detect_format("cohort.grm.bin")
+    ('plink-genome', 'king', 'gcta-grm')
+    """
+    p = Path(path)
+    name = p.name.lower()
+    if name.endswith(".grm.gz"):
+        raise DepgraphError(
+            "invalid_argument",
+            f"{str(p)!r} looks like a GCTA text GRM (.grm.gz), which is not read; "
+            "write the binary GRM (gcta --make-grm-bin, or plink --make-grm-bin) and pass <prefix>.grm.bin",
+            path=str(p),
+        )
+    base = _strip_compression(name)
+    if base.endswith(_GRM_SUFFIXES):
+        return "gcta-grm"
+    if base.endswith(".kin"):
+        return "king"
+    if base.endswith(".genome"):
+        return "plink-genome"
+    if base.endswith(".kin0"):
+        tokens = _header_tokens(existing_file(p, "kinship file"))
+        return "plink2-king" if _looks_plink2(tokens) else "king"
+    if Path(f"{p}.grm.bin").is_file():
+        return "gcta-grm"
+    tokens = _header_tokens(existing_file(p, "kinship file"))
+    if "PI_HAT" in tokens and "IID1" in tokens:
+        return "plink-genome"
+    if _looks_plink2(tokens):
+        return "plink2-king"
+    if "Kinship" in tokens and ("ID1" in tokens or "IID1" in tokens):
+        return "king"
+    return "pairs"
+
+
+def read_kinship(
+    path: str | os.PathLike[str],
+    format: str,
+    threshold: float | str,
+    *,
+    id_template: str = "{IID}",
+    chunk_rows: int = 1_000_000,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Pairs with kinship ``>= threshold`` (inclusive) from a relatedness file.
+
+    Parameters
+    ----------
+    path:
+        The file; for ``"gcta-grm"`` the ``.grm.bin``, the ``.grm.id`` or the
+        prefix they share.
+    format:
+        One of :data:`KINSHIP_FORMATS` (see :func:`detect_format`).
+    threshold:
+        A kinship coefficient in [0, 1] or a KING degree name
+        (``"duplicate"``, ``"first"``, ``"second"``, ``"third"``).
+    id_template:
+        How a subject id is built from an individual's ``{FID}`` and
+        ``{IID}``, e.g. ``"{FID}_{IID}"``. Must use ``{IID}``; ``{FID}`` is an
+        error for a file without family ids.
+    chunk_rows:
+        Lines (text formats) or matrix cells (GRM) read at a time.
+
+    Returns the pairs as a DataFrame (``id1``, ``id2``: object; ``kinship``:
+    float64) in file order, and a record: ``format``, ``path``,
+    ``pairs_read``, ``pairs_kept``, ``pairs_missing`` (kinship NA/NaN, never
+    kept), ``threshold``, ``threshold_name``, ``inclusive``, ``scale``,
+    ``id_template``. Estimates below the threshold, negative ones included,
+    are simply not kept.
+
+    >>> import pathlib, tempfile
+    >>> kin0 = pathlib.Path(tempfile.mkdtemp()) / "cohort.kin0"
+    >>> _ = kin0.write_text("FID1\\tID1\\tFID2\\tID2\\tN_SNP\\tHetHet\\tIBS0\\tKinship\\n"
+    ...                     "F1\\tA\\tF2\\tB\\t5000\\t0.11\\t0.001\\t0.2461\\n"
+    ...                     "F1\\tA\\tF3\\tC\\t5000\\t0.05\\t0.040\\t-0.0137\\n")
+    >>> pairs, record = read_kinship(kin0, "king", "first", id_template="{FID}_{IID}")
+    >>> pairs.to_dict("records")
+    [{'id1': 'F1_A', 'id2': 'F2_B', 'kinship': 0.2461}]
+    >>> record["pairs_read"], record["pairs_kept"], record["threshold"]
+    (2, 1, 0.177)
+    """
+    fmt = format.strip().lower() if isinstance(format, str) else format
+    if fmt not in KINSHIP_FORMATS:
+        raise DepgraphError(
+            "invalid_argument", f"unknown kinship format {format!r}; formats are {describe_ids(KINSHIP_FORMATS)}"
+        )
+    value, degree = resolve_threshold(threshold)
+    template = _parse_template(id_template)
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise DepgraphError("invalid_argument", f"chunk_rows must be a whole number >= 1, not {chunk_rows!r}")
+    chunk_rows = int(chunk_rows)
+    if fmt == "gcta-grm":
+        frame, counts = _read_grm(path, value, template, chunk_rows)
+    elif fmt == "pairs":
+        frame, counts = _read_pairs(path, value, template)
+    else:
+        frame, counts = _read_text(path, _LAYOUTS[fmt], value, template, chunk_rows)
+    record: dict[str, Any] = {
+        "format": fmt,
+        "path": str(path) if isinstance(path, (str, os.PathLike)) else type(path).__name__,
+        "pairs_read": counts.pop("pairs_read"),
+        "pairs_kept": len(frame),
+        "pairs_missing": counts.pop("pairs_missing"),
+        "threshold": value,
+        "threshold_name": degree,
+        "inclusive": True,
+        "scale": counts.pop("scale"),
+        "id_template": id_template,
+        **counts,
+    }
+    return frame, record
+
+
+# --------------------------------------------------------------------------- ids
+def _parse_template(template: Any) -> list[tuple[str, str | None]]:
+    """``id_template`` as (literal, None) and ("", field) parts."""
+    if not isinstance(template, str):
+        raise DepgraphError("invalid_argument", f"id_template must be a string such as '{{IID}}', not {template!r}")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise DepgraphError("invalid_argument", f"id_template {template!r} is not a valid template: {exc}") from None
+    parts: list[tuple[str, str | None]] = []
+    for literal, field, spec, conversion in parsed:
+        if literal:
+            parts.append((literal, None))
+        if field is None:
+            continue
+        if field not in _TEMPLATE_FIELDS or spec or conversion:
+            raise DepgraphError(
+                "invalid_argument",
+                f"id_template {template!r} may only use the fields {{FID}} and {{IID}} (no format specs), "
+                f"not {{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}",
+            )
+        parts.append(("", field))
+    if not any(field == "IID" for _, field in parts):
+        raise DepgraphError(
+            "invalid_argument", f"id_template {template!r} must use {{IID}} (e.g. '{{IID}}' or '{{FID}}_{{IID}}')"
+        )
+    return parts
+
+
+def _uses_fid(template: list[tuple[str, str | None]]) -> bool:
+    return any(field == "FID" for _, field in template)
+
+
+def _refuse_fid(template: list[tuple[str, str | None]], what: str, hint: str = "") -> None:
+    if _uses_fid(template):
+        raise DepgraphError(
+            "invalid_argument",
+            f"id_template uses {{FID}} but {what} has no family-id column{hint}; use id_template='{{IID}}'",
+        )
+
+
+def _build_ids(template: list[tuple[str, str | None]], fid: np.ndarray | None, iid: np.ndarray) -> np.ndarray:
+    """Subject ids (object array) from FID and IID arrays."""
+    if template == [("", "IID")]:
+        return iid.astype(object, copy=False)
+    out = np.full(len(iid), "", dtype=object)
+    for literal, field in template:
+        piece = literal if field is None else (iid if field == "IID" else fid)
+        out = out + piece
+    return out
+
+
+def _empty_pairs() -> pd.DataFrame:
+    return _pairs_frame(np.empty(0, dtype=object), np.empty(0, dtype=object), np.empty(0, dtype=np.float64))
+
+
+def _pairs_frame(id1: np.ndarray, id2: np.ndarray, kinship: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "id1": pd.Series(id1, dtype=object),
+            "id2": pd.Series(id2, dtype=object),
+            "kinship": pd.Series(kinship, dtype=np.float64),
+        }
+    )
+
+
+def _lines_text(lines: np.ndarray | list[int]) -> str:
+    numbers = [int(n) for n in lines]
+    word = "line" if len(numbers) == 1 else "lines"
+    return f"{word} {describe_ids(numbers, _SHOWN)}"
+
+
+# --------------------------------------------------------------------------- text formats
+def _strip_compression(name: str) -> str:
+    for suffix in _COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _open_text(path: Path) -> Any:
+    """``path`` opened as text, through its compression if it has one."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rt", encoding="utf-8", newline="")
+    if name.endswith(".zst"):
+        try:
+            import zstandard
+        except ImportError:
+            raise DepgraphError(
+                "io", f"{str(path)!r} is Zstandard-compressed; reading it needs the zstandard package", path=str(path)
+            ) from None
+        return io.TextIOWrapper(zstandard.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _first_line(path: Path) -> str:
+    """The header line (at most 64 kB of it); "" for an empty or binary file."""
+    try:
+        with _open_text(path) as handle:
+            return handle.readline(65536).rstrip("\r\n")
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error, lzma.LZMAError):
+        return ""
+
+
+def _header_tokens(path: Path) -> list[str]:
+    return _first_line(path).split()
+
+
+def _looks_plink2(tokens: list[str]) -> bool:
+    if not tokens:
+        return False
+    return tokens[0].startswith("#") or "KINSHIP" in tokens or ("IID1" in tokens and "Kinship" not in tokens)
+
+
+def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if name in columns:
+            return name
+    return None
+
+
+def _read_text(
+    path: str | os.PathLike[str],
+    layout: _Layout,
+    threshold: float,
+    template: list[tuple[str, str | None]],
+    chunk_rows: int,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    p = existing_file(path, layout.label)
+    what = f"{layout.label} {str(p)!r}"
+    header = _first_line(p)
+    if not header.strip():
+        kind = "is empty" if p.stat().st_size == 0 else "has no header line"
+        raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
+    sep = "\t" if "\t" in header else r"\s+"
+    raw_columns = header.split("\t") if sep == "\t" else header.split()
+    # plink2 starts its header with '#'; the name after it is the column's name
+    names = [c.strip() for c in raw_columns]
+    names[0] = names[0].lstrip("#")
+    raw_of = dict(zip(names, raw_columns, strict=True))
+    kin, id1, id2 = _find(names, layout.kinship), _find(names, layout.id1), _find(names, layout.id2)
+    missing = [
+        wanted[0] for wanted, found in ((layout.id1, id1), (layout.id2, id2), (layout.kinship, kin)) if found is None
+    ]
+    if missing:
+        raise DepgraphError(
+            "schema",
+            f"{what} lacks the column(s) {describe_ids(missing)} (header: {describe_ids(names, 16)}); "
+            f"is it really a {layout.label}?",
+            columns=missing,
+            path=str(p),
+        )
+    fid1, fid2 = _find(names, layout.fid1), _find(names, layout.fid2)
+    if fid1 is None or fid2 is None:
+        fid1 = fid2 = None
+        hint = " (plink2 leaves the FID columns out when every family id is 0)" if layout.scale == "KINSHIP" else ""
+        _refuse_fid(template, what, hint)
+    wanted = [fid1, id1, fid2, id2] if fid1 is not None and _uses_fid(template) else [id1, id2]
+    id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
+    used = [*id_columns, kin]
+    rename = {raw_of[c]: c for c in used if raw_of[c] != c}
+    try:
+        reader = pd.read_csv(
+            p,
+            sep=sep,
+            header=0,
+            usecols=[raw_of[c] for c in used],
+            dtype={raw_of[c]: object for c in id_columns},
+            keep_default_na=False,
+            na_values=[],
+            skip_blank_lines=False,  # blank lines stay rows, so row index + 2 is the file line
+            chunksize=chunk_rows,
+            compression="infer",
+            engine="c",
+        )
+    except ImportError as exc:
+        raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    counts = {"pairs_read": 0, "pairs_missing": 0}
+    for chunk in _chunks(reader, what, p):
+        if rename:
+            chunk = chunk.rename(columns=rename)
+        kept = _filter_chunk(chunk, used, kin, layout.factor, threshold, what, counts)
+        if kept is None:
+            continue
+        rows, kinship = kept
+        fid_a = rows[fid1].to_numpy(dtype=object) if fid1 in id_columns else None
+        fid_b = rows[fid2].to_numpy(dtype=object) if fid2 in id_columns else None
+        iid_a, iid_b = rows[id1].to_numpy(dtype=object), rows[id2].to_numpy(dtype=object)
+        _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
+        parts.append((_build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b), kinship))
+    counts["scale"] = layout.scale
+    return _concat(parts), counts
+
+
+def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
+    """The reader's chunks, with its failures as DepgraphErrors."""
+    chunks = iter(reader)
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            return
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(path)) from None
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, ImportError) as exc:
+            raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
+        yield chunk
+
+
+def _filter_chunk(
+    chunk: pd.DataFrame,
+    used: list[str],
+    kin: str,
+    factor: float,
+    threshold: float,
+    what: str,
+    counts: dict[str, Any],
+) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """The chunk's rows at or above the threshold and their kinship, counting
+    pairs read and missing; ``None`` when none is kept."""
+    raw = chunk[kin]
+    if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+        # fast path: every cell of the chunk parsed as a number
+        values = raw.to_numpy(dtype=np.float64)
+        counts["pairs_read"] += len(values)
+        lines = chunk.index.to_numpy()
+        rows = chunk
+    else:
+        text = raw.astype(object).where(raw.notna(), "").to_numpy(dtype=object)
+        blank = text == ""
+        if blank.any():  # blank lines (every field empty) are skipped; a missing kinship field is not
+            empty_line = blank.copy()
+            for column in used:
+                if column != kin:
+                    cells = chunk[column].astype(object).to_numpy(dtype=object)
+                    empty_line &= pd.isna(cells) | (cells == "")
+            short = blank & ~empty_line
+            if short.any():
+                lines = chunk.index.to_numpy()[short] + 2
+                verb = "has" if len(lines) == 1 else "have"
+                raise DepgraphError(
+                    "parse",
+                    f"{what}: {_lines_text(lines)} {verb} fewer fields than the header (a truncated line?)",
+                    lines=lines.tolist(),
+                )
+            keep_rows = ~empty_line
+            chunk, text = chunk[keep_rows], text[keep_rows]
+        lines = chunk.index.to_numpy()
+        rows = chunk
+        missing = pd.Series(text, dtype=object).isin(MISSING_TOKENS).to_numpy()
+        values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(values) & ~missing
+        if bad.any():
+            shown = lines[bad] + 2
+            raise DepgraphError(
+                "invalid_value",
+                f"{what}: {kin} is not a number at {_lines_text(shown)} "
+                f"(e.g. {describe_ids([repr(t) for t in text[bad][:3]], 3)})",
+                lines=shown.tolist(),
+                column=kin,
+            )
+        values = np.where(missing, np.nan, values)
+        counts["pairs_read"] += len(values)
+        counts["pairs_missing"] += int(missing.sum())
+    infinite = np.isinf(values)
+    if infinite.any():
+        shown = lines[infinite] + 2
+        raise DepgraphError(
+            "invalid_value", f"{what}: {kin} is infinite at {_lines_text(shown)}", lines=shown.tolist(), column=kin
+        )
+    kinship = values * factor if factor != 1.0 else values
+    keep = kinship >= threshold
+    if not keep.any():
+        return None
+    return rows[keep], kinship[keep]
+
+
+def _require_text_ids(index: np.ndarray, columns: list[np.ndarray], what: str) -> None:
+    blank = np.zeros(len(index), dtype=bool)
+    for values in columns:
+        blank |= pd.isna(values) | (values == "")
+    if blank.any():
+        lines = index[blank] + 2
+        raise DepgraphError(
+            "missing_id", f"{what}: an id is missing or blank at {_lines_text(lines)}", lines=lines.tolist()
+        )
+
+
+def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pd.DataFrame:
+    if not parts:
+        return _empty_pairs()
+    return _pairs_frame(
+        np.concatenate([a for a, _, _ in parts]),
+        np.concatenate([b for _, b, _ in parts]),
+        np.concatenate([k for _, _, k in parts]),
+    )
+
+
+# --------------------------------------------------------------------------- pair tables
+def _read_pairs(
+    path: Any, threshold: float, template: list[tuple[str, str | None]]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    is_path = isinstance(path, (str, os.PathLike))
+    what = f"kinship pairs {str(path)!r}" if is_path else "kinship pairs"
+    frame = read_table(path, "kinship pairs").reset_index(drop=True)  # read_table adds the path itself
+    needed = ["id1", "id2", "kinship"]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise DepgraphError(
+            "schema",
+            f"{what} lacks the column(s) {describe_ids(missing)} (columns: {describe_ids(frame.columns, 12)}); "
+            "a pairs table has id1, id2, kinship",
+            columns=missing,
+        )
+    _refuse_fid(template, what)
+    text_file = is_path and Path(path).suffix.lower() not in (".parquet", ".pq")
+    offset, where = (2, "line") if text_file else (1, "row")  # CSV: header is line 1
+
+    def place(positions: np.ndarray) -> str:
+        numbers = [int(n) + offset for n in positions]
+        return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
+
+    raw = frame["kinship"]
+    values = pd.to_numeric(raw, errors="coerce").astype(np.float64).to_numpy()
+    absent = raw.isna().to_numpy()
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        absent = absent | raw.astype(str).str.strip().isin(MISSING_TOKENS).to_numpy()
+    bad = np.isnan(values) & ~absent
+    if bad.any():
+        positions = np.flatnonzero(bad)
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: kinship is not a number at {place(positions)} "
+            f"(e.g. {describe_ids([repr(v) for v in raw.iloc[positions[:3]]], 3)})",
+            lines=(positions + offset).tolist(),
+            column="kinship",
+        )
+    if np.isinf(values).any():
+        positions = np.flatnonzero(np.isinf(values))
+        raise DepgraphError("invalid_value", f"{what}: kinship is infinite at {place(positions)}", column="kinship")
+    keep = values >= threshold
+    kept = np.flatnonzero(keep)
+    a = normalise_keys(frame["id1"].iloc[kept], "id1").to_numpy(dtype=object)
+    b = normalise_keys(frame["id2"].iloc[kept], "id2").to_numpy(dtype=object)
+    blank = pd.isna(a) | pd.isna(b)
+    if blank.any():
+        raise DepgraphError(
+            "missing_id",
+            f"{what}: id1 or id2 is missing or blank at {place(kept[blank])}",
+            lines=(kept[blank] + offset).tolist(),
+        )
+    pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
+    return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
+
+
+# --------------------------------------------------------------------------- GCTA GRM
+def _grm_prefix(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    lower = text.lower()
+    for suffix in _GRM_SUFFIXES:
+        if lower.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+def _read_grm_ids(id_path: Path, template: list[tuple[str, str | None]]) -> np.ndarray:
+    what = f"GCTA GRM ids {str(id_path)!r}"
+    try:
+        table = pd.read_csv(
+            id_path, sep=r"\s+", header=None, dtype=object, keep_default_na=False, na_values=[], engine="c"
+        )
+    except pd.errors.EmptyDataError:
+        raise DepgraphError("empty_input", f"{what} is empty (no individuals)", path=str(id_path)) from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(id_path)) from None
+    if table.shape[1] < 2:
+        raise DepgraphError(
+            "schema", f"{what} must have two columns, FID and IID (found {table.shape[1]})", path=str(id_path)
+        )
+    fid = table[0].to_numpy(dtype=object)
+    iid = table[1].to_numpy(dtype=object)
+    blank = pd.isna(fid) | pd.isna(iid) | (fid == "") | (iid == "")
+    if blank.any():
+        lines = np.flatnonzero(blank) + 1  # no header: row k is line k + 1
+        raise DepgraphError(
+            "missing_id", f"{what}: FID or IID is missing at {_lines_text(lines)}", lines=lines.tolist()
+        )
+    ids = _build_ids(template, fid, iid)
+    repeated = pd.Series(ids).duplicated(keep=False).to_numpy()
+    if repeated.any():
+        dups = list(dict.fromkeys(ids[repeated].tolist()))
+        lines = np.flatnonzero(repeated) + 1
+        distinct_raw = len(set(zip(fid[repeated], iid[repeated], strict=True))) > len(dups)
+        hint = (
+            " (the id_template drops FID; '{FID}_{IID}' keeps it)" if distinct_raw and not _uses_fid(template) else ""
+        )
+        raise DepgraphError(
+            "duplicate_id",
+            f"{what} repeat the id(s) {describe_ids(dups)} at {_lines_text(lines)}{hint}",
+            ids=dups,
+            lines=lines.tolist(),
+        )
+    return ids
+
+
+def _grm_blocks(bin_path: Path, n: int, chunk_cells: int) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """Consecutive blocks of whole rows of the lower triangle: ``(first_row,
+    end_row, first_cell, float32 values)``, each at most ``chunk_cells`` cells
+    (or one row, when a row is longer)."""
+    with open(bin_path, "rb") as handle:
+        row = 0
+        while row < n:
+            start = row * (row + 1) // 2
+            # the largest end with end*(end+1)/2 - start <= chunk_cells, and at least one row
+            end = (math.isqrt(8 * (start + chunk_cells) + 1) - 1) // 2
+            end = min(n, max(row + 1, end))
+            count = end * (end + 1) // 2 - start
+            block = np.fromfile(handle, dtype="<f4", count=count)
+            if block.size != count:
+                raise DepgraphError(
+                    "schema", f"GCTA GRM {str(bin_path)!r} ended early (rows {row + 1}-{end})", path=str(bin_path)
+                )
+            yield row, end, start, block
+            row = end
+
+
+def _read_grm(
+    path: str | os.PathLike[str], threshold: float, template: list[tuple[str, str | None]], chunk_cells: int
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    prefix = _grm_prefix(path)
+    bin_path = existing_file(f"{prefix}.grm.bin", "GCTA GRM matrix")
+    id_path = existing_file(f"{prefix}.grm.id", "GCTA GRM ids")
+    what = f"GCTA GRM {str(bin_path)!r}"
+    ids = _read_grm_ids(id_path, template)
+    n = len(ids)
+    cells = n * (n + 1) // 2
+    expected, actual = cells * 4, bin_path.stat().st_size
+    if actual != expected:
+        hint = " (8 bytes a cell: a double-precision matrix, which GCTA does not write)" if actual == cells * 8 else ""
+        raise DepgraphError(
+            "schema",
+            f"{what} holds {actual} bytes but {n} individuals in {str(id_path)!r} need n(n+1)/2 * 4 = {expected} "
+            f"bytes (float32 lower triangle with the diagonal){hint}",
+            path=str(bin_path),
+            expected_bytes=expected,
+            actual_bytes=actual,
+        )
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    n_missing = 0
+    for row, end, start, block in _grm_blocks(bin_path, n, chunk_cells):
+        rows = np.arange(row, end, dtype=np.int64)
+        row_starts = rows * (rows + 1) // 2  # global cell index of (i, 0)
+        diagonal = row_starts + rows - start  # local index of (i, i)
+        kinship = block.astype(np.float64)
+        kinship *= 0.5
+        off = np.ones(len(block), dtype=bool)
+        off[diagonal] = False
+        nan = np.isnan(kinship) & off
+        n_missing += int(nan.sum())
+        infinite = np.isinf(kinship) & off
+        if infinite.any():
+            i, j = _cell_pairs(np.flatnonzero(infinite)[:3] + start, row, row_starts)
+            shown = ", ".join(f"({ids[b]}, {ids[a]})" for a, b in zip(i, j, strict=True))
+            raise DepgraphError("invalid_value", f"{what} holds infinite values, e.g. at {shown}", path=str(bin_path))
+        hit = (kinship >= threshold) & off
+        if not hit.any():
+            continue
+        local = np.flatnonzero(hit)
+        i, j = _cell_pairs(local + start, row, row_starts)
+        parts.append((ids[j], ids[i], kinship[local]))  # j < i: id1 comes first in .grm.id
+    counts = {
+        "pairs_read": n * (n - 1) // 2,
+        "pairs_missing": n_missing,
+        "scale": "GRM / 2",
+        "individuals": n,
+        "files": [str(bin_path), str(id_path)],
+        "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
+    }
+    return _concat(parts), counts
+
+
+def _cell_pairs(cells: np.ndarray, first_row: int, row_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column (``i >= j``) of global lower-triangle cell indices that
+    fall in the block starting at ``first_row`` (``row_starts``: i(i+1)/2 of its rows)."""
+    offset = np.searchsorted(row_starts, cells, side="right") - 1
+    return (offset + first_row).astype(np.int64), (cells - row_starts[offset]).astype(np.int64)
