@@ -67,7 +67,7 @@ def measure(n: int, workdir: Path) -> dict:
         return value
 
     def floor():
-        frame = pd.read_csv(files.metadata, dtype=str)
+        frame = pd.read_csv(files.metadata, dtype=str, engine="pyarrow")  # the same reader depgraph uses
         doc = {"sample_id": frame["sample_id"].tolist(), "group_id": frame["subject_id"].tolist()}
         atomic_write_bytes(workdir / "floor.json", orjson.dumps(doc))
 

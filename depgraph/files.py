@@ -95,13 +95,22 @@ def _read_table_file(path: Path, what: str) -> pd.DataFrame:
         if kind in (".parquet", ".pq"):
             return pd.read_parquet(path)
         sep = "\t" if kind in (".tsv", ".tab", ".txt") else ","
-        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[])
+        frame = _read_text(path, sep)
         return frame.apply(_missing_to_nan)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if isinstance(exc, pd.errors.EmptyDataError):
             raise DepgraphError("empty_input", f"{what} {str(path)!r} has no columns", path=str(path)) from exc
         raise DepgraphError("parse", f"{what} {str(path)!r} cannot be parsed: {reason}", path=str(path)) from exc
+
+
+def _read_text(path: Path, sep: str) -> pd.DataFrame:
+    """Every cell as text. pyarrow's multi-threaded reader first; pandas' own
+    reader for what pyarrow refuses, so its message names the bad line."""
+    try:
+        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], engine="pyarrow")
+    except (ValueError, pd.errors.ParserError):  # pyarrow.ArrowInvalid is a ValueError
+        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[])
 
 
 def _missing_to_nan(column: pd.Series) -> pd.Series:

@@ -535,16 +535,19 @@ def assemble(
         used = {id(v): np.zeros(len(v), dtype=bool) for v in vocabs}
         for p in pieces:
             used[id(p.keys.vocab)][p.keys.codes] = True
-        declared = np.concatenate([v[used[id(v)]] for v in vocabs])
-        uniques = pd.unique(declared)
+        single = len(vocabs) == 1 and used[id(vocabs[0])].all()  # the usual case: one column, all used
+        uniques = vocabs[0] if single else pd.unique(np.concatenate([v[used[id(v)]] for v in vocabs]))
         order = np.asarray(pc.sort_indices(pa.array(uniques, type=pa.string())))
         ordered = uniques[order]
         rank = np.empty(len(uniques), dtype=np.int64)
         rank[order] = np.arange(len(uniques))
-        index = pd.Index(uniques, dtype=object)
-        for v in vocabs:  # vocabularies are small next to the rows that use them
-            found = index.get_indexer(v)
-            placed[id(v)] = np.where(found >= 0, start + rank[np.maximum(found, 0)], -1)
+        if single:  # a vocabulary holds distinct keys: its entries are the nodes themselves
+            placed[id(vocabs[0])] = start + rank
+        else:
+            index = pd.Index(uniques, dtype=object)
+            for v in vocabs:  # vocabularies are small next to the rows that use them
+                found = index.get_indexer(v)
+                placed[id(v)] = np.where(found >= 0, start + rank[np.maximum(found, 0)], -1)
         key_blocks.append(ordered.astype(object))
         type_blocks.append(np.full(len(ordered), t.rank, dtype=np.int8))
         attr_blocks.append(_merge_attributes(t, pieces, placed, start, len(ordered)))
@@ -756,6 +759,15 @@ def _sorted_unique(
     if not directed:
         swap = src > dst
         src, dst = np.where(swap, dst, src), np.where(swap, src, dst)
+    elif weight is None and len(src):
+        low = int(src.min())
+        if np.bincount(src - low).max() <= 1:  # one edge per source (metadata relations): scatter, no sort
+            target = np.full(int(src.max()) - low + 1, -1, dtype=np.int64)
+            slot = np.full(len(target), -1, dtype=np.int64)
+            target[src - low] = dst
+            slot[src - low] = np.arange(len(src))
+            rows = slot[slot >= 0]
+            return src[rows], dst[rows], None, prov[rows]
     width = int(max(src.max(), dst.max())) + 1
     pair = src * width + dst
     if weight is None:

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
@@ -96,7 +98,26 @@ def _key_of(value: Any) -> str | None:
 
 
 def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
-    """A float column; text that is not a number is an ``invalid_value`` error naming rows."""
+    """A float column; text that is not a number, or an infinite value, is an
+    ``invalid_value`` error naming rows."""
+    arr = None
+    if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        try:  # pyarrow parses a clean text column far faster than pandas
+            arr = pc.cast(pa.array(values.array), pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            arr = None  # find and name the offending rows below
+    if arr is None:
+        arr = _coerced(values, column, what)
+    infinite = np.isinf(arr)
+    if infinite.any():
+        rows = np.flatnonzero(infinite)
+        raise DepgraphError(
+            "invalid_value", f"{what}: {column} is infinite in {describe_rows(rows)}", rows=rows.tolist()
+        )
+    return arr
+
+
+def _coerced(values: pd.Series, column: str, what: str) -> np.ndarray:
     numbers = pd.to_numeric(values, errors="coerce").astype(np.float64)
     raw_missing = (
         values.isna() | (values.astype(str).str.strip() == "")
@@ -113,14 +134,7 @@ def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
             rows=rows.tolist(),
             column=column,
         )
-    arr = numbers.to_numpy()
-    infinite = np.isinf(arr)
-    if infinite.any():
-        rows = np.flatnonzero(infinite)
-        raise DepgraphError(
-            "invalid_value", f"{what}: {column} is infinite in {describe_rows(rows)}", rows=rows.tolist()
-        )
-    return arr
+    return numbers.to_numpy()
 
 
 def _require_ids(keys: pd.Series, column: str, what: str) -> None:
@@ -238,6 +252,8 @@ def from_metadata(
     if repeated.any():
         _refuse_conflicting_rows(samples, keys, time_index, repeated, allow_multi_subject_samples)
 
+    unique_samples = not repeated.any()
+
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
     sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
@@ -259,7 +275,9 @@ def from_metadata(
             attrs = pd.DataFrame({"time_index": time_index[present]})
         target_keys = Keys.of(target[present].to_numpy(dtype=object))
         node_pieces.append(NodePiece(rel.target, target_keys, attrs))
-        edge_pieces.append(_distinct_pairs(rel.name, sample_keys.take(present), target_keys))
+        edge_pieces.append(
+            _distinct_pairs(rel.name, sample_keys.take(present), target_keys, repeated=not unique_samples)
+        )
 
     history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": [c for c in frame.columns]}
     if outcome_scope == "subject" and "outcome_id" in keys:
@@ -279,8 +297,12 @@ def from_metadata(
     return graph
 
 
-def _distinct_pairs(relation: str, src: Keys, dst: Keys, provenance: str = "metadata") -> EdgePiece:
-    """An edge piece with each (source, target) pair once (rows may repeat a sample)."""
+def _distinct_pairs(
+    relation: str, src: Keys, dst: Keys, provenance: str = "metadata", repeated: bool = True
+) -> EdgePiece:
+    """An edge piece with each (source, target) pair once (only rows repeating a sample can repeat a pair)."""
+    if not repeated:
+        return EdgePiece(relation, src, dst, provenance)
     pair = src.codes * max(1, len(dst.vocab)) + dst.codes
     _, first = np.unique(pair, return_index=True)
     first.sort()
