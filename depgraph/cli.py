@@ -7,14 +7,18 @@ when a command fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from depgraph.adapters.frames import fold_table, samples_table, write_table
@@ -40,6 +44,28 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console(highlight=False, soft_wrap=True)
+progress_console = Console(stderr=True)
+#: Stages show a spinner with elapsed time once they have run this long (seconds), on terminals only.
+PROGRESS_DELAY = 2.0
+
+
+@contextlib.contextmanager
+def stage(label: str) -> Iterator[None]:
+    """A transient progress line for a stage that takes a while; silent when not on a terminal."""
+    if not progress_console.is_terminal:
+        yield
+        return
+    bar = Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(), console=progress_console, transient=True)
+    bar.add_task(label, total=None)
+    timer = threading.Timer(PROGRESS_DELAY, bar.start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        bar.stop()
+
 
 MODE_NAMES = ", ".join(MODE)
 
@@ -166,11 +192,23 @@ def _print_partition(partition: Partition) -> None:
 def build(
     metadata: Annotated[Path, typer.Argument(help="One row per sample: CSV, TSV or Parquet.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.")],
-    kinship: Annotated[Path | None, typer.Option(help="Kinship pairs: CSV with id1,id2,kinship (subject ids).")] = None,
+    kinship: Annotated[
+        Path | None,
+        typer.Option(
+            help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2, PLINK .genome or a GCTA GRM."
+        ),
+    ] = None,
     kinship_threshold: Annotated[
         str | None,
         typer.Option(help="Inclusive kinship threshold, a number or a KING degree: duplicate, first, second, third."),
     ] = None,
+    kinship_format: Annotated[
+        str,
+        typer.Option(help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm."),
+    ] = "auto",
+    id_template: Annotated[
+        str, typer.Option(help="Subject id from a tool's FID and IID columns, e.g. '{IID}' or '{FID}_{IID}'.")
+    ] = "{IID}",
     coords: Annotated[Path | None, typer.Option(help="Coordinates: CSV with sample_id,x,y[,z].")] = None,
     radius: Annotated[float | None, typer.Option(help="Samples at most this far apart are adjacent.")] = None,
     duplicates: Annotated[Path | None, typer.Option(help="Duplicate pairs: CSV with id1,id2 (sample ids).")] = None,
@@ -197,20 +235,25 @@ def build(
         raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
     if (coords is None) != (radius is None):
         raise DepgraphError("invalid_argument", "--coords and --radius go together")
-    graph = from_metadata(
-        metadata,
-        _column_map(column),
-        name=name or metadata.stem,
-        outcome_scope=outcome_scope,  # type: ignore[arg-type]
-        allow_multi_subject_samples=allow_multi_subject_samples,
-    )
+    with stage(f"reading {metadata.name} and building the graph"):
+        graph = from_metadata(
+            metadata,
+            _column_map(column),
+            name=name or metadata.stem,
+            outcome_scope=outcome_scope,  # type: ignore[arg-type]
+            allow_multi_subject_samples=allow_multi_subject_samples,
+        )
     if kinship is not None:
-        graph = graph.add_kinship(kinship, kinship_threshold, unknown=unknown)  # type: ignore[arg-type]
+        fmt = None if kinship_format == "auto" else kinship_format
+        with stage(f"reading kinship from {kinship.name}"):
+            graph = graph.add_kinship(kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template)
     if coords is not None:
-        graph = graph.add_spatial(coords, radius, unknown=unknown)  # type: ignore[arg-type]
+        with stage("finding neighbours within the radius"):
+            graph = graph.add_spatial(coords, radius, unknown=unknown)  # type: ignore[arg-type]
     if duplicates is not None:
         graph = graph.add_duplicates(duplicates, unknown=unknown)  # type: ignore[arg-type]
-    write_graph(graph, output)
+    with stage(f"writing {output.name}"):
+        write_graph(graph, output)
     _print_graph(graph, f"wrote {output}")
 
 
@@ -239,7 +282,8 @@ def validate_command(
             f"{str(document)!r}: 'format' is {found!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
         )
-    report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
+    with stage("validating"):
+        report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:
@@ -273,22 +317,25 @@ def derive_command(
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
-    graph = read_graph(graph_file)
+    with stage(f"reading {graph_file.name}"):
+        graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
-    partition = derive(
-        graph,
-        mode.strip().lower(),
-        strategy=strategy,
-        via=_mode_list(via),
-        priority=_mode_list(priority),
-        samples=subset,
-        min_groups=min_groups,
-    )
-    carried = attributes if attributes in (None, "all") else _mode_list(attributes)
-    spec = SplitSpec.from_partition(partition, graph, attributes=carried)
-    if key is not None:
-        spec = pseudonymize(spec, key)
-    write_spec(spec, output)
+    with stage(f"deriving {mode} groups"):
+        partition = derive(
+            graph,
+            mode.strip().lower(),
+            strategy=strategy,
+            via=_mode_list(via),
+            priority=_mode_list(priority),
+            samples=subset,
+            min_groups=min_groups,
+        )
+    with stage(f"writing {output.name}"):
+        carried = attributes if attributes in (None, "all") else _mode_list(attributes)
+        spec = SplitSpec.from_partition(partition, graph, attributes=carried)
+        if key is not None:
+            spec = pseudonymize(spec, key)
+        write_spec(spec, output)
     _print_partition(partition)
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else ""))
 
@@ -428,8 +475,9 @@ def folds_command(
         params = {"test_fraction": test_fraction, "balance": tuple(_mode_list(balance) or ["stratum"]), "seed": seed}
         if prior is not None:
             params["prior"] = read_spec(prior)
-    planned = assign_folds(spec, name, **params)
-    write_spec(planned, output)
+    with stage(f"assigning {name} folds"):
+        planned = assign_folds(spec, name, **params)
+        write_spec(planned, output)
     _print_folds(planned)
     out.print(f"wrote {output}")
 

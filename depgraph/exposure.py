@@ -22,7 +22,7 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import read_table
-from depgraph.ingest import normalise_keys
+from depgraph.identifiers import normalise_keys
 from depgraph.spec import SplitSpec
 
 #: Split values that mean "not used" in an assignment table.

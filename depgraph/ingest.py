@@ -32,69 +32,15 @@ from scipy.spatial import cKDTree
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble
-from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION, RELATIONS, NodeType
+from depgraph.identifiers import _float_keys, normalise_keys
+from depgraph.kinship import detect_format, read_kinship, resolve_threshold
+from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
 
 #: Above this many precedence edges per timepoint, ties in time_index are not
 #: expanded into edges (the order stays in time_index, which derivation reads).
 _MAX_PRECEDES_PER_TIMEPOINT = 4
-
-
-# --------------------------------------------------------------------------- identifiers
-def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
-    """Identifiers as text, ``None`` where missing.
-
-    >>> normalise_keys(pd.Series([1, 2.0, " S3 ", "01", None, "", float("nan")])).tolist()
-    ['1', '2', 'S3', '01', None, None, None]
-    """
-    s = values if isinstance(values, pd.Series) else pd.Series(values)
-    dtype = s.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        s = s.astype(object)
-        dtype = s.dtype
-    if pd.api.types.is_float_dtype(dtype):
-        out = _float_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
-    elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
-        text = s.astype("string")
-        out = text.astype(object).where(text.notna(), None).to_numpy(dtype=object)
-    else:
-        kind = pd.api.types.infer_dtype(s, skipna=True)
-        if kind in ("string", "empty"):
-            text = s.str.strip()  # vectorised (pyarrow for pandas' text dtype)
-            text = text.where(text.notna() & (text != ""))
-            return pd.Series(text.to_numpy(dtype=object, na_value=None), index=s.index, dtype=object)
-        out = np.array([_key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)  # mixed Python objects
-    result = pd.Series(out, index=s.index, dtype=object)
-    present = result.notna()
-    if present.any():
-        stripped = result[present].astype(str).str.strip()
-        result[present] = stripped.where(stripped != "", None)
-    return result.where(result.notna(), None)
-
-
-def _float_keys(arr: np.ndarray) -> np.ndarray:
-    out = np.full(arr.shape, None, dtype=object)
-    finite = np.isfinite(arr)
-    integral = finite & (np.floor(arr) == arr) & (np.abs(arr) < 2**53)
-    out[integral] = arr[integral].astype(np.int64).astype(str)
-    other = finite & ~integral
-    out[other] = [repr(float(v)) for v in arr[other]]
-    return out
-
-
-def _key_of(value: Any) -> str | None:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return None
-        return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
-    return str(value)
 
 
 def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
@@ -507,32 +453,6 @@ def _dropped_record(n_dropped: int, strangers: np.ndarray) -> dict[str, Any]:
 _RECORDED_IDS = 50  # ids kept in a history record; the count is exact
 
 
-def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
-    """A kinship threshold as a number, accepting KING degree names.
-
-    >>> resolve_threshold("second")
-    (0.0884, 'second')
-    >>> resolve_threshold(0.1)
-    (0.1, None)
-    """
-    if isinstance(threshold, str):
-        named = threshold.strip().lower()
-        if named in KING_DEGREE_THRESHOLDS:
-            return KING_DEGREE_THRESHOLDS[named], named
-        try:
-            threshold = float(named)
-        except ValueError:
-            raise DepgraphError(
-                "invalid_argument",
-                f"kinship threshold {threshold!r} is neither a number nor one of "
-                f"{describe_ids(KING_DEGREE_THRESHOLDS)}",
-            ) from None
-    value = float(threshold)
-    if not math.isfinite(value) or value < 0 or value > 1:
-        raise DepgraphError("invalid_argument", f"kinship threshold must be within [0, 1], not {threshold!r}")
-    return value, None
-
-
 def kinship_pairs(
     graph: StudyGraph,
     source: Any,
@@ -542,22 +462,43 @@ def kinship_pairs(
     unknown: Unknown = "error",
     id_columns: tuple[str, str] = ("id1", "id2"),
     value_column: str = "kinship",
+    format: str | None = None,
+    id_template: str = "{IID}",
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """``subject_related_to`` edges for pairs with kinship ``>= threshold``.
 
-    ``source`` is a pair table (``id1, id2, kinship``; any table or path) or a
+    ``source`` is a pair table (``id1, id2, kinship``; any table or path), a
     square matrix (numpy array or scipy sparse) whose rows and columns are
-    ``ids``. Ids are subject ids. Kinship coefficients must lie in [0, 1]
-    (NaN and negative values are errors). A sparse matrix is read through its
-    stored entries only, so it needs a threshold above 0; a dense matrix is
-    scanned in row blocks. A pair given twice keeps its larger kinship.
+    ``ids``, or a file written by a genetics tool: ``format`` is one of
+    :data:`depgraph.kinship.KINSHIP_FORMATS` (``king``, ``plink2-king``,
+    ``plink-genome``, ``gcta-grm``; detected from a path when omitted), read
+    in streamed chunks keeping only the pairs at or above the threshold, with
+    subject ids built by ``id_template`` from FID and IID. Ids are subject ids.
+    Pair tables and matrices hold kinship coefficients in [0, 1] (NaN and
+    negative values are errors); estimator files may hold negative estimates,
+    which fall below any threshold. A sparse matrix is read through its stored
+    entries only, so it needs a threshold above 0; a dense matrix is scanned
+    in row blocks. A pair given twice keeps its larger kinship.
 
     Returns the edge piece and the provenance record (threshold, counts).
     """
     value, degree = resolve_threshold(threshold)
     what = describe_source(source, "kinship")
     record: dict[str, Any] = {"step": "add_kinship"}
-    if isinstance(source, np.ndarray) or sp.issparse(source):
+    if format is None and isinstance(source, (str, os.PathLike)):
+        format = detect_format(source)
+    if format not in (None, "pairs"):
+        if ids is not None:
+            raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
+        pairs, read = read_kinship(source, format, value, id_template=id_template)
+        a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
+        b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
+        both, dropped = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+        kin = pairs["kinship"].to_numpy(dtype=np.float64)
+        record |= {"source": str(source), "format": format, "id_template": id_template,
+                   "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
+        provenance = f"kinship:{format}"
+    elif isinstance(source, np.ndarray) or sp.issparse(source):
         names = _matrix_ids(source, ids, what)
         known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
         a, b, kin, origin = _matrix_pairs(source, names, value, what)

@@ -50,7 +50,8 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, read_table
-from depgraph.ingest import normalise_keys, resolve_threshold
+from depgraph.identifiers import normalise_keys
+from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
 KINSHIP_FORMATS: tuple[str, ...] = ("pairs", "king", "plink2-king", "plink-genome", "gcta-grm")
@@ -111,6 +112,32 @@ _LAYOUTS: dict[str, _Layout] = {
 
 
 # --------------------------------------------------------------------------- public API
+def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
+    """A kinship threshold as a number, accepting KING degree names.
+
+    >>> resolve_threshold("second")
+    (0.0884, 'second')
+    >>> resolve_threshold(0.1)
+    (0.1, None)
+    """
+    if isinstance(threshold, str):
+        named = threshold.strip().lower()
+        if named in KING_DEGREE_THRESHOLDS:
+            return KING_DEGREE_THRESHOLDS[named], named
+        try:
+            threshold = float(named)
+        except ValueError:
+            raise DepgraphError(
+                "invalid_argument",
+                f"kinship threshold {threshold!r} is neither a number nor one of "
+                f"{describe_ids(KING_DEGREE_THRESHOLDS)}",
+            ) from None
+    value = float(threshold)
+    if not math.isfinite(value) or value < 0 or value > 1:
+        raise DepgraphError("invalid_argument", f"kinship threshold must be within [0, 1], not {threshold!r}")
+    return value, None
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The kinship format of ``path``, from its suffix and, when needed, its header.
 

@@ -8,3 +8,12 @@ from benchmarks.bench_spec import measure
 def test_spec_benchmark_runs_and_round_trips():
     row = measure(2000)
     assert row["n_samples"] == 2000 and row["read_s"] >= 0 and row["file_mb"] > 0
+
+
+def test_pipeline_benchmark_runs_at_1e4(tmp_path):
+    from benchmarks.run import STAGES, TARGET, measure
+
+    row = measure(10_000, tmp_path)
+    assert set(row["seconds"]) == set(STAGES) and row["n_samples"] == 10_000
+    assert row["target_seconds"] == round(sum(row["seconds"][s] for s in TARGET), 3)
+    assert row["kinship_pairs"] > 0 and row["adjacent_pairs"] > 0

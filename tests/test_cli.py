@@ -303,3 +303,24 @@ def test_time_folds_on_a_time_spec_and_refused_on_subjects(study, subject_spec, 
     assert (split["n_train"], split["n_test"], split["n_excluded"]) == (5, 5, 0)
     code, _, err = run(["folds", subject_spec, "--scheme", "time", "-k", "1", "-o", study / "no.json"], capsys)
     assert code == 2 and "no training samples" in err  # every subject spans both visits
+
+
+def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):
+    import io
+    import time
+
+    from rich.console import Console
+
+    import depgraph.cli as cli
+
+    monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.05)
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "progress_console", Console(file=screen, force_terminal=True, width=80))
+    with cli.stage("crunching numbers"):
+        time.sleep(0.4)
+    assert "crunching numbers" in screen.getvalue()
+    quiet = io.StringIO()
+    monkeypatch.setattr(cli, "progress_console", Console(file=quiet, force_terminal=False))
+    with cli.stage("crunching numbers"):
+        time.sleep(0.2)
+    assert quiet.getvalue() == ""

@@ -481,3 +481,27 @@ def test_grm_repeated_ids(tmp_path):
     assert err.details["lines"] == [1, 2, 3]
     err = error_of(read_kinship, prefix, "gcta-grm", 0.1, id_template="{FID}_{IID}")
     assert err.code == "duplicate_id" and err.details["ids"] == ["F1_A"] and err.details["lines"] == [1, 3]
+
+
+def test_add_kinship_reads_tool_files_and_the_cli_builds_with_them(tmp_path, capsys):
+    import pandas as pd
+
+    from depgraph import derive, from_metadata
+    from depgraph.cli import main
+
+    kin0 = tmp_path / "study.kin0"
+    kin0.write_text(
+        "FID1\tID1\tFID2\tID2\tN_SNP\tHetHet\tIBS0\tKinship\n"
+        "F1\tA\tF1\tB\t10000\t0.1\t0.001\t0.2480\n"
+        "F2\tC\tF3\tD\t10000\t0.1\t0.05\t-0.0120\n"
+        "F9\tX\tF9\tY\t10000\t0.1\t0.001\t0.0100\n"
+    )
+    meta = pd.DataFrame({"sample_id": ["s1", "s2", "s3", "s4"], "subject_id": ["A", "B", "C", "D"]})
+    graph = from_metadata(meta).add_kinship(kin0, "first")  # format detected; X/Y are below threshold
+    assert derive(graph, "relatedness").n_groups == 3
+    step = graph.history[-1]
+    assert step["format"] == "king" and step["pairs_kept"] == 1 and graph.edges["provenance"].iloc[-1] == "kinship:king"
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    code = main(["build", str(tmp_path / "meta.csv"), "--kinship", str(kin0), "--kinship-format", "king",
+                 "--kinship-threshold", "0.2", "-o", str(tmp_path / "g.json")])  # fmt: skip
+    assert code == 0 and "subject_related_to" in capsys.readouterr().out
