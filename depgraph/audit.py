@@ -1,0 +1,199 @@
+"""Find undeclared duplicates: samples whose feature vectors are nearly identical.
+
+Re-deposited specimens (the same sample under a new id) inflate
+cross-validated performance even when every declared dependency is respected.
+:func:`audit_duplicates` finds them empirically: rows of a feature matrix are
+L2-normalised and every pair whose cosine similarity is at least
+``threshold`` is returned. ``StudyGraph.add_duplicates(pairs,
+similarity_column="similarity", provenance="audit")`` writes them back into
+the declaration, after which derivation keeps them together.
+
+Methods:
+
+* ``exact`` — blocked matrix products over the upper triangle (float64, blocks
+  of rows so memory stays bounded): every pair is compared; n²·d/2
+  multiply-adds.
+* ``lsh`` — random-hyperplane locality-sensitive hashing for large n:
+  ``bands`` signatures of ``bits`` signs each; pairs sharing a signature in
+  any band are compared exactly. A pair with cosine c (angle θ) is found with
+  probability ``1 − (1 − (1 − θ/π)^bits)^bands``: with the defaults (16 bits,
+  12 bands) 0.99998 at c = 0.995 and better above; unrelated pairs share a
+  signature with probability 2^-16 per band. Deterministic for a seed.
+* ``auto`` — exact up to 50,000 samples, lsh above.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(5, 20))
+>>> X[4] = X[1] * 3 + 1e-6  # a re-deposit: same direction, other scale
+>>> audit_duplicates(X, ["a", "b", "c", "d", "e"])[["id1", "id2"]].values.tolist()
+[['b', 'e']]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.files import existing_file, read_table
+
+ROUNDING = 1e-9
+EXACT_LIMIT = 50_000
+_BLOCK_CELLS = 2**25  # similarities computed at a time (256 MB of float64)
+
+
+def audit_duplicates(
+    features: Any,
+    ids: Any = None,
+    threshold: float = 0.995,
+    *,
+    method: str = "auto",
+    ids_column: str = "sample_id",
+    bits: int = 16,
+    bands: int = 12,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Pairs of samples whose feature rows have cosine similarity ``>= threshold``.
+
+    Parameters
+    ----------
+    features:
+        A numeric matrix (numpy, one row per sample), a table (pandas / polars /
+        pyarrow) or a CSV / TSV / Parquet / ``.npy`` path. Tables carry the
+        sample ids in ``ids_column`` (or their index) and features in every other
+        numeric column.
+    ids:
+        Sample ids of the matrix rows (for matrices and ``.npy`` files).
+    threshold:
+        Inclusive cosine similarity, in (0, 1]; a cosine within ``ROUNDING``
+        (1e-9) below it counts as reaching it, so pairs exactly at the threshold
+        are not lost to floating-point rounding.
+    method:
+        ``exact``, ``lsh`` or ``auto`` (see the module docs).
+
+    Returns a frame ``id1, id2, similarity`` (``id1 < id2``), most similar first.
+    """
+    matrix, names = _features(features, ids, ids_column)
+    if not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise DepgraphError("invalid_argument", f"threshold must lie in (0, 1], not {threshold!r}")
+    if method not in ("auto", "exact", "lsh"):
+        raise DepgraphError("invalid_argument", f"method must be auto, exact or lsh, not {method!r}")
+    norms = np.linalg.norm(matrix, axis=1)
+    zero = norms == 0
+    if zero.any():
+        raise DepgraphError(
+            "invalid_value",
+            f"{int(zero.sum())} sample(s) have an all-zero feature row (no direction to compare): "
+            f"{describe_ids(names[zero])}",
+            ids=names[zero].tolist(),
+        )
+    unit = matrix / norms[:, None]
+    if method == "auto":
+        method = "exact" if len(unit) <= EXACT_LIMIT else "lsh"
+    # cosines computed in floating point land a few ulps off their true value;
+    # a pair exactly at the threshold must not be lost to rounding
+    cut = threshold - ROUNDING
+    i, j, sim = _exact(unit, cut) if method == "exact" else _lsh(unit, cut, bits, bands, seed)
+    sim = np.clip(sim, -1.0, 1.0)
+    a, b = names[i], names[j]
+    swap = a > b
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    out = pd.DataFrame({"id1": pd.Series(a, dtype=object), "id2": pd.Series(b, dtype=object), "similarity": sim})
+    return out.sort_values(["similarity", "id1", "id2"], ascending=[False, True, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(features, (str, os.PathLike)) and Path(features).suffix.lower() == ".npy":
+        path = existing_file(features, "features")
+        try:
+            features = np.load(path, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise DepgraphError("parse", f"features {str(path)!r} is not a numpy array file: {exc}") from exc
+    if isinstance(features, np.ndarray):
+        matrix = features
+        if ids is None:
+            raise DepgraphError("invalid_argument", "a feature matrix needs ids= naming its rows")
+        names = np.asarray([str(x) for x in ids], dtype=object)
+    else:
+        table = read_table(features, "features")
+        if ids_column in table.columns:
+            names = table[ids_column].astype(str).to_numpy(dtype=object)
+            table = table.drop(columns=[ids_column])
+        elif ids is not None:
+            names = np.asarray([str(x) for x in ids], dtype=object)
+        else:
+            raise DepgraphError(
+                "schema", f"features have no {ids_column!r} column; name the id column with ids_column / --ids-column"
+            )
+        numeric = table.apply(pd.to_numeric, errors="coerce")
+        text_only = [c for c in table.columns if numeric[c].isna().all() and table[c].notna().any()]
+        numeric = numeric.drop(columns=text_only)
+        if numeric.shape[1] == 0:
+            raise DepgraphError("schema", "features hold no numeric column")
+        matrix = numeric.to_numpy(dtype=np.float64)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or len(matrix) != len(names):
+        raise DepgraphError("schema", f"features must be one row per sample: {matrix.shape} for {len(names)} ids")
+    if len(matrix) < 2:
+        raise DepgraphError("empty_input", "an audit needs at least two samples")
+    bad = ~np.isfinite(matrix).all(axis=1)
+    if bad.any():
+        raise DepgraphError(
+            "invalid_value",
+            f"{int(bad.sum())} sample(s) have missing or infinite features: {describe_ids(names[bad])}",
+            ids=names[bad].tolist(),
+        )
+    repeated = pd.Series(names).duplicated()
+    if repeated.any():
+        dups = pd.Series(names)[repeated].unique().tolist()
+        raise DepgraphError("duplicate_id", f"features list sample(s) {describe_ids(dups)} twice", ids=dups)
+    return matrix, names
+
+
+def _exact(unit: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(unit)
+    rows = max(1, min(n, _BLOCK_CELLS // n))
+    found_i, found_j, found_s = [], [], []
+    for start in range(0, n, rows):
+        block = unit[start : start + rows] @ unit[start:].T  # this block against itself and later rows
+        local = np.arange(len(block))
+        block[local, local] = -np.inf  # a sample with itself
+        block[np.tril_indices(len(block), -1, block.shape[1])] = -np.inf  # pairs seen from the other side
+        r, c = np.nonzero(block >= threshold)
+        found_i.append(r + start)
+        found_j.append(c + start)
+        found_s.append(block[r, c])
+    return np.concatenate(found_i), np.concatenate(found_j), np.concatenate(found_s)
+
+
+def _lsh(unit: np.ndarray, threshold: float, bits: int, bands: int, seed: int) -> tuple[np.ndarray, ...]:
+    n, d = unit.shape
+    rng = np.random.default_rng(seed)
+    weights = 1 << np.arange(bits, dtype=np.int64)
+    candidates = []
+    for _ in range(bands):
+        planes = rng.normal(size=(d, bits))
+        signature = ((unit @ planes) > 0).astype(np.int64) @ weights
+        order = np.argsort(signature, kind="stable")
+        sig = signature[order]
+        cuts = np.flatnonzero(np.diff(sig)) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, n]
+        for s, e in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+            members = order[s:e]
+            a, b = np.triu_indices(len(members), 1)
+            candidates.append(np.stack([members[a], members[b]]))
+    if not candidates:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    pairs = np.concatenate(candidates, axis=1)
+    pairs = np.sort(pairs, axis=0)
+    pairs = np.unique(pairs[0] * n + pairs[1])
+    i, j = pairs // n, pairs % n
+    sim = np.einsum("ij,ij->i", unit[i], unit[j])
+    keep = sim >= threshold
+    return i[keep], j[keep], sim[keep]
