@@ -1,8 +1,12 @@
-"""Which declared dependencies a split leaves crossing.
+"""Which declared dependencies a grouping keeps whole, and which a split lets cross.
 
-:func:`straddling_groups` checks a split made elsewhere (a table with a fold
-or train/test column per sample) against a spec: every spec group whose
-samples fall on both sides of the split is listed.
+* :func:`exposure` — per relation of a study graph, how many dependencies a
+  spec's groups keep whole ("severed"), how many they leave spread over groups
+  ("exposed") and, when the spec carries folds, how many cross a split; for
+  batch, study and site blocks, how the folds distribute them (χ², Cramér's V).
+* :func:`straddling_groups` — checks a split made elsewhere (a table with a
+  fold or train/test column per sample) against a spec: every spec group
+  whose samples fall on both sides of the split is listed.
 
 >>> import pandas as pd
 >>> from depgraph.spec import Constraint, SplitSpec
@@ -22,8 +26,10 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import read_table
+from depgraph.graph import StudyGraph
 from depgraph.identifiers import normalise_keys
 from depgraph.spec import SplitSpec
+from depgraph.vocab import RELATION, NodeType
 
 #: Split values that mean "not used" in an assignment table.
 UNUSED = frozenset({"excluded", "exclude", "none", "unused", "-"})
@@ -99,3 +105,258 @@ def straddling_groups(
         }
     )
     return StraddleReport(groups, int(used.sum()), int(unused.sum()), id_column, split_column)
+
+
+# --------------------------------------------------------------------------- exposure of a spec
+#: Relations that link samples (an ordering or a label is not a dependency).
+_SKIP = frozenset(
+    {
+        "timepoint_precedes",
+        "sample_has_outcome",
+        "subject_has_outcome",
+        "featureset_generated_from_study",
+        "featureset_generated_from_batch",
+    }
+)
+BLOCK_RELATIONS = (
+    "sample_processed_in_batch",
+    "sample_from_study",
+    "sample_collected_at_site",
+    "sample_located_in_region",
+    "sample_run_on_platform",
+    "sample_measured_by_assay",
+)
+
+
+@dataclass(frozen=True)
+class ExposureReport:
+    """Per declared relation: whether the grouping follows it, how many
+    dependencies the grouping keeps whole (*severed*: they can never leak), how
+    many it spreads over groups (*exposed*: a split may cut them) and, when the
+    spec carries folds, how many a split actually cuts (*crossing*); and for
+    block relations (batch, study, site…) how the folds distribute the blocks
+    (χ², Cramér's V). A relation the grouping does not follow (a batch, under
+    subject grouping) is expected to cross; one it follows never does."""
+
+    table: pd.DataFrame
+    blocks: pd.DataFrame
+
+    @property
+    def nothing_crosses(self) -> bool:
+        """No dependency of a relation the grouping follows crosses any split
+        (without folds: none is exposed)."""
+        followed = self.table[self.table["followed"]]
+        column = "crossing" if self.table["crossing"].notna().any() else "exposed"
+        return bool((followed[column].fillna(0) == 0).all())
+
+    def crossing_relations(self) -> list[str]:
+        """Relations with at least one dependency crossing a split (or exposed, without folds)."""
+        column = "crossing" if self.table["crossing"].notna().any() else "exposed"
+        return self.table.loc[self.table[column].fillna(0) > 0, "relation"].tolist()
+
+    def to_dict(self) -> dict:
+        return {
+            "relations": self.table.astype(object).where(self.table.notna(), None).to_dict("records"),
+            "blocks": self.blocks.astype(object).where(self.blocks.notna(), None).to_dict("records"),
+        }
+
+
+def exposure(graph: StudyGraph, spec: SplitSpec, examples: int = 3) -> ExposureReport:
+    """Which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
+    exposed, and (with folds) lets cross a split.
+
+    Dependencies are counted where they link at least two of the spec's
+    samples: an entity (subject, batch, study, timepoint, site…) shared by
+    several samples, or a pair (related subjects, adjacent samples,
+    duplicates). Crossing means a sample on the train side and one on the test
+    side of the same split; excluded samples are on neither.
+
+    >>> import pandas as pd
+    >>> from depgraph import derive, from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "subject_id": ["P1", "P1", "P2", "P3"]}))
+    >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
+    >>> spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    >>> exposure(g, spec).table[["relation", "severed", "exposed"]].values.tolist()
+    [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]
+    """
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    positions = graph.locate(NodeType.SAMPLE, spec.sample_ids)
+    if (positions < 0).any():
+        unknown = spec.sample_ids[positions < 0]
+        raise DepgraphError(
+            "reference", f"the spec holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}"
+        )
+    group = np.full(stop - start, -1, dtype=np.int64)  # spec group code per graph sample (-1: not in the spec)
+    group[positions - start] = pd.factorize(spec.samples["group_id"], sort=True)[0]
+    roles = _roles(spec, positions - start, stop - start)  # (splits, graph samples): -1 outside the spec
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    rows = []
+    for relation in graph.relation_counts():
+        if relation in _SKIP:
+            continue
+        rel = RELATION[relation]
+        src, dst, _ = graph.relation_edges(relation)
+        if rel.source == NodeType.SAMPLE and rel.target != NodeType.SAMPLE:
+            rows.append(_entity_row(relation, src - start, dst, group, roles, keys, examples))
+        elif rel.source == NodeType.SAMPLE:
+            rows.append(_pair_row(relation, src - start, dst - start, group, roles, keys, start, examples))
+        else:  # subject pairs: through each subject's samples
+            rows.append(_subject_pair_row(graph, relation, src, dst, group, roles, keys, start, examples))
+    table = pd.DataFrame(rows, columns=["relation", "unit", "linked", "severed", "exposed", "crossing",
+                                        "crossing_by_split", "examples"])  # fmt: skip
+    table.insert(1, "followed", table["relation"].isin(spec.constraint.relations))
+    return ExposureReport(table, _block_balance(graph, spec, positions - start))
+
+
+def _roles(spec: SplitSpec, rows: np.ndarray, n: int) -> np.ndarray:
+    if spec.folds is None:
+        return np.empty((0, n), dtype=np.int8)
+    out = np.full((len(spec.folds.splits), n), -1, dtype=np.int8)
+    for i, split in enumerate(spec.folds.splits):
+        out[i, rows] = split.roles(spec.n_samples)
+    return out
+
+
+def _spread(owner: np.ndarray, value: np.ndarray, n_owners: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per owner: how many members, and the lowest and highest value among them."""
+    count = np.bincount(owner, minlength=n_owners)
+    low = np.full(n_owners, np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.full(n_owners, -1, dtype=np.int64)
+    np.minimum.at(low, owner, value)
+    np.maximum.at(high, owner, value)
+    return count, low, high
+
+
+def _crossing_entities(owner: np.ndarray, sample: np.ndarray, roles: np.ndarray, n_owners: int) -> list[np.ndarray]:
+    """Per split, the owners with a member on each side."""
+    out = []
+    for role in roles:
+        r = role[sample]
+        train = np.bincount(owner[r == 0], minlength=n_owners) > 0
+        test = np.bincount(owner[r == 1], minlength=n_owners) > 0
+        out.append(train & test)
+    return out
+
+
+def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
+    inside = group[sample] >= 0
+    sample, entity = sample[inside], entity[inside]
+    codes, entities = pd.factorize(entity)
+    n = len(entities)
+    count, low, high = _spread(codes, group[sample], n)
+    linking = count > 1
+    exposed = linking & (low != high)
+    row = {
+        "relation": relation,
+        "unit": "entities",
+        "linked": int(linking.sum()),
+        "severed": int((linking & ~exposed).sum()),
+        "exposed": int(exposed.sum()),
+        "crossing": None,
+        "crossing_by_split": None,
+        "examples": ", ".join(str(keys[e]) for e in entities[np.flatnonzero(exposed)[:examples]]),
+    }
+    if len(roles):
+        crossing = _crossing_entities(codes, sample, roles, n)
+        row["crossing_by_split"] = [int(c.sum()) for c in crossing]
+        row["crossing"] = int(np.logical_or.reduce(crossing).sum())
+        if row["crossing"]:
+            hit = np.flatnonzero(np.logical_or.reduce(crossing))[:examples]
+            row["examples"] = ", ".join(str(keys[e]) for e in entities[hit])
+    return row
+
+
+def _pair_row(relation, a, b, group, roles, keys, start, examples) -> dict:
+    inside = (group[a] >= 0) & (group[b] >= 0)
+    a, b = a[inside], b[inside]
+    exposed = group[a] != group[b]
+    row = {
+        "relation": relation,
+        "unit": "pairs",
+        "linked": len(a),
+        "severed": int((~exposed).sum()),
+        "exposed": int(exposed.sum()),
+        "crossing": None,
+        "crossing_by_split": None,
+        "examples": ", ".join(
+            f"{keys[x + start]}~{keys[y + start]}"
+            for x, y in zip(a[exposed][:examples], b[exposed][:examples], strict=True)
+        ),
+    }
+    if len(roles):
+        crossing = [((r[a] == 0) & (r[b] == 1)) | ((r[a] == 1) & (r[b] == 0)) for r in roles]
+        row["crossing_by_split"] = [int(c.sum()) for c in crossing]
+        any_split = np.logical_or.reduce(crossing)
+        row["crossing"] = int(any_split.sum())
+        if row["crossing"]:
+            row["examples"] = _pairs_text(keys, a[any_split] + start, b[any_split] + start, examples)
+    return row
+
+
+def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start, examples) -> dict:
+    s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
+    sample = s_src - start
+    inside = group[sample] >= 0
+    sample, subject = sample[inside], s_dst[inside]
+    n = graph.n_nodes
+    count, low, high = _spread(subject, group[sample], n)
+    has = (count[subj_a] > 0) & (count[subj_b] > 0)
+    subj_a, subj_b = subj_a[has], subj_b[has]
+    whole = (low[subj_a] == high[subj_a]) & (low[subj_b] == high[subj_b]) & (low[subj_a] == low[subj_b])
+    row = {
+        "relation": relation,
+        "unit": "pairs",
+        "linked": len(subj_a),
+        "severed": int(whole.sum()),
+        "exposed": int((~whole).sum()),
+        "crossing": None,
+        "crossing_by_split": None,
+        "examples": ", ".join(
+            f"{keys[x]}~{keys[y]}" for x, y in zip(subj_a[~whole][:examples], subj_b[~whole][:examples], strict=True)
+        ),
+    }
+    if len(roles):
+        crossing = []
+        for r in roles:
+            side = r[sample]
+            train = np.bincount(subject[side == 0], minlength=n) > 0
+            test = np.bincount(subject[side == 1], minlength=n) > 0
+            crossing.append((train[subj_a] & test[subj_b]) | (test[subj_a] & train[subj_b]))
+        row["crossing_by_split"] = [int(c.sum()) for c in crossing]
+        any_split = np.logical_or.reduce(crossing)
+        row["crossing"] = int(any_split.sum())
+        if row["crossing"]:
+            row["examples"] = _pairs_text(keys, subj_a[any_split], subj_b[any_split], examples)
+    return row
+
+
+def _pairs_text(keys: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> str:
+    return ", ".join(f"{keys[x]}~{keys[y]}" for x, y in zip(a[:limit], b[:limit], strict=True))
+
+
+def _block_balance(graph: StudyGraph, spec: SplitSpec, rows: np.ndarray) -> pd.DataFrame:
+    """χ² and Cramér's V of test fold (or test side) against each block relation, first repeat."""
+    from scipy.stats import chi2_contingency
+
+    columns = ["relation", "blocks", "splits", "chi2", "dof", "p_value", "cramers_v"]
+    if spec.folds is None or not spec.folds.splits:
+        return pd.DataFrame(columns=columns)
+    first_repeat = [s for s in spec.folds.splits if s.repeat == spec.folds.splits[0].repeat]
+    fold = np.full(spec.n_samples, -1, dtype=np.int64)
+    for i, split in enumerate(first_repeat):
+        fold[split.test] = i
+    if len(first_repeat) == 1:  # a holdout: test side against train side
+        fold[first_repeat[0].roles(spec.n_samples) == 0] = 1
+    out = []
+    for relation in BLOCK_RELATIONS:
+        if not graph.has_relation(relation):
+            continue
+        block = graph.sample_targets(relation)[rows]
+        used = (block >= 0) & (fold >= 0)
+        table = pd.crosstab(fold[used], block[used]).to_numpy()
+        if table.shape[0] < 2 or table.shape[1] < 2:
+            continue
+        chi2, p, dof, _ = chi2_contingency(table, correction=False)
+        v = float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
+        out.append([relation, table.shape[1], table.shape[0], float(chi2), int(dof), float(p), v])
+    return pd.DataFrame(out, columns=columns)
