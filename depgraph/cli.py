@@ -22,6 +22,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from depgraph.adapters.frames import fold_table, samples_table, write_table
+from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, describe_ids
@@ -32,6 +33,7 @@ from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.ingest import from_metadata
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
+from depgraph.report import figures, save_figures, write_report
 from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
@@ -507,60 +509,130 @@ def check_command(
     raise typer.Exit(1)
 
 
+@app.command("audit")
+def audit_command(
+    graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="The study graph the samples belong to.")],
+    features: Annotated[
+        Path, typer.Argument(metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.")
+    ],
+    ids_column: Annotated[str, typer.Option(help="The sample id column of a feature table.")] = "sample_id",
+    threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
+    method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/audit.md).")] = "auto",
+    write_back: Annotated[
+        bool, typer.Option("--write-back", help="Add the pairs to the graph as sample_duplicate_of edges.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="With --write-back: the graph to write; otherwise a CSV of the pairs."),
+    ] = None,
+) -> None:
+    """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
+    if write_back and output is None:
+        raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
+    graph = read_graph(graph_file)
+    ids = graph.sample_ids if features.suffix.lower() == ".npy" else None  # .npy rows follow the graph's samples
+    with stage(f"auditing {features.name}"):
+        pairs = audit_duplicates(features, ids, threshold, method=method, ids_column=ids_column)
+    out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
+    for row in pairs.head(20).itertuples(index=False):
+        out.print(f"  {row.id1} ~ {row.id2}  {row.similarity:.6f}")
+    if len(pairs) > 20:
+        out.print(f"  … and {len(pairs) - 20} more")
+    if write_back:
+        updated = (
+            graph.add_duplicates(pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
+        )
+        write_graph(updated, output)
+        out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
+    elif output is not None:
+        write_table(pairs, output, "csv")
+        out.print(f"wrote {output}")
+
+
+@app.command("report")
+def report_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (with or without folds).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML report.")],
+    graph_file: Annotated[
+        Path | None, typer.Option("--graph", help="The study graph: adds the exposure tables and the drawing.")
+    ] = None,
+    plots_dir: Annotated[Path | None, typer.Option(help="Also write every figure as PNG and SVG here.")] = None,
+) -> None:
+    """Write a self-contained HTML report (figures embedded) a reviewer can open offline."""
+    spec = read_spec(document)
+    graph = read_graph(graph_file) if graph_file is not None else None
+    with stage(f"drawing {output.name}"):
+        write_report(output, spec, graph)
+        if plots_dir is not None:
+            save_figures(figures(spec, graph), plots_dir)
+    out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))
+
+
 @app.command()
 def demo(
     output_dir: Annotated[
-        Path | None, typer.Option("--output-dir", "-o", help="Also write the cohort tables, graph and spec here.")
-    ] = None,
+        Path, typer.Option("--output-dir", "-o", help="Where to write the cohort, graph, spec and report.")
+    ] = Path("depgraph-demo"),
 ) -> None:
-    """Run build → validate → derive on the bundled family cohort and explain the result."""
-    from depgraph.demo import demo_cohort, pairs_split
+    """The bundled family cohort, end to end: subject grouping → relatedness → duplicate audit →
+    write back → composite/strict, each with folds and exposure; writes the tables, graph, spec and report."""
+    from depgraph.demo import AUDIT_THRESHOLD, run_story
 
-    cohort = demo_cohort()
-    meta = cohort.metadata
+    if not output_dir.parent.is_dir():
+        raise DepgraphError("io", f"output directory {str(output_dir.parent)!r} does not exist")
+    output_dir.mkdir(exist_ok=True)
+    story = run_story()
+    meta = story.cohort.metadata
     out.rule("[bold]depgraph demo: a family cohort")
     out.print(
-        f"{meta['family'].nunique()} families × 2 siblings × 3 visits, {meta['batch_id'].nunique()} batches, "
-        f"{len(cohort.duplicates)} specimens re-deposited under new sample and subject ids — {len(meta)} samples.\n"
+        f"{meta['family'].nunique()} families × 2 siblings × 3 visits, {meta['batch_id'].nunique()} batches, and "
+        f"{len(story.cohort.duplicates)} specimens re-deposited under new sample and subject ids that nobody "
+        f"declared — {len(meta)} samples with {story.cohort.features.shape[1] - 1} features each.\n"
     )
-    out.print("[bold]1. build[/bold] the graph: metadata + kinship (first-degree, ≥ 0.177) + declared duplicates")
-    graph = from_metadata(meta, name="demo family cohort")
-    graph = graph.add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates)
-    _print_graph(graph, "study graph")
-
+    out.print("[bold]1. build[/bold] the graph from the metadata and the kinship table (first degree, ≥ 0.177)")
+    _print_graph(story.graph, "study graph")
     out.print("\n[bold]2. validate[/bold] the declaration")
-    report = validate(graph)
-    _print_report(report)
-
-    out.print("\n[bold]3. derive[/bold] groups — first by subject alone, then by everything declared")
-    naive = derive(graph, "subject")
-    strict = derive(graph, "composite", strategy="strict", via=["relatedness", "duplicate"])
-    for partition in (naive, strict):
-        _print_partition(partition)
-        split = pairs_split(graph, partition)
-        out.print(
-            f"  related subject pairs split across groups: {split['subject_related_to']}; "
-            f"duplicate pairs split: {split['sample_duplicate_of']}"
-        )
+    _print_report(story.validation)
     out.print(
-        "\nSubject grouping lets siblings and re-deposited specimens fall on both sides of a split; "
-        "composite/strict over relatedness + duplicates keeps each family, with its re-deposits, in one group."
+        f"\n[bold]3. audit[/bold] the features for undeclared duplicates (cosine ≥ {AUDIT_THRESHOLD}): "
+        f"{len(story.audited)} pair(s) found, written back as sample_duplicate_of"
     )
-    if output_dir is not None:
-        if not output_dir.is_dir():
-            raise DepgraphError("io", f"output directory {str(output_dir)!r} does not exist")
-        from depgraph.files import atomic_path
+    for row in story.audited.itertuples(index=False):
+        out.print(f"  {row.id1} ~ {row.id2}  similarity {row.similarity:.5f}")
+    out.print("\n[bold]4. derive[/bold] groups and 5 stratified folds, and check what crosses the folds")
+    for number, chapter in enumerate(story.chapters, start=1):
+        table = chapter.exposure.table.set_index("relation")
+        crossing = {r: int(table.loc[r, "crossing"]) for r in ("subject_related_to", "sample_duplicate_of")}
+        out.print(
+            f"  {number}) {chapter.title}: {chapter.partition.n_groups} groups — related subject pairs crossing a "
+            f"fold: {crossing['subject_related_to']}, duplicate pairs crossing: {crossing['sample_duplicate_of']}"
+        )
+    last = story.chapters[-1]
+    if last.exposure.nothing_crosses:
+        out.print(
+            "\nWith relatedness and the audited duplicates declared, nothing they link crosses a fold: every "
+            "family, with its re-deposits, stays on one side of every fold (batches and sites still mix, as "
+            "blocks should)."
+        )
+    else:
+        out.print("\n[red]Something the grouping follows still crosses a fold: the plan is wrong.[/red]")
+    from depgraph.files import atomic_path
 
-        for table_name, frame in (
-            ("metadata", meta),
-            ("kinship", cohort.kinship),
-            ("duplicates", cohort.duplicates),
-        ):
-            with atomic_path(output_dir / f"{table_name}.csv") as tmp:
-                frame.to_csv(tmp, index=False)
-        write_graph(graph, output_dir / "graph.json")
-        write_spec(SplitSpec.from_partition(strict, graph), output_dir / "spec.json")
-        out.print(f"\nwrote metadata.csv, kinship.csv, duplicates.csv, graph.json and spec.json to {output_dir}")
+    for table_name, frame in (
+        ("metadata", meta),
+        ("kinship", story.cohort.kinship),
+        ("features", story.cohort.features),
+        ("audited_duplicates", story.audited),
+    ):
+        with atomic_path(output_dir / f"{table_name}.csv") as tmp:
+            frame.to_csv(tmp, index=False)
+    write_graph(story.graph_after, output_dir / "graph.json")
+    write_spec(last.spec, output_dir / "spec.json")
+    write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
+    out.print(
+        f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "
+        f"report.html to {output_dir}"
+    )
 
 
 # --------------------------------------------------------------------------- entry point

@@ -1,15 +1,22 @@
-"""The bundled example: a synthetic family cohort, and the story run on it.
+"""The bundled example: a synthetic family cohort, and the whole story run on it.
 
 :func:`demo_cohort` builds, deterministically, what a family study hands
 over: families of two siblings, each seen at three visits, samples processed
 in six batches, a kinship table in which siblings are first-degree relatives,
-and a few samples re-deposited under new sample *and subject* ids, declared as
-duplicates. Subject grouping cannot see either kind of link; relatedness plus
-duplicates can.
+a feature matrix (one row per sample), and a few specimens re-deposited under
+new sample *and* subject ids — technical replicates whose features differ
+only by measurement noise. Nobody declared the re-deposits: ``duplicates``
+holds them only so tests can check that the audit finds exactly these.
+
+:func:`run_story` walks the loop the tool exists for: subject grouping leaks
+siblings; relatedness fixes that but cannot see re-deposits; the duplicate
+audit finds them in the features, they are written back into the graph, and
+composite/strict grouping over relatedness and duplicates leaves nothing
+crossing any fold.
 
 >>> cohort = demo_cohort(n_families=4, n_redeposits=2)
->>> len(cohort.metadata), len(cohort.kinship), len(cohort.duplicates)
-(26, 4, 2)
+>>> len(cohort.metadata), len(cohort.kinship), len(cohort.duplicates), cohort.features.shape
+(26, 4, 2, (26, 64))
 """
 
 from __future__ import annotations
@@ -19,30 +26,41 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from depgraph.derive import Partition
+from depgraph.audit import audit_duplicates
+from depgraph.derive import Partition, derive
+from depgraph.exposure import ExposureReport, exposure
+from depgraph.folds import assign_folds
 from depgraph.graph import StudyGraph
+from depgraph.ingest import from_metadata
+from depgraph.spec import SplitSpec
+from depgraph.validate import ValidationReport, validate
 
 N_BATCHES = 6
+N_FEATURES = 64
 VISITS = (("V0", 0), ("V1", 6), ("V2", 12))  # months since baseline
+AUDIT_THRESHOLD = 0.995
 
 
 @dataclass(frozen=True)
 class DemoCohort:
-    """The tables a study team would hand over."""
+    """The tables a study team would hand over, and the truth about re-deposits."""
 
     metadata: pd.DataFrame
     kinship: pd.DataFrame
-    duplicates: pd.DataFrame
+    features: pd.DataFrame  # sample_id + f0..f63
+    duplicates: pd.DataFrame  # the injected re-deposit pairs (never declared in the story)
 
 
 def demo_cohort(n_families: int = 40, n_redeposits: int = 6, seed: int = 7) -> DemoCohort:
-    """A family cohort with kinship and re-deposited samples (deterministic for a seed)."""
+    """A family cohort with kinship, features and re-deposited samples (deterministic for a seed)."""
     rng = np.random.default_rng(seed)
-    rows = []
+    rows, vectors = [], []
     for f in range(1, n_families + 1):
         site = "north" if f % 2 else "south"
+        family = rng.normal(size=N_FEATURES)
         for sib in ("a", "b"):
             subject = f"F{f:03d}{sib}"
+            person = family + rng.normal(size=N_FEATURES)  # siblings share a family component
             for visit, month in VISITS:
                 rows.append(
                     {
@@ -56,13 +74,16 @@ def demo_cohort(n_families: int = 40, n_redeposits: int = 6, seed: int = 7) -> D
                         "outcome_id": "case" if rng.random() < 0.35 else "control",
                     }
                 )
+                vectors.append(person + 0.6 * rng.normal(size=N_FEATURES))  # visits differ biologically
     metadata = pd.DataFrame(rows)
     # Re-deposits: the same specimen uploaded again with a new sample id and a new subject id.
-    originals = metadata.iloc[rng.choice(len(metadata), size=n_redeposits, replace=False)].sort_values("sample_id")
-    copies = originals.copy()
+    picked = np.sort(rng.choice(len(metadata), size=n_redeposits, replace=False))
+    copies = metadata.iloc[picked].copy()
     copies["sample_id"] = [f"R{i:03d}" for i in range(1, n_redeposits + 1)]
     copies["subject_id"] = [f"X{i:03d}" for i in range(1, n_redeposits + 1)]
     copies["batch_id"] = [f"B{b}" for b in rng.integers(1, N_BATCHES + 1, size=n_redeposits)]
+    for i in picked:  # measured again: tiny technical noise only
+        vectors.append(vectors[i] + 0.01 * rng.normal(size=N_FEATURES))
     metadata = pd.concat([metadata, copies], ignore_index=True)
     families = metadata.drop_duplicates("family")["family"]
     kinship = pd.DataFrame(
@@ -72,24 +93,55 @@ def demo_cohort(n_families: int = 40, n_redeposits: int = 6, seed: int = 7) -> D
             "kinship": np.round(rng.normal(0.25, 0.02, size=len(families)).clip(0.19, 0.31), 4),
         }
     )
-    duplicates = pd.DataFrame({"id1": originals["sample_id"].to_numpy(), "id2": copies["sample_id"].to_numpy()})
-    return DemoCohort(metadata.reset_index(drop=True), kinship, duplicates)
+    features = pd.DataFrame(np.round(np.array(vectors), 5), columns=[f"f{k}" for k in range(N_FEATURES)])
+    features.insert(0, "sample_id", metadata["sample_id"].to_numpy())
+    duplicates = pd.DataFrame({"id1": metadata["sample_id"].to_numpy()[picked], "id2": copies["sample_id"].to_numpy()})
+    return DemoCohort(metadata.reset_index(drop=True), kinship, features, duplicates)
 
 
-def pairs_split(graph: StudyGraph, partition: Partition) -> dict[str, int]:
-    """How many related-subject and duplicate pairs a partition puts in different groups."""
-    group_of = pd.Series(partition.group_ids, index=partition.sample_ids)
-    keys = graph.nodes["key"].to_numpy(dtype=object)
-    # a subject's group: the group of its samples (one per subject in any mode that keeps subjects whole)
-    s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
-    subject_group = pd.Series(group_of.reindex(keys[s_src]).to_numpy(), index=s_dst).groupby(level=0).first()
-    k_src, k_dst, _ = graph.relation_edges("subject_related_to")
-    d_src, d_dst, _ = graph.relation_edges("sample_duplicate_of")
-    return {
-        "subject_related_to": int(
-            (subject_group.reindex(k_src).to_numpy() != subject_group.reindex(k_dst).to_numpy()).sum()
+@dataclass(frozen=True)
+class Chapter:
+    """One step of the story: its partition, spec (with 5 folds) and exposure."""
+
+    title: str
+    partition: Partition
+    spec: SplitSpec
+    exposure: ExposureReport
+
+
+@dataclass(frozen=True)
+class Story:
+    cohort: DemoCohort
+    graph: StudyGraph  # metadata + kinship
+    validation: ValidationReport
+    audited: pd.DataFrame  # pairs the audit found
+    graph_after: StudyGraph  # with the audited duplicates written back
+    chapters: tuple[Chapter, ...]
+
+
+def _chapter(title: str, graph: StudyGraph, partition: Partition, judged_by: StudyGraph) -> Chapter:
+    spec = assign_folds(SplitSpec.from_partition(partition, graph), "stratified-group-kfold", n_folds=5, seed=0)
+    return Chapter(title, partition, spec, exposure(judged_by, spec))
+
+
+def run_story(cohort: DemoCohort | None = None) -> Story:
+    """Subject → relatedness → audit → write back → composite/strict, each with folds and exposure.
+
+    Exposure is always judged against the truth-bearing graph (with the
+    audited duplicates written back), so earlier chapters show what they leak.
+    """
+    cohort = cohort or demo_cohort()
+    graph = from_metadata(cohort.metadata, name="demo family cohort").add_kinship(cohort.kinship, "first")
+    audited = audit_duplicates(cohort.features, threshold=AUDIT_THRESHOLD)
+    after = graph.add_duplicates(audited, similarity_column="similarity", provenance="audit")
+    chapters = (
+        _chapter("subject grouping", graph, derive(graph, "subject"), after),
+        _chapter("relatedness", graph, derive(graph, "relatedness"), after),
+        _chapter(
+            "relatedness + audited duplicates (composite/strict)",
+            after,
+            derive(after, "composite", strategy="strict", via=["relatedness", "duplicate"]),
+            after,
         ),
-        "sample_duplicate_of": int(
-            (group_of.reindex(keys[d_src]).to_numpy() != group_of.reindex(keys[d_dst]).to_numpy()).sum()
-        ),
-    }
+    )
+    return Story(cohort, graph, validate(graph), audited, after, chapters)

@@ -113,36 +113,24 @@ def test_validate_exits_1_on_errors(tmp_path, capsys):
 def test_demo_tells_the_story_and_writes_its_files(tmp_path, capsys):
     code, out, err = run(["demo", "-o", tmp_path], capsys)
     assert (code, err) == (0, "")
-    assert "related subject pairs split across groups: 40" in out
-    assert "related subject pairs split across groups: 0; duplicate pairs split: 0" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "duplicates.csv",
-        "graph.json",
-        "kinship.csv",
-        "metadata.csv",
-        "spec.json",
-    ]
-    # the written inputs rebuild the same graph through the CLI
-    code, _, _ = run(
-        [
-            "build",
-            tmp_path / "metadata.csv",
-            "--kinship",
-            tmp_path / "kinship.csv",
-            "--kinship-threshold",
-            "first",
-            "--duplicates",
-            tmp_path / "duplicates.csv",
-            "-o",
-            tmp_path / "again.json",
-        ],
-        capsys,
+    assert "6 pair(s) found, written back" in out
+    assert (
+        "1) subject grouping: 86 groups — related subject pairs crossing a fold: 35, duplicate pairs crossing: 6" in out
     )
-    assert code == 0
+    assert "crossing a fold: 0, duplicate pairs crossing: 0" in out and "nothing they link crosses a fold" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "audited_duplicates.csv", "features.csv", "graph.json", "kinship.csv", "metadata.csv", "report.html",
+        "spec.json",
+    ]  # fmt: skip
+    # the written inputs rebuild the same graph through the CLI: build, then audit with write-back
+    assert run(["build", tmp_path / "metadata.csv", "--kinship", tmp_path / "kinship.csv", "--kinship-threshold",
+                "first", "-o", tmp_path / "again.json"], capsys)[0] == 0  # fmt: skip
+    code, out, _ = run(["audit", tmp_path / "again.json", tmp_path / "features.csv", "--write-back", "-o",
+                        tmp_path / "again.json"], capsys)  # fmt: skip
+    assert code == 0 and "6 pair(s)" in out
     a = orjson.loads((tmp_path / "graph.json").read_bytes())
     b = orjson.loads((tmp_path / "again.json").read_bytes())
-    assert a["nodes"] == b["nodes"] and a["edges"].keys() == b["edges"].keys()
-    assert a["edges"]["subject_related_to"]["source"] == b["edges"]["subject_related_to"]["source"]
+    assert a["nodes"] == b["nodes"] and a["edges"] == b["edges"]
 
 
 def test_help_lists_the_commands(capsys):
