@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
+import pandas as pd
 import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -26,7 +27,7 @@ from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.exposure import straddling_groups
+from depgraph.exposure import ExposureReport, exposure, straddling_groups
 from depgraph.files import read_json, read_table
 from depgraph.folds import SCHEMES, assign_folds
 from depgraph.graph import StudyGraph, read_graph, write_graph
@@ -494,19 +495,47 @@ def check_command(
     split_column: Annotated[
         str | None, typer.Option(help="The fold / train-test column (default: fold, split, role, set or partition).")
     ] = None,
+    graph_file: Annotated[
+        Path | None,
+        typer.Option("--graph", help="The study graph: also show, per declared relation, what crosses this split."),
+    ] = None,
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does."""
-    report = straddling_groups(read_spec(document), assignment, id_column, split_column)
+    spec = read_spec(document)
+    report = straddling_groups(spec, assignment, id_column, split_column)
     if report.clean:
         out.print(
             f"no group straddles: {report.n_checked} samples checked by {report.split_column!r}"
             + (f" ({report.n_unused} unused rows skipped)" if report.n_unused else "")
         )
-        return
-    out.print(f"[red]{len(report.groups)} group(s) straddle the split[/red] ({report.split_column!r}):")
-    for row in report.groups.itertuples(index=False):
-        out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
-    raise typer.Exit(1)
+    else:
+        out.print(f"[red]{len(report.groups)} group(s) straddle the split[/red] ({report.split_column!r}):")
+        for row in report.groups.head(20).itertuples(index=False):
+            out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
+        if len(report.groups) > 20:
+            out.print(f"  … and {len(report.groups) - 20} more")
+    if graph_file is not None:
+        _print_exposure(exposure(read_graph(graph_file), spec, assignment, id_column=id_column,
+                                 split_column=report.split_column))  # fmt: skip
+    if not report.clean:
+        raise typer.Exit(1)
+
+
+def _print_exposure(report: ExposureReport) -> None:
+    # one plain line per relation: readable in a log and at any terminal width
+    out.print("exposure per declared relation (followed: the grouping keeps it whole):")
+    for row in report.table.itertuples(index=False):
+        crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing"
+        out.print(
+            f"  {row.relation} ({'followed' if row.followed else 'not followed'}): {row.linked} {row.unit} link "
+            f"samples, {row.severed} severed, {row.exposed} exposed{crossing}"
+            + (f" — e.g. {row.examples}" if row.examples else "")
+        )
+    for row in report.blocks.itertuples(index=False):
+        out.print(
+            f"{row.relation}: {row.blocks} blocks over {row.splits} test sets, χ² = {row.chi2:.1f} "
+            f"(dof {row.dof}, p = {row.p_value:.3g}), Cramér's V = {row.cramers_v:.3f}"
+        )
 
 
 @app.command("audit")

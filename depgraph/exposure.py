@@ -4,6 +4,10 @@
   spec's groups keep whole ("severed"), how many they leave spread over groups
   ("exposed") and, when the spec carries folds, how many cross a split; for
   batch, study and site blocks, how the folds distribute them (χ², Cramér's V).
+* :func:`assignment_roles` — reads a split made elsewhere (a table with a
+  fold or train/test column per sample) as splits over a spec's samples;
+  ``exposure(graph, spec, assignment)`` judges that split instead of the
+  spec's own folds.
 * :func:`straddling_groups` — checks a split made elsewhere (a table with a
   fold or train/test column per sample) against a spec: every spec group
   whose samples fall on both sides of the split is listed.
@@ -61,6 +65,31 @@ def straddling_groups(
     split. Rows whose value is missing or ``excluded`` are not checked; rows
     naming samples the spec does not have are a ``reference`` error.
     """
+    rows, values, n_unused, split_column = _read_assignment(spec, assignment, id_column, split_column)
+    frame = pd.DataFrame(
+        {
+            "group_id": spec.samples["group_id"].to_numpy(dtype=object)[rows],
+            "value": values,
+        }
+    )
+    distinct = frame.groupby("group_id", sort=True)["value"].agg(lambda v: sorted(set(v)))
+    sizes = frame.groupby("group_id", sort=True).size()
+    crossing = distinct[distinct.map(len) > 1]
+    groups = pd.DataFrame(
+        {
+            "group_id": crossing.index.to_numpy(dtype=object),
+            "n_samples": sizes.loc[crossing.index].to_numpy(np.int64),
+            "values": [", ".join(v) for v in crossing],
+        }
+    )
+    return StraddleReport(groups, len(rows), n_unused, id_column, split_column)
+
+
+def _read_assignment(
+    spec: SplitSpec, assignment: object, id_column: str, split_column: str | None
+) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """Spec positions and split values of the used rows of an assignment table,
+    the number of unused rows, and the split column read."""
     table = read_table(assignment, "assignment")
     if id_column not in table.columns:
         raise DepgraphError(
@@ -88,23 +117,47 @@ def straddling_groups(
             ids=unknown,
         )
     used = ~unused.to_numpy() & (positions >= 0)
-    frame = pd.DataFrame(
-        {
-            "group_id": spec.samples["group_id"].to_numpy(dtype=object)[positions[used]],
-            "value": values[used].to_numpy(dtype=object),
-        }
-    )
-    distinct = frame.groupby("group_id", sort=True)["value"].agg(lambda v: sorted(set(v)))
-    sizes = frame.groupby("group_id", sort=True).size()
-    crossing = distinct[distinct.map(len) > 1]
-    groups = pd.DataFrame(
-        {
-            "group_id": crossing.index.to_numpy(dtype=object),
-            "n_samples": sizes.loc[crossing.index].to_numpy(np.int64),
-            "values": [", ".join(v) for v in crossing],
-        }
-    )
-    return StraddleReport(groups, int(used.sum()), int(unused.sum()), id_column, split_column)
+    rows = positions[used]
+    repeated = pd.Series(rows).duplicated()
+    if repeated.any():
+        twice = spec.sample_ids[np.unique(rows[repeated.to_numpy()])].tolist()
+        raise DepgraphError("duplicate_id", f"assignment lists sample(s) {describe_ids(twice)} twice", ids=twice)
+    return rows, values[used].to_numpy(dtype=object), int(unused.sum()), split_column
+
+
+def assignment_roles(
+    spec: SplitSpec, assignment: object, id_column: str = "sample_id", split_column: str | None = None
+) -> np.ndarray:
+    """The splits an assignment made elsewhere defines, as role codes per spec
+    sample (0 train, 1 test, 2 excluded; one row per split).
+
+    A column holding only ``train`` and ``test`` (any case) is one holdout
+    split; any other values are folds, each fold the test side of one split
+    with the other folds as its training side. Samples missing from the
+    table, or marked unused, are excluded from every split.
+
+    >>> import pandas as pd
+    >>> from depgraph.spec import Constraint, SplitSpec
+    >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["a", "b", "c"], "group_id": ["g1", "g1", "g2"]}),
+    ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> assignment_roles(spec, pd.DataFrame({"sample_id": ["a", "b", "c"], "fold": [1, 2, 2]})).tolist()
+    [[1, 0, 0], [0, 1, 1]]
+    >>> assignment_roles(spec, pd.DataFrame({"sample_id": ["a", "c"], "set": ["Train", "test"]})).tolist()
+    [[0, 2, 1]]
+    """
+    rows, values, _, split_column = _read_assignment(spec, assignment, id_column, split_column)
+    if not len(rows):
+        raise DepgraphError("empty_input", f"the assignment puts no sample in a split ({split_column!r} all unused)")
+    lowered = np.array([str(v).lower() for v in values], dtype=object)
+    if len(values) and set(lowered) <= {"train", "test"}:
+        roles = np.full((1, spec.n_samples), 2, dtype=np.int8)
+        roles[0, rows] = np.where(lowered == "test", 1, 0)
+        return roles
+    codes, _ = pd.factorize(pd.Series(values, dtype=object), sort=True)
+    roles = np.full((codes.max(initial=-1) + 1, spec.n_samples), 2, dtype=np.int8)
+    for fold in range(len(roles)):
+        roles[fold, rows] = np.where(codes == fold, 1, 0)
+    return roles
 
 
 # --------------------------------------------------------------------------- exposure of a spec
@@ -161,9 +214,19 @@ class ExposureReport:
         }
 
 
-def exposure(graph: StudyGraph, spec: SplitSpec, examples: int = 3) -> ExposureReport:
+def exposure(
+    graph: StudyGraph,
+    spec: SplitSpec,
+    assignment: object | None = None,
+    *,
+    id_column: str = "sample_id",
+    split_column: str | None = None,
+    examples: int = 3,
+) -> ExposureReport:
     """Which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
-    exposed, and (with folds) lets cross a split.
+    exposed, and lets cross a split: the spec's own folds or, when
+    ``assignment`` is given, a split made elsewhere (a table of sample ids and
+    a fold or train/test column, read as in :func:`assignment_roles`).
 
     Dependencies are counted where they link at least two of the spec's
     samples: an entity (subject, batch, study, timepoint, site…) shared by
@@ -188,7 +251,12 @@ def exposure(graph: StudyGraph, spec: SplitSpec, examples: int = 3) -> ExposureR
         )
     group = np.full(stop - start, -1, dtype=np.int64)  # spec group code per graph sample (-1: not in the spec)
     group[positions - start] = pd.factorize(spec.samples["group_id"], sort=True)[0]
-    roles = _roles(spec, positions - start, stop - start)  # (splits, graph samples): -1 outside the spec
+    if assignment is None:
+        spec_roles = _spec_roles(spec)
+    else:
+        spec_roles = assignment_roles(spec, assignment, id_column, split_column)
+    roles = np.full((len(spec_roles), stop - start), -1, dtype=np.int8)  # (splits, graph samples): -1 outside
+    roles[:, positions - start] = spec_roles
     keys = graph.nodes["key"].to_numpy(dtype=object)
     rows = []
     for relation in graph.relation_counts():
@@ -205,16 +273,18 @@ def exposure(graph: StudyGraph, spec: SplitSpec, examples: int = 3) -> ExposureR
     table = pd.DataFrame(rows, columns=["relation", "unit", "linked", "severed", "exposed", "crossing",
                                         "crossing_by_split", "examples"])  # fmt: skip
     table.insert(1, "followed", table["relation"].isin(spec.constraint.relations))
-    return ExposureReport(table, _block_balance(graph, spec, positions - start))
+    first_repeat = spec_roles if assignment is not None else _spec_roles(spec, first_repeat_only=True)
+    return ExposureReport(table, _block_balance(graph, first_repeat, positions - start))
 
 
-def _roles(spec: SplitSpec, rows: np.ndarray, n: int) -> np.ndarray:
+def _spec_roles(spec: SplitSpec, first_repeat_only: bool = False) -> np.ndarray:
+    """Role codes (splits × spec samples) of the spec's own folds; none without folds."""
     if spec.folds is None:
-        return np.empty((0, n), dtype=np.int8)
-    out = np.full((len(spec.folds.splits), n), -1, dtype=np.int8)
-    for i, split in enumerate(spec.folds.splits):
-        out[i, rows] = split.roles(spec.n_samples)
-    return out
+        return np.empty((0, spec.n_samples), dtype=np.int8)
+    splits = spec.folds.splits
+    if first_repeat_only and splits:
+        splits = [s for s in splits if s.repeat == splits[0].repeat]
+    return np.array([split.roles(spec.n_samples) for split in splits], dtype=np.int8).reshape(-1, spec.n_samples)
 
 
 def _spread(owner: np.ndarray, value: np.ndarray, n_owners: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -334,19 +404,19 @@ def _pairs_text(keys: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> s
     return ", ".join(f"{keys[x]}~{keys[y]}" for x, y in zip(a[:limit], b[:limit], strict=True))
 
 
-def _block_balance(graph: StudyGraph, spec: SplitSpec, rows: np.ndarray) -> pd.DataFrame:
-    """χ² and Cramér's V of test fold (or test side) against each block relation, first repeat."""
+def _block_balance(graph: StudyGraph, roles: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
+    """χ² and Cramér's V of test fold (or, for one holdout split, test side
+    against train side) against each block relation."""
     from scipy.stats import chi2_contingency
 
     columns = ["relation", "blocks", "splits", "chi2", "dof", "p_value", "cramers_v"]
-    if spec.folds is None or not spec.folds.splits:
+    if not len(roles):
         return pd.DataFrame(columns=columns)
-    first_repeat = [s for s in spec.folds.splits if s.repeat == spec.folds.splits[0].repeat]
-    fold = np.full(spec.n_samples, -1, dtype=np.int64)
-    for i, split in enumerate(first_repeat):
-        fold[split.test] = i
-    if len(first_repeat) == 1:  # a holdout: test side against train side
-        fold[first_repeat[0].roles(spec.n_samples) == 0] = 1
+    fold = np.full(roles.shape[1], -1, dtype=np.int64)
+    for i, role in enumerate(roles):
+        fold[role == 1] = i
+    if len(roles) == 1:  # a holdout: test side against train side
+        fold[roles[0] == 0] = 1
     out = []
     for relation in BLOCK_RELATIONS:
         if not graph.has_relation(relation):

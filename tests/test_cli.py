@@ -264,6 +264,22 @@ def test_check_lists_straddling_groups_and_exits_1(study, subject_spec, capsys):
     assert code == 2 and err.startswith("depgraph: reference:") and "nobody" in err
 
 
+def test_check_with_the_graph_shows_what_crosses(study, capsys):
+    graph, spec = study / "g.json", study / "s.json"
+    assert run(["build", study / "meta.csv", "--column", "subject_id=patient", "--kinship", study / "kin.csv",
+                "--kinship-threshold", "first", "-o", graph], capsys)[0] == 0  # fmt: skip
+    assert run(["derive", graph, "--mode", "subject", "-o", spec], capsys)[0] == 0
+    # subjects kept whole, but siblings P1/P2 on two sides
+    by_subject = pd.DataFrame({"sample_id": [f"P{p}-T{t}" for p in range(1, 6) for t in (0, 1)],
+                               "fold": [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]})  # fmt: skip
+    by_subject.to_csv(study / "folds.csv", index=False)
+    code, out, _ = run(["check", spec, study / "folds.csv", "--graph", graph], capsys)
+    assert code == 0 and "no group straddles" in out and "exposure per declared relation" in out
+    assert "subject_related_to (not followed): 2 pairs link samples, 0 severed, 2 exposed, 2 crossing — e.g. " in out
+    assert "sample_belongs_to_subject (followed): 5 entities link samples, 5 severed, 0 exposed, 0 crossing" in out
+    assert "sample_processed_in_batch: 3 blocks over 2 test sets" in out
+
+
 @pytest.mark.parametrize(
     "args,code,fragment",
     [

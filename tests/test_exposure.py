@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from depgraph import DepgraphError
-from depgraph.exposure import straddling_groups
+from depgraph import DepgraphError, StudyGraph, derive, from_metadata
+from depgraph.exposure import exposure, straddling_groups
+from depgraph.folds import assign_folds
 from depgraph.spec import Constraint, SplitSpec
+from depgraph.vocab import RELATION, NodeType
+from tests.test_properties import build, cohorts, examples, present_modes
 
 
 @pytest.fixture
@@ -32,3 +38,163 @@ def test_missing_columns_are_named(spec):
     with pytest.raises(DepgraphError) as err:
         straddling_groups(spec, pd.DataFrame({"id": ["a1"], "fold": [1]}))
     assert "sample_id" in err.value.message
+
+
+# --------------------------------------------------------------------------- exposure of a grouping and of a split
+def _study() -> StudyGraph:
+    """Five samples of four subjects: P1 and P2 related, batch B1 = {a1, b1}, batch B2 = {a2, c1, d1}."""
+    meta = pd.DataFrame(
+        {
+            "sample_id": ["a1", "a2", "b1", "c1", "d1"],
+            "subject_id": ["P1", "P1", "P2", "P3", "P4"],
+            "batch_id": ["B1", "B2", "B1", "B2", "B2"],
+        }
+    )
+    kin = pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]})
+    return from_metadata(meta).add_kinship(kin, "first")
+
+
+def _row(report, relation):
+    return report.table.set_index("relation").loc[relation]
+
+
+def test_a_grouping_without_folds_reports_what_it_keeps_whole():
+    g = _study()
+    report = exposure(g, SplitSpec.from_partition(derive(g, "subject"), g))
+    table = report.table.set_index("relation")
+    assert table.loc["sample_belongs_to_subject", ["followed", "linked", "severed", "exposed"]].tolist() == [
+        True, 1, 1, 0,
+    ]  # fmt: skip
+    assert table.loc["subject_related_to", ["followed", "linked", "severed", "exposed"]].tolist() == [False, 1, 0, 1]
+    assert table.loc["sample_processed_in_batch", ["linked", "severed", "exposed"]].tolist() == [2, 0, 2]
+    assert table["crossing"].isna().all() and report.blocks.empty
+    assert table.loc["subject_related_to", "examples"] == "P1~P2"
+    assert report.nothing_crosses  # only the followed subject relation counts
+    assert set(report.crossing_relations()) == {"subject_related_to", "sample_processed_in_batch"}
+    related = SplitSpec.from_partition(derive(g, "composite", via=["subject", "relatedness"]), g)
+    assert _row(exposure(g, related), "subject_related_to")[["followed", "severed", "exposed"]].tolist() == [
+        True, 1, 0,
+    ]  # fmt: skip
+
+
+def test_an_external_assignment_is_judged_split_by_split():
+    g = _study()
+    spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    folds = pd.DataFrame({"sample_id": ["a1", "a2", "b1", "c1", "d1"], "fold": ["x", "x", "y", "x", "y"]})
+    report = exposure(g, spec, folds)
+    assert _row(report, "sample_belongs_to_subject")[["crossing", "crossing_by_split"]].tolist() == [0, [0, 0]]
+    assert _row(report, "subject_related_to")[["crossing", "crossing_by_split", "examples"]].tolist() == [
+        1, [1, 1], "P1~P2",
+    ]  # fmt: skip
+    assert _row(report, "sample_processed_in_batch")[["crossing", "crossing_by_split"]].tolist() == [2, [2, 2]]
+    assert report.nothing_crosses  # the followed relation (subject) is whole; the others are expected to cross
+    assert set(report.crossing_relations()) == {"sample_processed_in_batch", "subject_related_to"}
+    leaky = folds.assign(fold=["x", "y", "y", "x", "y"])  # P1's two samples on two sides
+    report = exposure(g, spec, leaky)
+    assert _row(report, "sample_belongs_to_subject")["crossing"] == 1 and not report.nothing_crosses
+    # a train/test column is one split; unlisted samples are excluded from it
+    holdout = pd.DataFrame({"sample_id": ["a1", "b1", "c1"], "set": ["train", "test", "train"]})
+    report = exposure(g, spec, holdout)
+    assert _row(report, "subject_related_to")["crossing_by_split"] == [1]
+    assert _row(report, "sample_belongs_to_subject")["crossing"] == 0  # a2 is not in the split
+
+
+def test_spec_folds_are_used_when_no_assignment_is_given():
+    g = _study()
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=2, seed=1)
+    report = exposure(g, spec)
+    assert len(_row(report, "subject_related_to")["crossing_by_split"]) == 2
+    assert _row(report, "sample_belongs_to_subject")["crossing"] == 0
+    # the same folds written out as a table and read back give the same table
+    fold_of = np.full(spec.n_samples, -1)
+    for i, split in enumerate(spec.folds.splits):
+        fold_of[split.test] = i
+    table = pd.DataFrame({"sample_id": spec.sample_ids, "fold": fold_of})
+    assert exposure(g, spec, table).table.equals(report.table)
+
+
+def test_block_balance_is_cramers_v_of_fold_against_block():
+    meta = pd.DataFrame(
+        {"sample_id": [f"s{i}" for i in range(8)], "subject_id": [f"P{i}" for i in range(8)],
+         "batch_id": ["X"] * 4 + ["Y"] * 4}
+    )  # fmt: skip
+    g = from_metadata(meta)
+    spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    confounded = pd.DataFrame({"sample_id": meta["sample_id"], "fold": [0] * 4 + [1] * 4})
+    (row,) = exposure(g, spec, confounded).blocks.itertuples(index=False)
+    assert (row.relation, row.blocks, row.splits, row.dof) == ("sample_processed_in_batch", 2, 2, 1)
+    assert row.chi2 == pytest.approx(8.0) and row.cramers_v == pytest.approx(1.0)
+    balanced = confounded.assign(fold=[0, 1] * 4)
+    (row,) = exposure(g, spec, balanced).blocks.itertuples(index=False)
+    assert row.chi2 == pytest.approx(0.0) and row.cramers_v == pytest.approx(0.0) and row.p_value == pytest.approx(1)
+
+
+@pytest.mark.parametrize(
+    "assignment,code",
+    [
+        (pd.DataFrame({"sample_id": ["a1", "zz"], "fold": [0, 1]}), "reference"),
+        (pd.DataFrame({"sample_id": ["a1", "a1"], "fold": [0, 1]}), "duplicate_id"),
+        (pd.DataFrame({"sample_id": ["a1"], "colour": ["red"]}), "schema"),
+        (pd.DataFrame({"sample_id": ["a1", "b1"], "set": ["excluded", None]}), "empty_input"),
+    ],
+)
+def test_bad_assignments(assignment, code):
+    g = _study()
+    with pytest.raises(DepgraphError) as err:
+        exposure(g, SplitSpec.from_partition(derive(g, "subject"), g), assignment)
+    assert err.value.code == code
+
+
+def test_a_spec_with_samples_the_graph_lacks_is_refused():
+    g = _study()
+    other = from_metadata(pd.DataFrame({"sample_id": ["a1", "q9"], "subject_id": ["P1", "P9"]}))
+    with pytest.raises(DepgraphError) as err:
+        exposure(g, SplitSpec.from_partition(derive(other, "subject"), other))
+    assert err.value.code == "reference" and "q9" in err.value.message
+
+
+# --------------------------------------------------------------------------- property: counts match a brute force
+def _brute_crossing(graph: StudyGraph, relation: str, side: dict[str, int]) -> int:
+    """Dependencies of ``relation`` with a train (0) and a test (1) sample, by plain Python."""
+    keys = graph.nodes["key"].to_numpy(dtype=object)
+    src, dst, _ = graph.relation_edges(relation)
+    rel = RELATION[relation]
+    pairs = list(zip(src.tolist(), dst.tolist(), strict=True))
+    if rel.source == NodeType.SAMPLE and rel.target == NodeType.SAMPLE:
+        groups = [([keys[a]], [keys[b]]) for a, b in pairs]
+    elif rel.source == NodeType.SAMPLE:
+        members: dict[int, list[str]] = {}
+        for a, b in pairs:
+            members.setdefault(b, []).append(keys[a])
+        groups = [(m, m) for m in members.values()]
+    else:
+        of_subject: dict[int, list[str]] = {}
+        for a, b in zip(*graph.relation_edges("sample_belongs_to_subject")[:2], strict=True):
+            of_subject.setdefault(int(b), []).append(keys[a])
+        groups = [(of_subject.get(a, []), of_subject.get(b, [])) for a, b in pairs]
+    count = 0
+    for left, right in groups:
+        ls, rs = {side.get(s) for s in left}, {side.get(s) for s in right}
+        count += (0 in ls and 1 in rs) or (1 in ls and 0 in rs)
+    return count
+
+
+@examples(40)
+@given(cohorts(min_samples=2), st.data())
+def test_crossing_counts_match_a_brute_force(c, data):
+    g = build(c)
+    p = derive(g, "composite") if present_modes(c) else derive(g, "subject")
+    spec = SplitSpec.from_partition(p, g)
+    sides = data.draw(st.lists(st.sampled_from(["train", "test", "excluded"]), min_size=spec.n_samples,
+                               max_size=spec.n_samples).filter(lambda v: set(v) != {"excluded"}))  # fmt: skip
+    assignment = pd.DataFrame({"sample_id": spec.sample_ids, "set": sides})
+    report = exposure(g, spec, assignment)
+    side = {s: {"train": 0, "test": 1}.get(v, -1) for s, v in zip(spec.sample_ids, sides, strict=True)}
+    for row in report.table.itertuples(index=False):
+        assert row.crossing == _brute_crossing(g, row.relation, side), row.relation
+    # a followed dependency can only cross where a whole group straddles the split
+    group_sides: dict[str, set[int]] = {}
+    for sample, grp in zip(spec.sample_ids, spec.samples["group_id"], strict=True):
+        group_sides.setdefault(grp, set()).add(side[sample])
+    if not any({0, 1} <= sides_ for sides_ in group_sides.values()):
+        assert report.nothing_crosses
