@@ -171,8 +171,11 @@ _SKIP = frozenset(
         "featureset_generated_from_batch",
     }
 )
+#: Relations that put samples in blocks (batch, study, site…): expected to
+#: cross when the grouping does not follow them, and balanced across folds.
 BLOCK_RELATIONS = (
     "sample_processed_in_batch",
+    "sample_collected_at_timepoint",
     "sample_from_study",
     "sample_collected_at_site",
     "sample_located_in_region",
@@ -206,6 +209,13 @@ class ExposureReport:
         """Relations with at least one dependency crossing a split (or exposed, without folds)."""
         column = "crossing" if self.table["crossing"].notna().any() else "exposed"
         return self.table.loc[self.table[column].fillna(0) > 0, "relation"].tolist()
+
+    def leaking_relations(self) -> list[str]:
+        """Crossing relations that are dependencies rather than blocks (a
+        subject's samples, related subjects, neighbours, duplicates) and that
+        the grouping does not follow: these leak."""
+        followed = set(self.table.loc[self.table["followed"], "relation"])
+        return [r for r in self.crossing_relations() if r not in followed and r not in BLOCK_RELATIONS]
 
     def to_dict(self) -> dict:
         return {

@@ -36,12 +36,12 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError
-from depgraph.exposure import ExposureReport, exposure
+from depgraph.exposure import BLOCK_RELATIONS, ExposureReport, exposure
 from depgraph.files import atomic_write_bytes
 from depgraph.graph import StudyGraph
 from depgraph.spec import ROLES, SplitSpec
 
-DRAW_LIMIT = 300
+DRAW_LIMIT = 500
 ROLE_COLOURS = {"train": "#4C72B0", "test": "#DD8452", "excluded": "#B0B0B0"}
 TYPE_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
                 "#CCB974", "#64B5CD", "#2F4B7C"]  # fmt: skip
@@ -177,9 +177,15 @@ def _time(spec: SplitSpec) -> Any:
     return fig
 
 
-def _png(fig: Any) -> bytes:
+def _encode(fig: Any, fmt: str = "png") -> bytes:
+    """The figure's bytes, the same for the same figure: no creation date, a
+    fixed salt for SVG element ids (matplotlib would otherwise pick both anew)."""
+    import matplotlib
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
+    metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+    with matplotlib.rc_context({"svg.hashsalt": "depgraph", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
     return buffer.getvalue()
 
 
@@ -187,15 +193,16 @@ def save_figures(
     figs: dict[str, Any], directory: str | os.PathLike[str], formats: tuple[str, ...] = ("png", "svg")
 ) -> list[Path]:
     """Write each figure as ``<name>.<format>`` into ``directory`` (atomically)."""
+    unknown = sorted(set(formats) - {"png", "svg"})
+    if unknown:
+        raise DepgraphError("invalid_argument", f"figures are written as png or svg, not {', '.join(unknown)}")
     target = Path(directory)
     if not target.is_dir():
         raise DepgraphError("io", f"plot directory {str(target)!r} does not exist")
     written = []
     for name, fig in figs.items():
         for fmt in formats:
-            buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, dpi=110)
-            atomic_write_bytes(target / f"{name}.{fmt}", buffer.getvalue())
+            atomic_write_bytes(target / f"{name}.{fmt}", _encode(fig, fmt))
             written.append(target / f"{name}.{fmt}")
     return written
 
@@ -284,18 +291,23 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
 
 def _exposure_section(report: ExposureReport, fig: Any) -> str:
     followed = report.table[report.table["followed"]]["relation"].tolist()
-    others = [r for r in report.crossing_relations() if r not in followed]
+    leaks = report.leaking_relations()
+    blocks_crossing = [r for r in report.crossing_relations() if r in BLOCK_RELATIONS and r not in followed]
     verdict = (
         "<p class='ok'>Every dependency of the relations the grouping follows "
         f"({_e(', '.join(followed) or 'none')}) is kept on one side of every split.</p>"
         if report.nothing_crosses
-        else "<p class='warning'>Dependencies of a relation the grouping follows cross a split: check the plan.</p>"
+        else "<p class='error'>Dependencies of a relation the grouping follows cross a split: the plan is wrong.</p>"
     )
-    if others:
+    if leaks:
         verdict += (
-            "<p>Declared but not followed by this grouping, and therefore crossing: "
-            f"{_e(', '.join(others))}. Blocks such as batches are expected here; related subjects or "
-            "duplicates are leaks.</p>"
+            "<p class='warning'><b>Leaks:</b> declared dependencies this grouping does not follow cross a split: "
+            f"{_e(', '.join(leaks))}. Derive with them included (composite mode) to keep them together.</p>"
+        )
+    if blocks_crossing:
+        verdict += (
+            f"<p>Blocks spread across splits, as expected when the grouping does not follow them: "
+            f"{_e(', '.join(blocks_crossing))}.</p>"
         )
     head = "".join(
         f"<th>{h}</th>" for h in ("relation", "unit", "linked", "severed", "exposed", "crossing", "examples")
@@ -328,7 +340,7 @@ def _count(value: Any) -> str:
 
 
 def _img(fig: Any, alt: str) -> str:
-    data = base64.b64encode(_png(fig)).decode()
+    data = base64.b64encode(_encode(fig)).decode()
     return f"<img alt='{_e(alt)}' src='data:image/png;base64,{data}'>"
 
 
