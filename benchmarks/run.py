@@ -8,7 +8,8 @@ timed), then times every stage on it and reports the peak resident memory. The
 two spec columns (sample_id, group_id). The *target* is the path the
 performance goals name: read metadata, build the graph with kinship, validate,
 derive relatedness, write the spec. Results are printed as a table and written
-to benchmarks/results/pipeline.json.
+to benchmarks/results/pipeline.json (pipeline-small.json when every size is
+below 1e5; --output names another file, e.g. pipeline-1e7.json).
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6")
     parser.add_argument("--keep", type=Path, default=None, help="keep the generated cohorts here")
+    parser.add_argument("--output", type=Path, default=None, help="results file (default: see the module docs)")
     args = parser.parse_args()
     rows = [run_size(int(float(s)), args.keep) for s in args.sizes.split(",")]
     header = f"{'stage':<26}" + "".join(f"{r['n_samples']:>14,}" for r in rows)
@@ -138,7 +140,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     out = {"machine": machine(), "rows": rows}
     name = "pipeline.json" if max(r["n_samples"] for r in rows) >= 100_000 else "pipeline-small.json"
-    (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
+    (args.output or RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

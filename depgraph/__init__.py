@@ -4,7 +4,9 @@ The flow is one direction::
 
     metadata ──from_metadata──▶ StudyGraph ──validate──▶ ValidationReport
                                     │ add_kinship / add_spatial / add_duplicates / combine
-                                    └──derive(mode)──▶ Partition ──▶ split spec
+                                    │   (audit.audit_duplicates finds undeclared duplicates)
+                                    └──derive(mode)──▶ Partition ──▶ split spec ──folds.assign_folds──▶ folds
+                                                                        └──exposure.exposure, report.write_report
 
 >>> import pandas as pd
 >>> import depgraph

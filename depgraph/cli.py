@@ -546,7 +546,7 @@ def audit_command(
     ],
     ids_column: Annotated[str, typer.Option(help="The sample id column of a feature table.")] = "sample_id",
     threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
-    method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/audit.md).")] = "auto",
+    method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/exposure-audit-report.md).")] = "auto",
     write_back: Annotated[
         bool, typer.Option("--write-back", help="Add the pairs to the graph as sample_duplicate_of edges.")
     ] = False,

@@ -40,6 +40,16 @@ def test_lsh_finds_what_the_exact_search_finds(seed):
     np.testing.assert_allclose(lsh["similarity"].to_numpy(), exact["similarity"].to_numpy())
 
 
+def test_a_run_of_identical_rows_gives_every_pair_once():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 12))
+    X[100:140] = X[7]  # 41 copies of one specimen: 820 pairs
+    ids = [f"s{i:03d}" for i in range(400)]
+    for method in ("exact", "lsh"):
+        found = audit_duplicates(X, ids, 0.999, method=method)
+        assert len(found) == 820 and not found.duplicated(["id1", "id2"]).any() and (found["id1"] < found["id2"]).all()
+
+
 def test_threshold_is_inclusive_and_scale_free():
     X = np.array([[1.0, 0.0], [2.0, 0.0], [1.0, 1.0]])
     found = audit_duplicates(X, ["a", "b", "c"], threshold=1.0)
@@ -67,6 +77,8 @@ def test_tables_and_npy_files(tmp_path):
         (np.ones((3, 2)), ["a", "b"], {}, "schema"),
         (np.ones((2, 2)), ["a", "b"], {"threshold": 1.5}, "invalid_argument"),
         (np.ones((2, 2)), ["a", "b"], {"method": "faiss"}, "invalid_argument"),
+        (np.ones((2, 2)), ["a", "b"], {"method": "lsh", "bits": 64}, "invalid_argument"),
+        (np.ones((2, 2)), ["a", "b"], {"method": "lsh", "bands": 0}, "invalid_argument"),
         (pd.DataFrame({"id": ["a", "b"], "v": [1.0, 2.0]}), None, {}, "schema"),
     ],
 )

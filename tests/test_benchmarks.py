@@ -17,3 +17,11 @@ def test_pipeline_benchmark_runs_at_1e4(tmp_path):
     assert set(row["seconds"]) == set(STAGES) and row["n_samples"] == 10_000
     assert row["target_seconds"] == round(sum(row["seconds"][s] for s in TARGET), 3)
     assert row["kinship_pairs"] > 0 and row["adjacent_pairs"] > 0
+
+
+def test_audit_benchmark_runs_and_finds_the_redeposits():
+    from benchmarks.bench_audit import measure
+
+    rows = measure(2000, 20, ("exact", "lsh"))
+    assert [r["method"] for r in rows] == ["exact", "lsh"]
+    assert all(r["recall"] == 1.0 and r["false_hits"] == 0 for r in rows)
