@@ -15,8 +15,8 @@ composite/strict grouping over relatedness and duplicates leaves nothing
 crossing any fold.
 
 >>> cohort = demo_cohort(n_families=4, n_redeposits=2)
->>> len(cohort.metadata), len(cohort.kinship), len(cohort.duplicates), cohort.features.shape
-(26, 4, 2, (26, 64))
+>>> len(cohort.metadata), len(cohort.kinship), len(cohort.duplicates), cohort.features.shape  # sample_id + 64
+(26, 4, 2, (26, 65))
 """
 
 from __future__ import annotations
