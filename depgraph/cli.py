@@ -502,7 +502,8 @@ def check_command(
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does."""
     spec = read_spec(document)
-    report = straddling_groups(spec, assignment, id_column, split_column)
+    table = read_table(assignment, "assignment")  # read once: the straddle check and the exposure both use it
+    report = straddling_groups(spec, table, id_column, split_column)
     if report.clean:
         out.print(
             f"no group straddles: {report.n_checked} samples checked by {report.split_column!r}"
@@ -515,7 +516,7 @@ def check_command(
         if len(report.groups) > 20:
             out.print(f"  … and {len(report.groups) - 20} more")
     if graph_file is not None:
-        _print_exposure(exposure(read_graph(graph_file), spec, assignment, id_column=id_column,
+        _print_exposure(exposure(read_graph(graph_file), spec, table, id_column=id_column,
                                  split_column=report.split_column))  # fmt: skip
     if not report.clean:
         raise typer.Exit(1)
