@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.derive import Partition
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import read_table
 from depgraph.graph import StudyGraph
@@ -226,7 +227,7 @@ class ExposureReport:
 
 def exposure(
     graph: StudyGraph,
-    spec: SplitSpec,
+    spec: SplitSpec | Partition,
     assignment: object | None = None,
     *,
     id_column: str = "sample_id",
@@ -236,7 +237,8 @@ def exposure(
     """Which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
     exposed, and lets cross a split: the spec's own folds or, when
     ``assignment`` is given, a split made elsewhere (a table of sample ids and
-    a fold or train/test column, read as in :func:`assignment_roles`).
+    a fold or train/test column, read as in :func:`assignment_roles`). A
+    :class:`~depgraph.derive.Partition` is judged as the spec it makes.
 
     Dependencies are counted where they link at least two of the spec's
     samples: an entity (subject, batch, study, timepoint, site…) shared by
@@ -252,6 +254,8 @@ def exposure(
     >>> exposure(g, spec).table[["relation", "severed", "exposed"]].values.tolist()
     [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]
     """
+    if isinstance(spec, Partition):
+        spec = SplitSpec.from_partition(spec, graph)
     start, stop = graph.type_range(NodeType.SAMPLE)
     positions = graph.locate(NodeType.SAMPLE, spec.sample_ids)
     if (positions < 0).any():

@@ -71,7 +71,8 @@ def test_a_grouping_without_folds_reports_what_it_keeps_whole():
     assert table.loc["subject_related_to", "examples"] == "P1~P2"
     assert report.nothing_crosses  # only the followed subject relation counts
     assert set(report.crossing_relations()) == {"subject_related_to", "sample_processed_in_batch"}
-    related = SplitSpec.from_partition(derive(g, "composite", via=["subject", "relatedness"]), g)
+    related = derive(g, "composite", via=["subject", "relatedness"])  # a partition is judged as its spec
+    assert exposure(g, related).table.equals(exposure(g, SplitSpec.from_partition(related, g)).table)
     assert _row(exposure(g, related), "subject_related_to")[["followed", "severed", "exposed"]].tolist() == [
         True, 1, 0,
     ]  # fmt: skip
