@@ -311,15 +311,17 @@ def _spread(owner: np.ndarray, value: np.ndarray, n_owners: int) -> tuple[np.nda
     return count, low, high
 
 
+def _sides(owner: np.ndarray, sample: np.ndarray, role: np.ndarray, n_owners: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per owner, in one split: has a member on the train side; has one on the test side."""
+    r = role[sample]
+    train = np.bincount(owner[r == 0], minlength=n_owners) > 0
+    test = np.bincount(owner[r == 1], minlength=n_owners) > 0
+    return train, test
+
+
 def _crossing_entities(owner: np.ndarray, sample: np.ndarray, roles: np.ndarray, n_owners: int) -> list[np.ndarray]:
     """Per split, the owners with a member on each side."""
-    out = []
-    for role in roles:
-        r = role[sample]
-        train = np.bincount(owner[r == 0], minlength=n_owners) > 0
-        test = np.bincount(owner[r == 1], minlength=n_owners) > 0
-        out.append(train & test)
-    return out
+    return [np.logical_and(*_sides(owner, sample, role, n_owners)) for role in roles]
 
 
 def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
@@ -402,9 +404,7 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
     if len(roles):
         crossing = []
         for r in roles:
-            side = r[sample]
-            train = np.bincount(subject[side == 0], minlength=n) > 0
-            test = np.bincount(subject[side == 1], minlength=n) > 0
+            train, test = _sides(subject, sample, r, n)
             crossing.append((train[subj_a] & test[subj_b]) | (test[subj_a] & train[subj_b]))
         row["crossing_by_split"] = [int(c.sum()) for c in crossing]
         any_split = np.logical_or.reduce(crossing)
