@@ -292,7 +292,7 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
         first[1:] = src[1:] != src[:-1]  # edges are sorted by (src, dst): first = smallest target key
         multi = np.unique(src[~first])
         if len(multi):
-            sample_keys = graph.nodes["key"].to_numpy(dtype=object)[multi].tolist()
+            sample_keys = graph.key_values[multi].tolist()
             allowed = mode == "subject" and bool(graph.overrides.get("allow_multi_subject_samples"))
             if not allowed:
                 hint = (
@@ -320,7 +320,7 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
 
 
 def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     target, notes = _direct_targets(graph, mode, selected)
     sample_keys = keys[selected]
     linked = target >= 0
@@ -370,7 +370,7 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
     """timepoint_id, time_index and order_rank for each sample's timepoint, and
     where the order came from: ``time_index``, ``timepoint_precedes``,
     ``partial`` or ``none``."""
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     linked = target >= 0
     if "time_index" in graph.attributes.columns:
         index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -469,7 +469,7 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     src, dst, _ = graph.relation_edges("timepoint_precedes")
     if not len(src):
         return []
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     found: list[tuple[str, str, list[str]]] = []
     loops = src == dst
     if loops.any():
@@ -517,7 +517,7 @@ def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarra
 
 def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:
     """``prefix + smallest member sample id`` for each selected sample."""
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     comp = labels[selected]
     _, first, inverse = np.unique(comp, return_index=True, return_inverse=True)
     representative = selected[first]  # selected is sorted: first member = smallest sample id
@@ -539,7 +539,7 @@ def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) 
 def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
     relations = tuple(r.name for r in relations_for_mode(mode))
     labels = _components(graph, relations, selected)
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     groups = _component_groups(graph, labels, selected, f"{mode}:")
     frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
     notes: list[Issue] = []
@@ -605,7 +605,7 @@ def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str
 def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
     relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
     labels = _components(graph, relations, selected)
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     groups = _component_groups(graph, labels, selected, "composite:")
     frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"]))
     parameters: dict[str, Any] = {}
@@ -617,7 +617,7 @@ def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray
 def _derive_rule_based(
     graph: StudyGraph, via: tuple[str, ...], priority: tuple[str, ...], selected: np.ndarray
 ) -> Partition:
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     n = len(selected)
     group = np.full(n, None, dtype=object)
     basis = np.full(n, "unlinked", dtype=object)

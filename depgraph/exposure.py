@@ -271,7 +271,7 @@ def exposure(
         spec_roles = assignment_roles(spec, assignment, id_column, split_column)
     roles = np.full((len(spec_roles), stop - start), -1, dtype=np.int8)  # (splits, graph samples): -1 outside
     roles[:, positions - start] = spec_roles
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     rows = []
     for relation in graph.relation_counts():
         if relation in _SKIP:

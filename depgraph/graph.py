@@ -60,6 +60,28 @@ _RELATION_RANK = {name: i for i, name in enumerate(RELATION_NAMES)}
 
 
 # --------------------------------------------------------------------------- pieces
+def text_array(values: Any) -> pa.Array:
+    """Key values (text, no missing value) as one Arrow string array, without
+    a round trip through Python objects when they already live in Arrow.
+
+    >>> text_array(pd.Series(["b", "a"])).to_pylist()
+    ['b', 'a']
+    """
+    if isinstance(values, (pd.Series, pd.Index)) and values.dtype != object:
+        values = pa.array(values.array)  # pyarrow-backed text: zero copy
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if isinstance(values, pa.Array):
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        return values if values.type == pa.string() else values.cast(pa.string())
+    objects = np.asarray(values, dtype=object)
+    try:
+        return pa.array(objects, type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(objects.astype(str), type=pa.string())
+
+
 @dataclass(frozen=True)
 class Keys:
     """Identifiers as integer codes into a vocabulary of distinct keys.
@@ -67,29 +89,38 @@ class Keys:
     One factorisation per column: builders that share a column (every
     sample-side edge of a metadata table) share its vocabulary, and assembly
     maps each vocabulary to node positions once, then indexes with the codes.
+    The vocabulary is an Arrow string array, so a million keys never become a
+    million Python objects; ``order`` (positions of the vocabulary in sorted
+    order), when a builder already sorted it, spares assembly a second sort.
 
     >>> k = Keys.of(["b", "a", "b"])
-    >>> k.codes.tolist(), k.vocab.tolist(), k.values().tolist()
+    >>> k.codes.tolist(), k.vocab.to_pylist(), k.values().tolist()
     ([0, 1, 0], ['b', 'a'], ['b', 'a', 'b'])
     """
 
     codes: np.ndarray
-    vocab: np.ndarray
+    vocab: pa.Array
+    order: np.ndarray | None = None
 
     @classmethod
     def of(cls, values: Any) -> Keys:
         """Factorise key values (text, no missing values)."""
         if isinstance(values, Keys):
             return values
-        codes, uniques = pd.factorize(np.asarray(values, dtype=object))
-        return cls(codes.astype(np.int64), np.asarray(uniques, dtype=object))
+        encoded = text_array(values).dictionary_encode()
+        return cls(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary)
+
+    @classmethod
+    def distinct(cls, vocab: pa.Array, order: np.ndarray | None = None) -> Keys:
+        """Keys already distinct: each row is its own vocabulary entry."""
+        return cls(np.arange(len(vocab), dtype=np.int64), vocab, order)
 
     def take(self, rows: np.ndarray) -> Keys:
         """The keys of some rows (a mask or positions), sharing the vocabulary."""
-        return Keys(self.codes[rows], self.vocab)
+        return Keys(self.codes[rows], self.vocab, self.order)
 
     def values(self) -> np.ndarray:
-        return self.vocab[self.codes]
+        return self.vocab.take(pa.array(self.codes)).to_numpy(zero_copy_only=False)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -112,17 +143,51 @@ class NodePiece:
 
 @dataclass(frozen=True)
 class EdgePiece:
-    """Edges of one relation declared by a builder, named by endpoint keys."""
+    """Edges of one relation declared by a builder, named by endpoint keys.
+
+    ``source_order`` (optional) lists the rows in the sorted order of their
+    sources, from a builder whose sources are distinct (a metadata column:
+    one target per sample); assembly then places the edges without sorting.
+    """
 
     relation: str
     src_keys: Keys
     dst_keys: Keys
     provenance: str
     weight: np.ndarray | None = None
+    source_order: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "src_keys", Keys.of(self.src_keys))
         object.__setattr__(self, "dst_keys", Keys.of(self.dst_keys))
+
+
+@dataclass(frozen=True)
+class RelationEdges:
+    """The edges of one relation, as node-position arrays.
+
+    A graph keeps one block per relation (:attr:`StudyGraph.relations`):
+    adding edges of one relation rebuilds that block only. Provenance is a
+    tuple of labels and, per edge, a code into it (``None``: every edge has
+    the first label), so no per-edge string is ever built. ``weight`` is
+    ``None`` when the relation carries none.
+    """
+
+    relation: str
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+    labels: tuple[str, ...]
+    label_codes: np.ndarray | None = None
+    canonical: bool = False  # oriented, sorted by (src, dst) and without repeats
+
+    def codes(self) -> np.ndarray:
+        """Each edge's provenance as a position in ``labels``."""
+        return np.zeros(len(self.src), dtype=np.int64) if self.label_codes is None else self.label_codes
+
+    def weights(self) -> np.ndarray:
+        """Each edge's weight, NaN where it has none."""
+        return np.full(len(self.src), np.nan) if self.weight is None else self.weight
 
 
 # --------------------------------------------------------------------------- the graph
@@ -149,10 +214,28 @@ class StudyGraph:
 
     nodes: pd.DataFrame
     attributes: pd.DataFrame
-    edges: pd.DataFrame
+    relations: Mapping[str, RelationEdges]
     name: str | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     history: tuple[Mapping[str, Any], ...] = ()
+    # lookups built from ``nodes`` (key index, key arrays), shared by every graph
+    # derived from this one with the same nodes: adding edges never rebuilds them
+    _lookups: dict[Any, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_tables(
+        cls,
+        nodes: pd.DataFrame,
+        attributes: pd.DataFrame,
+        edges: pd.DataFrame,
+        name: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        history: Sequence[Mapping[str, Any]] = (),
+    ) -> StudyGraph:
+        """A graph from an edge table as given (``src, dst, relation, weight,
+        provenance``), without sorting or de-duplicating it — for graphs made by
+        hand, which :func:`~depgraph.validate.validate` then inspects."""
+        return cls(nodes, attributes, _blocks_of(edges), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
 
     # ---- sizes and lookups -------------------------------------------------------
     @property
@@ -161,12 +244,16 @@ class StudyGraph:
 
     @property
     def n_edges(self) -> int:
-        return len(self.edges)
+        return sum(len(block.src) for block in self.relations.values())
 
-    @functools.cached_property
+    @property
     def _type_offsets(self) -> np.ndarray:
-        codes = self.nodes["type"].cat.codes.to_numpy()
-        return np.searchsorted(codes, np.arange(len(NODE_TYPES) + 1), side="left")
+        offsets = self._lookups.get("type_offsets")
+        if offsets is None:
+            codes = self.nodes["type"].cat.codes.to_numpy()
+            offsets = np.searchsorted(codes, np.arange(len(NODE_TYPES) + 1), side="left")
+            self._lookups["type_offsets"] = offsets
+        return offsets
 
     def type_range(self, node_type: NodeType | str) -> tuple[int, int]:
         """``(start, stop)`` positions of the nodes of one type."""
@@ -182,58 +269,79 @@ class StudyGraph:
         """Sorted keys of one node type, as an index for fast lookups."""
         return self._key_index(NodeType(node_type))
 
-    @functools.cached_property
-    def _key_indexes(self) -> dict[NodeType, pd.Index]:
-        return {}
+    @property
+    def key_values(self) -> np.ndarray:
+        """Every node's key as a Python string, in node order (built once per node table)."""
+        values = self._lookups.get("key_values")
+        if values is None:
+            values = self.nodes["key"].to_numpy(dtype=object)
+            self._lookups["key_values"] = values
+        return values
+
+    @property
+    def key_array(self) -> pa.Array:
+        """Every node's key as one Arrow string array, in node order."""
+        return text_array(self.nodes["key"])
 
     def _key_index(self, node_type: NodeType) -> pd.Index:
-        index = self._key_indexes.get(node_type)
+        index = self._lookups.get(node_type)
         if index is None:
             start, stop = self.type_range(node_type)
-            index = pd.Index(self.nodes["key"].iloc[start:stop].to_numpy(), dtype=object, name=node_type.value)
-            self._key_indexes[node_type] = index
+            cached = self._lookups.get("key_values")
+            keys = cached[start:stop] if cached is not None else self.nodes["key"].iloc[start:stop].to_numpy(object)
+            index = pd.Index(keys, dtype=object, name=node_type.value)
+            self._lookups[node_type] = index
         return index
 
     def locate(self, node_type: NodeType | str, keys: Iterable[Any]) -> np.ndarray:
         """Node positions of ``keys`` of one type; ``-1`` where a key is unknown."""
         node_type = NodeType(node_type)
         start, _ = self.type_range(node_type)
-        found = self._key_index(node_type).get_indexer(pd.Index(np.asarray(keys, dtype=object)))
+        wanted = keys.to_numpy(zero_copy_only=False) if isinstance(keys, pa.Array) else np.asarray(keys, dtype=object)
+        found = self._key_index(node_type).get_indexer(pd.Index(wanted, dtype=object))
         return np.where(found >= 0, found + start, -1).astype(np.int64)
 
     @property
     def sample_ids(self) -> np.ndarray:
         """Sample keys in node order (sorted)."""
-        return self.keys(NodeType.SAMPLE).to_numpy()
+        start, stop = self.type_range(NodeType.SAMPLE)
+        return self.key_values[start:stop]
 
     @property
     def node_ids(self) -> pd.Series:
         """``"<prefix>:<key>"`` ids of all nodes, in node order."""
         prefix = self.nodes["type"].map({t.value: t.prefix + ":" for t in NODE_TYPES}).astype(object)
-        return (prefix + self.nodes["key"].astype(object)).rename("node_id")
+        return (prefix + pd.Series(self.key_values, index=self.nodes.index, dtype=object)).rename("node_id")
 
     @functools.cached_property
-    def _relation_bounds(self) -> np.ndarray:
-        codes = self.edges["relation"].cat.codes.to_numpy()
-        return np.searchsorted(codes, np.arange(len(RELATION_NAMES) + 1), side="left")
+    def edges(self) -> pd.DataFrame:
+        """All edges as one table (``src, dst, relation, weight, provenance``),
+        sorted by relation, then ``src``, then ``dst``. Built on first use; the
+        engine reads :attr:`relations` directly."""
+        return _edge_table(self.relations)
 
     def relation_slice(self, relation: str) -> slice:
-        """Rows of ``edges`` that hold one relation (edges are sorted by relation)."""
+        """Rows of :attr:`edges` that hold one relation (edges are sorted by relation)."""
         if relation not in RELATION:
             raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
-        rank = _RELATION_RANK[relation]
-        bounds = self._relation_bounds
-        return slice(int(bounds[rank]), int(bounds[rank + 1]))
+        start = 0
+        for name, block in self.relations.items():
+            if name == relation:
+                return slice(start, start + len(block.src))
+            if _RELATION_RANK[name] > _RELATION_RANK[relation]:
+                break
+            start += len(block.src)
+        return slice(start, start)
 
     def relation_edges(self, relation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(src, dst, weight)`` position arrays of one relation."""
-        rows = self.relation_slice(relation)
-        e = self.edges
-        return (
-            e["src"].to_numpy()[rows],
-            e["dst"].to_numpy()[rows],
-            e["weight"].to_numpy()[rows],
-        )
+        if relation not in RELATION:
+            raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
+        block = self.relations.get(relation)
+        if block is None:
+            empty = np.array([], dtype=np.int64)
+            return empty, empty, np.array([], dtype=np.float64)
+        return block.src, block.dst, block.weights()
 
     def sample_targets(self, relation: str) -> np.ndarray:
         """Position of each sample's target of a sample relation (the
@@ -247,15 +355,13 @@ class StudyGraph:
         return target
 
     def has_relation(self, relation: str) -> bool:
-        rows = self.relation_slice(relation)
-        return rows.stop > rows.start
+        return len(self.relation_edges(relation)[0]) > 0
 
     def type_counts(self) -> dict[str, int]:
         return {t.value: self.count(t) for t in NODE_TYPES if self.count(t)}
 
     def relation_counts(self) -> dict[str, int]:
-        counts = self.edges["relation"].value_counts(sort=False)
-        return {name: int(counts[name]) for name in RELATION_NAMES if counts.get(name, 0)}
+        return {name: len(block.src) for name, block in self.relations.items() if len(block.src)}
 
     def __repr__(self) -> str:
         types = ", ".join(f"{n} {t}" for t, n in self.type_counts().items())
@@ -335,13 +441,14 @@ class StudyGraph:
                 f"unknown override(s) {describe_ids(sorted(unknown))}; known: {describe_ids(sorted(KNOWN_OVERRIDES))}",
             )
         merged = {**self.overrides, **overrides}
-        return StudyGraph(self.nodes, self.attributes, self.edges, self.name, _frozen(merged), self.history)
+        return StudyGraph(
+            self.nodes, self.attributes, self.relations, self.name, _frozen(merged), self.history, self._lookups
+        )
 
     def _with_edges(self, pieces: Sequence[EdgePiece], record: Mapping[str, Any]) -> StudyGraph:
-        edges = _canonical_edges([*_blocks_of(self.edges), *(_edge_block(self, p) for p in pieces)])
-        return StudyGraph(
-            self.nodes, self.attributes, edges, self.name, self.overrides, (*self.history, _frozen(record))
-        )
+        relations = _canonical_edges([*self.relations.values(), *(_edge_block(self, p) for p in pieces)])
+        history = (*self.history, _frozen(record))
+        return StudyGraph(self.nodes, self.attributes, relations, self.name, self.overrides, history, self._lookups)
 
     # ---- views ---------------------------------------------------------------------
     def to_networkx(self) -> nx.MultiDiGraph:
@@ -391,21 +498,19 @@ class StudyGraph:
                     attrs if attrs is not None and len(attrs.columns) else None,
                 )
             )
-        keys = self.nodes["key"].to_numpy(dtype=object)
+        keys = self.key_values
         edge_pieces = []
-        e = self.edges
-        for rel in self.relation_counts():
-            rows = self.relation_slice(rel)
-            part = e.iloc[rows]
-            for prov, sub in part.groupby("provenance", observed=True, sort=True):
-                weight = sub["weight"].to_numpy()
+        for rel, block in self.relations.items():
+            codes = block.codes()
+            for code in np.unique(codes):
+                rows = codes == code
                 edge_pieces.append(
                     EdgePiece(
                         rel,
-                        pd.Series(keys[sub["src"].to_numpy()], dtype=object),
-                        pd.Series(keys[sub["dst"].to_numpy()], dtype=object),
-                        str(prov),
-                        None if np.isnan(weight).all() else weight,
+                        keys[block.src[rows]],
+                        keys[block.dst[rows]],
+                        block.labels[code],
+                        None if block.weight is None else block.weight[rows],
                     )
                 )
         return node_pieces, edge_pieces
@@ -414,7 +519,7 @@ class StudyGraph:
     def to_json_dict(self) -> dict[str, Any]:
         """The graph as a JSON-ready dict (columnar: keys grouped by type,
         edges grouped by relation and named by endpoint keys)."""
-        keys = self.nodes["key"].to_numpy(dtype=object)
+        keys = self.key_values
         nodes: dict[str, Any] = {}
         attributes: dict[str, Any] = {}
         for t in NODE_TYPES:
@@ -427,18 +532,15 @@ class StudyGraph:
             if cols:
                 attributes[t.value] = cols
         edges: dict[str, Any] = {}
-        e = self.edges
-        for rel in self.relation_counts():
-            part = e.iloc[self.relation_slice(rel)]
-            entry: dict[str, Any] = {
-                "source": keys[part["src"].to_numpy()].tolist(),
-                "target": keys[part["dst"].to_numpy()].tolist(),
-            }
-            weight = part["weight"].to_numpy()
-            if not np.isnan(weight).all():
-                entry["weight"] = _json_column(part["weight"])
-            provs = part["provenance"].astype(str)
-            entry["provenance"] = provs.iat[0] if provs.nunique() == 1 else provs.tolist()
+        for rel, block in self.relations.items():
+            entry: dict[str, Any] = {"source": keys[block.src].tolist(), "target": keys[block.dst].tolist()}
+            if block.weight is not None and not np.isnan(block.weight).all():
+                entry["weight"] = _json_column(pd.Series(block.weight))
+            codes = block.codes()
+            used = np.unique(codes)
+            entry["provenance"] = (
+                block.labels[used[0]] if len(used) == 1 else np.asarray(block.labels, dtype=object)[codes].tolist()
+            )
             edges[rel] = entry
         return {
             "format": GRAPH_FORMAT,
@@ -522,42 +624,45 @@ def assemble(
     different values of one attribute is an ``ambiguity`` error. Edge endpoints
     must name declared nodes (``reference`` error otherwise).
     """
-    key_blocks: list[np.ndarray] = []
+    key_blocks: list[pa.Array] = []
     type_blocks: list[np.ndarray] = []
     attr_blocks: list[pd.DataFrame] = []
-    placed: dict[int, np.ndarray] = {}  # id(vocab) -> node position of each vocabulary entry
+    placed: dict[int, tuple[NodeType, np.ndarray]] = {}  # id(vocab) -> type, node position of each entry
     start = 0
     for t in NODE_TYPES:
         pieces = [p for p in node_pieces if p.type == t]
         if not pieces:
             continue
-        vocabs = list({id(p.keys.vocab): p.keys.vocab for p in pieces}.values())
-        used = {id(v): np.zeros(len(v), dtype=bool) for v in vocabs}
+        vocabs = {id(p.keys.vocab): p.keys for p in pieces}
+        used = {v: np.zeros(len(k.vocab), dtype=bool) for v, k in vocabs.items()}
         for p in pieces:
             used[id(p.keys.vocab)][p.keys.codes] = True
-        single = len(vocabs) == 1 and used[id(vocabs[0])].all()  # the usual case: one column, all used
-        uniques = vocabs[0] if single else pd.unique(np.concatenate([v[used[id(v)]] for v in vocabs]))
-        order = np.asarray(pc.sort_indices(pa.array(uniques, type=pa.string())))
-        ordered = uniques[order]
+        first = next(iter(vocabs.values()))
+        single = len(vocabs) == 1 and bool(used[id(first.vocab)].all())  # the usual case: one column, all used
+        if single:  # a vocabulary holds distinct keys: its entries are the nodes themselves
+            uniques = first.vocab
+            order = first.order if first.order is not None else _sort_order(uniques)
+        else:
+            kept = [k.vocab.filter(pa.array(used[v])) for v, k in vocabs.items()]
+            uniques = pc.unique(pa.concat_arrays(kept))
+            order = _sort_order(uniques)
         rank = np.empty(len(uniques), dtype=np.int64)
         rank[order] = np.arange(len(uniques))
-        if single:  # a vocabulary holds distinct keys: its entries are the nodes themselves
-            placed[id(vocabs[0])] = start + rank
+        if single:
+            placed[id(first.vocab)] = (t, start + rank)
         else:
-            index = pd.Index(uniques, dtype=object)
-            for v in vocabs:  # vocabularies are small next to the rows that use them
-                found = index.get_indexer(v)
-                placed[id(v)] = np.where(found >= 0, start + rank[np.maximum(found, 0)], -1)
-        key_blocks.append(ordered.astype(object))
-        type_blocks.append(np.full(len(ordered), t.rank, dtype=np.int8))
-        attr_blocks.append(_merge_attributes(t, pieces, placed, start, len(ordered)))
-        start += len(ordered)
-    all_keys = np.concatenate(key_blocks) if key_blocks else np.array([], dtype=object)
+            for k in vocabs.values():  # vocabularies are small next to the rows that use them
+                found = pc.index_in(k.vocab, value_set=uniques).fill_null(-1).to_numpy(zero_copy_only=False)
+                placed[id(k.vocab)] = (t, np.where(found >= 0, start + rank[np.maximum(found, 0)], -1))
+        key_blocks.append(uniques.take(pa.array(order)))
+        type_blocks.append(np.full(len(uniques), t.rank, dtype=np.int8))
+        attr_blocks.append(_merge_attributes(t, pieces, placed, start, len(uniques)))
+        start += len(uniques)
     all_types = np.concatenate(type_blocks) if type_blocks else np.array([], dtype=np.int8)
     nodes = pd.DataFrame(
         {
             "type": pd.Categorical.from_codes(all_types, dtype=_TYPE_CATEGORIES),
-            "key": pd.Series(all_keys, dtype=object),
+            "key": _key_column(pa.chunked_array(key_blocks, type=pa.string())),
         }
     )
     attributes = (
@@ -565,20 +670,34 @@ def assemble(
     )
     attributes.index = nodes.index
     attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
-    shell = StudyGraph(nodes, attributes, _empty_edges(), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
-    edges = _canonical_edges([_edge_block(shell, p, placed) for p in edge_pieces])
-    return StudyGraph(nodes, attributes, edges, name, shell.overrides, shell.history)
+    shell = StudyGraph(nodes, attributes, {}, name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+    relations = _canonical_edges([_edge_block(shell, p, placed) for p in edge_pieces])
+    return StudyGraph(nodes, attributes, relations, name, shell.overrides, shell.history, shell._lookups)
+
+
+def _sort_order(keys: pa.Array) -> np.ndarray:
+    """Positions of text keys in sorted (byte) order."""
+    return pc.sort_indices(keys).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _key_column(keys: pa.ChunkedArray) -> pd.Series:
+    """Node keys as an Arrow-backed text column (no Python object per key)."""
+    return pd.Series(pd.arrays.ArrowExtensionArray(keys))
 
 
 def _merge_attributes(
-    node_type: NodeType, pieces: Sequence[NodePiece], placed: Mapping[int, np.ndarray], start: int, n: int
+    node_type: NodeType,
+    pieces: Sequence[NodePiece],
+    placed: Mapping[int, tuple[NodeType, np.ndarray]],
+    start: int,
+    n: int,
 ) -> pd.DataFrame:
     """One attribute row per node of a type; two different values for one node are an error."""
     frames = []
     for p in pieces:
         if p.attributes is not None and len(p.attributes.columns):
             frame = p.attributes.reset_index(drop=True).copy()
-            frame.insert(0, "__node", placed[id(p.keys.vocab)][p.keys.codes] - start)
+            frame.insert(0, "__node", placed[id(p.keys.vocab)][1][p.keys.codes] - start)
             frames.append(frame)
     if not frames:
         return pd.DataFrame(index=pd.RangeIndex(n))
@@ -605,11 +724,13 @@ def _merge_attributes(
     return stacked.set_index("__node")[value_cols].reindex(pd.RangeIndex(n)).reset_index(drop=True)
 
 
-def _key_of_vocab(pieces: Sequence[NodePiece], placed: Mapping[int, np.ndarray], start: int, node: int) -> str:
+def _key_of_vocab(
+    pieces: Sequence[NodePiece], placed: Mapping[int, tuple[NodeType, np.ndarray]], start: int, node: int
+) -> str:
     for p in pieces:
-        hit = np.flatnonzero(placed[id(p.keys.vocab)] == start + node)
+        hit = np.flatnonzero(placed[id(p.keys.vocab)][1] == start + node)
         if len(hit):
-            return str(p.keys.vocab[hit[0]])
+            return str(p.keys.vocab[int(hit[0])].as_py())
     return str(node)  # pragma: no cover - every node comes from a piece
 
 
@@ -625,41 +746,23 @@ def _empty_edges() -> pd.DataFrame:
     )
 
 
-@dataclass(frozen=True)
-class _EdgeBlock:
-    """Edges of one relation as position arrays (the working form before the final table).
-
-    Provenance is a list of labels and, per edge, a code into it (``None``: every
-    edge has the first label), so no per-edge string is ever built.
-    """
-
-    relation: int
-    src: np.ndarray
-    dst: np.ndarray
-    weight: np.ndarray | None
-    labels: tuple[str, ...]
-    label_codes: np.ndarray | None = None
-    canonical: bool = False  # already oriented, sorted and without repeats
-
-    def codes(self) -> np.ndarray:
-        return np.zeros(len(self.src), dtype=np.int64) if self.label_codes is None else self.label_codes
-
-
-def _edge_block(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.ndarray] | None = None) -> _EdgeBlock:
+def _edge_block(
+    graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, tuple[NodeType, np.ndarray]] | None = None
+) -> RelationEdges:
     """A piece's edges as node positions; endpoints must name declared nodes."""
     rel = RELATION.get(piece.relation)
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {piece.relation!r}")
     ends = []
     for keys, node_type in ((piece.src_keys, rel.source), (piece.dst_keys, rel.target)):
-        where = (placed or {}).get(id(keys.vocab))
-        start, stop = graph.type_range(node_type)
-        if where is None or (len(where) and ((where >= 0) & ((where < start) | (where >= stop))).any()):
+        placed_type, where = (placed or {}).get(id(keys.vocab), (None, None))
+        if where is None or placed_type != node_type:
             where = graph.locate(node_type, keys.vocab)  # a vocabulary of another type or builder
         positions = where[keys.codes]
         missing = positions < 0
         if missing.any():
-            unknown = pd.unique(keys.vocab[keys.codes[missing]]).tolist()
+            named = keys.vocab.take(pa.array(keys.codes[missing])).to_pylist()
+            unknown = list(dict.fromkeys(named))
             raise DepgraphError(
                 "reference",
                 f"{piece.relation} ({piece.provenance}) names {len(unknown)} unknown {node_type.value} id(s): "
@@ -669,83 +772,93 @@ def _edge_block(graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, np.nda
             )
         ends.append(positions)
     weight = None if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
-    return _EdgeBlock(_RELATION_RANK[piece.relation], ends[0], ends[1], weight, (piece.provenance,))
+    if piece.source_order is not None and rel.directed:
+        src, dst = ends[0][piece.source_order], ends[1][piece.source_order]
+        if len(src) < 2 or bool((src[1:] > src[:-1]).all()):  # distinct, rising sources: canonical as it stands
+            weight = None if weight is None else weight[piece.source_order]
+            return RelationEdges(piece.relation, src, dst, weight, (piece.provenance,), canonical=True)
+    return RelationEdges(piece.relation, ends[0], ends[1], weight, (piece.provenance,))
 
 
-def _blocks_of(edges: pd.DataFrame) -> list[_EdgeBlock]:
-    """An existing (canonical) edge table as one block per relation."""
-    codes = edges["relation"].cat.codes.to_numpy()
-    bounds = np.searchsorted(codes, np.arange(len(RELATION_NAMES) + 1))
-    provenance = edges["provenance"]
-    labels = tuple(str(c) for c in provenance.cat.categories)
-    label_codes = provenance.cat.codes.to_numpy().astype(np.int64)
-    weights = edges["weight"].to_numpy()
-    blocks = []
-    for r in range(len(RELATION_NAMES)):
-        rows = slice(int(bounds[r]), int(bounds[r + 1]))
-        if rows.stop > rows.start:
+def _blocks_of(edges: pd.DataFrame) -> dict[str, RelationEdges]:
+    """An edge table, as given, as one block per relation (rows keep their order)."""
+    codes = pd.Categorical(edges["relation"], dtype=_RELATION_CATEGORIES).codes.astype(np.int64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(RELATION_NAMES) + 1))
+    provenance = pd.Categorical(edges["provenance"].astype(str))
+    labels = tuple(str(c) for c in provenance.categories)
+    label_codes = provenance.codes.astype(np.int64)
+    src, dst = edges["src"].to_numpy(np.int64), edges["dst"].to_numpy(np.int64)
+    weights = edges["weight"].to_numpy(np.float64)
+    blocks = {}
+    for r, name in enumerate(RELATION_NAMES):
+        rows = order[bounds[r] : bounds[r + 1]]
+        if len(rows):
             weight = weights[rows]
-            blocks.append(
-                _EdgeBlock(
-                    r,
-                    edges["src"].to_numpy()[rows],
-                    edges["dst"].to_numpy()[rows],
-                    None if np.isnan(weight).all() else weight,
-                    labels,
-                    label_codes[rows],
-                    canonical=True,
-                )
+            blocks[name] = RelationEdges(
+                name, src[rows], dst[rows], None if np.isnan(weight).all() else weight, labels, label_codes[rows]
             )
     return blocks
 
 
-def _canonical_edges(blocks: Sequence[_EdgeBlock]) -> pd.DataFrame:
-    """One edge table: undirected edges stored as ``src < dst``, sorted by
-    (relation, src, dst), one row per triple (the one with the largest weight).
+def _canonical_edges(blocks: Sequence[RelationEdges]) -> dict[str, RelationEdges]:
+    """One canonical block per relation, in vocabulary order: undirected edges
+    stored as ``src < dst``, sorted by (src, dst), one row per pair (the one
+    with the largest weight).
 
-    Relations are handled one at a time and a relation held by a single
-    canonical block is passed through untouched, so adding kinship to a large
-    graph sorts only the kinship edges.
+    A relation held by a single canonical block is passed through untouched,
+    so adding kinship to a large graph sorts only the kinship edges and
+    copies nothing else.
     """
-    labels = sorted({label for block in blocks for label in block.labels})
-    label_rank = {label: i for i, label in enumerate(labels)}
-    by_relation: dict[int, list[_EdgeBlock]] = {}
+    by_relation: dict[str, list[RelationEdges]] = {}
     for block in blocks:
         if len(block.src):
             by_relation.setdefault(block.relation, []).append(block)
-    src_parts, dst_parts, rel_parts, weight_parts, prov_parts = [], [], [], [], []
-    for r in sorted(by_relation):
-        parts = by_relation[r]
-        remapped = [np.array([label_rank[x] for x in p.labels], dtype=np.int64)[p.codes()] for p in parts]
+    out: dict[str, RelationEdges] = {}
+    for name in RELATION_NAMES:
+        parts = by_relation.get(name)
+        if not parts:
+            continue
         if len(parts) == 1 and parts[0].canonical:
-            src, dst, weight, prov = parts[0].src, parts[0].dst, parts[0].weight, remapped[0]
-        else:
-            src, dst, weight, prov = _sorted_unique(parts, remapped, RELATION[RELATION_NAMES[r]].directed)
-        src_parts.append(src)
-        dst_parts.append(dst)
-        rel_parts.append(np.full(len(src), r, dtype=np.int16))
-        weight_parts.append(np.full(len(src), np.nan) if weight is None else weight)
-        prov_parts.append(prov)
-    if not src_parts:
+            out[name] = parts[0]
+            continue
+        labels = sorted({label for p in parts for label in p.labels})
+        rank = {label: i for i, label in enumerate(labels)}
+        provenance = [np.array([rank[x] for x in p.labels], dtype=np.int64)[p.codes()] for p in parts]
+        src, dst, weight, prov = _sorted_unique(parts, provenance, RELATION[name].directed)
+        used = np.bincount(prov, minlength=len(labels)) > 0  # labels of edges kept (none of dropped repeats)
+        kept = tuple(x for x, u in zip(labels, used, strict=True) if u)
+        codes = None if len(kept) == 1 else (np.cumsum(used) - 1)[prov]
+        out[name] = RelationEdges(name, src, dst, weight, kept, codes, canonical=True)
+    return out
+
+
+def _edge_table(relations: Mapping[str, RelationEdges]) -> pd.DataFrame:
+    """The blocks of every relation as one edge table (see :attr:`StudyGraph.edges`)."""
+    if not relations:
         return _empty_edges()
-    prov = np.concatenate(prov_parts)
-    used = np.bincount(prov, minlength=len(labels)) > 0  # labels of edges that exist (none of dropped pieces)
-    renumber = np.cumsum(used) - 1
+    labels = sorted({label for block in relations.values() for label in block.labels})
+    rank = {label: i for i, label in enumerate(labels)}
+    blocks = list(relations.values())
     return pd.DataFrame(
         {
-            "src": np.concatenate(src_parts).astype(np.int64, copy=False),
-            "dst": np.concatenate(dst_parts).astype(np.int64, copy=False),
-            "relation": pd.Categorical.from_codes(np.concatenate(rel_parts), dtype=_RELATION_CATEGORIES),
-            "weight": np.concatenate(weight_parts),
+            "src": np.concatenate([b.src for b in blocks]).astype(np.int64, copy=False),
+            "dst": np.concatenate([b.dst for b in blocks]).astype(np.int64, copy=False),
+            "relation": pd.Categorical.from_codes(
+                np.concatenate([np.full(len(b.src), _RELATION_RANK[b.relation], dtype=np.int16) for b in blocks]),
+                dtype=_RELATION_CATEGORIES,
+            ),
+            "weight": np.concatenate([b.weights() for b in blocks]),
             "provenance": pd.Categorical.from_codes(
-                renumber[prov], categories=[x for x, u in zip(labels, used, strict=True) if u]
+                np.concatenate([np.array([rank[x] for x in b.labels], dtype=np.int64)[b.codes()] for b in blocks]),
+                categories=labels,
             ),
         }
     )
 
 
 def _sorted_unique(
-    parts: Sequence[_EdgeBlock], provenance: Sequence[np.ndarray], directed: bool
+    parts: Sequence[RelationEdges], provenance: Sequence[np.ndarray], directed: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     src = np.concatenate([p.src for p in parts]).astype(np.int64, copy=False)
     dst = np.concatenate([p.dst for p in parts]).astype(np.int64, copy=False)
@@ -783,7 +896,7 @@ def _sorted_unique(
 
 def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
     allow_multi = bool(graph.overrides.get("allow_multi_subject_samples"))
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     for rel in RELATION.values():
         if not rel.single_target or (allow_multi and rel.name == "sample_belongs_to_subject"):
             continue

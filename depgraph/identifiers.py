@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
@@ -43,6 +45,34 @@ def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
         stripped = result[present].astype(str).str.strip()
         result[present] = stripped.where(stripped != "", None)
     return result.where(result.notna(), None)
+
+
+def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
+    """Identifiers as an Arrow string array, null where missing: the rules of
+    :func:`normalise_keys`, applied in Arrow when the column is text already
+    (a million identifiers never become Python objects).
+
+    >>> key_array(pd.Series([" S1", "", None, "S2"], dtype="string")).to_pylist()
+    ['S1', None, None, 'S2']
+    >>> key_array(pd.Series([1, 2.5, None])).to_pylist()
+    ['1', '2.5', None]
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        text = pa.array(s.array)
+    elif s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
+        text = pa.array(s.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    else:
+        return pa.array(normalise_keys(s, column).to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks() if text.num_chunks != 1 else text.chunk(0)
+    if text.type != pa.string():
+        text = text.cast(pa.string())
+    text = pc.utf8_trim_whitespace(text)
+    blank = pc.equal(text, "")
+    if pc.any(blank).as_py():
+        text = pc.if_else(blank, pa.scalar(None, pa.string()), text)
+    return text
 
 
 def _float_keys(arr: np.ndarray) -> np.ndarray:

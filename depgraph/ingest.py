@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
 import numpy as np
@@ -32,11 +33,13 @@ from scipy.spatial import cKDTree
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble
-from depgraph.identifiers import _float_keys, normalise_keys
+from depgraph.identifiers import _float_keys, key_array, normalise_keys
 from depgraph.kinship import detect_format, read_kinship, resolve_threshold
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
+
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="depgraph")
 
 #: Above this many precedence edges per timepoint, ties in time_index are not
 #: expanded into edges (the order stays in time_index, which derivation reads).
@@ -83,8 +86,8 @@ def _coerced(values: pd.Series, column: str, what: str) -> np.ndarray:
     return numbers.to_numpy()
 
 
-def _require_ids(keys: pd.Series, column: str, what: str) -> None:
-    missing = keys.isna().to_numpy()
+def _require_ids(keys: pd.Series | pa.Array, column: str, what: str) -> None:
+    missing = _missing(keys) if isinstance(keys, pa.Array) else keys.isna().to_numpy()
     if missing.any():
         rows = np.flatnonzero(missing)
         raise DepgraphError(
@@ -95,11 +98,12 @@ def _require_ids(keys: pd.Series, column: str, what: str) -> None:
         )
 
 
-def _refuse_type_collisions(raw: pd.Series, keys: pd.Series, column: str, what: str) -> None:
+def _refuse_type_collisions(raw: pd.Series, key_column: pa.Array, column: str, what: str) -> None:
     """Two different values of different Python types that become one key
     (``1`` and ``"1"``) in a column that must be unique."""
     if raw.dtype != object or pd.api.types.infer_dtype(raw, skipna=True) in ("string", "empty"):
         return
+    keys = _as_series(key_column)
     types = raw.map(lambda v: type(v).__name__)
     frame = pd.DataFrame({"key": keys, "type": types}).dropna(subset=["key"])
     kinds = frame.groupby("key", sort=True)["type"].nunique()
@@ -173,18 +177,21 @@ def from_metadata(
     frame = frame.reset_index(drop=True)
 
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
-    keys = {c: normalise_keys(frame[c], c) for c in id_columns}
-    samples = keys["sample_id"]
+    samples = key_array(frame["sample_id"], "sample_id")  # Arrow text, null where missing
     _require_ids(samples, "sample_id", what)
+    # The sort of a million ids is the longest single step: it runs on a second
+    # core (Arrow releases the GIL) while the other columns are read.
+    sorting = _BACKGROUND.submit(pc.sort_indices, samples)
+    keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
 
     if time_index is not None and "timepoint_id" not in keys:
         # A time_index alone names its timepoints: time 3 is timepoint "3".
-        keys["timepoint_id"] = pd.Series(_float_keys(time_index), dtype=object)
+        keys["timepoint_id"] = pa.array(_float_keys(time_index), type=pa.string(), from_pandas=True)
     if time_index is not None:
-        orphan = ~np.isnan(time_index) & keys["timepoint_id"].isna().to_numpy()
+        orphan = ~np.isnan(time_index) & _missing(keys["timepoint_id"])
         if orphan.any():
             rows = np.flatnonzero(orphan)
             raise DepgraphError(
@@ -194,45 +201,72 @@ def from_metadata(
                 column="timepoint_id",
             )
 
-    repeated = samples.duplicated(keep=False).to_numpy()
-    if repeated.any():
-        _refuse_conflicting_rows(samples, keys, time_index, repeated, allow_multi_subject_samples)
-
-    unique_samples = not repeated.any()
-
-    node_pieces: list[NodePiece] = []
-    edge_pieces: list[EdgePiece] = []
-    sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
-    sample_keys = Keys.of(samples.to_numpy(dtype=object))  # one factorisation shared by every sample-side edge
-    node_pieces.append(NodePiece(NodeType.SAMPLE, sample_keys, sample_attrs))
-
+    # Each target column is factorised now; its (short) vocabulary sorts in the background.
+    targets: list[tuple[str, np.ndarray, Keys, Future[pa.Array]]] = []
     for rel in RELATIONS:
         column = rel.column
         if column is None or column not in keys or rel.source != NodeType.SAMPLE:
             continue
         if column == "outcome_id" and outcome_scope == "subject":
             continue
-        target = keys[column]
-        present = target.notna().to_numpy()
-        if not present.any():
-            continue
-        attrs = None
-        if rel.target == NodeType.TIMEPOINT and time_index is not None:
-            attrs = pd.DataFrame({"time_index": time_index[present]})
-        target_keys = Keys.of(target[present].to_numpy(dtype=object))
-        node_pieces.append(NodePiece(rel.target, target_keys, attrs))
-        edge_pieces.append(
-            _distinct_pairs(rel.name, sample_keys.take(present), target_keys, repeated=not unique_samples)
+        present = ~_missing(keys[column])
+        if present.any():
+            target = Keys.of(keys[column] if present.all() else keys[column].filter(pa.array(present)))
+            targets.append((rel.name, present, target, _BACKGROUND.submit(pc.sort_indices, target.vocab)))
+
+    # One sort of the sample ids finds repeated rows and gives assembly its node order.
+    order = _positions(sorting.result())
+    in_order = samples.take(pa.array(order))
+    same = pc.equal(in_order[1:], in_order[:-1]).to_numpy(zero_copy_only=False)
+    unique_samples = not same.any()
+    repeated = np.zeros(len(samples), dtype=bool)
+    if not unique_samples:
+        repeated[order[1:][same]] = True
+        repeated[order[:-1][same]] = True
+        _refuse_conflicting_rows(
+            _as_series(samples),
+            {c: _as_series(k) for c, k in keys.items()},
+            time_index,
+            repeated,
+            allow_multi_subject_samples,
         )
+
+    node_pieces: list[NodePiece] = []
+    edge_pieces: list[EdgePiece] = []
+    sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
+    # one factorisation shared by every sample-side edge
+    sample_keys = Keys.distinct(samples, order) if unique_samples else Keys.of(samples)
+    node_pieces.append(NodePiece(NodeType.SAMPLE, sample_keys, sample_attrs))
+
+    timepoints: tuple[Keys, np.ndarray] | None = None
+    for relation, present, target, vocab_sorting in targets:
+        target_keys = Keys(target.codes, target.vocab, _positions(vocab_sorting.result()))
+        if RELATION[relation].target == NodeType.TIMEPOINT and time_index is not None:
+            timepoints = _distinct_times(target_keys, time_index[present])
+            times = pd.DataFrame({"time_index": timepoints[1]})
+            node_pieces.append(NodePiece(NodeType.TIMEPOINT, timepoints[0], times))
+        else:
+            node_pieces.append(NodePiece(RELATION[relation].target, target_keys))
+        if unique_samples:  # one target per sample: the sample sort orders these edges too
+            if present.all():
+                edge_pieces.append(EdgePiece(relation, sample_keys, target_keys, "metadata", source_order=order))
+            else:
+                row_of = np.cumsum(present) - 1
+                rows = row_of[order[present[order]]]
+                edge_pieces.append(
+                    EdgePiece(relation, sample_keys.take(present), target_keys, "metadata", source_order=rows)
+                )
+        else:
+            edge_pieces.append(_distinct_pairs(relation, sample_keys.take(present), target_keys))
 
     history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": [c for c in frame.columns]}
     if outcome_scope == "subject" and "outcome_id" in keys:
-        edge_pieces.append(_subject_outcomes(keys, what))
-        outcomes = keys["outcome_id"].dropna()
+        edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
+        outcomes = _as_series(keys["outcome_id"]).dropna()
         node_pieces.append(NodePiece(NodeType.OUTCOME, outcomes.reset_index(drop=True)))
         history["outcome_scope"] = "subject"
 
-    precedes, note = _precedence(keys.get("timepoint_id"), time_index)
+    precedes, note = _precedence(timepoints)
     if precedes is not None:
         edge_pieces.append(precedes)
     if note:
@@ -241,6 +275,31 @@ def from_metadata(
     overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
     graph = assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
     return graph
+
+
+def _positions(indices: pa.Array) -> np.ndarray:
+    return indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _missing(keys: pa.Array) -> np.ndarray:
+    """Where an Arrow key column has no value."""
+    if not keys.null_count:
+        return np.zeros(len(keys), dtype=bool)
+    return pc.is_null(keys).to_numpy(zero_copy_only=False)
+
+
+def _as_series(keys: pa.Array) -> pd.Series:
+    """An Arrow key column as Python strings, ``None`` where missing (for the rare, slow paths)."""
+    return pd.Series(keys.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _distinct_times(timepoints: Keys, time_index: np.ndarray) -> tuple[Keys, np.ndarray]:
+    """One row per distinct (timepoint, time_index) pair, in first-seen order,
+    so a timepoint given two times is still caught by assembly."""
+    times, levels = pd.factorize(time_index, use_na_sentinel=False)
+    pair = pd.Series(timepoints.codes * (len(levels) + 1) + times)
+    rows = np.flatnonzero(~pair.duplicated().to_numpy())
+    return timepoints.take(rows), time_index[rows]
 
 
 def _distinct_pairs(
@@ -335,22 +394,21 @@ def _subject_outcomes(keys: Mapping[str, pd.Series], what: str) -> EdgePiece:
     return EdgePiece("subject_has_outcome", pairs["s"], pairs["o"], "metadata")
 
 
-def _precedence(timepoints: pd.Series | None, time_index: np.ndarray | None) -> tuple[EdgePiece | None, str | None]:
+def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece | None, str | None]:
     """``timepoint_precedes`` edges between consecutive time_index levels.
 
-    Timepoints sharing a time_index are ties: each precedes every timepoint of
-    the next level, none precedes another of its own level.
+    ``timepoints`` holds each row's timepoint and time_index. Timepoints sharing
+    a time_index are ties: each precedes every timepoint of the next level,
+    none precedes another of its own level.
     """
-    if timepoints is None or time_index is None:
+    if timepoints is None:
         return None, None
-    present = timepoints.notna().to_numpy() & ~np.isnan(time_index)
+    keys, time_index = timepoints  # distinct (timepoint, time) pairs
+    present = ~np.isnan(time_index)
     if not present.any():
         return None, None
-    levels = (
-        pd.DataFrame({"tp": timepoints[present].to_numpy(), "t": time_index[present]})
-        .drop_duplicates()
-        .sort_values(["t", "tp"], kind="stable")
-    )
+    names = keys.take(present).values()
+    levels = pd.DataFrame({"tp": names, "t": time_index[present]}).sort_values(["t", "tp"], kind="stable")
     if levels["tp"].duplicated().any():
         return None, None  # conflicting time_index per timepoint: assemble() reports it
     values = levels["t"].to_numpy()

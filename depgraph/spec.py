@@ -401,7 +401,7 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
         positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
     else:
         positions = graph.locate(NodeType.SAMPLE, ids)
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     start, _ = graph.type_range(NodeType.SAMPLE)
     for mode in BLOCK_MODES:
         rel = direct_relation(mode)
@@ -456,7 +456,7 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     """Each sample's outcome (its own, else its subject's); several outcomes
     are joined with ``|`` in sorted order; ``None`` where there is none."""
     start, stop = graph.type_range(NodeType.SAMPLE)
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     samples, outcomes = [], []
     if graph.has_relation("sample_has_outcome"):
         src, dst, _ = graph.relation_edges("sample_has_outcome")

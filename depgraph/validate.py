@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow.compute as pc
 
 from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
@@ -161,9 +162,12 @@ class _Context:
     """What rules share: cheap lookups computed once per validation."""
 
     graph: StudyGraph
-    keys: np.ndarray
     n_folds: int | None
     modes: tuple[str, ...] | None
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self.graph.key_values  # Python strings, built once per graph and only when a rule names nodes
 
     def ids(self, positions: np.ndarray) -> tuple[str, ...]:
         """Node ids (``subject:P1``) of some node positions, built only for those."""
@@ -218,12 +222,7 @@ def validate(
             )
     if n_folds is not None and n_folds < 2:
         raise DepgraphError("invalid_argument", f"n_folds must be at least 2, not {n_folds}")
-    ctx = _Context(
-        graph,
-        graph.nodes["key"].to_numpy(dtype=object),
-        n_folds,
-        tuple(modes) if modes is not None else None,
-    )
+    ctx = _Context(graph, n_folds, tuple(modes) if modes is not None else None)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):
@@ -258,17 +257,37 @@ def _structure(ctx: _Context) -> list[Issue]:
     out: list[Issue] = []
     types = g.nodes["type"].cat.codes.to_numpy()
     step = np.diff(types)
-    in_order = (step > 0) | ((step == 0) & (ctx.keys[1:] > ctx.keys[:-1]))  # builders sort nodes: unique iff rising
+    keys = g.key_array
+    rising = pc.greater(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False) if len(keys) > 1 else np.ones(0, bool)
+    in_order = (step > 0) | ((step == 0) & rising)  # builders sort nodes: unique iff rising
     if not in_order.all():
         ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
         dup = ids[ids.duplicated()].unique()
         if len(dup):
             out.append(Issue("duplicate_node_id", "error", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
-    src = g.edges["src"].to_numpy()
-    dst = g.edges["dst"].to_numpy()
-    dangling = (src < 0) | (src >= g.n_nodes) | (dst < 0) | (dst >= g.n_nodes)
-    if dangling.any():
-        rows = np.flatnonzero(dangling)
+    dangling_rows: list[np.ndarray] = []
+    misjoined: list[tuple[str, np.ndarray, np.ndarray]] = []
+    repeated = 0
+    offset = 0  # edge rows are counted as in StudyGraph.edges: relation by relation
+    for name, block in g.relations.items():
+        rel = RELATION[name]
+        src, dst = block.src, block.dst
+        dangling = (src < 0) | (src >= g.n_nodes) | (dst < 0) | (dst >= g.n_nodes)
+        dangling_rows.append(np.flatnonzero(dangling) + offset)
+        ok = ~dangling
+        bad = ok.copy()
+        bad[ok] = (types[src[ok]] != rel.source.rank) | (types[dst[ok]] != rel.target.rank)
+        if bad.any():
+            misjoined.append((name, src[bad], dst[bad]))
+        if len(src) > 1:
+            width = max(int(src.max()), int(dst.max()), 0) + 1
+            pair = src.astype(np.int64) * width + dst
+            if (np.diff(pair) < 0).any():  # builders keep edges sorted; a hand-made table may not be
+                pair = np.sort(pair)
+            repeated += int((pair[1:] == pair[:-1]).sum())
+        offset += len(src)
+    rows = np.concatenate(dangling_rows) if dangling_rows else np.array([], dtype=np.int64)
+    if len(rows):
         out.append(
             Issue(
                 "dangling_edge",
@@ -278,32 +297,25 @@ def _structure(ctx: _Context) -> list[Issue]:
                 count=len(rows),
             )
         )
-    ok = ~dangling
-    rel_codes = g.edges["relation"].cat.codes.to_numpy()
-    want_src = np.array([r.source.rank for r in RELATIONS])[rel_codes]
-    want_dst = np.array([r.target.rank for r in RELATIONS])[rel_codes]
-    bad = ok.copy()
-    bad[ok] = (types[src[ok]] != want_src[ok]) | (types[dst[ok]] != want_dst[ok])
-    if bad.any():
-        rows = np.flatnonzero(bad)
-        shown = [f"{ctx.ids(src[[r]])[0]} -[{RELATIONS[rel_codes[r]].name}]-> {ctx.ids(dst[[r]])[0]}" for r in rows[:3]]
+    if misjoined:
+        count = sum(len(s) for _, s, _ in misjoined)
+        shown = [
+            f"{ctx.ids(s[[i]])[0]} -[{name}]-> {ctx.ids(d[[i]])[0]}"
+            for name, s, d in misjoined
+            for i in range(min(3, len(s)))
+        ][:3]
+        ids = tuple(dict.fromkeys(x for _, s, d in misjoined for x in ctx.ids(s) + ctx.ids(d)))
         out.append(
             Issue(
                 "invalid_edge_signature",
                 "error",
-                f"{len(rows)} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
-                ids=tuple(dict.fromkeys(ctx.ids(src[rows]) + ctx.ids(dst[rows]))),
-                count=len(rows),
+                f"{count} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
+                ids=ids,
+                count=count,
             )
         )
-    if len(src):
-        width = max(int(src.max()), int(dst.max()), 0) + 1
-        triple = (rel_codes.astype(np.int64) * width + src) * width + dst
-        if (np.diff(triple) < 0).any():  # builders keep edges sorted; a hand-made table may not be
-            triple = np.sort(triple)
-        repeated = int((triple[1:] == triple[:-1]).sum())
-        if repeated:
-            out.append(Issue("duplicate_edge", "error", f"{repeated} edge(s) are declared twice", count=repeated))
+    if repeated:
+        out.append(Issue("duplicate_edge", "error", f"{repeated} edge(s) are declared twice", count=repeated))
     return out
 
 

@@ -121,7 +121,7 @@ def test_structural_rules_catch_hand_built_damage(family_meta):
     edges = pd.concat([edges, edges.iloc[[2]]], ignore_index=True)  # repeated edge
     nodes = pd.concat([g.nodes, g.nodes.iloc[[0]]], ignore_index=True)  # repeated node id
     attributes = pd.concat([g.attributes, g.attributes.iloc[[0]]], ignore_index=True)
-    broken = StudyGraph(nodes, attributes, edges)
+    broken = StudyGraph.from_tables(nodes, attributes, edges)
     found = codes(broken, levels=["structural"])
     assert set(found) == {"dangling_edge", "invalid_edge_signature", "duplicate_edge", "duplicate_node_id"}
     assert not validate(broken).valid

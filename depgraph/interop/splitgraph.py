@@ -339,7 +339,7 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
     left_out_types = (_NEW_IN_03 | _NEW_IN_04) if old else set()
     left_out_relations = _RELATIONS_AFTER_02 if old else set()
     notes = []
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     ids = graph.node_ids.to_numpy(dtype=object)
     sample_attrs = _sample_attrs(graph, left_out_relations)
     nodes = []
@@ -367,7 +367,8 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
         if rel in left_out_relations:
             notes.append(f"{len(src)} {rel} edge(s)")
             continue
-        provenance = graph.edges["provenance"].to_numpy()[graph.relation_slice(rel)]
+        block = graph.relations[rel]
+        provenance = np.asarray(block.labels, dtype=object)[block.codes()]
         for k, (a, b, w, p) in enumerate(zip(src, dst, weight, provenance, strict=True), start=1):
             attrs = {} if str(p) in _PLAIN_PROVENANCE else {"provenance": str(p)}
             if not np.isnan(w):
@@ -392,7 +393,7 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
 
 def _sample_attrs(graph: StudyGraph, left_out: set[str]) -> list[dict[str, Any]]:
     """splitGraph's sample attributes: the metadata id of each single-target relation."""
-    keys = graph.nodes["key"].to_numpy(dtype=object)
+    keys = graph.key_values
     n = graph.count(NodeType.SAMPLE)
     attrs: list[dict[str, Any]] = [{} for _ in range(n)]
     for rel in RELATIONS:
