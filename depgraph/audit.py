@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import existing_file, read_table
 
@@ -203,7 +204,7 @@ def _lsh(unit: np.ndarray, threshold: float, bits: int, bands: int, seed: int) -
     if not candidates:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
     pairs = np.sort(np.concatenate(candidates, axis=1), axis=0)
-    pairs = np.unique(pairs[0] * n + pairs[1])
+    pairs = distinct(pairs[0] * n + pairs[1])
     i, j = pairs // n, pairs % n
     sim = np.empty(len(pairs))
     for s in range(0, len(pairs), _GATHER_ROWS):  # gathered rows in chunks: bounded memory, warm pages

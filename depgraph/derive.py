@@ -36,6 +36,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
@@ -259,7 +260,7 @@ def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.nd
             f"samples= names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
             ids=unknown.tolist(),
         )
-    return np.unique(positions)
+    return distinct(positions)
 
 
 def _edges_within(graph: StudyGraph, relation: str, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -290,7 +291,7 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
     if len(src):
         first = np.ones(len(src), dtype=bool)
         first[1:] = src[1:] != src[:-1]  # edges are sorted by (src, dst): first = smallest target key
-        multi = np.unique(src[~first])
+        multi = distinct(src[~first])
         if len(multi):
             sample_keys = graph.key_values[multi].tolist()
             allowed = mode == "subject" and bool(graph.overrides.get("allow_multi_subject_samples"))
@@ -376,7 +377,7 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
         index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         index_of_node = np.full(graph.n_nodes, np.nan)
-    used = np.unique(target[linked])
+    used = distinct(target[linked])
     rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
     notes: list[Issue] = []
     source = "none"
@@ -448,7 +449,7 @@ def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray |
         rank[frontier] = level
         nxt = np.concatenate([d[bounds[i] : bounds[i + 1]] for i in frontier])
         np.subtract.at(indegree, nxt, 1)
-        frontier = np.unique(nxt[indegree[nxt] == 0])
+        frontier = distinct(nxt[indegree[nxt] == 0])
         level += 1
     if (rank == 0).any():  # left over: a cycle (check_time_order raises first)
         return None
@@ -475,11 +476,11 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     if loops.any():
         ids = pd.unique(keys[src[loops]]).tolist()
         found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
-    n = graph.n_nodes
-    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    start, stop = graph.type_range(NodeType.TIMEPOINT)  # precedence joins timepoints only
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src - start, dst - start)), shape=(stop - start, stop - start))
     n_comp, labels = connected_components(adjacency, directed=True, connection="strong")
     sizes = np.bincount(labels, minlength=n_comp)
-    cyclic = np.flatnonzero(sizes[labels] > 1)
+    cyclic = np.flatnonzero(sizes[labels] > 1) + start
     if len(cyclic):
         ids = keys[cyclic].tolist()
         found.append(("timepoint_precedence_cycle", f"timepoint_precedes has a cycle through {describe_ids(ids)}", ids))
@@ -511,8 +512,9 @@ def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarra
     src = np.concatenate(parts_src) if parts_src else np.empty(0, np.int64)
     dst = np.concatenate(parts_dst) if parts_dst else np.empty(0, np.int64)
     n = graph.n_nodes
-    adjacency = sp.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
-    return connected_components(adjacency, directed=True, connection="weak")[1]
+    # float64 entries: csgraph works on float64 and would otherwise copy the matrix to convert it
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    return connected_components(adjacency, directed=False)[1]
 
 
 def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:

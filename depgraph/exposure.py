@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.arrays import distinct
 from depgraph.derive import Partition
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import read_table
@@ -121,7 +122,7 @@ def _read_assignment(
     rows = positions[used]
     repeated = pd.Series(rows).duplicated()
     if repeated.any():
-        twice = spec.sample_ids[np.unique(rows[repeated.to_numpy()])].tolist()
+        twice = spec.sample_ids[distinct(rows[repeated.to_numpy()])].tolist()
         raise DepgraphError("duplicate_id", f"assignment lists sample(s) {describe_ids(twice)} twice", ids=twice)
     return rows, values[used].to_numpy(dtype=object), int(unused.sum()), split_column
 

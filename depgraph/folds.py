@@ -48,6 +48,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.spec import FoldPlan, FoldSplit, SplitSpec
 
@@ -536,7 +537,7 @@ class TimeOrdered(FoldScheme):
             )
         groups = _Groups.of(spec)
         rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
-        levels = np.unique(rank[~np.isnan(rank)])
+        levels = distinct(rank[~np.isnan(rank)])
         if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 1:
             raise DepgraphError("invalid_argument", f"n_splits must be a positive integer, not {self.n_splits!r}")
         if len(levels) < self.n_splits + 1:

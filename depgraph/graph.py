@@ -44,6 +44,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
@@ -281,7 +282,10 @@ class StudyGraph:
     @property
     def key_array(self) -> pa.Array:
         """Every node's key as one Arrow string array, in node order."""
-        return text_array(self.nodes["key"])
+        keys = self._lookups.get("key_array")
+        if keys is None:
+            keys = self._lookups["key_array"] = text_array(self.nodes["key"])
+        return keys
 
     def _key_index(self, node_type: NodeType) -> pd.Index:
         index = self._lookups.get(node_type)
@@ -294,12 +298,27 @@ class StudyGraph:
         return index
 
     def locate(self, node_type: NodeType | str, keys: Iterable[Any]) -> np.ndarray:
-        """Node positions of ``keys`` of one type; ``-1`` where a key is unknown."""
+        """Node positions of ``keys`` of one type; ``-1`` where a key is unknown (or missing).
+
+        Keys are matched in Arrow, each distinct key once. The last Arrow
+        array located per type is remembered, so a builder that checks a
+        vocabulary before adding its edges does not look it up twice.
+        """
         node_type = NodeType(node_type)
-        start, _ = self.type_range(node_type)
-        wanted = keys.to_numpy(zero_copy_only=False) if isinstance(keys, pa.Array) else np.asarray(keys, dtype=object)
-        found = self._key_index(node_type).get_indexer(pd.Index(wanted, dtype=object))
-        return np.where(found >= 0, found + start, -1).astype(np.int64)
+        memo = self._lookups.get(("located", node_type))
+        if memo is not None and memo[0] is keys:
+            return memo[1]
+        start, stop = self.type_range(node_type)
+        wanted = text_array(keys)
+        encoded = wanted.dictionary_encode()
+        own = self.key_array.slice(start, stop - start)
+        found = pc.index_in(encoded.dictionary, value_set=own).fill_null(-1).to_numpy(zero_copy_only=False)
+        found = np.where(found >= 0, found.astype(np.int64) + start, -1)
+        # a missing key has a null code: -1 picks the appended "unknown"
+        positions = np.append(found, -1)[encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)]
+        if isinstance(keys, pa.Array):
+            self._lookups[("located", node_type)] = (keys, positions)
+        return positions
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -502,7 +521,7 @@ class StudyGraph:
         edge_pieces = []
         for rel, block in self.relations.items():
             codes = block.codes()
-            for code in np.unique(codes):
+            for code in distinct(codes):
                 rows = codes == code
                 edge_pieces.append(
                     EdgePiece(
@@ -537,7 +556,7 @@ class StudyGraph:
             if block.weight is not None and not np.isnan(block.weight).all():
                 entry["weight"] = _json_column(pd.Series(block.weight))
             codes = block.codes()
-            used = np.unique(codes)
+            used = distinct(codes)
             entry["provenance"] = (
                 block.labels[used[0]] if len(used) == 1 else np.asarray(block.labels, dtype=object)[codes].tolist()
             )
@@ -903,7 +922,7 @@ def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
         src, _, _ = graph.relation_edges(rel.name)
         if len(src) < 2:
             continue
-        repeated = np.unique(src[1:][src[1:] == src[:-1]])
+        repeated = distinct(src[1:][src[1:] == src[:-1]])
         if len(repeated):
             samples = keys[repeated].tolist()
             raise DepgraphError(

@@ -467,7 +467,9 @@ def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> t
     return a, b
 
 
-def _unknown_ids(graph: StudyGraph, node_type: NodeType, ids: pd.Series, unknown: Unknown, what: str) -> np.ndarray:
+def _unknown_ids(
+    graph: StudyGraph, node_type: NodeType, ids: pd.Series | pa.Array, unknown: Unknown, what: str
+) -> np.ndarray:
     """Which of ``ids`` name nodes of ``node_type``; unknown ids raise, or with
     ``unknown="ignore"`` are only flagged (their rows are dropped by the caller)."""
     if unknown not in ("error", "ignore"):
@@ -480,7 +482,8 @@ def _unknown_ids(graph: StudyGraph, node_type: NodeType, ids: pd.Series, unknown
         )
     known = graph.locate(node_type, ids) >= 0
     if not known.all() and unknown == "error":
-        strangers = pd.unique(ids[~known].to_numpy(dtype=object)).tolist()
+        named = ids.filter(pa.array(~known)).to_pylist() if isinstance(ids, pa.Array) else ids[~known].tolist()
+        strangers = list(dict.fromkeys(named))
         raise DepgraphError(
             "reference",
             f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)} "
@@ -492,12 +495,21 @@ def _unknown_ids(graph: StudyGraph, node_type: NodeType, ids: pd.Series, unknown
 
 def _pairs_known(
     graph: StudyGraph, node_type: NodeType, a: pd.Series, b: pd.Series, unknown: Unknown, what: str
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """Rows whose two ids are both known, and the record of what was dropped."""
-    known = _unknown_ids(graph, node_type, pd.concat([a, b], ignore_index=True), unknown, what)
+) -> tuple[np.ndarray, dict[str, Any], Keys]:
+    """Rows whose two ids are both known, the record of what was dropped, and
+    the ids of both columns (``a`` then ``b``) factorised and already located."""
+    ends = Keys.of(pd.concat([a, b], ignore_index=True))
+    known_ids = _unknown_ids(graph, node_type, ends.vocab, unknown, what)  # one entry per distinct id
+    known = known_ids[ends.codes]
     both = known[: len(a)] & known[len(a) :]
-    strangers = pd.unique(pd.concat([a, b], ignore_index=True)[~known].to_numpy(dtype=object))
-    return both, _dropped_record(int((~both).sum()), strangers)
+    strangers = ends.vocab.filter(pa.array(~known_ids)).to_numpy(zero_copy_only=False)  # first-seen order
+    return both, _dropped_record(int((~both).sum()), strangers), ends
+
+
+def _pair_ends(ends: Keys, n: int, rows: np.ndarray) -> tuple[Keys, Keys]:
+    """Both ends of some rows of a pair table factorised by :func:`_pairs_known`."""
+    rows = np.flatnonzero(rows) if rows.dtype == bool else rows
+    return ends.take(rows), ends.take(rows + n)
 
 
 def _dropped_record(n_dropped: int, strangers: np.ndarray) -> dict[str, Any]:
@@ -551,7 +563,7 @@ def kinship_pairs(
         pairs, read = read_kinship(source, format, value, id_template=id_template)
         a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
         b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
-        both, dropped = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+        both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
         kin = pairs["kinship"].to_numpy(dtype=np.float64)
         record |= {"source": str(source), "format": format, "id_template": id_template,
                    "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
@@ -561,6 +573,7 @@ def kinship_pairs(
         known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
         a, b, kin, origin = _matrix_pairs(source, names, value, what)
         both = known_ids[_positions_in(names, a)] & known_ids[_positions_in(names, b)]
+        ends = Keys.of(pd.concat([a, b], ignore_index=True))
         record |= {"source": origin}
         dropped = _dropped_record(int((~both).sum()), names[~known_ids].to_numpy(dtype=object))
         provenance = "kinship:matrix"
@@ -573,22 +586,22 @@ def kinship_pairs(
         a, b = _pair_keys(frame, id_columns, what)
         kin = _numeric(frame[value_column], value_column, what)
         _check_kinship_values(kin, np.arange(len(kin)), what)
-        known, dropped = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
-        kept = kin >= value
-        both = known[kept]
-        a, b, kin = a[kept].reset_index(drop=True), b[kept].reset_index(drop=True), kin[kept]
+        known, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+        both = known & (kin >= value)
         record |= {"source": str(source) if isinstance(source, (str, os.PathLike)) else "pairs", "pairs_in": len(frame)}
         provenance = "kinship:pairs"
-    a, b, kin = a[both].reset_index(drop=True), b[both].reset_index(drop=True), kin[both]
+    rows = np.flatnonzero(both)
+    src, dst = _pair_ends(ends, len(a), rows)
+    kin = kin[rows]
     record |= {
         "threshold": value,
         "threshold_name": degree,
         "inclusive": True,
-        "pairs_kept": len(a),
+        "pairs_kept": len(rows),
         "unknown": unknown,
         **dropped,
     }
-    return EdgePiece("subject_related_to", a, b, provenance, kin), record
+    return EdgePiece("subject_related_to", src, dst, provenance, kin), record
 
 
 def _positions_in(names: pd.Series, keys: pd.Series) -> np.ndarray:
@@ -786,13 +799,10 @@ def duplicate_pairs(
         raise DepgraphError("empty_input", f"{what} table has no rows")
     a, b = _pair_keys(frame, ("id1", "id2"), what)
     weight = _numeric(frame[similarity_column], similarity_column, what) if similarity_column else None
-    known, dropped = _pairs_known(graph, NodeType.SAMPLE, a, b, unknown, what)
+    known, dropped, ends = _pairs_known(graph, NodeType.SAMPLE, a, b, unknown, what)
+    src, dst = _pair_ends(ends, len(a), known)
     piece = EdgePiece(
-        "sample_duplicate_of",
-        a[known].reset_index(drop=True),
-        b[known].reset_index(drop=True),
-        f"duplicates:{provenance}",
-        None if weight is None else weight[known],
+        "sample_duplicate_of", src, dst, f"duplicates:{provenance}", None if weight is None else weight[known]
     )
     record = {
         "step": "add_duplicates",

@@ -42,15 +42,16 @@ import datetime as _dt
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import metadata as _metadata
 from typing import Any, Literal
 
 import numpy as np
 import orjson
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from depgraph.arrays import distinct
 from depgraph.derive import Partition, _time_columns, direct_relation
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
@@ -193,7 +194,7 @@ def _sorted_positions(values: Any) -> np.ndarray:
     """Positions as a sorted int64 array without repeats (cheap when already so)."""
     positions = np.asarray(values, dtype=np.int64)
     if len(positions) > 1 and not (np.diff(positions) > 0).all():
-        positions = np.unique(positions)
+        positions = distinct(positions)
     return positions
 
 
@@ -269,6 +270,9 @@ class SplitSpec(_Model):
     pseudonymization: Pseudonymization | None = None
     samples: pd.DataFrame = Field(exclude=True)
     folds: FoldPlan | None = Field(default=None, exclude=True)
+    # the sample columns as compact JSON, with the frame they were encoded from:
+    # the digest and the file share one encoding (copies of a spec carry it along)
+    _encoded: tuple[pd.DataFrame, dict[str, bytes]] | None = PrivateAttr(default=None)
 
     # ---- construction ----------------------------------------------------------
     @classmethod
@@ -352,9 +356,7 @@ class SplitSpec(_Model):
     # ---- JSON -----------------------------------------------------------------------
     def to_json_dict(self) -> dict[str, Any]:
         """The spec as JSON-ready Python values, keys in contract order."""
-        doc = self.model_dump(mode="json")
-        if doc.get("pseudonymization") is None:
-            doc.pop("pseudonymization", None)
+        doc = self._envelope()
         doc["samples"] = {c: column_to_json(self.samples[c]) for c in self.samples.columns}
         if self.folds is not None:
             doc["folds"] = self.folds.to_json_dict()
@@ -362,11 +364,32 @@ class SplitSpec(_Model):
 
     def compute_digest(self) -> str:
         """``sha256:<hex>`` of the canonical content (see :func:`canonical_bytes`)."""
-        return content_digest(self.to_json_dict())
+        doc = self._envelope()
+        if self.folds is not None:
+            doc["folds"] = self.folds.to_json_dict()
+        columns = self._column_bytes()
+        samples = [b"{", b",".join(orjson.dumps(c) + b":" + columns[c] for c in sorted(columns)), b"}"]
+        digest = hashlib.sha256()
+        for part in _canonical_parts(doc, samples):
+            digest.update(part)
+        return "sha256:" + digest.hexdigest()
 
     def to_json_bytes(self) -> bytes:
         """Pretty envelope, one line per sample column: readable and compact."""
-        return _layout(self.to_json_dict())
+        return _layout(self._envelope(), self._column_bytes(), self.folds.to_json_dict() if self.folds else None)
+
+    def _envelope(self) -> dict[str, Any]:
+        doc = self.model_dump(mode="json")
+        if doc.get("pseudonymization") is None:
+            doc.pop("pseudonymization", None)
+        return doc
+
+    def _column_bytes(self) -> dict[str, bytes]:
+        """Each sample column as compact JSON, encoded once per samples frame."""
+        if self._encoded is None or self._encoded[0] is not self.samples:
+            columns = {c: _column_bytes(self.samples[c]) for c in self.samples.columns}
+            self._encoded = (self.samples, columns)
+        return self._encoded[1]
 
     def __repr__(self) -> str:
         folds = f", {len(self.folds.splits)} splits ({self.folds.scheme})" if self.folds else ""
@@ -382,13 +405,20 @@ def _now() -> str:
 
 
 def summarise(samples: pd.DataFrame) -> Summary:
-    """n_samples, n_groups, the largest group and the number of single-sample groups."""
-    sizes = samples.groupby("group_id", sort=True).size().sort_values(ascending=False, kind="stable")
+    """n_samples, n_groups, the largest group (the smallest id among equals)
+    and the number of single-sample groups.
+
+    >>> summarise(pd.DataFrame({"group_id": ["b", "a", "b", "a", "c"]})).largest_group
+    'a'
+    """
+    codes, groups = pd.factorize(samples["group_id"].to_numpy(dtype=object))
+    sizes = np.bincount(codes, minlength=len(groups))
+    largest = int(sizes.max()) if len(sizes) else 0
     return Summary(
         n_samples=len(samples),
-        n_groups=len(sizes),
-        largest_group=str(sizes.index[0]) if len(sizes) else None,
-        largest_group_size=int(sizes.iloc[0]) if len(sizes) else 0,
+        n_groups=len(groups),
+        largest_group=str(min(groups[sizes == largest].tolist())) if len(sizes) else None,
+        largest_group_size=largest,
         singletons=int((sizes == 1).sum()),
     )
 
@@ -472,7 +502,7 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
         outcomes.append(o_dst[np.repeat(first, reps) + _ranges(reps)])
     if not samples:
         return None
-    pairs = np.unique(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # sorted: by sample, outcome
+    pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # sorted: by sample, outcome
     sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
     per_sample = np.full(stop - start, None, dtype=object)
     counts = np.bincount(sample, minlength=stop - start)
@@ -522,8 +552,21 @@ def column_to_json(series: pd.Series) -> list[Any]:
     return values.tolist()
 
 
+def _column_bytes(series: pd.Series) -> bytes:
+    """A sample column as compact JSON (what ``orjson.dumps(column_to_json(series))`` gives), without
+    building a cleaned copy: orjson writes ``None`` and NaN as ``null`` itself."""
+    if pd.api.types.is_float_dtype(series.dtype):
+        return orjson.dumps(series.to_numpy(dtype=np.float64).tolist())
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return orjson.dumps(series.to_numpy(dtype=object, na_value=None).tolist())
+    try:
+        return orjson.dumps(series.to_numpy(dtype=object).tolist())
+    except TypeError:  # a value orjson does not know (pd.NA, numpy scalars): clean it first
+        return orjson.dumps(column_to_json(series))
+
+
 # --------------------------------------------------------------------------- digest and layout
-def canonical_bytes(doc: dict[str, Any]) -> bytes:
+def canonical_bytes(doc: dict[str, Any], samples: bytes | None = None) -> bytes:
     """The canonical form the digest is taken over.
 
     Every top-level field except ``created_at``, ``generator`` and ``digest``,
@@ -531,31 +574,47 @@ def canonical_bytes(doc: dict[str, Any]) -> bytes:
     strings in UTF-8, integers as integers and other numbers in their shortest
     round-trip form. Readers in other languages reproduce it with any JSON
     library that sorts keys and writes shortest round-trip floats.
+    ``samples``, when given, is the ``samples`` object already in that form.
+
+    >>> canonical_bytes({"b": [1, 2.5], "a": {"y": None, "x": "é"}, "digest": "sha256:0"})
+    b'{"a":{"x":"\xc3\xa9","y":null},"b":[1,2.5]}'
     """
+    return b"".join(_canonical_parts(doc, None if samples is None else [samples]))
+
+
+def _canonical_parts(doc: dict[str, Any], samples: list[bytes] | None) -> Iterator[bytes]:
+    """:func:`canonical_bytes` in pieces, so a large ``samples`` object is hashed without being copied:
+    the same bytes as dumping the whole dict with sorted keys."""
     content = {k: v for k, v in doc.items() if k not in UNDIGESTED}
-    return orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    keys = sorted({*content, *(["samples"] if samples is not None else [])})
+    yield b"{"
+    for i, key in enumerate(keys):
+        yield (b"," if i else b"") + orjson.dumps(key) + b":"
+        if key == "samples" and samples is not None:
+            yield from samples
+        else:
+            yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS)
+    yield b"}"
 
 
 def content_digest(doc: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_bytes(doc)).hexdigest()
 
 
-def _layout(doc: dict[str, Any]) -> bytes:
+def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str, Any] | None) -> bytes:
     """Indented JSON whose long arrays (sample columns, fold splits) stay on one line each."""
-    parts = []
-    for key, value in doc.items():
-        if key == "samples":
-            body = ",\n".join(f"    {orjson.dumps(c).decode()}: {orjson.dumps(v).decode()}" for c, v in value.items())
-            text = "{\n" + body + "\n  }"
-        elif key == "folds" and isinstance(value, dict):
-            head = {k: v for k, v in value.items() if k != "splits"}
-            inner = orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2]  # drop "\n}"
-            rows = ",\n".join(f"      {orjson.dumps(split).decode()}" for split in value["splits"])
-            text = inner.replace("\n", "\n  ") + ',\n    "splits": [\n' + rows + "\n    ]\n  }"
-        else:
-            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode().replace("\n", "\n  ")
-        parts.append(f"  {orjson.dumps(key).decode()}: {text}")
-    return ("{\n" + ",\n".join(parts) + "\n}\n").encode()
+    parts = [
+        orjson.dumps(key) + b": " + orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        for key, value in envelope.items()
+    ]
+    body = b",\n".join(b"    " + orjson.dumps(c) + b": " + v for c, v in columns.items())
+    parts.append(b'"samples": {\n' + body + b"\n  }")
+    if folds is not None:
+        head = {k: v for k, v in folds.items() if k != "splits"}
+        inner = orjson.dumps(head, option=orjson.OPT_INDENT_2)[:-2]  # drop "\n}"
+        rows = b",\n".join(b"      " + orjson.dumps(split) for split in folds["splits"])
+        parts.append(b'"folds": ' + inner.replace(b"\n", b"\n  ") + b',\n    "splits": [\n' + rows + b"\n    ]\n  }")
+    return b"{\n" + b",\n".join(b"  " + p for p in parts) + b"\n}\n"
 
 
 # --------------------------------------------------------------------------- files

@@ -36,8 +36,10 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arrays import distinct
 from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
@@ -170,10 +172,13 @@ class _Context:
         return self.graph.key_values  # Python strings, built once per graph and only when a rule names nodes
 
     def ids(self, positions: np.ndarray) -> tuple[str, ...]:
-        """Node ids (``subject:P1``) of some node positions, built only for those."""
-        types = self.graph.nodes["type"].cat.codes.to_numpy()[positions]
-        prefixes = [t.prefix for t in NODE_TYPES]
-        return tuple(f"{prefixes[t]}:{k}" for t, k in zip(types.tolist(), self.keys[positions].tolist(), strict=True))
+        """Node ids (``subject:P1``) of some node positions, built only for those (in Arrow: a
+        finding about 400,000 subjects names them all)."""
+        at = pa.array(np.asarray(positions, dtype=np.int64))
+        types = pa.array(self.graph.nodes["type"].cat.codes.to_numpy()).take(at)
+        prefixes = pa.array([f"{t.prefix}:" for t in NODE_TYPES]).take(types)
+        joined = pc.binary_join_element_wise(prefixes, self.graph.key_array.take(at), "")
+        return tuple(joined.to_numpy(zero_copy_only=False))
 
     def sample_targets(self, relation: str) -> np.ndarray:
         """Each sample's target of a relation (``-1``: none)."""
@@ -530,7 +535,7 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
     src, dst, _ = ctx.graph.relation_edges("subject_related_to")
     if not len(src):
         return []
-    subjects = np.unique(np.concatenate([src, dst]))
+    subjects = distinct(np.concatenate([src, dst]))
     return [
         Issue(
             "related_subjects",
@@ -558,7 +563,7 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     across = (a != b) | (a < 0)
     if not across.any():
         return []
-    samples = np.unique(np.concatenate([src[across], dst[across]]))
+    samples = distinct(np.concatenate([src[across], dst[across]]))
     return [
         Issue(
             "duplicates_across_subjects",
