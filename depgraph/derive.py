@@ -27,12 +27,15 @@ on the order of input rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
@@ -56,6 +59,29 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "dominant_group": ("warning", "one group holds more than half the samples"),
     "mostly_singletons": ("advisory", "most samples are alone in their group: dependency coverage may be sparse"),
 }
+
+
+class GroupShape(NamedTuple):
+    """How samples spread over groups: the numbers a spec's summary and the shape warnings need."""
+
+    n_groups: int
+    largest_group: str | None  # the smallest group id among the largest groups
+    largest_group_size: int
+    singletons: int
+
+
+def group_shape(group_ids: Any) -> GroupShape:
+    """The :class:`GroupShape` of one group id per sample (counted, never sorted).
+
+    >>> group_shape(["b", "a", "b", "a", "c"])
+    GroupShape(n_groups=3, largest_group='a', largest_group_size=2, singletons=1)
+    """
+    codes, groups = pd.factorize(np.asarray(group_ids, dtype=object))
+    sizes = np.bincount(codes, minlength=len(groups))
+    if not len(sizes):
+        return GroupShape(0, None, 0, 0)
+    largest = int(sizes.max())
+    return GroupShape(len(groups), str(min(groups[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +128,12 @@ class Partition:
 
     @property
     def n_groups(self) -> int:
-        return int(self.samples["group_id"].nunique())
+        return self.shape.n_groups
+
+    @functools.cached_property
+    def shape(self) -> GroupShape:
+        """Number of groups, the largest, and the singletons."""
+        return group_shape(self.group_ids)
 
     def groups(self) -> dict[str, str]:
         """``{sample_id: group_id}`` (for small partitions and tests)."""
@@ -118,14 +149,7 @@ class Partition:
         return pd.factorize(self.samples["group_id"], sort=True)[0]
 
     def summary(self) -> dict[str, Any]:
-        sizes = self.group_sizes()
-        return {
-            "n_samples": self.n_samples,
-            "n_groups": self.n_groups,
-            "largest_group": sizes.index[0] if len(sizes) else None,
-            "largest_group_size": int(sizes.iloc[0]) if len(sizes) else 0,
-            "singletons": int((sizes == 1).sum()),
-        }
+        return {"n_samples": self.n_samples, **self.shape._asdict()}
 
     def __repr__(self) -> str:
         how = f"{self.mode}/{self.strategy}" if self.strategy else self.mode
@@ -503,7 +527,15 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
 # --------------------------------------------------------------------------- component modes
 def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
     """Connected-component label of every node over ``relations``,
-    with unselected samples (and their edges) removed."""
+    with unselected samples (and their edges) removed.
+
+    Over all samples the labels are kept with the graph (graphs are
+    immutable): validation and the derivation after it share one pass.
+    """
+    every = len(selected) == graph.count(NodeType.SAMPLE)
+    key = ("components", tuple(relations))
+    if every and key in graph.derived:
+        return graph.derived[key]
     parts_src, parts_dst = [], []
     for rel in relations:
         src, dst, _ = _edges_within(graph, rel, selected)
@@ -514,16 +546,20 @@ def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarra
     n = graph.n_nodes
     # float64 entries: csgraph works on float64 and would otherwise copy the matrix to convert it
     adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-    return connected_components(adjacency, directed=False)[1]
+    labels = connected_components(adjacency, directed=False)[1]
+    labels.flags.writeable = False  # shared: nobody may change it in place
+    if every:
+        graph.derived[key] = labels
+    return labels
 
 
 def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:
     """``prefix + smallest member sample id`` for each selected sample."""
-    keys = graph.key_values
-    comp = labels[selected]
-    _, first, inverse = np.unique(comp, return_index=True, return_inverse=True)
+    inverse, _ = pd.factorize(labels[selected])  # codes in order of first appearance
+    seen = np.maximum.accumulate(inverse)
+    first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
     representative = selected[first]  # selected is sorted: first member = smallest sample id
-    return _prefixed(prefix, keys[representative])[inverse]  # label each component once
+    return _prefixed(prefix, graph.key_array.take(pa.array(representative)))[inverse]  # each component once
 
 
 def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
@@ -670,29 +706,30 @@ def _with_shape_warnings(partition: Partition) -> Partition:
     """Add findings about the partition's shape: one group, a dominant group,
     mostly singletons."""
     notes = list(partition.warnings)
-    sizes = partition.group_sizes()
+    shape = partition.shape
     n = partition.n_samples
     label = _mode_label(partition)
-    if len(sizes) == 1 and n > 1:
+    largest, size = shape.largest_group, shape.largest_group_size
+    if shape.n_groups == 1 and n > 1:
         notes.append(
             Issue(
                 "single_group",
                 "warning",
-                f"mode {label} puts all {n} samples in one group ({sizes.index[0]}): no split is possible",
-                ids=(sizes.index[0],),
+                f"mode {label} puts all {n} samples in one group ({largest}): no split is possible",
+                ids=(largest,),
             )
         )
-    elif len(sizes) > 1 and sizes.iloc[0] > DOMINANT_SHARE * n:
+    elif shape.n_groups > 1 and size > DOMINANT_SHARE * n:
         notes.append(
             Issue(
                 "dominant_group",
                 "warning",
-                f"mode {label}: group {sizes.index[0]} holds {int(sizes.iloc[0])} of {n} samples "
-                f"({sizes.iloc[0] / n:.0%}); any split will be lopsided",
-                ids=(sizes.index[0],),
+                f"mode {label}: group {largest} holds {size} of {n} samples ({size / n:.0%}); "
+                "any split will be lopsided",
+                ids=(largest,),
             )
         )
-    alone = int((sizes == 1).sum())  # samples alone in their group
+    alone = shape.singletons  # samples alone in their group
     if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
         notes.append(
             Issue(
@@ -701,7 +738,7 @@ def _with_shape_warnings(partition: Partition) -> Partition:
                 f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
             )
         )
-    return Partition(
+    shaped = Partition(
         partition.samples,
         partition.mode,
         partition.strategy,
@@ -711,15 +748,24 @@ def _with_shape_warnings(partition: Partition) -> Partition:
         tuple(notes),
         partition.parameters,
     )
+    shaped.__dict__["shape"] = shape  # same samples, same shape: not counted twice
+    return shaped
 
 
 def _mode_label(partition: Partition) -> str:
     return f"composite/{partition.strategy}" if partition.strategy else partition.mode
 
 
-def _prefixed(prefix: str, values: np.ndarray) -> np.ndarray:
-    """``prefix + value`` for each value, as an object array."""
-    return np.array([prefix + str(v) for v in values.tolist()], dtype=object) if len(values) else np.empty(0, object)
+def _prefixed(prefix: str, values: np.ndarray | pa.Array) -> np.ndarray:
+    """``prefix + value`` for each text value, as an object array (joined in Arrow).
+
+    >>> _prefixed("subject:", np.array(["P1", "P2"], dtype=object)).tolist()
+    ['subject:P1', 'subject:P2']
+    """
+    if not len(values):
+        return np.empty(0, object)
+    text = values if isinstance(values, pa.Array) else pa.array(np.asarray(values, dtype=object), type=pa.string())
+    return pc.binary_join_element_wise(prefix, text, "").to_numpy(zero_copy_only=False)
 
 
 def _frame(sample_ids: np.ndarray, group_ids: np.ndarray, basis: pd.Categorical) -> pd.DataFrame:

@@ -222,6 +222,8 @@ class StudyGraph:
     # lookups built from ``nodes`` (key index, key arrays), shared by every graph
     # derived from this one with the same nodes: adding edges never rebuilds them
     _lookups: dict[Any, Any] = field(default_factory=dict, compare=False)
+    # results computed from this graph (component labels), kept for whoever asks next
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False, init=False)
 
     @classmethod
     def from_tables(

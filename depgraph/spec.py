@@ -52,7 +52,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from depgraph.arrays import distinct
-from depgraph.derive import Partition, _time_columns, direct_relation
+from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import StudyGraph
@@ -411,16 +411,7 @@ def summarise(samples: pd.DataFrame) -> Summary:
     >>> summarise(pd.DataFrame({"group_id": ["b", "a", "b", "a", "c"]})).largest_group
     'a'
     """
-    codes, groups = pd.factorize(samples["group_id"].to_numpy(dtype=object))
-    sizes = np.bincount(codes, minlength=len(groups))
-    largest = int(sizes.max()) if len(sizes) else 0
-    return Summary(
-        n_samples=len(samples),
-        n_groups=len(groups),
-        largest_group=str(min(groups[sizes == largest].tolist())) if len(sizes) else None,
-        largest_group_size=largest,
-        singletons=int((sizes == 1).sum()),
-    )
+    return Summary(n_samples=len(samples), **group_shape(samples["group_id"].to_numpy(dtype=object))._asdict())
 
 
 def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
