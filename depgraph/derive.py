@@ -494,11 +494,10 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     src, dst, _ = graph.relation_edges("timepoint_precedes")
     if not len(src):
         return []
-    keys = graph.key_values
     found: list[tuple[str, str, list[str]]] = []
     loops = src == dst
     if loops.any():
-        ids = pd.unique(keys[src[loops]]).tolist()
+        ids = pd.unique(graph.key_values[src[loops]]).tolist()
         found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
     start, stop = graph.type_range(NodeType.TIMEPOINT)  # precedence joins timepoints only
     adjacency = sp.csr_matrix((np.ones(len(src)), (src - start, dst - start)), shape=(stop - start, stop - start))
@@ -506,12 +505,13 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     sizes = np.bincount(labels, minlength=n_comp)
     cyclic = np.flatnonzero(sizes[labels] > 1) + start
     if len(cyclic):
-        ids = keys[cyclic].tolist()
+        ids = graph.key_values[cyclic].tolist()
         found.append(("timepoint_precedence_cycle", f"timepoint_precedes has a cycle through {describe_ids(ids)}", ids))
     if "time_index" in graph.attributes.columns:
         index = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
         against = ~np.isnan(index[src]) & ~np.isnan(index[dst]) & (index[src] >= index[dst]) & ~loops
         if against.any():
+            keys = graph.key_values  # Python strings, only when there is something to name
             pairs = [f"{keys[a]} -> {keys[b]}" for a, b in zip(src[against], dst[against], strict=True)]
             ids = pd.unique(np.concatenate([keys[src[against]], keys[dst[against]]])).tolist()
             found.append(

@@ -290,6 +290,7 @@ class SplitSpec(_Model):
             samples = _with_attributes(samples, graph, attributes)
         return cls.build(
             samples=samples,
+            summary=Summary(n_samples=partition.n_samples, **partition.shape._asdict()),  # same rows, same groups
             graph_name=graph.name,
             constraint=Constraint(
                 mode=partition.mode,
@@ -368,7 +369,10 @@ class SplitSpec(_Model):
         if self.folds is not None:
             doc["folds"] = self.folds.to_json_dict()
         columns = self._column_bytes()
-        samples = [b"{", b",".join(orjson.dumps(c) + b":" + columns[c] for c in sorted(columns)), b"}"]
+        samples = [b"{"]
+        for i, column in enumerate(sorted(columns)):
+            samples += [(b"," if i else b"") + orjson.dumps(column) + b":", columns[column]]
+        samples.append(b"}")
         digest = hashlib.sha256()
         for part in _canonical_parts(doc, samples):
             digest.update(part)
@@ -376,6 +380,9 @@ class SplitSpec(_Model):
 
     def to_json_bytes(self) -> bytes:
         """Pretty envelope, one line per sample column: readable and compact."""
+        return b"".join(self._json_pieces())
+
+    def _json_pieces(self) -> Iterator[bytes]:
         return _layout(self._envelope(), self._column_bytes(), self.folds.to_json_dict() if self.folds else None)
 
     def _envelope(self) -> dict[str, Any]:
@@ -592,26 +599,32 @@ def content_digest(doc: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_bytes(doc)).hexdigest()
 
 
-def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str, Any] | None) -> bytes:
-    """Indented JSON whose long arrays (sample columns, fold splits) stay on one line each."""
-    parts = [
-        orjson.dumps(key) + b": " + orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
-        for key, value in envelope.items()
-    ]
-    body = b",\n".join(b"    " + orjson.dumps(c) + b": " + v for c, v in columns.items())
-    parts.append(b'"samples": {\n' + body + b"\n  }")
+def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str, Any] | None) -> Iterator[bytes]:
+    """Indented JSON whose long arrays (sample columns, fold splits) stay on one line each, in pieces
+    (a file is written piece by piece: a million-sample column is never copied)."""
+    yield b"{"
+    for i, (key, value) in enumerate(envelope.items()):
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        yield (b",\n  " if i else b"\n  ") + orjson.dumps(key) + b": " + text
+    yield b',\n  "samples": {'
+    for i, (column, values) in enumerate(columns.items()):
+        yield (b",\n    " if i else b"\n    ") + orjson.dumps(column) + b": "
+        yield values
+    yield b"\n  }"
     if folds is not None:
         head = {k: v for k, v in folds.items() if k != "splits"}
         inner = orjson.dumps(head, option=orjson.OPT_INDENT_2)[:-2]  # drop "\n}"
-        rows = b",\n".join(b"      " + orjson.dumps(split) for split in folds["splits"])
-        parts.append(b'"folds": ' + inner.replace(b"\n", b"\n  ") + b',\n    "splits": [\n' + rows + b"\n    ]\n  }")
-    return b"{\n" + b",\n".join(b"  " + p for p in parts) + b"\n}\n"
+        yield b',\n  "folds": ' + inner.replace(b"\n", b"\n  ") + b',\n    "splits": ['
+        for i, split in enumerate(folds["splits"]):
+            yield (b",\n      " if i else b"\n      ") + orjson.dumps(split)
+        yield b"\n    ]\n  }"
+    yield b"\n}\n"
 
 
 # --------------------------------------------------------------------------- files
 def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
     """Write ``spec`` as JSON to ``path`` atomically."""
-    atomic_write_bytes(path, spec.to_json_bytes())
+    atomic_write_bytes(path, spec._json_pieces())
 
 
 def read_spec(path: str | os.PathLike[str]) -> SplitSpec:
