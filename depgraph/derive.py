@@ -526,31 +526,49 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
 
 # --------------------------------------------------------------------------- component modes
 def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
-    """Connected-component label of every node over ``relations``,
-    with unselected samples (and their edges) removed.
+    """Connected-component labels over ``relations``, with unselected samples
+    (and their edges) removed. Exact for the samples, which is what every
+    caller reads; other nodes may be left unmerged (see below).
 
     Over all samples the labels are kept with the graph (graphs are
-    immutable): validation and the derivation after it share one pass.
+    immutable): validation and the derivation after it share one pass. A
+    union of relations (a composite) starts from the labels already found
+    for some of them and adds the other relations one at a time, stopping as
+    soon as every sample is in one component: in a cohort whose batches link
+    everything, the site, study and timepoint edges are never read.
     """
     every = len(selected) == graph.count(NodeType.SAMPLE)
     key = ("components", tuple(relations))
     if every and key in graph.derived:
         return graph.derived[key]
-    parts_src, parts_dst = [], []
-    for rel in relations:
-        src, dst, _ = _edges_within(graph, rel, selected)
-        parts_src.append(src)
-        parts_dst.append(dst)
-    src = np.concatenate(parts_src) if parts_src else np.empty(0, np.int64)
-    dst = np.concatenate(parts_dst) if parts_dst else np.empty(0, np.int64)
-    n = graph.n_nodes
-    # float64 entries: csgraph works on float64 and would otherwise copy the matrix to convert it
-    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-    labels = connected_components(adjacency, directed=False)[1]
+    known = [k[1] for k in graph.derived if every and k[0] == "components" and set(k[1]) < set(relations)]
+    base = max(known, key=len) if known else ()
+    if base:
+        labels = graph.derived[("components", base)]
+        for rel in relations:
+            samples = labels[selected]
+            if len(samples) and (samples == samples[0]).all():
+                break  # one group: no further edge can change the samples' partition
+            if rel not in base:
+                src, dst, _ = _edges_within(graph, rel, selected)
+                labels = _merged(labels, labels[src], labels[dst])
+    else:
+        parts = [_edges_within(graph, rel, selected)[:2] for rel in relations]
+        src = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
+        dst = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
+        labels = _merged(np.arange(graph.n_nodes), src, dst)
     labels.flags.writeable = False  # shared: nobody may change it in place
     if every:
         graph.derived[key] = labels
     return labels
+
+
+def _merged(labels: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Node labels after joining the components that edges ``src -> dst`` (given as labels) link."""
+    n = int(labels.max()) + 1 if len(labels) else 0
+    # float64 entries: csgraph works on float64 and would otherwise copy the matrix to convert it
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    return connected_components(adjacency, directed=False)[1][labels]
 
 
 def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:

@@ -692,7 +692,8 @@ def assemble(
     attributes.index = nodes.index
     attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
     shell = StudyGraph(nodes, attributes, {}, name, _frozen(overrides or {}), tuple(map(_frozen, history)))
-    relations = _canonical_edges([_edge_block(shell, p, placed) for p in edge_pieces])
+    shared: dict[tuple[int, ...], np.ndarray] = {}
+    relations = _canonical_edges([_edge_block(shell, p, placed, shared) for p in edge_pieces])
     return StudyGraph(nodes, attributes, relations, name, shell.overrides, shell.history, shell._lookups)
 
 
@@ -768,22 +769,35 @@ def _empty_edges() -> pd.DataFrame:
 
 
 def _edge_block(
-    graph: StudyGraph, piece: EdgePiece, placed: Mapping[int, tuple[NodeType, np.ndarray]] | None = None
+    graph: StudyGraph,
+    piece: EdgePiece,
+    placed: Mapping[int, tuple[NodeType, np.ndarray]] | None = None,
+    shared: dict[tuple[int, ...], np.ndarray] | None = None,
 ) -> RelationEdges:
-    """A piece's edges as node positions; endpoints must name declared nodes."""
+    """A piece's edges as node positions; endpoints must name declared nodes.
+
+    ``shared`` remembers the positions of key columns already placed during
+    one assembly: every metadata relation has the same samples as sources.
+    """
     rel = RELATION.get(piece.relation)
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {piece.relation!r}")
+    order = piece.source_order if rel.directed else None  # rows in source order: place them in that order
     ends = []
     for keys, node_type in ((piece.src_keys, rel.source), (piece.dst_keys, rel.target)):
         placed_type, where = (placed or {}).get(id(keys.vocab), (None, None))
         if where is None or placed_type != node_type:
             where = graph.locate(node_type, keys.vocab)  # a vocabulary of another type or builder
-        positions = where[keys.codes]
+        memo = (id(keys.codes), id(where), id(order))
+        positions = None if shared is None else shared.get(memo)
+        if positions is None:
+            positions = where[keys.codes if order is None else keys.codes[order]]
+            if shared is not None:
+                shared[memo] = positions
         missing = positions < 0
         if missing.any():
-            named = keys.vocab.take(pa.array(keys.codes[missing])).to_pylist()
-            unknown = list(dict.fromkeys(named))
+            codes = keys.codes if order is None else keys.codes[order]
+            unknown = list(dict.fromkeys(keys.vocab.take(pa.array(codes[missing])).to_pylist()))
             raise DepgraphError(
                 "reference",
                 f"{piece.relation} ({piece.provenance}) names {len(unknown)} unknown {node_type.value} id(s): "
@@ -792,13 +806,18 @@ def _edge_block(
                 relation=piece.relation,
             )
         ends.append(positions)
+    src, dst = ends
     weight = None if piece.weight is None else np.asarray(piece.weight, dtype=np.float64)
-    if piece.source_order is not None and rel.directed:
-        src, dst = ends[0][piece.source_order], ends[1][piece.source_order]
-        if len(src) < 2 or bool((src[1:] > src[:-1]).all()):  # distinct, rising sources: canonical as it stands
-            weight = None if weight is None else weight[piece.source_order]
-            return RelationEdges(piece.relation, src, dst, weight, (piece.provenance,), canonical=True)
-    return RelationEdges(piece.relation, ends[0], ends[1], weight, (piece.provenance,))
+    if order is not None:
+        weight = None if weight is None else weight[order]
+        rising = None if shared is None else shared.get((id(src),))
+        if rising is None:
+            rising = np.array(len(src) < 2 or bool((src[1:] > src[:-1]).all()))
+            if shared is not None:
+                shared[(id(src),)] = rising
+        # distinct, rising sources: canonical as it stands
+        return RelationEdges(piece.relation, src, dst, weight, (piece.provenance,), canonical=bool(rising))
+    return RelationEdges(piece.relation, src, dst, weight, (piece.provenance,))
 
 
 def _blocks_of(edges: pd.DataFrame) -> dict[str, RelationEdges]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
 
@@ -156,3 +158,38 @@ def test_summary_and_codes(graph):
     }
     assert sorted(set(p.group_codes().tolist())) == [0, 1, 2]
     assert repr(p) == "Partition(relatedness: 10 samples in 3 groups)"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    subjects=st.lists(st.integers(0, 7), min_size=2, max_size=24),
+    batches=st.data(),
+    kin=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=6),
+)
+def test_composite_is_the_same_whether_parts_were_derived_before(subjects, batches, kin):
+    """Composite components may start from relatedness labels found earlier (and stop once
+    all samples are one group); the groups must equal those of a fresh graph."""
+    n = len(subjects)
+    meta = pd.DataFrame(
+        {
+            "sample_id": [f"S{i}" for i in range(n)],
+            "subject_id": [f"P{s}" for s in subjects],
+            "batch_id": [f"B{b}" for b in batches.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))],
+            "site_id": [f"X{b}" for b in batches.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))],
+        }
+    )
+    pairs = [(f"P{a}", f"P{b}") for a, b in kin if a != b and a in subjects and b in subjects]
+    kinship = pd.DataFrame({"id1": [a for a, _ in pairs], "id2": [b for _, b in pairs], "kinship": 0.25})
+
+    def fresh():
+        g = from_metadata(meta)
+        return g.add_kinship(kinship, 0.1) if pairs else g
+
+    def partition(p):  # groups as sets of samples, whatever their labels
+        return sorted(sorted(members) for members in p.samples.groupby("group_id")["sample_id"].agg(list))
+
+    warmed = fresh()
+    derive(warmed, "relatedness")
+    derive(warmed, "batch")
+    assert partition(derive(warmed, "composite")) == partition(derive(fresh(), "composite"))
+    assert derive(warmed, "composite").groups() == derive(fresh(), "composite").groups()
