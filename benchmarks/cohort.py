@@ -28,6 +28,12 @@ class CohortFiles:
     n_samples: int
 
 
+def cohort_files(n: int, directory: Path) -> CohortFiles:
+    """Where :func:`make_cohort` writes (or wrote) a cohort of ``n`` samples."""
+    names = ("metadata.csv", "kinship.csv", "coords.csv", "duplicates.csv")
+    return CohortFiles(*(directory / name for name in names), n)
+
+
 def make_cohort(n: int, directory: Path, seed: int = 0) -> CohortFiles:
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
@@ -74,9 +80,7 @@ def make_cohort(n: int, directory: Path, seed: int = 0) -> CohortFiles:
     duplicates = pd.DataFrame(
         {"id1": meta["sample_id"].to_numpy()[dup[:n_dup]], "id2": meta["sample_id"].to_numpy()[dup[n_dup:]]}
     )
-    files = CohortFiles(
-        directory / "metadata.csv", directory / "kinship.csv", directory / "coords.csv", directory / "duplicates.csv", n
-    )
+    files = cohort_files(n, directory)
     meta.to_csv(files.metadata, index=False)
     kinship.to_csv(files.kinship, index=False)
     coords.to_csv(files.coords, index=False)

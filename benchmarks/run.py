@@ -1,15 +1,19 @@
 """Stage timings and peak memory of the whole pipeline at 1e4 .. 1e7 samples.
 
-    python benchmarks/run.py --sizes 1e4,1e5,1e6 [--keep DIR]
+    python benchmarks/run.py --sizes 1e4,1e5,1e6 [--repeats 3] [--keep DIR]
 
-For each size a fresh process generates the cohort (benchmarks/cohort.py, not
-timed), then times every stage on it and reports the peak resident memory. The
-*floor* is the least any tool must do: read the metadata table and write the
-two spec columns (sample_id, group_id). The *target* is the path the
-performance goals name: read metadata, build the graph with kinship, validate,
-derive relatedness, write the spec. Results are printed as a table and written
-to benchmarks/results/pipeline.json (pipeline-small.json when every size is
-below 1e5; --output names another file, e.g. pipeline-1e7.json).
+For each size the cohort is generated once (benchmarks/cohort.py, not timed);
+then each repeat runs in a fresh process that times every stage on it and
+reports its peak resident memory. With several repeats a stage's time is its
+median over the repeats (a shared 2-core machine varies by a third from run to
+run) and the peak memory the largest seen. The *floor* is the least any tool
+must do: read the metadata table and write the two spec columns (sample_id,
+group_id). The *target* is the path the performance goals name: read metadata,
+build the graph with kinship, validate, derive relatedness, build the spec
+(block, time and stratum columns, summary, digest) and write it. Results are
+printed as a table and written to benchmarks/results/pipeline.json
+(pipeline-small.json when every size is below 1e5; --output names another
+file, e.g. pipeline-1e7.json).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,27 +43,30 @@ STAGES = (
     "derive subject",
     "derive relatedness",
     "derive composite strict",
+    "build spec",
     "assign folds",
     "write spec",
     "read spec",
 )
-TARGET = ("read metadata", "build graph", "add kinship", "validate", "derive relatedness", "write spec")
+TARGET = (
+    "read metadata", "build graph", "add kinship", "validate", "derive relatedness", "build spec", "write spec"
+)  # fmt: skip
 
 
 def measure(n: int, workdir: Path) -> dict:
-    """Run in a child process: time every stage on a cohort of n samples."""
+    """Run in a child process: time every stage on the cohort of n samples in ``workdir``."""
     import orjson
     import pandas as pd
 
     sys.path.insert(0, str(HERE))
-    from cohort import make_cohort
+    from cohort import cohort_files
 
     from depgraph import derive, from_metadata, validate
     from depgraph.files import atomic_write_bytes, read_table
     from depgraph.folds import assign_folds
     from depgraph.spec import SplitSpec, read_spec, write_spec
 
-    files = make_cohort(n, workdir)
+    files = cohort_files(n, workdir)
     times: dict[str, float] = {}
 
     def timed(stage, fn):
@@ -83,7 +91,7 @@ def measure(n: int, workdir: Path) -> dict:
     timed("derive subject", lambda: derive(graph, "subject"))
     related = timed("derive relatedness", lambda: derive(graph, "relatedness"))
     timed("derive composite strict", lambda: derive(spatial, "composite", via=["relatedness", "spatial"]))
-    spec = SplitSpec.from_partition(related, graph)
+    spec = timed("build spec", lambda: SplitSpec.from_partition(related, graph))
     with_folds = timed("assign folds", lambda: assign_folds(spec, "group-kfold", n_folds=5))
     timed("write spec", lambda: write_spec(with_folds, workdir / "spec.json"))
     timed("read spec", lambda: read_spec(workdir / "spec.json"))
@@ -101,17 +109,31 @@ def measure(n: int, workdir: Path) -> dict:
     }
 
 
-def run_size(n: int, keep: Path | None) -> dict:
+def run_size(n: int, keep: Path | None, repeats: int = 1) -> dict:
+    """Generate the cohort once, then measure it ``repeats`` times, each in a fresh process."""
+    sys.path.insert(0, str(HERE))
+    from cohort import make_cohort
+
     with tempfile.TemporaryDirectory() as tmp:
         workdir = (keep / str(n)) if keep else Path(tmp)
+        make_cohort(n, workdir)
         code = (
             f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from run import measure; "
             f"print(json.dumps(measure({n}, __import__('pathlib').Path({str(workdir)!r}))))"
         )
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        runs = []
+        for _ in range(repeats):
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(done.stderr)
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    row = dict(runs[0])
+    row["seconds"] = {s: round(statistics.median(r["seconds"][s] for r in runs), 3) for s in STAGES}
+    row["target_seconds"] = round(sum(row["seconds"][s] for s in TARGET), 3)
+    row["floor_seconds"] = row["seconds"]["floor"]
+    row["peak_memory_gb"] = max(r["peak_memory_gb"] for r in runs)
+    row["repeats"] = repeats
+    return row
 
 
 def machine() -> dict:
@@ -123,10 +145,11 @@ def machine() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per size; stage times are medians")
     parser.add_argument("--keep", type=Path, default=None, help="keep the generated cohorts here")
     parser.add_argument("--output", type=Path, default=None, help="results file (default: see the module docs)")
     args = parser.parse_args()
-    rows = [run_size(int(float(s)), args.keep) for s in args.sizes.split(",")]
+    rows = [run_size(int(float(s)), args.keep, args.repeats) for s in args.sizes.split(",")]
     header = f"{'stage':<26}" + "".join(f"{r['n_samples']:>14,}" for r in rows)
     print(header)
     for stage in STAGES:
