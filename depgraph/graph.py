@@ -1,20 +1,23 @@
 """StudyGraph: the typed, columnar, immutable declaration of a study's structure.
 
-A StudyGraph holds two tables:
+A StudyGraph holds:
 
 * ``nodes`` — one row per entity, columns ``type`` (a :class:`~depgraph.vocab.NodeType`
-  value) and ``key`` (its identifier as text). Rows are sorted by type (in
-  vocabulary order) and then by key, so every type occupies one contiguous
-  block and node positions do not depend on the order rows were declared in.
-  Per-node attributes (``time_index`` of timepoints, extra metadata columns of
-  samples) live in ``attributes``, a frame aligned with ``nodes``.
-* ``edges`` — one row per relation instance, columns ``src`` and ``dst``
-  (integer node positions), ``relation`` (a name from
-  :data:`~depgraph.vocab.RELATIONS`), ``weight`` (kinship, distance,
-  similarity; NaN when the relation carries none) and ``provenance`` (which
-  builder declared it: ``metadata``, ``kinship:pairs``...). Rows are sorted by
-  relation, then ``src``, then ``dst``; undirected relations are stored once
-  with ``src < dst``.
+  value) and ``key`` (its identifier as text, an Arrow-backed column: a
+  million keys are never a million Python objects). Rows are sorted by type
+  (in vocabulary order) and then by key (byte order), so every type occupies
+  one contiguous block and node positions do not depend on the order rows
+  were declared in. Per-node attributes (``time_index`` of timepoints, extra
+  metadata columns of samples) live in ``attributes``, a frame aligned with
+  ``nodes``.
+* ``relations`` — one :class:`RelationEdges` block per relation that has
+  edges, in vocabulary order: ``src`` and ``dst`` (integer node positions,
+  sorted by ``src`` then ``dst``; undirected relations stored once with
+  ``src < dst``), ``weight`` (kinship, distance, similarity; none when the
+  relation carries none) and the provenance of each edge (which builder
+  declared it: ``metadata``, ``kinship:pairs``...). Adding edges of one
+  relation rebuilds that block only. :attr:`StudyGraph.edges` shows every
+  block as one table (``src, dst, relation, weight, provenance``).
 
 Builders never modify a graph; each returns a new one. The engine works on
 integer positions (numpy/scipy); :meth:`StudyGraph.to_networkx` is the view for
@@ -44,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.arrays import distinct
+from depgraph.arrays import distinct, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
@@ -110,6 +113,19 @@ class Keys:
             return values
         encoded = text_array(values).dictionary_encode()
         return cls(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary)
+
+    @classmethod
+    def ranked(cls, values: Any) -> Keys:
+        """Factorise by sorting: codes are ranks and the vocabulary comes sorted
+        (faster than hashing when most keys are distinct; see :func:`~depgraph.arrays.sorted_codes`).
+
+        >>> k = Keys.ranked(["b", "a", "b"])
+        >>> k.codes.tolist(), k.vocab.to_pylist()
+        ([1, 0, 1], ['a', 'b'])
+        """
+        text = text_array(values)
+        codes, first = sorted_codes(text)
+        return cls(codes, text.take(pa.array(first)), np.arange(len(first), dtype=np.int64))
 
     @classmethod
     def distinct(cls, vocab: pa.Array, order: np.ndarray | None = None) -> Keys:
@@ -200,10 +216,11 @@ class StudyGraph:
 
     Parameters
     ----------
-    nodes, attributes, edges:
-        The columnar tables described in the module docstring. Construct
-        graphs through the builders; they keep the sort and uniqueness
-        invariants this class relies on.
+    nodes, attributes, relations:
+        The columnar tables and edge blocks described in the module
+        docstring. Construct graphs through the builders (or
+        :meth:`from_tables` for a hand-made one); they keep the sort and
+        uniqueness invariants this class relies on.
     name:
         A label for reports.
     overrides:

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from depgraph.arrays import sorted_codes
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble
@@ -179,9 +180,9 @@ def from_metadata(
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
     samples = key_array(frame["sample_id"], "sample_id")  # Arrow text, null where missing
     _require_ids(samples, "sample_id", what)
-    # The sort of a million ids is the longest single step: it runs on a second
-    # core (Arrow releases the GIL) while the other columns are read.
-    sorting = _BACKGROUND.submit(pc.sort_indices, samples)
+    # Ranking a million ids is the longest single step: it runs on a second
+    # core (numpy and Arrow release the GIL) while the other columns are read.
+    sorting = _BACKGROUND.submit(sorted_codes, samples)
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
@@ -201,8 +202,8 @@ def from_metadata(
                 column="timepoint_id",
             )
 
-    # Each target column is factorised now; its (short) vocabulary sorts in the background.
-    targets: list[tuple[str, np.ndarray, Keys, Future[pa.Array]]] = []
+    # Each target column is factorised now or, when it has many distinct ids, ranked in the background.
+    targets: list[tuple[str, np.ndarray, Future[Keys]]] = []
     for rel in RELATIONS:
         column = rel.column
         if column is None or column not in keys or rel.source != NodeType.SAMPLE:
@@ -211,18 +212,16 @@ def from_metadata(
             continue
         present = ~_missing(keys[column])
         if present.any():
-            target = Keys.of(keys[column] if present.all() else keys[column].filter(pa.array(present)))
-            targets.append((rel.name, present, target, _BACKGROUND.submit(pc.sort_indices, target.vocab)))
+            values = keys[column] if present.all() else keys[column].filter(pa.array(present))
+            targets.append((rel.name, present, _factorised(values)))
 
-    # One sort of the sample ids finds repeated rows and gives assembly its node order.
-    order = _positions(sorting.result())
-    in_order = samples.take(pa.array(order))
-    same = pc.equal(in_order[1:], in_order[:-1]).to_numpy(zero_copy_only=False)
-    unique_samples = not same.any()
-    repeated = np.zeros(len(samples), dtype=bool)
+    # One ranking of the sample ids finds repeated rows and gives assembly its node order.
+    codes, first = sorting.result()
+    n = len(samples)
+    unique_samples = len(first) == n
+    repeated = np.zeros(n, dtype=bool)
     if not unique_samples:
-        repeated[order[1:][same]] = True
-        repeated[order[:-1][same]] = True
+        repeated = np.bincount(codes)[codes] > 1
         _refuse_conflicting_rows(
             _as_series(samples),
             {c: _as_series(k) for c, k in keys.items()},
@@ -230,17 +229,22 @@ def from_metadata(
             repeated,
             allow_multi_subject_samples,
         )
+    order = np.empty(n, dtype=np.int64)  # rows in sample-id order (used when each row is its own sample)
+    order[codes] = np.arange(n)
 
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
     sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
     # one factorisation shared by every sample-side edge
-    sample_keys = Keys.distinct(samples, order) if unique_samples else Keys.of(samples)
+    if unique_samples:
+        sample_keys = Keys.distinct(samples, order)
+    else:
+        sample_keys = Keys(codes, samples.take(pa.array(first)), np.arange(len(first)))
     node_pieces.append(NodePiece(NodeType.SAMPLE, sample_keys, sample_attrs))
 
     timepoints: tuple[Keys, np.ndarray] | None = None
-    for relation, present, target, vocab_sorting in targets:
-        target_keys = Keys(target.codes, target.vocab, _positions(vocab_sorting.result()))
+    for relation, present, factorising in targets:
+        target_keys = factorising.result()
         if RELATION[relation].target == NodeType.TIMEPOINT and time_index is not None:
             timepoints = _distinct_times(target_keys, time_index[present])
             times = pd.DataFrame({"time_index": timepoints[1]})
@@ -279,6 +283,19 @@ def from_metadata(
 
 def _positions(indices: pa.Array) -> np.ndarray:
     return indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+#: A column whose first 10,000 ids hold more distinct ones than this is ranked by sorting
+#: (subject ids); fewer, and hashing is cheaper (batches, sites, timepoints).
+_MANY_DISTINCT = 2_000
+
+
+def _factorised(values: pa.Array) -> Future[Keys]:
+    """``values`` as Keys with their vocabulary's sorted order, computed on the second core where it costs."""
+    if pc.count_distinct(values.slice(0, 10_000)).as_py() > _MANY_DISTINCT:
+        return _BACKGROUND.submit(Keys.ranked, values)
+    encoded = Keys.of(values)
+    return _BACKGROUND.submit(lambda: Keys(encoded.codes, encoded.vocab, _positions(pc.sort_indices(encoded.vocab))))
 
 
 def _missing(keys: pa.Array) -> np.ndarray:

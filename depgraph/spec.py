@@ -39,6 +39,7 @@ vocabulary by :mod:`depgraph.schemas`).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import os
 import re
@@ -97,15 +98,21 @@ class Generator(_Model):
 
     @classmethod
     def current(cls) -> Generator:
-        from depgraph import __version__
+        return _current_generator()
 
-        deps = {}
-        for name in _DEPENDENCIES:
-            try:
-                deps[name] = _metadata.version(name)
-            except _metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
-                continue
-        return cls(version=__version__, dependencies=deps)
+
+@functools.cache
+def _current_generator() -> Generator:
+    """This package's and its dependencies' versions (read once: installed metadata does not change)."""
+    from depgraph import __version__
+
+    deps = {}
+    for name in _DEPENDENCIES:
+        try:
+            deps[name] = _metadata.version(name)
+        except _metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
+            continue
+    return Generator(version=__version__, dependencies=deps)
 
 
 class Constraint(_Model):
@@ -321,8 +328,10 @@ class SplitSpec(_Model):
         ``generator``, ``summary`` (unless given) and the digest."""
         samples = samples.reset_index(drop=True)
         fields.setdefault("created_at", _now())
-        fields.setdefault("generator", Generator.current())
-        fields.setdefault("summary", summarise(samples))
+        if "generator" not in fields:
+            fields["generator"] = Generator.current()
+        if "summary" not in fields:
+            fields["summary"] = summarise(samples)
         spec = cls(samples=samples, **{k: v for k, v in fields.items() if k != "digest"})
         return spec.model_copy(update={"digest": spec.compute_digest()})
 

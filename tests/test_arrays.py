@@ -1,0 +1,36 @@
+"""Array helpers: sorted key codes agree with Arrow's string order, whatever the keys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from depgraph.arrays import PACKED_KEY_BYTES, distinct, sorted_codes
+
+short = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF), max_size=12)
+any_text = st.text(max_size=40)  # NUL bytes and keys longer than PACKED_KEY_BYTES take Arrow's path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(short, any_text), min_size=1, max_size=60), st.integers(0, 5))
+def test_sorted_codes_rank_keys_as_arrow_sorts_them(values, start):
+    keys = pa.array(["pad"] * start + values, type=pa.string()).slice(start)  # a sliced array has an offset
+    codes, first = sorted_codes(keys)
+    vocab = keys.take(pa.array(first))
+    distinct_keys = pa.array(list(dict.fromkeys(values)), type=pa.string())
+    assert vocab.to_pylist() == distinct_keys.take(pc.sort_indices(distinct_keys)).to_pylist()  # Arrow's order
+    assert vocab.take(pa.array(codes)).to_pylist() == values  # each key's code names it
+    assert all(values.index(v) == i for v, i in zip(vocab.to_pylist(), first.tolist(), strict=True))  # first row
+
+
+def test_long_keys_and_nul_bytes_fall_back_to_arrow():
+    long = ["x" * (PACKED_KEY_BYTES + 1) + "b", "x" * (PACKED_KEY_BYTES + 1) + "a"]
+    assert sorted_codes(pa.array(long))[0].tolist() == [1, 0]
+    assert sorted_codes(pa.array(["a\0", "a", ""]))[0].tolist() == [2, 1, 0]
+
+
+def test_distinct_is_sorted_and_unique():
+    assert distinct(np.array([5, 3, 5, 1])).tolist() == [1, 3, 5]
