@@ -65,22 +65,40 @@ def sorted_codes(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _packed_words(keys: pa.Array) -> np.ndarray | None:
-    """Keys as an (n, words) big-endian uint64 matrix, zero-padded; None when they do not fit."""
-    if keys.type != pa.string():
+    """ASCII keys as an (n, words) matrix of big-endian 64-bit words, NUL-padded
+    (Arrow pads them); None when they do not fit (too long, non-ASCII, or holding
+    a NUL byte, where padding would be ambiguous)."""
+    if keys.type != pa.string() or not len(keys):
         return None
-    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32, count=len(keys) + 1, offset=keys.offset * 4)
-    lengths = np.diff(offsets)
-    width = int(lengths.max()) if len(lengths) else 0
-    if width > PACKED_KEY_BYTES:
+    offsets, _ = text_buffers(keys)
+    width = int(np.diff(offsets).max())
+    if width > PACKED_KEY_BYTES or not pc.all(pc.string_is_ascii(keys)).as_py():
         return None
-    data = (
-        np.frombuffer(keys.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]] if width else np.empty(0, np.uint8)
-    )
-    if (data == 0).any():
-        return None  # "a" and "a\0" would pad to the same bytes
+    if pc.any(pc.match_substring(keys, "\x00")).as_py():
+        return None
     n_words = max(1, (width + 7) // 8)
-    out = np.zeros((len(keys), n_words * 8), dtype=np.uint8)
-    row = np.repeat(np.arange(len(keys)), lengths)
-    column = np.arange(len(row)) - np.repeat(offsets[:-1] - offsets[0], lengths)
-    out[row, column] = data
-    return out.view(">u8").astype(np.uint64)
+    padded = pc.ascii_rpad(keys, width=8 * n_words, padding="\x00")
+    padded_offsets, data = text_buffers(padded)
+    words = data[padded_offsets[0] : padded_offsets[-1]].view(">u8").reshape(len(keys), n_words)
+    return words.astype(np.uint64)
+
+
+def text_buffers(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (one more than the keys) and the bytes of an Arrow string array, without copying."""
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
+    data = text.buffers()[2]
+    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, np.uint8)
+
+
+def needs_trimming(text: pa.Array) -> bool:
+    """Whether some key may start or end with blank space: a byte at either end
+    that is a space, a control character or part of a non-ASCII character
+    (which may be a Unicode space). Reads one byte per end, copies nothing.
+
+    >>> needs_trimming(pa.array(["S1", "S2"])), needs_trimming(pa.array(["S1", " S2"]))
+    (False, True)
+    """
+    offsets, data = text_buffers(text)
+    filled = np.diff(offsets) > 0
+    ends = np.concatenate([data[offsets[:-1][filled]], data[offsets[1:][filled] - 1]])
+    return bool(((ends <= 32) | (ends >= 0x80)).any())

@@ -15,6 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arrays import needs_trimming, text_buffers
+
 
 def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
     """Identifiers as text, ``None`` where missing.
@@ -68,10 +70,12 @@ def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
         text = text.combine_chunks() if text.num_chunks != 1 else text.chunk(0)
     if text.type != pa.string():
         text = text.cast(pa.string())
-    text = pc.utf8_trim_whitespace(text)
-    blank = pc.equal(text, "")
-    if pc.any(blank).as_py():
-        text = pc.if_else(blank, pa.scalar(None, pa.string()), text)
+    if needs_trimming(text):  # a table read by depgraph is trimmed already: checking is cheaper than trimming
+        text = pc.utf8_trim_whitespace(text)
+    offsets, _ = text_buffers(text)
+    blank = np.diff(offsets) == 0
+    if blank.any():  # empty text is missing (a null already has no bytes)
+        text = pc.if_else(pa.array(blank), pa.scalar(None, pa.string()), text)
     return text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import given, settings
@@ -34,3 +35,13 @@ def test_long_keys_and_nul_bytes_fall_back_to_arrow():
 
 def test_distinct_is_sorted_and_unique():
     assert distinct(np.array([5, 3, 5, 1])).tolist() == [1, 3, 5]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=" \t\n\u00a0\u3000ab1-é", max_size=6)), min_size=1, max_size=30))
+def test_arrow_keys_follow_the_identifier_rules(values):
+    """key_array (Arrow, skips trimming when no key needs it) = normalise_keys (pandas, Python's strip)."""
+    from depgraph.identifiers import key_array, normalise_keys
+
+    for series in (pd.Series(values, dtype="string"), pd.Series(values, dtype=object)):
+        assert key_array(series).to_pylist() == normalise_keys(series).tolist()
