@@ -64,15 +64,26 @@ def sorted_codes(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return codes, order[new]
 
 
-def _packed_words(keys: pa.Array) -> np.ndarray | None:
+def packed_keys(keys: pa.Array) -> np.ndarray | None:
+    """ASCII keys of at most 8 bytes as big-endian integers, whose order is the
+    keys' byte order (for lookups by binary search); None when they do not fit.
+
+    >>> packed_keys(pa.array(["a", "ab", "b"])).tolist() == sorted(packed_keys(pa.array(["b", "ab", "a"])).tolist())
+    True
+    """
+    words = _packed_words(keys, max_words=1)
+    return None if words is None else words[:, 0]
+
+
+def _packed_words(keys: pa.Array, max_words: int = PACKED_KEY_BYTES // 8) -> np.ndarray | None:
     """ASCII keys as an (n, words) matrix of big-endian 64-bit words, NUL-padded
-    (Arrow pads them); None when they do not fit (too long, non-ASCII, or holding
-    a NUL byte, where padding would be ambiguous)."""
-    if keys.type != pa.string() or not len(keys):
+    (Arrow pads them); None when they do not fit (too long, non-ASCII, missing,
+    or holding a NUL byte, where padding would be ambiguous)."""
+    if keys.type != pa.string() or not len(keys) or keys.null_count:
         return None
     offsets, _ = text_buffers(keys)
     width = int(np.diff(offsets).max())
-    if width > PACKED_KEY_BYTES or not pc.all(pc.string_is_ascii(keys)).as_py():
+    if width > 8 * max_words or not pc.all(pc.string_is_ascii(keys)).as_py():
         return None
     if pc.any(pc.match_substring(keys, "\x00")).as_py():
         return None

@@ -47,7 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.arrays import distinct, sorted_codes
+from depgraph.arrays import distinct, packed_keys, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
@@ -84,6 +84,16 @@ def text_array(values: Any) -> pa.Array:
         return pa.array(objects, type=pa.string(), from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return pa.array(objects.astype(str), type=pa.string())
+
+
+#: A column whose first 10,000 ids hold more distinct ones than this is ranked by sorting;
+#: fewer, and hashing is cheaper.
+MANY_DISTINCT = 2_000
+
+
+def many_distinct(text: pa.Array) -> bool:
+    """Whether the first 10,000 keys hold more than :data:`MANY_DISTINCT` distinct ones."""
+    return pc.count_distinct(text.slice(0, 10_000)).as_py() > MANY_DISTINCT
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,14 @@ class Keys:
         text = text_array(values)
         codes, first = sorted_codes(text)
         return cls(codes, text.take(pa.array(first)), np.arange(len(first), dtype=np.int64))
+
+    @classmethod
+    def factorised(cls, values: Any) -> Keys:
+        """:meth:`of` or :meth:`ranked`, whichever suits the values: ranking when
+        many of the first 10,000 are distinct (subject or sample ids), hashing
+        otherwise (batches, sites)."""
+        text = text_array(values)
+        return cls.ranked(text) if many_distinct(text) else cls.of(text)
 
     @classmethod
     def distinct(cls, vocab: pa.Array, order: np.ndarray | None = None) -> Keys:
@@ -319,9 +337,11 @@ class StudyGraph:
     def locate(self, node_type: NodeType | str, keys: Iterable[Any]) -> np.ndarray:
         """Node positions of ``keys`` of one type; ``-1`` where a key is unknown (or missing).
 
-        Keys are matched in Arrow, each distinct key once. The last Arrow
-        array located per type is remembered, so a builder that checks a
-        vocabulary before adding its edges does not look it up twice.
+        Short ASCII keys (up to 8 bytes, most study ids) are found by binary
+        search over the type's sorted keys packed as integers; others are
+        matched in Arrow, each distinct key once. The last Arrow array located
+        per type is remembered, so a builder that checks a vocabulary before
+        adding its edges does not look it up twice.
         """
         node_type = NodeType(node_type)
         memo = self._lookups.get(("located", node_type))
@@ -329,15 +349,32 @@ class StudyGraph:
             return memo[1]
         start, stop = self.type_range(node_type)
         wanted = text_array(keys)
-        encoded = wanted.dictionary_encode()
-        own = self.key_array.slice(start, stop - start)
-        found = pc.index_in(encoded.dictionary, value_set=own).fill_null(-1).to_numpy(zero_copy_only=False)
-        found = np.where(found >= 0, found.astype(np.int64) + start, -1)
-        # a missing key has a null code: -1 picks the appended "unknown"
-        positions = np.append(found, -1)[encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)]
+        own = self._packed_keys(node_type)
+        query = packed_keys(wanted) if own is not None and len(own) else None
+        if query is not None:
+            at = np.minimum(np.searchsorted(own, query), len(own) - 1)
+            positions = np.where(own[at] == query, at + start, -1).astype(np.int64)
+        else:
+            encoded = wanted.dictionary_encode()
+            found = pc.index_in(encoded.dictionary, value_set=self.key_array.slice(start, stop - start))
+            found = found.fill_null(-1).to_numpy(zero_copy_only=False)
+            found = np.where(found >= 0, found.astype(np.int64) + start, -1)
+            # a missing key has a null code: -1 picks the appended "unknown"
+            positions = np.append(found, -1)[encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)]
         if isinstance(keys, pa.Array):
             self._lookups[("located", node_type)] = (keys, positions)
         return positions
+
+    def _packed_keys(self, node_type: NodeType) -> np.ndarray | None:
+        """The type's keys packed as rising integers, or None (long or non-ASCII keys, or a hand-made,
+        unsorted node table)."""
+        if ("packed", node_type) not in self._lookups:
+            start, stop = self.type_range(node_type)
+            packed = packed_keys(self.key_array.slice(start, stop - start))
+            if packed is not None and not (packed[1:] > packed[:-1]).all():
+                packed = None
+            self._lookups[("packed", node_type)] = packed
+        return self._lookups[("packed", node_type)]
 
     @property
     def sample_ids(self) -> np.ndarray:

@@ -33,7 +33,7 @@ from scipy.spatial import cKDTree
 from depgraph.arrays import sorted_codes
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
-from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble
+from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble, many_distinct, text_array
 from depgraph.identifiers import _float_keys, key_array, normalise_keys
 from depgraph.kinship import detect_format, read_kinship, resolve_threshold
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
@@ -285,14 +285,9 @@ def _positions(indices: pa.Array) -> np.ndarray:
     return indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
 
-#: A column whose first 10,000 ids hold more distinct ones than this is ranked by sorting
-#: (subject ids); fewer, and hashing is cheaper (batches, sites, timepoints).
-_MANY_DISTINCT = 2_000
-
-
 def _factorised(values: pa.Array) -> Future[Keys]:
     """``values`` as Keys with their vocabulary's sorted order, computed on the second core where it costs."""
-    if pc.count_distinct(values.slice(0, 10_000)).as_py() > _MANY_DISTINCT:
+    if many_distinct(values):
         return _BACKGROUND.submit(Keys.ranked, values)
     encoded = Keys.of(values)
     return _BACKGROUND.submit(lambda: Keys(encoded.codes, encoded.vocab, _positions(pc.sort_indices(encoded.vocab))))
@@ -468,17 +463,19 @@ def _pair_table(source: Any, what: str, id_columns: tuple[str, str], value_colum
     return frame.reset_index(drop=True)
 
 
-def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pd.Series, pd.Series]:
-    a = normalise_keys(frame[id_columns[0]], id_columns[0])
-    b = normalise_keys(frame[id_columns[1]], id_columns[1])
+def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pa.Array, pa.Array]:
+    """The two id columns of a pair table as Arrow keys (no missing id, no id paired with itself)."""
+    a = key_array(frame[id_columns[0]], id_columns[0])
+    b = key_array(frame[id_columns[1]], id_columns[1])
     _require_ids(a, id_columns[0], what)
     _require_ids(b, id_columns[1], what)
-    same = (a == b).to_numpy()
+    same = pc.equal(a, b).to_numpy(zero_copy_only=False)
     if same.any():
         rows = np.flatnonzero(same)
+        selves = list(dict.fromkeys(a.filter(pa.array(same)).to_pylist()))
         raise DepgraphError(
             "invalid_value",
-            f"{what}: {describe_rows(rows)} pair an id with itself ({describe_ids(a[same].unique())})",
+            f"{what}: {describe_rows(rows)} pair an id with itself ({describe_ids(selves)})",
             rows=rows.tolist(),
         )
     return a, b
@@ -511,11 +508,11 @@ def _unknown_ids(
 
 
 def _pairs_known(
-    graph: StudyGraph, node_type: NodeType, a: pd.Series, b: pd.Series, unknown: Unknown, what: str
+    graph: StudyGraph, node_type: NodeType, a: Any, b: Any, unknown: Unknown, what: str
 ) -> tuple[np.ndarray, dict[str, Any], Keys]:
     """Rows whose two ids are both known, the record of what was dropped, and
     the ids of both columns (``a`` then ``b``) factorised and already located."""
-    ends = Keys.of(pd.concat([a, b], ignore_index=True))
+    ends = Keys.factorised(pa.concat_arrays([text_array(a), text_array(b)]))
     known_ids = _unknown_ids(graph, node_type, ends.vocab, unknown, what)  # one entry per distinct id
     known = known_ids[ends.codes]
     both = known[: len(a)] & known[len(a) :]

@@ -167,10 +167,6 @@ class _Context:
     n_folds: int | None
     modes: tuple[str, ...] | None
 
-    @property
-    def keys(self) -> np.ndarray:
-        return self.graph.key_values  # Python strings, built once per graph and only when a rule names nodes
-
     def ids(self, positions: np.ndarray) -> tuple[str, ...]:
         """Node ids (``subject:P1``) of some node positions, built only for those (in Arrow: a
         finding about 400,000 subjects names them all)."""
@@ -179,6 +175,12 @@ class _Context:
         prefixes = pa.array([f"{t.prefix}:" for t in NODE_TYPES]).take(types)
         joined = pc.binary_join_element_wise(prefixes, self.graph.key_array.take(at), "")
         return tuple(joined.to_numpy(zero_copy_only=False))
+
+    def named(self, positions: np.ndarray, limit: int = 5) -> str:
+        """The first keys of some node positions and how many more, for a message
+        (only the keys shown become Python strings)."""
+        shown = self.graph.key_array.take(pa.array(np.asarray(positions[:limit], dtype=np.int64))).to_pylist()
+        return describe_ids(shown, limit, total=len(positions))
 
     def sample_targets(self, relation: str) -> np.ndarray:
         """Each sample's target of a relation (``-1``: none)."""
@@ -350,8 +352,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
                     Issue(
                         "multi_subject_samples_allowed",
                         "advisory",
-                        f"{len(multi)} sample(s) belong to several subjects (allowed by override): "
-                        f"{describe_ids(ctx.keys[multi])}",
+                        f"{len(multi)} sample(s) belong to several subjects (allowed by override): {ctx.named(multi)}",
                         tuple(ids),
                     )
                 )
@@ -361,7 +362,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
                         f"sample_multiple_{mode}_assignments",
                         "error",
                         f"{len(multi)} sample(s) have more than one {rel.target.value.lower()} ({rel.name}): "
-                        f"{describe_ids(ctx.keys[multi])}",
+                        f"{ctx.named(multi)}",
                         tuple(ids),
                         details={"relation": rel.name},
                     )
@@ -374,7 +375,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
                     f"sample_missing_{mode}_assignment",
                     "warning",
                     f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
-                    f"{mode} grouping keeps them as singletons: {describe_ids(ctx.keys[missing])}",
+                    f"{mode} grouping keeps them as singletons: {ctx.named(missing)}",
                     ctx.ids(missing),
                     details={"relation": rel.name},
                 )
@@ -433,7 +434,7 @@ def _repeated_subjects(ctx: _Context) -> list[Issue]:
             "repeated_subject_samples",
             "advisory",
             f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
-            f"{describe_ids(ctx.keys[repeated])}",
+            f"{ctx.named(repeated)}",
             ctx.ids(repeated),
         )
     ]
@@ -460,7 +461,7 @@ def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[
             code,
             "warning",
             f"{len(spanning)} subject(s) have samples in several {what}; a {one} hold-out would leak them: "
-            f"{describe_ids(ctx.keys[spanning])}",
+            f"{ctx.named(spanning)}",
             ctx.ids(spanning),
         )
     ]
@@ -486,7 +487,7 @@ def _shared_featuresets(ctx: _Context) -> list[Issue]:
         Issue(
             "shared_featureset_provenance",
             "advisory",
-            f"{len(shared)} feature set(s) are shared by several samples: {describe_ids(ctx.keys[shared])}",
+            f"{len(shared)} feature set(s) are shared by several samples: {ctx.named(shared)}",
             ctx.ids(shared),
         )
     ]
@@ -506,7 +507,7 @@ def _heavy_batches(ctx: _Context) -> list[Issue]:
         Issue(
             "heavy_batch_reuse",
             "advisory",
-            f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {describe_ids(ctx.keys[heavy])}",
+            f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {ctx.named(heavy)}",
             ctx.ids(heavy),
         )
     ]
@@ -541,7 +542,7 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
             "related_subjects",
             "warning",
             f"{len(src)} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
-            f"use relatedness mode: {describe_ids(ctx.keys[subjects])}",
+            f"use relatedness mode: {ctx.named(subjects)}",
             ctx.ids(subjects),
             details={"pairs": len(src)},
         )
@@ -569,7 +570,7 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
             "duplicates_across_subjects",
             "warning",
             f"{int(across.sum())} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
-            f"would split them, use duplicate or composite mode: {describe_ids(ctx.keys[samples])}",
+            f"would split them, use duplicate or composite mode: {ctx.named(samples)}",
             ctx.ids(samples),
             details={"pairs": int(across.sum())},
         )

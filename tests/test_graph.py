@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 import scipy.sparse as sp
 
@@ -176,3 +179,20 @@ def test_repr_names_counts(family_meta):
 def test_empty_graph_shapes():
     g = StudyGraph.from_json_dict({"format": "depgraph.study-graph", "format_version": "1.0.0", "nodes": {}})
     assert g.n_nodes == 0 and g.n_edges == 0 and g.type_counts() == {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abAB01 -é", min_size=1, max_size=10), min_size=1, max_size=20, unique=True),
+    st.lists(st.text(alphabet="abAB01 -é", min_size=0, max_size=10), max_size=20),
+)
+def test_locate_finds_exactly_the_declared_keys(samples, queries):
+    """Binary search over packed keys (short ASCII) and Arrow matching (the rest) agree with a dict."""
+    samples = [s for s in samples if s.strip() == s and s]
+    if not samples:
+        return
+    g = from_metadata(pd.DataFrame({"sample_id": samples}))
+    position = {k: i for i, k in enumerate(g.sample_ids.tolist())}
+    wanted = samples + queries
+    for keys in (wanted, pa.array(wanted, type=pa.string())):
+        assert g.locate("Sample", keys).tolist() == [position.get(k, -1) for k in wanted]
