@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from depgraph.arrays import distinct
+from depgraph.arrays import distinct, present
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
@@ -401,7 +401,7 @@ def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, 
         index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         index_of_node = np.full(graph.n_nodes, np.nan)
-    used = distinct(target[linked])
+    used = present(target[linked], graph.n_nodes)
     rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
     notes: list[Issue] = []
     source = "none"
@@ -573,11 +573,31 @@ def _merged(labels: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:
     """``prefix + smallest member sample id`` for each selected sample."""
+    return _labelled_components(graph, labels, selected, prefix)[0]
+
+
+def _labelled_components(
+    graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str
+) -> tuple[np.ndarray, GroupShape]:
+    """Group ids (``prefix + smallest member sample id``) of the selected samples, and the
+    partition's shape counted on the component codes (no million-string factorisation)."""
     inverse, _ = pd.factorize(labels[selected])  # codes in order of first appearance
     seen = np.maximum.accumulate(inverse)
     first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
     representative = selected[first]  # selected is sorted: first member = smallest sample id
-    return _prefixed(prefix, graph.key_array.take(pa.array(representative)))[inverse]  # each component once
+    names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
+    sizes = np.bincount(inverse, minlength=len(names))
+    if not len(sizes):
+        return names[inverse], GroupShape(0, None, 0, 0)
+    largest = int(sizes.max())
+    shape = GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
+    return names[inverse], shape
+
+
+def _shaped(partition: Partition, shape: GroupShape) -> Partition:
+    """``partition`` with its shape already known (counted where the groups were made)."""
+    partition.__dict__["shape"] = shape  # the cached property's slot: same samples, same shape
+    return partition
 
 
 def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
@@ -596,7 +616,7 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     relations = tuple(r.name for r in relations_for_mode(mode))
     labels = _components(graph, relations, selected)
     keys = graph.key_values
-    groups = _component_groups(graph, labels, selected, f"{mode}:")
+    groups, shape = _labelled_components(graph, labels, selected, f"{mode}:")
     frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
     notes: list[Issue] = []
     own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
@@ -614,7 +634,10 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
         unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
         if unlinked.any():
             notes.append(_unlinked_warning("subject", keys[selected][unlinked]))
-    return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=_build_parameters(graph, mode))
+    partition = Partition(
+        frame, mode, relations=relations, warnings=tuple(notes), parameters=_build_parameters(graph, mode)
+    )
+    return _shaped(partition, shape)
 
 
 def _build_parameters(graph: StudyGraph, mode: str) -> dict[str, Any]:
@@ -662,12 +685,12 @@ def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray
     relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
     labels = _components(graph, relations, selected)
     keys = graph.key_values
-    groups = _component_groups(graph, labels, selected, "composite:")
+    groups, shape = _labelled_components(graph, labels, selected, "composite:")
     frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"]))
     parameters: dict[str, Any] = {}
     for m in via:
         parameters.update(_build_parameters(graph, m))
-    return Partition(frame, "composite", "strict", relations, via, warnings=(), parameters=parameters)
+    return _shaped(Partition(frame, "composite", "strict", relations, via, warnings=(), parameters=parameters), shape)
 
 
 def _derive_rule_based(
@@ -766,8 +789,7 @@ def _with_shape_warnings(partition: Partition) -> Partition:
         tuple(notes),
         partition.parameters,
     )
-    shaped.__dict__["shape"] = shape  # same samples, same shape: not counted twice
-    return shaped
+    return _shaped(shaped, shape)
 
 
 def _mode_label(partition: Partition) -> str:

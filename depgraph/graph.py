@@ -122,7 +122,7 @@ class Keys:
         if isinstance(values, Keys):
             return values
         encoded = text_array(values).dictionary_encode()
-        return cls(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary)
+        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)  # int32: half the bytes
 
     @classmethod
     def ranked(cls, values: Any) -> Keys:

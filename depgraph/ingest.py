@@ -309,7 +309,7 @@ def _distinct_times(timepoints: Keys, time_index: np.ndarray) -> tuple[Keys, np.
     """One row per distinct (timepoint, time_index) pair, in first-seen order,
     so a timepoint given two times is still caught by assembly."""
     times, levels = pd.factorize(time_index, use_na_sentinel=False)
-    pair = pd.Series(timepoints.codes * (len(levels) + 1) + times)
+    pair = pd.Series(timepoints.codes.astype(np.int64) * (len(levels) + 1) + times)
     rows = np.flatnonzero(~pair.duplicated().to_numpy())
     return timepoints.take(rows), time_index[rows]
 
@@ -320,7 +320,7 @@ def _distinct_pairs(
     """An edge piece with each (source, target) pair once (only rows repeating a sample can repeat a pair)."""
     if not repeated:
         return EdgePiece(relation, src, dst, provenance)
-    pair = src.codes * max(1, len(dst.vocab)) + dst.codes
+    pair = src.codes.astype(np.int64) * max(1, len(dst.vocab)) + dst.codes
     _, first = np.unique(pair, return_index=True)
     first.sort()
     return EdgePiece(relation, src.take(first), dst.take(first), provenance)

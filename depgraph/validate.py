@@ -39,7 +39,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.arrays import distinct
+from depgraph.arrays import present
 from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
@@ -536,7 +536,7 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
     src, dst, _ = ctx.graph.relation_edges("subject_related_to")
     if not len(src):
         return []
-    subjects = distinct(np.concatenate([src, dst]))
+    subjects = present(np.concatenate([src, dst]), ctx.graph.n_nodes)
     return [
         Issue(
             "related_subjects",
@@ -564,7 +564,7 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     across = (a != b) | (a < 0)
     if not across.any():
         return []
-    samples = distinct(np.concatenate([src[across], dst[across]]))
+    samples = present(np.concatenate([src[across], dst[across]]), ctx.graph.n_nodes)
     return [
         Issue(
             "duplicates_across_subjects",

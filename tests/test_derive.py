@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
+from depgraph.derive import group_shape
 
 
 @pytest.fixture
@@ -189,7 +190,8 @@ def test_composite_is_the_same_whether_parts_were_derived_before(subjects, batch
         return sorted(sorted(members) for members in p.samples.groupby("group_id")["sample_id"].agg(list))
 
     warmed = fresh()
-    derive(warmed, "relatedness")
-    derive(warmed, "batch")
+    for mode in ("relatedness", "batch", "composite"):  # shapes counted on codes = counted on the group ids
+        p = derive(warmed, mode)
+        assert p.shape == group_shape(p.group_ids)
     assert partition(derive(warmed, "composite")) == partition(derive(fresh(), "composite"))
     assert derive(warmed, "composite").groups() == derive(fresh(), "composite").groups()
