@@ -509,8 +509,11 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
         outcomes.append(o_dst[np.repeat(first, reps) + _ranges(reps)])
     if not samples:
         return None
-    pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # sorted: by sample, outcome
-    sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
+    if len(samples) == 1 and graph.has_relation("sample_has_outcome"):
+        sample, outcome = samples[0], outcomes[0]  # edges are stored sorted by (sample, outcome), once each
+    else:
+        pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # by sample, outcome
+        sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
     per_sample = np.full(stop - start, None, dtype=object)
     counts = np.bincount(sample, minlength=stop - start)
     single = counts[sample] == 1  # the usual case: one outcome, no string work
