@@ -107,13 +107,17 @@ def _packed_words(keys: pa.Array, max_words: int = PACKED_KEY_BYTES // 8) -> np.
 
 
 def text_buffers(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets (one more than the keys) and the bytes of an Arrow string array, without copying."""
-    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
+    """The offsets (one more than the keys) and the bytes of an Arrow string
+    (or large string) array, without copying."""
+    width = 8 if pa.types.is_large_string(text.type) else 4
+    offsets = np.frombuffer(
+        text.buffers()[1], dtype=np.int64 if width == 8 else np.int32, count=len(text) + 1, offset=text.offset * width
+    )
     data = text.buffers()[2]
     return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, np.uint8)
 
 
-def needs_trimming(text: pa.Array) -> bool:
+def needs_trimming(text: pa.Array | pa.ChunkedArray) -> bool:
     """Whether some key may start or end with blank space: a byte at either end
     that is a space, a control character or part of a non-ASCII character
     (which may be a Unicode space). Reads one byte per end, copies nothing.
@@ -121,6 +125,8 @@ def needs_trimming(text: pa.Array) -> bool:
     >>> needs_trimming(pa.array(["S1", "S2"])), needs_trimming(pa.array(["S1", " S2"]))
     (False, True)
     """
+    if isinstance(text, pa.ChunkedArray):
+        return any(needs_trimming(chunk) for chunk in text.chunks)
     offsets, data = text_buffers(text)
     filled = np.diff(offsets) > 0
     ends = np.concatenate([data[offsets[:-1][filled]], data[offsets[1:][filled] - 1]])

@@ -20,7 +20,9 @@ from typing import Any
 
 import orjson
 import pandas as pd
+import pyarrow as pa
 
+from depgraph.arrays import needs_trimming
 from depgraph.errors import DepgraphError, describe_ids
 
 #: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
@@ -115,8 +117,19 @@ def _read_text(path: Path, sep: str) -> pd.DataFrame:
 
 def _missing_to_nan(column: pd.Series) -> pd.Series:
     """Cells stripped of surrounding blanks; the missing tokens become NaN."""
-    text = column.str.strip()
+    text = column.str.strip() if _may_need_stripping(column) else column
     return text.where(~text.isin(MISSING_TOKENS))
+
+
+def _may_need_stripping(column: pd.Series) -> bool:
+    """False only when no cell can start or end with blank space (read from the
+    Arrow buffers, one byte per end: cheaper than stripping a million cells)."""
+    if column.dtype == object or not pd.api.types.is_string_dtype(column.dtype):
+        return True
+    try:
+        return needs_trimming(pa.array(column.array))
+    except (TypeError, ValueError, pa.ArrowException):  # not Arrow-backed text after all
+        return True
 
 
 @contextlib.contextmanager
