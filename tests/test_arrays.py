@@ -45,3 +45,17 @@ def test_arrow_keys_follow_the_identifier_rules(values):
 
     for series in (pd.Series(values, dtype="string"), pd.Series(values, dtype=object)):
         assert key_array(series).to_pylist() == normalise_keys(series).tolist()
+
+
+def test_read_table_strips_only_what_needs_it(tmp_path):
+    from depgraph.files import read_table
+
+    path = tmp_path / "meta.csv"
+    path.write_text("sample_id,subject_id,x\n S1 ,NA,1\nS2,\u00a0P2\t,N/A\nS3, null ,<NA>\n", encoding="utf-8")
+    frame = read_table(path)
+    assert frame["sample_id"].tolist() == ["S1", "S2", "S3"]
+    assert frame["subject_id"].isna().tolist() == [True, False, True] and frame["subject_id"][1] == "P2"
+    assert frame["x"].isna().tolist() == [False, True, True]
+    clean = tmp_path / "clean.csv"
+    clean.write_text("sample_id\nS1\nS2\n", encoding="utf-8")
+    assert read_table(clean)["sample_id"].tolist() == ["S1", "S2"]
