@@ -349,10 +349,19 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
     target, notes = _direct_targets(graph, mode, selected)
     sample_keys = keys[selected]
     linked = target >= 0
-    group = np.empty(len(selected), dtype=object)
-    targets, which = np.unique(target[linked], return_inverse=True)  # label each target once
-    group[linked] = _prefixed(f"{mode}:", keys[targets])[which]
-    group[~linked] = _prefixed(f"{mode}:unlinked:", sample_keys[~linked])
+    targets = present(target[linked], graph.n_nodes)  # label each target once
+    rank = np.zeros(graph.n_nodes, dtype=np.int64)
+    rank[targets] = np.arange(len(targets))
+    codes = np.empty(len(selected), dtype=np.int64)  # group of each sample: its target, or itself alone
+    codes[linked] = rank[target[linked]]
+    codes[~linked] = len(targets) + np.arange(int((~linked).sum()))
+    names = np.concatenate(
+        [
+            _prefixed(f"{mode}:", graph.key_array.take(pa.array(targets))),
+            _prefixed(f"{mode}:unlinked:", sample_keys[~linked]),
+        ]
+    )
+    group = names[codes]
     if (~linked).any() and linked.any():
         _refuse_label_collisions(mode, group[linked], group[~linked])
     if (~linked).any():
@@ -363,7 +372,10 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
         time_cols, time_notes, parameters["time_order"] = _time_columns(graph, target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
-    return Partition(frame, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes), parameters=parameters)
+    partition = Partition(
+        frame, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes), parameters=parameters
+    )
+    return _shaped(partition, _shape_of(codes, names))
 
 
 def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
@@ -586,12 +598,16 @@ def _labelled_components(
     first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
     representative = selected[first]  # selected is sorted: first member = smallest sample id
     names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
-    sizes = np.bincount(inverse, minlength=len(names))
+    return names[inverse], _shape_of(inverse, names)
+
+
+def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
+    """The shape of a partition given as a group code per sample and a distinct name per code."""
+    sizes = np.bincount(codes, minlength=len(names))
     if not len(sizes):
-        return names[inverse], GroupShape(0, None, 0, 0)
+        return GroupShape(0, None, 0, 0)
     largest = int(sizes.max())
-    shape = GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
-    return names[inverse], shape
+    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
 
 
 def _shaped(partition: Partition, shape: GroupShape) -> Partition:
