@@ -109,15 +109,20 @@ def _read_table_file(path: Path, what: str) -> pd.DataFrame:
 def _read_text(path: Path, sep: str) -> pd.DataFrame:
     """Every cell as text. pyarrow's multi-threaded reader first; pandas' own
     reader for what pyarrow refuses, so its message names the bad line."""
+    tokens = list(MISSING_TOKENS)  # cells that are exactly a token are missing from the parser on
     try:
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[], engine="pyarrow")
+        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=tokens, engine="pyarrow")
     except (ValueError, pd.errors.ParserError):  # pyarrow.ArrowInvalid is a ValueError
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[])
+        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=tokens)
 
 
 def _missing_to_nan(column: pd.Series) -> pd.Series:
-    """Cells stripped of surrounding blanks; the missing tokens become NaN."""
-    text = column.str.strip() if _may_need_stripping(column) else column
+    """Cells stripped of surrounding blanks; the missing tokens become NaN. The
+    parser already made exact tokens missing: a column with no blank space to
+    strip is left as it is."""
+    if not _may_need_stripping(column):
+        return column
+    text = column.str.strip()
     return text.where(~text.isin(MISSING_TOKENS))
 
 
