@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from depgraph import DepgraphError, combine, from_metadata, read_graph, write_graph
 from depgraph.graph import StudyGraph
