@@ -180,7 +180,7 @@ def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
     """The parsed JSON of an existing, non-empty file (``io``, ``empty_input``
     or ``parse`` errors otherwise)."""
     raw = read_bytes(path, what)
-    if not raw.strip():
+    if not raw or raw.isspace():  # (strip() would copy the whole file)
         raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty", path=str(path))
     try:
         return orjson.loads(raw)

@@ -50,9 +50,10 @@ from typing import Any, Literal
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from depgraph.arrays import distinct
+from depgraph.arrays import distinct, sorted_codes
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
@@ -608,7 +609,11 @@ def _canonical_parts(doc: dict[str, Any], samples: list[bytes] | None) -> Iterat
 
 
 def content_digest(doc: dict[str, Any]) -> str:
-    return "sha256:" + hashlib.sha256(canonical_bytes(doc)).hexdigest()
+    """``sha256:<hex>`` of :func:`canonical_bytes`, hashed piece by piece (a large document is not joined)."""
+    digest = hashlib.sha256()
+    for part in _canonical_parts(doc, None):
+        digest.update(part)
+    return "sha256:" + digest.hexdigest()
 
 
 def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str, Any] | None) -> Iterator[bytes]:
@@ -709,16 +714,30 @@ def _samples_frame(columns: dict[str, list[Any]], source: str) -> pd.DataFrame:
                 "schema", f"{source}: samples.{name}[{bad}] is null; every sample needs one", column=name
             )
         if kind == "number":
-            series = pd.Series(np.array([np.nan if v is None else v for v in values], dtype=np.float64))
+            series = pd.Series(series.to_numpy(dtype=np.float64, na_value=np.nan))
         elif kind == "integer":
             series = pd.Series(pd.to_numeric(series, errors="coerce")).astype("Int64")
         frame[name] = series
     samples = pd.DataFrame(frame)
-    repeated = samples["sample_id"].duplicated()
-    if repeated.any():
-        ids = samples.loc[repeated, "sample_id"].unique().tolist()
-        raise DepgraphError("duplicate_id", f"{source}: sample ids repeat: {describe_ids(ids)}", ids=ids)
+    ids = pa.array(samples["sample_id"].to_numpy(), type=pa.string())
+    if len(sorted_codes(ids)[1]) < len(ids):  # ranked as packed integers; the repeats are named only if any
+        repeated = samples["sample_id"].duplicated()
+        twice = samples.loc[repeated, "sample_id"].unique().tolist()
+        raise DepgraphError("duplicate_id", f"{source}: sample ids repeat: {describe_ids(twice)}", ids=twice)
     return samples
+
+
+def _positions_list(values: Any) -> np.ndarray | None:
+    """A JSON list of integers (no booleans, no floats) as int64, checked in C; None if it is not one."""
+    if not isinstance(values, list):
+        return None
+    if not values:
+        return np.empty(0, dtype=np.int64)
+    objects = np.empty(len(values), dtype=object)
+    objects[:] = values
+    if pd.api.types.infer_dtype(objects, skipna=False) != "integer":  # True/False read as "boolean"/"mixed"
+        return None
+    return objects.astype(np.int64)
 
 
 def _integral(series: pd.Series) -> bool:
@@ -743,10 +762,10 @@ def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
     for i, entry in enumerate(doc.get("splits", [])):
         arrays = {}
         for name in ("test", "excluded"):
-            values = entry.get(name)
-            if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            positions = _positions_list(entry.get(name))
+            if positions is None:
                 raise DepgraphError("schema", f"{source}: folds.splits[{i}].{name} must be a list of sample positions")
-            arrays[name] = np.asarray(values, dtype=np.int64)
+            arrays[name] = positions
         try:
             splits.append(FoldSplit(**{k: v for k, v in entry.items() if k not in arrays}, **arrays))
         except ValidationError as exc:

@@ -178,3 +178,17 @@ def test_build_fills_summary_and_digest():
         "n_samples": 3, "n_groups": 2, "largest_group": "g1", "largest_group_size": 2, "singletons": 1
     }  # fmt: skip
     assert orjson.loads(spec.to_json_bytes())["digest"] == spec.digest
+
+
+@pytest.mark.parametrize("bad", ["true", "1.0", '"3"', "null"])
+def test_fold_positions_must_be_integers(tmp_path, graph, bad):
+    from depgraph.folds import assign_folds
+
+    spec = assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph), "group-kfold", n_folds=3)
+    path = tmp_path / "folds.json"
+    write_spec(spec, path)
+    text = path.read_text()
+    path.write_text(text.replace('"test":[', f'"test":[{bad},', 1))
+    with pytest.raises(DepgraphError) as err:
+        read_spec(path)
+    assert err.value.code == "schema" and "folds" in err.value.message, err.value.message
