@@ -166,15 +166,32 @@ class _Context:
     graph: StudyGraph
     n_folds: int | None
     modes: tuple[str, ...] | None
+    _id_blocks: dict[int, np.ndarray] = field(default_factory=dict)  # node ids of a whole type, by its start
 
     def ids(self, positions: np.ndarray) -> tuple[str, ...]:
-        """Node ids (``subject:P1``) of some node positions, built only for those (in Arrow: a
-        finding about 400,000 subjects names them all)."""
-        at = pa.array(np.asarray(positions, dtype=np.int64))
+        """Node ids (``subject:P1``) of some node positions, built in Arrow. When a
+        finding is about much of one node type (400,000 subjects with several
+        samples, and again those related), that type's ids are built once and shared."""
+        positions = np.asarray(positions, dtype=np.int64)
+        codes = self.graph.nodes["type"].cat.codes.to_numpy()
+        if len(positions) > 10_000 and (codes[positions] == codes[positions[0]]).all():
+            start, stop = self.graph.type_range(NODE_TYPES[codes[positions[0]]])
+            if len(positions) > (stop - start) // 10:
+                return tuple(self._type_ids(start, stop)[positions - start])
+        return tuple(self._joined_ids(positions))
+
+    def _type_ids(self, start: int, stop: int) -> np.ndarray:
+        cached = self._id_blocks.get(start)
+        if cached is None:
+            cached = self._id_blocks[start] = self._joined_ids(np.arange(start, stop, dtype=np.int64))
+        return cached
+
+    def _joined_ids(self, positions: np.ndarray) -> np.ndarray:
+        at = pa.array(positions)
         types = pa.array(self.graph.nodes["type"].cat.codes.to_numpy()).take(at)
         prefixes = pa.array([f"{t.prefix}:" for t in NODE_TYPES]).take(types)
         joined = pc.binary_join_element_wise(prefixes, self.graph.key_array.take(at), "")
-        return tuple(joined.to_numpy(zero_copy_only=False))
+        return joined.to_numpy(zero_copy_only=False)
 
     def named(self, positions: np.ndarray, limit: int = 5) -> str:
         """The first keys of some node positions and how many more, for a message

@@ -167,3 +167,14 @@ def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
             for w in derive(g, mode).warnings:
                 assert FINDINGS[w.code][0] == w.severity, w.code
     assert {"repeated_subject_samples", "related_subjects", "too_few_groups", "single_group"} <= seen
+
+
+def test_findings_about_many_nodes_name_every_one():
+    """Ids of a finding about much of one node type come from a shared per-type block; they must be exact."""
+    n = 12_000
+    meta = pd.DataFrame(
+        {"sample_id": [f"S{i}" for i in range(2 * n)], "subject_id": [f"P{i % n}" for i in range(2 * n)]}
+    )
+    report = validate(from_metadata(meta))
+    (repeated,) = [i for i in report.advisories if i.code == "repeated_subject_samples"]
+    assert repeated.ids == tuple(sorted(f"subject:P{i}" for i in range(n))) and repeated.count == n
