@@ -77,11 +77,16 @@ def group_shape(group_ids: Any) -> GroupShape:
     GroupShape(n_groups=3, largest_group='a', largest_group_size=2, singletons=1)
     """
     codes, groups = pd.factorize(np.asarray(group_ids, dtype=object))
-    sizes = np.bincount(codes, minlength=len(groups))
+    return _shape_of(codes, np.asarray(groups, dtype=object))
+
+
+def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
+    """The shape of a partition given as a group code per sample and a distinct name per code."""
+    sizes = np.bincount(codes, minlength=len(names))
     if not len(sizes):
         return GroupShape(0, None, 0, 0)
     largest = int(sizes.max())
-    return GroupShape(len(groups), str(min(groups[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
+    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -599,15 +604,6 @@ def _labelled_components(
     representative = selected[first]  # selected is sorted: first member = smallest sample id
     names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
     return names[inverse], _shape_of(inverse, names)
-
-
-def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
-    """The shape of a partition given as a group code per sample and a distinct name per code."""
-    sizes = np.bincount(codes, minlength=len(names))
-    if not len(sizes):
-        return GroupShape(0, None, 0, 0)
-    largest = int(sizes.max())
-    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
 
 
 def _shaped(partition: Partition, shape: GroupShape) -> Partition:
