@@ -3,7 +3,7 @@
 splitGraph (R) writes two objects with ``schema_version`` 0.1.0: a
 ``dependency_graph`` (node and edge tables, one JSON object per row) and a
 ``split_spec`` (``sample_data`` rows plus resampling hints). depgraph reads
-both as written by splitGraph 0.2.0 (see ``../shared/conformance/splitgraph_json``)
+both as written by splitGraph 0.2.0 (see ``tests/data/conformance/splitgraph_json``)
 and by later releases (site, region, platform and assay groups, strata,
 kinship / adjacency / duplicate relations), and writes files splitGraph's
 ``read_split_spec()`` and ``read_dependency_graph()`` load unchanged, so R

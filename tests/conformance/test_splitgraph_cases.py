@@ -1,4 +1,4 @@
-"""depgraph against splitGraph: every case in ../shared/conformance.
+"""depgraph against splitGraph: every case recorded in tests/data/conformance.
 
 Direct-mode labels are part of the contract (``subject:P1``,
 ``batch:unlinked:S5``, ``composite_time:T0``); composite/strict labels are
