@@ -173,7 +173,9 @@ class Outputs:
         if shown == STDOUT:
             if binary and _is_terminal(sys.stdout):
                 raise DepgraphError(
-                    "io", f"{what} '-' is a terminal: binary output is not written to it; redirect or name a file"
+                    "io",
+                    "standard output is a terminal: binary output (Parquet) is not written to it; redirect it"
+                    " or name a file",
                 )
             return self._targets.setdefault(("stdout",), _Target(shown, what, "stdout", Path(STDOUT)))
         try:
@@ -189,10 +191,8 @@ class Outputs:
             return self._targets.setdefault(("new", str(real)), _Target(shown, what, "file", real))
         for input_shown, identity in self._inputs:
             if identity == (st.st_dev, st.st_ino):
-                same = "" if input_shown == shown else f" {input_shown!r}"
-                raise DepgraphError(
-                    "io", f"{what} {shown!r} is also an input{same} of this command: write to another path", path=shown
-                )
+                which = "also an input of this command" if input_shown == shown else f"the input {input_shown!r}"
+                raise DepgraphError("io", f"{what} {shown!r} is {which}: write to another path", path=shown)
         key = (st.st_dev, st.st_ino)
         if key in self._targets:
             return self._targets[key]
@@ -471,7 +471,8 @@ def _unwritable(target: _Target, exc: OSError) -> DepgraphError:
         reason = "it was closed before everything was written"
     else:
         reason = exc.strerror or type(exc).__name__
-    return DepgraphError("io", f"{target.what} {target.shown!r} cannot be written: {reason}", path=target.shown)
+    name = "standard output" if target.kind == "stdout" else f"{target.what} {target.shown!r}"
+    return DepgraphError("io", f"{name} cannot be written: {reason}", path=target.shown)
 
 
 def _unusable(what: str, shown: str, exc: OSError) -> DepgraphError:
