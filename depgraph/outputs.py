@@ -317,6 +317,10 @@ class Outputs:
                 for target in files:
                     assert target.staged is not None
                     existed = os.path.lexists(target.real)
+                    if existed and not stat.S_ISREG(os.lstat(target.real).st_mode):  # changed since it was checked
+                        raise DepgraphError(
+                            "io", f"{target.what} {target.shown!r} is no longer a regular file", path=target.shown
+                        )
                     backup = _backup(target) if existed and len(files) > 1 else None
                     try:
                         os.replace(target.staged, target.real)

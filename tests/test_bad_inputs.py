@@ -43,6 +43,7 @@ from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError
 from depgraph.folds import assign_folds
 from depgraph.interop.splitgraph import write_splitgraph_spec
+from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.spec import Constraint, SplitSpec, write_spec
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
@@ -932,6 +933,20 @@ def test_a_failed_rename_puts_back_what_was_already_replaced(tmp_path, study_fil
     assert calls[:2] == ["existing.html", "group_sizes.png"]  # the report had been put in place
     assert report.read_text() == "old report\n"  # and was put back
     assert list(plots.iterdir()) == []
+
+
+def test_a_target_that_became_a_fifo_before_the_commit_is_not_replaced(tmp_path):
+    target = tmp_path / "spec.json"
+    target.write_text("old\n")
+    other = tmp_path / "other.json"
+    with fails_with("io", "spec.json", "no longer a regular file"), Outputs() as plan:
+        plan.file(other)
+        plan.file(target)  # checked: a regular file
+        atomic_write_bytes(other, b"new other\n")
+        atomic_write_bytes(target, b"new\n")
+        target.unlink()
+        os.mkfifo(target)  # swapped for a FIFO while the command works
+    assert _kind(target) == "fifo" and not other.exists() and _temps(tmp_path) == []
 
 
 def test_demo_makes_its_directory_only_when_everything_is_written(tmp_path, capsys, monkeypatch):
