@@ -845,6 +845,13 @@ def test_dash_writes_to_standard_output_and_messages_go_to_stderr(tmp_path, stud
     assert table.columns.tolist() == ["sample_id", "repeat", "fold", "role"] and len(table) == 4 * 3
     assert not (tmp_path / "-").exists() and _temps(Path(tempfile.gettempdir())) == []
 
+    # a command that fails after staging its standard output prints none of it
+    (study_files["plots"] / "group_sizes.svg").mkdir()
+    capsys.readouterr()
+    assert main(["report", str(study_files["spec"]), "-o", "-", "--plots-dir", str(study_files["plots"])]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("depgraph: io: ") and len(captured.err.splitlines()) == 1
+
     # after a command on stdout, the next one speaks on stdout again
     out = cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", tmp_path / "samples.csv"])
     assert "wrote" in out
