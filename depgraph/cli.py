@@ -1,14 +1,17 @@
 """The ``depgraph`` command.
 
 Exit codes: 0 ok, 1 findings (validation errors), 2 bad input (one line on
-stderr: ``depgraph: <code>: <what is wrong and where>``). Nothing is written
-when a command fails.
+stderr: ``depgraph: <code>: <what is wrong and where>``), 130 / 143 interrupted
+by SIGINT / SIGTERM (one line, ``depgraph: interrupted``). Nothing is written
+when a command fails or is interrupted: each command checks all its outputs
+before its work and commits them together at the end (:mod:`depgraph.outputs`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -33,6 +36,7 @@ from depgraph.folds import SCHEMES, assign_folds
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.ingest import from_metadata
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
+from depgraph.outputs import Outputs
 from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.report import figures, save_figures, write_report
 from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
@@ -74,6 +78,18 @@ MODE_NAMES = ", ".join(MODE)
 
 
 # --------------------------------------------------------------------------- helpers
+def _outputs(*files: Path | None, inputs: tuple[Path | None, ...] = (), binary: bool = False) -> Outputs:
+    """The command's outputs plan, every file checked now, before any work; ``-`` is standard output,
+    and then what depgraph says to the user goes to stderr so that stdout carries the data only."""
+    plan = Outputs(inputs)
+    for path in files:
+        if path is not None:
+            plan.file(path, binary=binary)
+    if plan.writes_stdout:
+        out.stderr = True  # reset by main()
+    return plan
+
+
 def _column_map(pairs: list[str] | None) -> dict[str, str]:
     mapping: dict[str, str] = {}
     for item in pairs or []:
@@ -238,6 +254,7 @@ def build(
         raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
     if (coords is None) != (radius is None):
         raise DepgraphError("invalid_argument", "--coords and --radius go together")
+    plan = _outputs(output, inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
         graph = from_metadata(
             metadata,
@@ -255,7 +272,7 @@ def build(
             graph = graph.add_spatial(coords, radius, unknown=unknown)  # type: ignore[arg-type]
     if duplicates is not None:
         graph = graph.add_duplicates(duplicates, unknown=unknown)  # type: ignore[arg-type]
-    with stage(f"writing {output.name}"):
+    with stage(f"writing {output.name}"), plan:
         write_graph(graph, output)
     _print_graph(graph, f"wrote {output}")
 
@@ -320,6 +337,7 @@ def derive_command(
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    plan = _outputs(output, inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
@@ -338,7 +356,8 @@ def derive_command(
         spec = SplitSpec.from_partition(partition, graph, attributes=carried)
         if key is not None:
             spec = pseudonymize(spec, key)
-        write_spec(spec, output)
+        with plan:
+            write_spec(spec, output)
     _print_partition(partition)
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else ""))
 
@@ -353,12 +372,16 @@ def import_command(
     a splitGraph dependency_graph a depgraph graph."""
     if source_format.strip().lower() != "splitgraph":
         raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    plan = _outputs(output, inputs=(file,))
     imported = read_splitgraph(file)
+    with plan:
+        if isinstance(imported, SplitSpec):
+            write_spec(imported, output)
+        else:
+            write_graph(imported, output)
     if isinstance(imported, SplitSpec):
-        write_spec(imported, output)
         _print_spec(imported)
     else:
-        write_graph(imported, output)
         _print_graph(imported, "imported study graph")
     out.print(f"wrote {output}")
 
@@ -377,22 +400,26 @@ def export_command(
     target = to.strip().lower()
     if target not in ("splitgraph", "csv", "parquet", "fold-table"):
         raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
+    binary = target == "parquet" or (target == "fold-table" and output.suffix.lower() in (".parquet", ".pq"))
+    plan = _outputs(output, inputs=(document,), binary=binary)
     doc = read_json(document, "file")
     if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
         if target != "splitgraph":
             raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
-        left_out = write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
+        with plan:
+            left_out = write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
         if left_out:
             out.print(f"splitGraph {splitgraph_version} cannot hold: {', '.join(left_out)} — left out")
         out.print(f"wrote {output}")
         return
     spec = spec_from_document(doc, f"spec file {str(document)!r}")
-    if target == "splitgraph":
-        write_splitgraph_spec(spec, output)
-    elif target == "fold-table":
-        write_table(fold_table(spec), output)
-    else:
-        write_table(samples_table(spec), output, target)
+    with plan:
+        if target == "splitgraph":
+            write_splitgraph_spec(spec, output)
+        elif target == "fold-table":
+            write_table(fold_table(spec), output)
+        else:
+            write_table(samples_table(spec), output, target)
     out.print(f"wrote {output}")
 
 
@@ -451,6 +478,7 @@ def folds_command(
     name = scheme.strip().lower()
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
+    plan = _outputs(output, inputs=(document, prior))
     spec = read_spec(document)
     params: dict[str, Any] = {}
     if name in ("group-kfold", "stratified-group-kfold"):
@@ -480,7 +508,8 @@ def folds_command(
             params["prior"] = read_spec(prior)
     with stage(f"assigning {name} folds"):
         planned = assign_folds(spec, name, **params)
-        write_spec(planned, output)
+        with plan:
+            write_spec(planned, output)
     _print_folds(planned)
     out.print(f"wrote {output}")
 
@@ -559,6 +588,7 @@ def audit_command(
     """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
+    plan = _outputs(output, inputs=(graph_file, features))
     graph = read_graph(graph_file)
     ids = graph.sample_ids if features.suffix.lower() == ".npy" else None  # .npy rows follow the graph's samples
     with stage(f"auditing {features.name}"):
@@ -572,10 +602,12 @@ def audit_command(
         updated = (
             graph.add_duplicates(pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
         )
-        write_graph(updated, output)
+        with plan:
+            write_graph(updated, output)
         out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
     elif output is not None:
-        write_table(pairs, output, "csv")
+        with plan:
+            write_table(pairs, output, "csv")
         out.print(f"wrote {output}")
 
 
@@ -589,9 +621,12 @@ def report_command(
     plots_dir: Annotated[Path | None, typer.Option(help="Also write every figure as PNG and SVG here.")] = None,
 ) -> None:
     """Write a self-contained HTML report (figures embedded) a reviewer can open offline."""
+    plan = _outputs(output, inputs=(document, graph_file))
+    if plots_dir is not None:
+        plan.directory(plots_dir, "plot directory")
     spec = read_spec(document)
     graph = read_graph(graph_file) if graph_file is not None else None
-    with stage(f"drawing {output.name}"):
+    with stage(f"drawing {output.name}"), plan:  # the report and the figures are put in place together
         write_report(output, spec, graph)
         if plots_dir is not None:
             save_figures(figures(spec, graph), plots_dir)
@@ -608,9 +643,8 @@ def demo(
     write back → composite/strict, each with folds and exposure; writes the tables, graph, spec and report."""
     from depgraph.demo import AUDIT_THRESHOLD, run_story
 
-    if not output_dir.parent.is_dir():
-        raise DepgraphError("io", f"output directory {str(output_dir.parent)!r} does not exist")
-    output_dir.mkdir(exist_ok=True)
+    plan = Outputs()
+    plan.directory(output_dir, create=True)  # made, with its files, only when everything is written
     story = run_story()
     meta = story.cohort.metadata
     out.rule("[bold]depgraph demo: a family cohort")
@@ -646,19 +680,17 @@ def demo(
         )
     else:
         out.print("\n[red]Something the grouping follows still crosses a fold: the plan is wrong.[/red]")
-    from depgraph.files import atomic_path
-
-    for table_name, frame in (
-        ("metadata", meta),
-        ("kinship", story.cohort.kinship),
-        ("features", story.cohort.features),
-        ("audited_duplicates", story.audited),
-    ):
-        with atomic_path(output_dir / f"{table_name}.csv") as tmp:
-            frame.to_csv(tmp, index=False)
-    write_graph(story.graph_after, output_dir / "graph.json")
-    write_spec(last.spec, output_dir / "spec.json")
-    write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
+    with plan:
+        for table_name, frame in (
+            ("metadata", meta),
+            ("kinship", story.cohort.kinship),
+            ("features", story.cohort.features),
+            ("audited_duplicates", story.audited),
+        ):
+            write_table(frame, output_dir / f"{table_name}.csv")
+        write_graph(story.graph_after, output_dir / "graph.json")
+        write_spec(last.spec, output_dir / "spec.json")
+        write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
     out.print(
         f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "
         f"report.html to {output_dir}"
@@ -666,11 +698,45 @@ def demo(
 
 
 # --------------------------------------------------------------------------- entry point
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: unwinds the command like KeyboardInterrupt, so every
+    temporary file is removed on the way out (and click prints nothing)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the block (signals already ignored stay ignored)."""
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_interrupted)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code (0 ok, 1 findings, 2 bad input)."""
+    """Run the CLI and return its exit code (0 ok, 1 findings, 2 bad input, 130/143 interrupted)."""
     command = typer.main.get_command(app)
     try:
-        result: Any = command.main(args=argv, prog_name="depgraph", standalone_mode=False)
+        with _interruptible():
+            result: Any = command.main(args=argv, prog_name="depgraph", standalone_mode=False)
+    except Interrupted as exc:
+        print("depgraph: interrupted", file=sys.stderr)
+        return 128 + exc.signum
     except DepgraphError as exc:
         print(f"depgraph: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
@@ -686,6 +752,8 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
         print(f"depgraph: invalid_argument: {message}", file=sys.stderr)
         return 2
+    finally:
+        out.stderr = False  # a command writing to stdout sent its messages to stderr
     return result if isinstance(result, int) else 0
 
 

@@ -4,17 +4,16 @@ Tables come as pandas, polars or pyarrow objects, or as CSV / TSV / Parquet
 paths. CSV cells are read as text so identifiers keep their spelling ("01"
 stays "01"); the cells listed in :data:`MISSING_TOKENS` mean "missing".
 
-Every file depgraph writes goes through :func:`atomic_path`: the content is
-written next to the target and renamed over it only when complete, so a
-failure never leaves a half-written file.
+Every file depgraph writes goes through :func:`atomic_path` (from
+:mod:`depgraph.outputs`, re-exported here for the writers): the content is
+staged beside the target and put in place only when the command succeeds, so
+a failure never leaves a half-written file; what cannot be replaced (a FIFO, a
+device) is written through or refused, never replaced.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,8 @@ import pyarrow as pa
 
 from depgraph.arrays import needs_trimming
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.outputs import atomic_path as atomic_path
+from depgraph.outputs import atomic_write_bytes as atomic_write_bytes
 
 #: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
 MISSING_TOKENS: tuple[str, ...] = ("", "NA", "NaN", "nan", "NULL", "null", "None", "N/A", "<NA>")
@@ -135,45 +136,6 @@ def _may_need_stripping(column: pd.Series) -> bool:
         return needs_trimming(pa.array(column.array))
     except (TypeError, ValueError, pa.ArrowException):  # not Arrow-backed text after all
         return True
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it over ``path`` on success.
-
-    On any exception the temporary file is removed and ``path`` is untouched.
-    """
-    target = Path(path)
-    if target.is_dir():
-        raise DepgraphError("io", f"output {str(target)!r} is a directory", path=str(target))
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise DepgraphError("io", f"output directory {str(parent)!r} does not exist", path=str(target))
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
-    """Write ``data`` (bytes, or pieces written one after another, never
-    joined in memory) to ``path`` atomically (temp file, fsync, rename)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            handle.write(data)
-        else:
-            handle.writelines(data)
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:

@@ -37,8 +37,8 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError
 from depgraph.exposure import BLOCK_RELATIONS, ExposureReport, exposure
-from depgraph.files import atomic_write_bytes
 from depgraph.graph import StudyGraph
+from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.spec import ROLES, SplitSpec
 
 DRAW_LIMIT = 500
@@ -192,18 +192,18 @@ def _encode(fig: Any, fmt: str = "png") -> bytes:
 def save_figures(
     figs: dict[str, Any], directory: str | os.PathLike[str], formats: tuple[str, ...] = ("png", "svg")
 ) -> list[Path]:
-    """Write each figure as ``<name>.<format>`` into ``directory`` (atomically)."""
+    """Write each figure as ``<name>.<format>`` into ``directory``, all or none: a failure leaves none."""
     unknown = sorted(set(formats) - {"png", "svg"})
     if unknown:
         raise DepgraphError("invalid_argument", f"figures are written as png or svg, not {', '.join(unknown)}")
     target = Path(directory)
-    if not target.is_dir():
-        raise DepgraphError("io", f"plot directory {str(target)!r} does not exist")
     written = []
-    for name, fig in figs.items():
-        for fmt in formats:
-            atomic_write_bytes(target / f"{name}.{fmt}", _encode(fig, fmt))
-            written.append(target / f"{name}.{fmt}")
+    with Outputs() as plan:  # within a command's plan, the figures commit with the command's other outputs
+        plan.directory(target, "plot directory")
+        for name, fig in figs.items():
+            for fmt in formats:
+                atomic_write_bytes(target / f"{name}.{fmt}", _encode(fig, fmt))
+                written.append(target / f"{name}.{fmt}")
     return written
 
 

@@ -31,7 +31,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from depgraph.errors import DepgraphError
-from depgraph.files import atomic_write_bytes
+from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, RESAMPLING_PLANS, SEVERITIES, STRATEGIES
 
 KINDS = ("split-spec", "study-graph")
@@ -404,13 +404,14 @@ def _short(message: str, limit: int = 200) -> str:
 
 
 def write_schemas(directory: Path | None = None) -> list[Path]:
-    """(Re)write the schema files from the code."""
+    """(Re)write the schema files from the code, all or none."""
     directory = directory or Path(__file__).resolve().parent.parent / "schema"
     written = []
-    for kind in KINDS:
-        path = directory / f"{kind}.schema.json"
-        atomic_write_bytes(path, schema_bytes(kind))
-        written.append(path)
+    with Outputs():
+        for kind in KINDS:
+            path = directory / f"{kind}.schema.json"
+            atomic_write_bytes(path, schema_bytes(kind))
+            written.append(path)
     load_schema.cache_clear()
     _validator.cache_clear()
     return written

@@ -15,18 +15,36 @@ Input files are written byte for byte as a user would write them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
+import pty
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import depgraph.demo
+import depgraph.spec
 from depgraph import derive, from_metadata, read_graph, validate, write_graph
 from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError
-from depgraph.spec import SplitSpec, write_spec
+from depgraph.folds import assign_folds
+from depgraph.interop.splitgraph import write_splitgraph_spec
+from depgraph.outputs import Outputs, atomic_write_bytes
+from depgraph.spec import Constraint, SplitSpec, write_spec
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
 META = "sample_id,subject_id,batch_id\nS1,P1,B1\nS2,P1,B1\nS3,P2,B2\nS4,P3,B2\n"
@@ -513,3 +531,571 @@ def test_bad_command_line_usage(tmp_path, out_dir, meta_csv, graph_json, capsys,
 def test_mode_that_is_not_a_name(graph_json, mode):
     with fails_with("invalid_argument", repr(mode)):
         derive(read_graph(graph_json), mode)
+
+
+# ------------------------------------------------------------------- writes (issue 10)
+# Every write goes through one plan (depgraph.outputs): all targets checked before the command's work, content staged
+# in temporary files, put in place together at the end. A refused target leaves the tree exactly as it was (cli_fails
+# compares the whole tree, temporary files included) and a refused FIFO, device or socket is still what it was.
+
+WORKTREE = Path(__file__).resolve().parents[1]
+#: A separate depgraph process: the CLI exactly as a user runs it, from this checkout.
+DEPGRAPH = [sys.executable, "-c", "import sys; from depgraph.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(WORKTREE)}
+
+
+def _temps(directory: Path) -> list[str]:
+    """depgraph's temporary files in ``directory`` (``.{name}.depgraph-{host}-{pid}-{random}.tmp``)."""
+    return sorted(p.name for p in directory.iterdir() if ".depgraph-" in p.name and p.name.endswith(".tmp"))
+
+
+def _kind(path: Path) -> str:
+    mode = os.lstat(path).st_mode
+    for test, name in ((stat.S_ISLNK, "link"), (stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"),
+                       (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "char"), (stat.S_ISBLK, "block"),
+                       (stat.S_ISSOCK, "socket")):  # fmt: skip
+        if test(mode):
+            return name
+    return "other"
+
+
+def _mknod(path: Path, kind: int, major: int, minor: int) -> Path:
+    try:
+        os.mknod(path, kind | 0o666, os.makedev(major, minor))
+    except PermissionError:
+        pytest.skip("making a device node needs CAP_MKNOD (root)")
+    return path
+
+
+@pytest.fixture
+def study_files(tmp_path: Path, meta_csv: Path, graph_json: Path) -> dict[str, Path]:
+    """Every kind of input a command reads, written by depgraph itself."""
+    graph = read_graph(graph_json)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    write_spec(spec, tmp_path / "spec.json")
+    write_spec(assign_folds(spec, "group-kfold", n_folds=3), tmp_path / "folds.json")
+    write_splitgraph_spec(spec, tmp_path / "splitgraph.json")
+    write(tmp_path / "kin.csv", "id1,id2,kinship\nP1,P2,0.25\n")
+    write(tmp_path / "samples.txt", "S1\nS2\n")
+    write(tmp_path / "features.csv", "sample_id,f1,f2\nS1,1,0\nS2,0,1\nS3,1,0.0001\nS4,0.3,1\n")
+    (tmp_path / "a-file").write_text("not a directory\n")
+    (tmp_path / "existing.html").write_text("old report\n")
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "out").mkdir()
+    return {
+        "meta": meta_csv,
+        "graph": graph_json,
+        "spec": tmp_path / "spec.json",
+        "folds": tmp_path / "folds.json",
+        "splitgraph": tmp_path / "splitgraph.json",
+        "kin": tmp_path / "kin.csv",
+        "samples": tmp_path / "samples.txt",
+        "features": tmp_path / "features.csv",
+        "file": tmp_path / "a-file",
+        "plots": tmp_path / "plots",
+        "html": tmp_path / "existing.html",
+        "out": tmp_path / "out",
+    }
+
+
+def _block_device(root: Path) -> Path:
+    # never opened: refused on sight (a made-up loop device number, inside the test's own directory)
+    return _mknod(root / "disk", stat.S_IFBLK, 7, 250)
+
+
+def _socket(root: Path) -> Path:
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    cwd = os.getcwd()
+    os.chdir(root)  # a relative name: socket paths are limited to 108 bytes
+    try:
+        server.bind("sock")
+    finally:
+        os.chdir(cwd)
+    server.close()  # the socket file stays
+    return root / "sock"
+
+
+def _symlink_loop(root: Path) -> Path:
+    os.symlink(root / "loop-b", root / "loop-a")
+    os.symlink(root / "loop-a", root / "loop-b")
+    return root / "loop-a"
+
+
+def _hard_link_of_spec(root: Path) -> Path:
+    os.link(root / "spec.json", root / "same-spec.json")
+    return root / "same-spec.json"
+
+
+def _symlink_to_graph(root: Path) -> Path:
+    os.symlink(root / "graph.json", root / "graph-link.json")
+    return root / "graph-link.json"
+
+
+def _dotdot_spelling_of_spec(root: Path) -> Path:
+    return root / "out" / ".." / "spec.json"
+
+
+#: Each case: (command with {placeholders}, a target made by a function of the test directory or a placeholder,
+#: fragments the one-line io message must hold). {target} is the output under test.
+WRITE_CASES = [
+    pytest.param(["derive", "{graph}", "--mode", "subject", "-o", "{target}"], _block_device,
+                 ["disk", "block device"], id="derive-to-block-device"),
+    pytest.param(["export", "{spec}", "--to", "parquet", "-o", "{target}"], _block_device,
+                 ["disk", "block device"], id="export-parquet-to-block-device"),
+    pytest.param(["build", "{meta}", "-o", "{target}"], _socket, ["sock", "socket"], id="build-to-socket"),
+    pytest.param(["export", "{spec}", "--to", "csv", "-o", "{target}"], "{out}", ["out", "is a directory"],
+                 id="export-csv-to-directory"),
+    pytest.param(["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "-o", "{target}"], "{file}/spec.json",
+                 ["a-file/spec.json", "is a file"], id="folds-parent-is-a-file"),
+    pytest.param(["import", "splitgraph", "{splitgraph}", "-o", "{target}"], "{out}/missing/spec.json",
+                 ["missing", "does not exist"], id="import-missing-directory"),
+    pytest.param(["derive", "{graph}", "--mode", "subject", "-o", "{target}"], _symlink_loop,
+                 ["loop-a", "symbolic links loop"], id="derive-to-symlink-loop"),
+    pytest.param(["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "-o", "{target}"], "{spec}",
+                 ["spec.json", "also an input"], id="folds-onto-its-spec"),
+    pytest.param(["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "-o", "{target}"], _dotdot_spelling_of_spec,
+                 ["spec.json", "the input"], id="folds-onto-its-spec-spelt-with-dotdot"),
+    pytest.param(["export", "{spec}", "--to", "csv", "-o", "{target}"], _hard_link_of_spec,
+                 ["same-spec.json", "the input", "spec.json"], id="export-onto-a-hard-link-of-its-input"),
+    pytest.param(["audit", "{graph}", "{features}", "--write-back", "-o", "{target}"], "{graph}",
+                 ["graph.json", "also an input"], id="audit-write-back-onto-its-graph"),
+    pytest.param(["audit", "{graph}", "{features}", "--write-back", "-o", "{target}"], _symlink_to_graph,
+                 ["graph-link.json", "the input"], id="audit-write-back-onto-a-link-to-its-graph"),
+    pytest.param(["audit", "{graph}", "{features}", "-o", "{target}"], "{features}",
+                 ["features.csv", "also an input"], id="audit-pairs-onto-the-features"),
+    pytest.param(["build", "{meta}", "-o", "{target}"], "{meta}", ["cohort.csv", "also an input"],
+                 id="build-onto-its-metadata"),
+    pytest.param(["build", "{meta}", "--kinship", "{kin}", "--kinship-threshold", "0.1", "-o", "{target}"], "{kin}",
+                 ["kin.csv", "also an input"], id="build-onto-its-kinship"),
+    pytest.param(["derive", "{graph}", "--mode", "subject", "--samples", "{samples}", "-o", "{target}"], "{samples}",
+                 ["samples.txt", "also an input"], id="derive-onto-its-sample-list"),
+    pytest.param(["folds", "{spec}", "--scheme", "balanced-holdout", "--prior", "{folds}", "-o", "{target}"],
+                 "{folds}", ["folds.json", "also an input"], id="folds-onto-its-prior"),
+    pytest.param(["import", "splitgraph", "{splitgraph}", "-o", "{target}"], "{splitgraph}",
+                 ["splitgraph.json", "also an input"], id="import-onto-its-source"),
+    pytest.param(["export", "{folds}", "--to", "fold-table", "-o", "{target}"], "{folds}",
+                 ["folds.json", "also an input"], id="export-fold-table-onto-its-spec"),
+    pytest.param(["report", "{spec}", "-o", "{target}"], "{spec}", ["spec.json", "also an input"],
+                 id="report-onto-its-spec"),
+    pytest.param(["report", "{spec}", "-o", "{html}", "--plots-dir", "{target}"], "{out}/missing",
+                 ["plot directory", "missing", "does not exist"], id="report-plots-dir-missing"),
+    pytest.param(["report", "{spec}", "-o", "{html}", "--plots-dir", "{target}"], "{file}",
+                 ["plot directory", "a-file", "not a directory"], id="report-plots-dir-is-a-file"),
+    pytest.param(["report", "{spec}", "-o", "{target}", "--plots-dir", "{plots}"], "{plots}/group_sizes.png",
+                 ["group_sizes.png", "written twice"], id="report-and-a-figure-to-one-file"),
+    pytest.param(["report", "{spec}", "-o", "{html}", "--plots-dir", "{target}"], "-",
+                 ["plot directory", "standard output"], id="report-plots-dir-is-stdout"),
+    pytest.param(["demo", "-o", "{target}"], "{file}", ["a-file", "not a directory"], id="demo-into-a-file"),
+    pytest.param(["demo", "-o", "{target}"], "{out}/missing/demo", ["missing", "does not exist"],
+                 id="demo-under-a-missing-directory"),
+    pytest.param(["demo", "-o", "{target}"], "-", ["standard output"], id="demo-to-stdout"),
+]  # fmt: skip
+
+
+def _fill(template: str, files: dict[str, Path]) -> str:
+    for name, path in files.items():
+        template = template.replace("{" + name + "}", str(path))
+    return template
+
+
+@pytest.mark.parametrize(("args", "target", "fragments"), WRITE_CASES)
+def test_refused_outputs_leave_everything_as_it_was(tmp_path, study_files, capsys, args, target, fragments):
+    made = target(tmp_path) if callable(target) else Path(_fill(target, study_files))
+    files = {**study_files, "target": made}
+    kind_before = _kind(made) if os.path.lexists(made) else None
+    bytes_before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
+    before_tmp = _temps(Path(tempfile.gettempdir()))
+    cli_fails(capsys, tmp_path, [_fill(a, files) for a in args], "io", *fragments)
+    if kind_before is not None:
+        assert _kind(made) == kind_before, f"{made} was a {kind_before}, is now a {_kind(made)}"
+    for path, content in bytes_before.items():  # inputs (and the old report) untouched, byte for byte
+        assert path.read_bytes() == content, path
+    assert _temps(Path(tempfile.gettempdir())) == before_tmp  # nothing staged for a stream either
+
+
+def test_an_output_directory_without_write_permission(tmp_path, meta_csv, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        if os.geteuid() != 0:
+            cli_fails(
+                capsys, tmp_path, ["build", meta_csv, "-o", locked / "graph.json"], "io", "locked", "not writable"
+            )
+            return
+        # root passes every permission check: run depgraph as root without the powers to override them
+        # (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH; the files stay root's, so reading works)
+        if subprocess.run(["which", "setpriv"], capture_output=True).returncode != 0:
+            pytest.skip("root without setpriv cannot be denied a write")
+        drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                "--inh-caps", "-dac_override,-dac_read_search"]  # fmt: skip
+        before = _tree(tmp_path)
+        done = subprocess.run([*drop, *DEPGRAPH, "build", str(meta_csv), "-o", str(locked / "graph.json")],
+                              capture_output=True, text=True, env=_env(), timeout=120)  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [f"depgraph: io: output directory '{locked}' is not writable"]
+        assert _tree(tmp_path) == before
+    finally:
+        locked.chmod(0o755)
+
+
+def test_a_read_only_output_is_not_replaced(tmp_path, meta_csv, graph_json, capsys):
+    target = tmp_path / "kept.json"
+    target.write_text("keep me\n")
+    target.chmod(0o444)
+    args = ["derive", str(graph_json), "--mode", "subject", "-o", str(target)]
+    if os.geteuid() != 0:
+        cli_fails(capsys, tmp_path, args, "io", "kept.json", "read-only")
+    else:
+        if subprocess.run(["which", "setpriv"], capture_output=True).returncode != 0:
+            pytest.skip("root without setpriv cannot be denied a write")
+        drop = ["setpriv", "--bounding-set", "-dac_override", "--inh-caps", "-dac_override"]
+        done = subprocess.run([*drop, *DEPGRAPH, *args], capture_output=True, text=True, env=_env(), timeout=120)
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            f"depgraph: io: output '{target}' is read-only: depgraph does not replace it"
+        ], done.stderr
+    assert target.read_text() == "keep me\n" and stat.S_IMODE(target.stat().st_mode) == 0o444
+    assert _temps(tmp_path) == []
+
+
+def test_binary_output_is_not_sent_to_a_terminal(tmp_path, study_files):
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run([*DEPGRAPH, "export", str(study_files["spec"]), "--to", "parquet", "-o", "-"],
+                              stdout=slave, stderr=subprocess.PIPE, text=True, env=_env(), timeout=120)  # fmt: skip
+    finally:
+        os.close(slave)
+    os.set_blocking(master, False)
+    try:
+        shown = os.read(master, 4096)
+    except (BlockingIOError, OSError):  # nothing written (Linux gives EIO once the slave is closed)
+        shown = b""
+    os.close(master)
+    assert done.returncode == 2 and shown == b""
+    assert done.stderr.splitlines() == [
+        "depgraph: io: standard output is a terminal: binary output (Parquet) is not written to it; redirect it or "
+        "name a file"
+    ]
+
+
+# ------------------------------------------------------------------- writes that go through (issue 10)
+class _FifoReader:
+    """Reads a FIFO in a thread until its writer closes it; unblocks itself if no writer ever comes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.data = path, b""
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        with open(self.path, "rb") as handle:
+            self.data = handle.read()
+
+    def result(self) -> bytes:
+        self.thread.join(timeout=5)
+        if self.thread.is_alive():  # the command never opened it: open it ourselves so the thread ends
+            os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+            self.thread.join(timeout=5)
+        return self.data
+
+
+def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path, study_files, capsys):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    reader = _FifoReader(fifo)
+    out = cli_ok(capsys, ["folds", study_files["spec"], "--scheme", "group-kfold", "-k", "2", "-o", fifo])
+    received = reader.result()
+    assert _kind(fifo) == "fifo" and f"wrote {fifo}" in out
+    doc = json.loads(received)
+    assert doc["format"] == "depgraph.split-spec" and len(doc["folds"]["splits"]) == 2
+    assert _temps(tmp_path) == [] and _temps(Path(tempfile.gettempdir())) == []
+    # a command that fails after its report is written sends nothing down the pipe: the content is staged, and
+    # poured only when every output is in place
+    (study_files["plots"] / "group_sizes.svg").mkdir()
+    reader = _FifoReader(fifo)
+    cli_fails(capsys, tmp_path, ["report", study_files["spec"], "-o", fifo, "--plots-dir", study_files["plots"]], "io",
+              "group_sizes.svg")  # fmt: skip
+    assert reader.result() == b"" and _kind(fifo) == "fifo"
+    assert _temps(Path(tempfile.gettempdir())) == []
+
+
+def test_a_character_device_is_written_through_and_stays_a_device(tmp_path, study_files, capsys):
+    null = _mknod(tmp_path / "null", stat.S_IFCHR, 1, 3)  # /dev/null's numbers, inside the test directory
+    cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", null])
+    cli_ok(capsys, ["export", study_files["folds"], "--to", "parquet", "-o", null])
+    st = os.lstat(null)
+    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
+    assert null.read_bytes() == b""  # it discarded what it was given, as /dev/null does
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_dash_writes_to_standard_output_and_messages_go_to_stderr(tmp_path, study_files, capsys):
+    capsys.readouterr()
+    assert main(["derive", str(study_files["graph"]), "--mode", "subject", "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)  # stdout is the spec and nothing else
+    assert doc["samples"]["sample_id"] == ["S1", "S2", "S3", "S4"]
+    assert "wrote -" in captured.err and "derived subject" in captured.err
+
+    assert main(["export", str(study_files["folds"]), "--to", "fold-table", "-o", "-"]) == 0
+    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert table.columns.tolist() == ["sample_id", "repeat", "fold", "role"] and len(table) == 4 * 3
+    assert not (tmp_path / "-").exists() and _temps(Path(tempfile.gettempdir())) == []
+
+    # a command that fails after staging its standard output prints none of it
+    (study_files["plots"] / "group_sizes.svg").mkdir()
+    capsys.readouterr()
+    assert main(["report", str(study_files["spec"]), "-o", "-", "--plots-dir", str(study_files["plots"])]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("depgraph: io: ") and len(captured.err.splitlines()) == 1
+
+    # after a command on stdout, the next one speaks on stdout again
+    out = cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", tmp_path / "samples.csv"])
+    assert "wrote" in out
+
+
+def test_parquet_to_standard_output_through_a_pipe(study_files):
+    done = subprocess.run([*DEPGRAPH, "export", str(study_files["spec"]), "--to", "parquet", "-o", "-"],
+                          capture_output=True, env=_env(), timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    table = pq.read_table(pa.BufferReader(done.stdout)).to_pandas()
+    assert table["sample_id"].tolist() == ["S1", "S2", "S3", "S4"]
+
+
+def test_replacing_a_file_keeps_its_permission_bits(tmp_path, study_files, capsys):
+    target = tmp_path / "shared.json"
+    for mode in (0o640, 0o600, 0o664):
+        target.write_text("old\n")
+        target.chmod(mode)
+        cli_ok(capsys, ["folds", study_files["spec"], "--scheme", "group-kfold", "-k", "2", "-o", target])
+        assert stat.S_IMODE(target.stat().st_mode) == mode
+        assert json.loads(target.read_text())["format"] == "depgraph.split-spec"
+    previous = os.umask(0o027)
+    try:
+        cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", tmp_path / "new.csv"])
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "new.csv").stat().st_mode) == 0o666 & ~0o027
+
+
+def test_a_symlink_output_writes_its_target_and_stays_a_link(tmp_path, study_files, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = elsewhere / "spec.json"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = study_files["out"] / "spec-link.json"
+    os.symlink(os.path.relpath(real, link.parent), link)
+    seen_temps: list[str] = []
+    original = os.replace
+
+    def watching_replace(src, dst, *a, **k):  # where the temporary file lives when it is renamed
+        seen_temps.append(str(Path(src).parent))
+        return original(src, dst, *a, **k)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(os, "replace", watching_replace)
+        cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", link])
+    assert link.is_symlink() and os.readlink(link) == os.path.relpath(real, link.parent)
+    assert json.loads(real.read_text())["format"] == "depgraph.split-spec"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert seen_temps == [str(elsewhere)]  # beside the target, not beside the link
+    assert _temps(elsewhere) == [] and _temps(link.parent) == []
+    # a dangling link: the file it names is created
+    dangling = study_files["out"] / "to-be.json"
+    os.symlink(elsewhere / "created.json", dangling)
+    cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", dangling])
+    assert dangling.is_symlink() and (elsewhere / "created.json").is_file()
+
+
+# ------------------------------------------------------------------- all or nothing (issue 10)
+def test_a_later_output_that_fails_takes_the_earlier_ones_with_it(tmp_path, study_files, capsys):
+    plots = study_files["plots"]
+    (plots / "group_sizes.svg").mkdir()  # the second figure cannot be written: found only when it is written
+    report = study_files["html"]
+    cli_fails(capsys, tmp_path, ["report", study_files["spec"], "-o", report, "--plots-dir", plots], "io",
+              "group_sizes.svg", "is a directory")  # fmt: skip
+    assert report.read_text() == "old report\n"
+    assert sorted(p.name for p in plots.iterdir()) == ["group_sizes.svg"]
+
+
+def test_a_failed_rename_puts_back_what_was_already_replaced(tmp_path, study_files, capsys, monkeypatch):
+    # the commit renames the report first, then the figures: make the first figure's rename fail
+    plots, report = study_files["plots"], study_files["html"]
+    original = os.replace
+    calls: list[str] = []
+
+    def failing_replace(src, dst, *a, **k):
+        calls.append(Path(dst).name)
+        if Path(dst).name == "group_sizes.png" and calls.count("group_sizes.png") == 1:
+            raise OSError(28, "No space left on device")
+        return original(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    cli_fails(capsys, tmp_path, ["report", study_files["spec"], "-o", report, "--plots-dir", plots], "io",
+              "group_sizes.png", "No space left on device")  # fmt: skip
+    assert calls[:2] == ["existing.html", "group_sizes.png"]  # the report had been put in place
+    assert report.read_text() == "old report\n"  # and was put back
+    assert list(plots.iterdir()) == []
+
+
+def test_a_target_that_became_a_fifo_before_the_commit_is_not_replaced(tmp_path):
+    target = tmp_path / "spec.json"
+    target.write_text("old\n")
+    other = tmp_path / "other.json"
+    with fails_with("io", "spec.json", "no longer a regular file"), Outputs() as plan:
+        plan.file(other)
+        plan.file(target)  # checked: a regular file
+        atomic_write_bytes(other, b"new other\n")
+        atomic_write_bytes(target, b"new\n")
+        target.unlink()
+        os.mkfifo(target)  # swapped for a FIFO while the command works
+    assert _kind(target) == "fifo" and not other.exists() and _temps(tmp_path) == []
+
+
+def test_demo_makes_its_directory_only_when_everything_is_written(tmp_path, capsys, monkeypatch):
+    def no_story():
+        raise DepgraphError("invalid_value", "the story failed")
+
+    monkeypatch.setattr(depgraph.demo, "run_story", no_story)
+    target = tmp_path / "demo"
+    cli_fails(capsys, tmp_path, ["demo", "-o", target], "invalid_value", output=target)
+
+
+def test_demo_into_a_directory_where_one_file_cannot_be_written(tmp_path, capsys):
+    target = tmp_path / "demo"
+    (target / "report.html").mkdir(parents=True)  # the last of its seven files
+    cli_fails(capsys, tmp_path, ["demo", "-o", target], "io", "report.html", "is a directory")
+    assert sorted(p.name for p in target.iterdir()) == ["report.html"]
+
+
+# ------------------------------------------------------------------- interrupted and killed writers (issue 10)
+def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, capsys, monkeypatch):
+    target = tmp_path / "target.json"
+    target.write_bytes(b"the old spec\n")
+    real_write = depgraph.spec.atomic_write_bytes
+
+    def interrupted_write(path, pieces):
+        def pieces_then_ctrl_c():
+            for i, piece in enumerate(pieces):
+                if i == 10:
+                    assert _temps(tmp_path), "the temporary file exists, holding a prefix"
+                    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+                yield piece
+
+        real_write(path, pieces_then_ctrl_c())
+
+    monkeypatch.setattr(depgraph.spec, "atomic_write_bytes", interrupted_write)
+    before = _tree(tmp_path)
+    capsys.readouterr()
+    assert main(["folds", str(study_files["spec"]), "--scheme", "group-kfold", "-k", "2", "-o", str(target)]) == 130
+    assert capsys.readouterr().err == "depgraph: interrupted\n"
+    assert target.read_bytes() == b"the old spec\n" and _tree(tmp_path) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # main() put the handler back
+
+
+def test_stale_temporary_files_of_dead_processes_are_removed_by_the_next_write(tmp_path, study_files, capsys):
+    host = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)  # exited and reaped
+    other_host = "0" * 8 if host != "0" * 8 else "1" * 8
+    names = {
+        "dead": f".spec.json.depgraph-{host}-{dead_pid}-0a1b2c3d.tmp",
+        "alive": f".spec.json.depgraph-{host}-{os.getpid()}-0a1b2c3d.tmp",
+        "other host": f".spec.json.depgraph-{other_host}-{dead_pid}-0a1b2c3d.tmp",
+        "not ours": ".spec.json.0a1b2c3d.tmp",
+    }
+    for name in names.values():
+        (study_files["plots"] / name).write_text("partial")
+    cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", study_files["plots"] / "samples.csv"])
+    left = sorted(p.name for p in study_files["plots"].iterdir())
+    assert left == sorted([names["alive"], names["other host"], names["not ours"], "samples.csv"])
+
+
+@pytest.fixture(scope="module")
+def million_spec(tmp_path_factory) -> Path:
+    """A 10^6-sample spec (two samples per group), built straight from a frame."""
+    n = 10**6
+    ids = np.char.add("S", np.arange(n).astype(str)).astype(object)
+    groups = np.char.add("subject:P", (np.arange(n) // 2).astype(str)).astype(object)
+    spec = SplitSpec.build(pd.DataFrame({"sample_id": ids, "group_id": groups}),
+                           constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")  # fmt: skip
+    path = tmp_path_factory.mktemp("million") / "spec.json"
+    write_spec(spec, path)
+    return path
+
+
+#: The real CLI in a separate process; spec writes pause after their first pieces so that the kill lands while the
+#: temporary file holds a prefix (without the pause a 10^6 write takes a fraction of a second and could finish first).
+PAUSED_WRITER = """
+import sys, time
+import depgraph.spec
+from depgraph.cli import main
+
+real_write = depgraph.spec.atomic_write_bytes
+
+def paused_write(path, pieces):
+    def paused():
+        written = 0
+        for piece in pieces:
+            if written > 2_000_000:  # once, after the first megabytes (the sample ids)
+                written = -10**18
+                end = time.monotonic() + 60
+                while time.monotonic() < end:
+                    time.sleep(0.01)
+            written += len(piece)
+            yield piece
+    real_write(path, paused())
+
+depgraph.spec.atomic_write_bytes = paused_write
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _kill_mid_write(million_spec: Path, target: Path, signum: int) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", PAUSED_WRITER, "folds", str(million_spec), "--scheme", "group-kfold", "-o",
+               str(target)]  # fmt: skip
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            temps = _temps(target.parent)
+            if temps and (target.parent / temps[0]).stat().st_size > 1_000_000:
+                break  # the sample ids are on disk, the write is under way
+            assert child.poll() is None, child.communicate()[1].decode()
+            assert time.monotonic() < deadline, "the writer never started writing"
+            time.sleep(0.01)
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return subprocess.CompletedProcess(command, child.returncode, out.decode(), err.decode())
+
+
+@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; the suite runs it (no marker filter)
+def test_sigterm_mid_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, million_spec):
+    target = tmp_path / "target.json"
+    target.write_bytes(b'{"the": "old spec"}\n')
+    before = _tree(tmp_path)
+    done = _kill_mid_write(million_spec, target, signal.SIGTERM)
+    assert done.returncode == 128 + signal.SIGTERM and done.stderr == "depgraph: interrupted\n", done.stderr
+    assert target.read_bytes() == b'{"the": "old spec"}\n'
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; the suite runs it (no marker filter)
+def test_sigkill_mid_write_keeps_the_old_file_and_the_next_write_removes_the_leftover(tmp_path, study_files, capsys,
+                                                                                      million_spec):  # fmt: skip
+    target = study_files["plots"] / "target.json"
+    target.write_bytes(b'{"the": "old spec"}\n')
+    done = _kill_mid_write(million_spec, target, signal.SIGKILL)
+    assert done.returncode == -signal.SIGKILL
+    assert target.read_bytes() == b'{"the": "old spec"}\n'
+    assert len(_temps(target.parent)) == 1  # SIGKILL cannot be caught: the partial file is left...
+    cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", target.parent / "samples.csv"])
+    assert sorted(p.name for p in target.parent.iterdir()) == ["samples.csv", "target.json"]  # ...until the next write

@@ -126,10 +126,10 @@ def test_demo_tells_the_story_and_writes_its_files(tmp_path, capsys):
     assert run(["build", tmp_path / "metadata.csv", "--kinship", tmp_path / "kinship.csv", "--kinship-threshold",
                 "first", "-o", tmp_path / "again.json"], capsys)[0] == 0  # fmt: skip
     code, out, _ = run(["audit", tmp_path / "again.json", tmp_path / "features.csv", "--write-back", "-o",
-                        tmp_path / "again.json"], capsys)  # fmt: skip
+                        tmp_path / "audited.json"], capsys)  # fmt: skip
     assert code == 0 and "6 pair(s)" in out
     a = orjson.loads((tmp_path / "graph.json").read_bytes())
-    b = orjson.loads((tmp_path / "again.json").read_bytes())
+    b = orjson.loads((tmp_path / "audited.json").read_bytes())
     assert a["nodes"] == b["nodes"] and a["edges"] == b["edges"]
 
 

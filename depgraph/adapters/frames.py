@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError
-from depgraph.files import atomic_path
+from depgraph.outputs import STDOUT, Outputs, atomic_path
 from depgraph.spec import ROLES, SplitSpec
 
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -56,15 +56,19 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], kind: str | None = None) -> None:
-    """Write a table as CSV, TSV or Parquet (chosen by ``kind`` or the file suffix), atomically."""
+    """Write a table as CSV, TSV or Parquet (chosen by ``kind`` or the file suffix; CSV on standard
+    output, ``-``), atomically. Parquet is not written to a terminal."""
     target = Path(path)
-    kind = kind or TABLE_FORMATS.get(target.suffix.lower())
+    if kind is None:
+        kind = "csv" if str(path) == STDOUT else TABLE_FORMATS.get(target.suffix.lower())
     if kind not in ("csv", "tsv", "parquet"):
         raise DepgraphError(
             "invalid_argument", f"cannot tell the table format of {str(target)!r}: use .csv, .tsv or .parquet"
         )
-    with atomic_path(target) as tmp:
-        if kind == "parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",")
+    with Outputs() as plan:
+        plan.file(path, binary=kind == "parquet")
+        with atomic_path(target) as tmp:
+            if kind == "parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",")
