@@ -724,6 +724,9 @@ SPLITGRAPH_SPEC_CASES = [
         id="warnings-object",
     ),
     pytest.param(lambda d: d["metadata"].update(via=[1]), "schema", ["metadata.via"], id="via-number"),
+    pytest.param(
+        lambda d: d["metadata"].update(warnings=[None]), "schema", ["metadata.warnings", "null"], id="warning-null"
+    ),
     pytest.param(lambda d: d.update(group_var=["group_id"]), "schema", ["group_var"], id="group-var-list"),
 ]
 

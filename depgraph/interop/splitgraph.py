@@ -201,9 +201,9 @@ def _optional_text(block: dict[str, Any], field: str, source: str, where: str) -
 def _text_list(value: Any, source: str, where: str) -> list[str]:
     """R's auto_unbox writes one-element vectors as scalars: a string or a list of strings (null: none)."""
     values = [] if value is None else value if isinstance(value, list) else [value]
-    bad = next((v for v in values if not isinstance(v, str)), None)
-    if bad is not None or not isinstance(value, (str, list, type(None))):
-        found = _kind(value if bad is None else bad)
+    bad = [v for v in values if not isinstance(v, str)]
+    if bad or not isinstance(value, (str, list, type(None))):
+        found = _kind(bad[0] if bad else value)
         raise DepgraphError("schema", f"{source}: {where} must be a string or a list of strings, not {found}")
     return values
 
@@ -631,7 +631,10 @@ def _check_sample_attrs(attrs: pd.DataFrame, nodes: _Nodes, edges: _Edges, sourc
             continue
         relation = _SAMPLE_COLUMNS[column].name
         said_keys = nodes.keys.take(pa.array(attrs["_row"].to_numpy()[given]))
-        said_values = pa.array(normalise_keys(values[given]).to_numpy(dtype=object), type=pa.string())
+        try:  # text as written (keys are exact here); numbers as depgraph writes them as keys (1.0 -> "1")
+            said_values = pa.array(values[given].to_numpy(dtype=object), type=pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            said_values = pa.array(normalise_keys(values[given]).to_numpy(dtype=object), type=pa.string())
         said = pc.binary_join_element_wise(said_keys, said_values, "\x1f")
         pairs = [_pairs(nodes, edges, relation)]
         if relation == "sample_has_outcome":  # splitGraph's outcome_scope = "subject" links outcomes to subjects
@@ -640,7 +643,7 @@ def _check_sample_attrs(attrs: pd.DataFrame, nodes: _Nodes, edges: _Edges, sourc
             pairs.append(subject.merge(outcome, on="via")[["from", "to"]])
         linked = pd.concat(pairs, ignore_index=True)
         declared = pa.array((linked["from"] + "\x1f" + linked["to"]).to_numpy(dtype=object), type=pa.string())
-        contradicts = ~pc.is_in(said, value_set=declared).to_numpy(zero_copy_only=False)
+        contradicts = ~pc.is_in(said, value_set=declared).fill_null(False).to_numpy(zero_copy_only=False)
         if contradicts.any():
             i = int(np.flatnonzero(contradicts)[0])
             sample, value = said_keys[i].as_py(), said_values[i].as_py()
