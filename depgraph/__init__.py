@@ -17,7 +17,7 @@ The flow is one direction::
 """
 
 from depgraph.derive import Partition, derive
-from depgraph.errors import DepgraphError, ErrorCode
+from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode
 from depgraph.graph import StudyGraph, combine, read_graph, write_graph
 from depgraph.ingest import from_metadata
 from depgraph.validate import Issue, ValidationReport, validate
@@ -30,6 +30,7 @@ __all__ = [
     "NODE_TYPES",
     "RELATIONS",
     "DepgraphError",
+    "DepgraphWarning",
     "ErrorCode",
     "Issue",
     "NodeType",

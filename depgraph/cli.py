@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +30,7 @@ from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.exposure import ExposureReport, exposure, straddling_groups
 from depgraph.files import read_json, read_table
 from depgraph.folds import SCHEMES, assign_folds
@@ -731,8 +732,10 @@ def _interruptible() -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (0 ok, 1 findings, 2 bad input, 130/143 interrupted)."""
     command = typer.main.get_command(app)
+    heard: list[warnings.WarningMessage] = []
     try:
-        with _interruptible():
+        with _interruptible(), warnings.catch_warnings(record=True) as heard:  # warnings told once done (_tell)
+            warnings.simplefilter("always", DepgraphWarning)
             result: Any = command.main(args=argv, prog_name="depgraph", standalone_mode=False)
     except Interrupted as exc:
         print("depgraph: interrupted", file=sys.stderr)
@@ -741,6 +744,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"depgraph: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
+        _tell(heard)
         return int(exc.exit_code)
     except typer.Abort:
         print("depgraph: aborted", file=sys.stderr)
@@ -754,7 +758,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         out.stderr = False  # a command writing to stdout sent its messages to stderr
+    _tell(heard)
     return result if isinstance(result, int) else 0
+
+
+def _tell(heard: list[warnings.WarningMessage]) -> None:
+    """Print each DepgraphWarning a command raised, one line each on stderr:
+    only when it did not fail, whose stderr is its one error line."""
+    for w in heard:
+        if isinstance(w.message, DepgraphWarning):
+            print(f"depgraph: warning: {w.message.code}: {w.message.message}", file=sys.stderr)
 
 
 def run() -> None:  # pragma: no cover - console-script shim

@@ -67,6 +67,26 @@ class DepgraphError(Exception):
         return f"[{self.code}] {self.message}"
 
 
+class DepgraphWarning(UserWarning):
+    """Something a reader accepted but the user must hear about, with a stable code.
+
+    Readers also keep it with what they return (a graph's ``history``, a
+    spec's ``warnings``), so it is never only on the screen. The CLI prints
+    each one as ``depgraph: warning: <code>: <message>`` on stderr once the
+    command has succeeded.
+
+    >>> w = DepgraphWarning("splitgraph_schema_version", "schema_version 9.0.0 is not 0.1.0")
+    >>> w.code, str(w)
+    ('splitgraph_schema_version', 'schema_version 9.0.0 is not 0.1.0')
+    """
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details: dict[str, Any] = details
+
+
 def describe_ids(ids: Iterable[Any], limit: int = 5, total: int | None = None) -> str:
     """The first ``limit`` ids and how many more, for one-line messages.
 

@@ -503,6 +503,10 @@ class StudyGraph:
     def with_overrides(self, **overrides: Any) -> StudyGraph:
         """A copy with validation/derivation overrides set.
 
+        Only ``True`` and ``False`` set an override: any other value (the
+        string ``"false"``, ``0``, ``None``) is refused (``invalid_value``),
+        never read as true.
+
         >>> import pandas as pd
         >>> from depgraph import from_metadata
         >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1"]}))
@@ -515,7 +519,7 @@ class StudyGraph:
                 "invalid_argument",
                 f"unknown override(s) {describe_ids(sorted(unknown))}; known: {describe_ids(sorted(KNOWN_OVERRIDES))}",
             )
-        merged = {**self.overrides, **overrides}
+        merged = {**self.overrides, **checked_overrides(overrides, "invalid_value", "override")}
         return StudyGraph(
             self.nodes, self.attributes, self.relations, self.name, _frozen(merged), self.history, self._lookups
         )
@@ -638,6 +642,31 @@ class StudyGraph:
 
 
 KNOWN_OVERRIDES: frozenset[str] = frozenset({"allow_multi_subject_samples"})
+_JSON_KINDS = {str: "string", int: "number", float: "number", type(None): "null", list: "list", dict: "object"}
+
+
+def checked_overrides(overrides: Mapping[str, Any], code: str, where: str) -> dict[str, bool]:
+    """``overrides`` whose values are all booleans (numpy's too), as plain bools;
+    any other value is a ``code`` error naming the override and the value.
+
+    A string ``"false"`` is true to Python: reading it as a boolean would turn an
+    override on that the file says is off, so it is refused instead.
+
+    >>> checked_overrides({"allow_multi_subject_samples": False}, "schema", "override")
+    {'allow_multi_subject_samples': False}
+    """
+    bad = {k: v for k, v in overrides.items() if not isinstance(v, (bool, np.bool_))}
+    if bad:
+        name, value = next(iter(bad.items()))
+        kind = _JSON_KINDS.get(type(value), type(value).__name__)
+        raise DepgraphError(
+            code,
+            f"{where} {name} is {value!r} ({kind}): an override is true or false (a boolean), "
+            "never a string, number or null",
+            override=name,
+            value=value,
+        )
+    return {k: bool(v) for k, v in overrides.items()}
 
 
 def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
@@ -31,9 +32,18 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from depgraph.arrays import sorted_codes
-from depgraph.errors import DepgraphError, describe_ids, describe_rows
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
-from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble, many_distinct, text_array
+from depgraph.graph import (
+    EdgePiece,
+    Keys,
+    NodePiece,
+    StudyGraph,
+    assemble,
+    checked_overrides,
+    many_distinct,
+    text_array,
+)
 from depgraph.identifiers import _float_keys, key_array, normalise_keys
 from depgraph.kinship import detect_format, read_kinship, resolve_threshold
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
@@ -175,7 +185,12 @@ def from_metadata(
         raise DepgraphError("empty_input", f"{what} has no rows")
     if outcome_scope not in ("sample", "subject"):
         raise DepgraphError("invalid_argument", f"outcome_scope must be 'sample' or 'subject', not {outcome_scope!r}")
+    checked_overrides({"allow_multi_subject_samples": allow_multi_subject_samples}, "invalid_value", "from_metadata:")
     frame = frame.reset_index(drop=True)
+    read_columns = list(frame.columns)
+    notes: list[dict[str, Any]] = []
+    if "outcome_value" in frame.columns and "outcome_id" not in frame.columns:
+        frame, notes = _outcome_from_value(frame, what)
 
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
     samples = key_array(frame["sample_id"], "sample_id")  # Arrow text, null where missing
@@ -263,7 +278,10 @@ def from_metadata(
         else:
             edge_pieces.append(_distinct_pairs(relation, sample_keys.take(present), target_keys))
 
-    history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": [c for c in frame.columns]}
+    history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": read_columns}
+    if notes:
+        history["outcome_id_from"] = "outcome_value"
+        history["warnings"] = notes
     if outcome_scope == "subject" and "outcome_id" in keys:
         edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
         outcomes = _as_series(keys["outcome_id"]).dropna()
@@ -279,6 +297,26 @@ def from_metadata(
     overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
     graph = assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
     return graph
+
+
+def _outcome_from_value(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """splitGraph's rule: without ``outcome_id``, ``outcome_value`` names each
+    sample's outcome (Outcome nodes, hence strata). Numbers are almost never
+    class labels, so numeric values also raise a ``numeric_outcome_value``
+    warning (kept in the graph's history, where validation reports it)."""
+    values = frame["outcome_value"]
+    present = values.notna() & (values.astype(str).str.strip() != "")
+    numbers = pd.to_numeric(values[present], errors="coerce")
+    frame = frame.rename(columns={"outcome_value": "outcome_id"})
+    if not present.any() or numbers.isna().any() or pd.api.types.is_bool_dtype(values.dtype):
+        return frame, []
+    shown = describe_ids(normalise_keys(values[present]).drop_duplicates().tolist(), 3)
+    message = (
+        f"outcome_value is numeric: each distinct value ({shown}) becomes an Outcome node and a stratum; "
+        "if these are class labels give them as outcome_id (text), otherwise leave outcome_value out"
+    )
+    warnings.warn(DepgraphWarning("numeric_outcome_value", f"{what}: {message}"), stacklevel=3)
+    return frame, [{"code": "numeric_outcome_value", "message": message, "count": 1}]  # no path in the graph
 
 
 def _positions(indices: pa.Array) -> np.ndarray:

@@ -88,10 +88,30 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "advisory",
         "a builder dropped pairs naming unknown ids (unknown='ignore')",
     ),
+    "invalid_featureset_derivation_scope": (
+        "semantic",
+        "warning",
+        "a feature set's derivation_scope is not external, per_training_split or per_dataset",
+    ),
+    "numeric_outcome_value": (
+        "semantic",
+        "warning",
+        "outcome_value was numeric: each distinct number became an Outcome node (and a stratum)",
+    ),
+    "splitgraph_schema_version": (
+        "semantic",
+        "warning",
+        "an imported splitGraph file had no schema_version or one other than 0.1.0; it was read anyway",
+    ),
     "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
     "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
     "subject_cross_site_overlap": ("leakage", "warning", "a subject has samples at several sites"),
     "shared_featureset_provenance": ("leakage", "advisory", "a feature set is shared by several samples"),
+    "per_dataset_featureset": (
+        "leakage",
+        "advisory",
+        "a feature set was derived over the whole dataset (derivation_scope per_dataset), evaluation samples included",
+    ),
     "heavy_batch_reuse": ("leakage", "advisory", "a batch holds at least max(3, half the samples)"),
     "missing_time_ordering": ("leakage", "warning", "samples have timepoints but nothing orders them"),
     "related_subjects": ("leakage", "warning", "kinship links subjects; subject grouping would split relatives"),
@@ -343,7 +363,47 @@ def _structure(ctx: _Context) -> list[Issue]:
     return out
 
 
+def _recorded(ctx: _Context, level: str) -> list[Issue]:
+    """Findings a builder or importer kept in the graph's history (``warnings``
+    of a step: what it merged or read with a warning), at their catalogue level
+    and severity. History is free-form provenance: entries that are not such
+    findings are not validation's business."""
+    out = []
+    for step in ctx.graph.history:
+        notes = step.get("warnings")
+        for note in notes if isinstance(notes, list) else []:
+            code = note.get("code") if isinstance(note, dict) else None
+            entry = CATALOGUE.get(code) if isinstance(code, str) else None
+            if entry is None or entry[0] != level:
+                continue
+            ids = note.get("ids")
+            count = note.get("count")
+            out.append(
+                Issue(
+                    code,
+                    entry[1],
+                    str(note.get("message") or entry[2]),
+                    tuple(str(i) for i in ids) if isinstance(ids, list) else (),
+                    count=count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None,
+                    details={"step": str(step.get("step"))},
+                )
+            )
+    return out
+
+
+@rule("structural")
+def _recorded_structure(ctx: _Context) -> list[Issue]:
+    """Structural findings recorded on the way in (edges an imported file repeated)."""
+    return _recorded(ctx, "structural")
+
+
 # --------------------------------------------------------------------------- semantic
+@rule("semantic")
+def _recorded_meaning(ctx: _Context) -> list[Issue]:
+    """Semantic findings recorded on the way in (a numeric outcome_value, an unknown splitGraph schema)."""
+    return _recorded(ctx, "semantic")
+
+
 @rule("semantic")
 def _assignments(ctx: _Context) -> list[Issue]:
     """At most one subject/batch/study/timepoint/... per sample; samples
@@ -406,6 +466,38 @@ def _time_order(ctx: _Context) -> list[Issue]:
     return [
         Issue(code, "error", message, tuple(f"timepoint:{k}" for k in ids))
         for code, message, ids in time_order_problems(ctx.graph)
+    ]
+
+
+#: splitGraph's allowed FeatureSet ``derivation_scope`` values.
+DERIVATION_SCOPES: tuple[str, ...] = ("external", "per_training_split", "per_dataset")
+
+
+def _featureset_scopes(ctx: _Context) -> tuple[np.ndarray, pd.Series]:
+    """Node positions of the feature sets and their ``derivation_scope`` (missing: none)."""
+    g = ctx.graph
+    start, stop = g.type_range(NodeType.FEATURESET)
+    if stop == start or "derivation_scope" not in g.attributes.columns:
+        return np.empty(0, dtype=np.int64), pd.Series([], dtype=object)
+    return np.arange(start, stop), g.attributes["derivation_scope"].iloc[start:stop].reset_index(drop=True)
+
+
+@rule("semantic")
+def _featureset_scope_values(ctx: _Context) -> list[Issue]:
+    """A derivation_scope outside splitGraph's three values (a typo hides a per-dataset feature set)."""
+    positions, scopes = _featureset_scopes(ctx)
+    bad = (scopes.notna() & ~scopes.isin(DERIVATION_SCOPES)).to_numpy()
+    if not bad.any():
+        return []
+    values = describe_ids(pd.unique(scopes[bad].astype(str)).tolist(), 3)
+    return [
+        Issue(
+            "invalid_featureset_derivation_scope",
+            "warning",
+            f"{int(bad.sum())} feature set(s) have a derivation_scope ({values}) that is not "
+            f"{', '.join(DERIVATION_SCOPES[:-1])} or {DERIVATION_SCOPES[-1]}: {ctx.named(positions[bad])}",
+            ctx.ids(positions[bad]),
+        )
     ]
 
 
@@ -506,6 +598,25 @@ def _shared_featuresets(ctx: _Context) -> list[Issue]:
             "advisory",
             f"{len(shared)} feature set(s) are shared by several samples: {ctx.named(shared)}",
             ctx.ids(shared),
+        )
+    ]
+
+
+@rule("leakage")
+def _per_dataset_featuresets(ctx: _Context) -> list[Issue]:
+    """Feature sets derived over the whole dataset (selected or normalised with the
+    evaluation samples in view), whether one sample uses them or many (splitGraph's rule)."""
+    positions, scopes = _featureset_scopes(ctx)
+    per_dataset = (scopes == "per_dataset").to_numpy(dtype=bool)
+    if not per_dataset.any():
+        return []
+    return [
+        Issue(
+            "per_dataset_featureset",
+            "advisory",
+            f"{int(per_dataset.sum())} feature set(s) were derived over the whole dataset (derivation_scope "
+            f"per_dataset); derive them within each training split: {ctx.named(positions[per_dataset])}",
+            ctx.ids(positions[per_dataset]),
         )
     ]
 

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,11 +41,12 @@ import depgraph.demo
 import depgraph.spec
 from depgraph import derive, from_metadata, read_graph, validate, write_graph
 from depgraph.cli import main
-from depgraph.errors import ERROR_CODES, DepgraphError
+from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
 from depgraph.folds import assign_folds
-from depgraph.interop.splitgraph import write_splitgraph_spec
+from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_spec
 from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.spec import Constraint, SplitSpec, write_spec
+from tests.conftest import CONFORMANCE
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
 META = "sample_id,subject_id,batch_id\nS1,P1,B1\nS2,P1,B1\nS3,P2,B2\nS4,P3,B2\n"
@@ -1099,3 +1101,272 @@ def test_sigkill_mid_write_keeps_the_old_file_and_the_next_write_removes_the_lef
     assert len(_temps(target.parent)) == 1  # SIGKILL cannot be caught: the partial file is left...
     cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", target.parent / "samples.csv"])
     assert sorted(p.name for p in target.parent.iterdir()) == ["samples.csv", "target.json"]  # ...until the next write
+
+
+# ------------------------------------------------------------------- splitGraph importer and overrides (issue 10)
+SPLITGRAPH = CONFORMANCE / "splitgraph_json"
+SG_EDGE = {"edge_id": "e", "from": "sample:S1", "to": "subject:P1", "edge_type": "sample_belongs_to_subject"}
+
+
+def _sg(name: str, change: Any) -> Any:
+    """A real splitGraph export (graph.json, spec_time.json) with one change made to it."""
+    doc = json.loads((SPLITGRAPH / name).read_text())
+    changed = change(doc)
+    return doc if changed is None else changed
+
+
+def _node(doc: dict, i: int, **fields: Any) -> None:
+    doc["nodes"][i].update(fields)
+
+
+def _edge(doc: dict, i: int, **fields: Any) -> None:
+    doc["edges"][i].update(fields)
+
+
+def _overrides(value: Any) -> Any:
+    return lambda d: d["metadata"].update(validation_overrides={"allow_multi_subject_samples": value})
+
+
+def _rows(doc: dict, i: int, **fields: Any) -> None:
+    doc["sample_data"][i].update(fields)
+
+
+# nodes[0] is sample:S1 (subject P1), nodes[15] timepoint:T0 (time_index 0); edges[0] is sample:S1 -> subject:P1
+SPLITGRAPH_GRAPH_CASES = [
+    pytest.param(_overrides("false"), "schema", ["allow_multi_subject_samples", "'false'"], id="override-false-text"),
+    pytest.param(_overrides("TRUE"), "schema", ["allow_multi_subject_samples", "'TRUE'"], id="override-TRUE-text"),
+    pytest.param(_overrides(0), "schema", ["allow_multi_subject_samples", "0 (number)"], id="override-0"),
+    pytest.param(_overrides(1), "schema", ["allow_multi_subject_samples", "1 (number)"], id="override-1"),
+    pytest.param(_overrides(None), "schema", ["allow_multi_subject_samples", "(null)"], id="override-null"),
+    pytest.param(
+        lambda d: d["metadata"].update(validation_overrides="allow"),
+        "schema",
+        ["validation_overrides"],
+        id="overrides-a-string",
+    ),
+    pytest.param(
+        lambda d: d["metadata"].update(validation_overrides=[True]),
+        "schema",
+        ["validation_overrides"],
+        id="overrides-an-unnamed-list",
+    ),
+    pytest.param(
+        lambda d: d["metadata"].update(validation_overrides={"allow_everything": True}),
+        "schema",
+        ["allow_everything"],
+        id="override-unknown",
+    ),
+    pytest.param(lambda d: _node(d, 15, attrs=[0]), "schema", ["nodes[15] (timepoint:T0)", "attrs"], id="attrs-list"),
+    pytest.param(lambda d: _node(d, 15, attrs="time_index=0"), "schema", ["timepoint:T0", "attrs"], id="attrs-text"),
+    pytest.param(
+        lambda d: _node(d, 15, attrs={"time_index": [0, 1]}),
+        "schema",
+        ["timepoint:T0", "attrs.time_index"],
+        id="attr-value-list",
+    ),
+    pytest.param(
+        lambda d: _node(d, 0, attrs={"note": {"a": 1}}), "schema", ["sample:S1", "attrs.note"], id="attr-value-object"
+    ),
+    pytest.param(
+        lambda d: _node(d, 15, attrs={"time_index": "zero"}),
+        "invalid_value",
+        ["timepoint:T0", "time_index"],
+        id="time-index-text",
+    ),
+    pytest.param(lambda d: _node(d, 0, node_id=1), "schema", ["nodes[0]", "node_id"], id="node-id-number"),
+    pytest.param(lambda d: _node(d, 0, node_key=None), "schema", ["nodes[0] (sample:S1)", "node_key"], id="no-key"),
+    pytest.param(lambda d: _node(d, 0, node_key=""), "schema", ["sample:S1", "node_key"], id="empty-key"),
+    pytest.param(lambda d: _node(d, 5, node_type="Gene"), "schema", ["subject:P1", "'Gene'"], id="unknown-node-type"),
+    pytest.param(lambda d: d["nodes"].__setitem__(3, None), "schema", ["nodes[3]", "null"], id="node-null"),
+    pytest.param(lambda d: d.update(nodes={"sample:S1": {}}), "schema", ["nodes", "object"], id="nodes-an-object"),
+    pytest.param(lambda d: d["nodes"].append(d["nodes"][1]), "duplicate_id", ["sample:S2"], id="node-id-twice"),
+    pytest.param(
+        lambda d: d["nodes"].append({**d["nodes"][1], "node_id": "lab:S2"}),
+        "duplicate_id",
+        ["sample:S2", "lab:S2"],
+        id="one-key-two-ids",
+    ),
+    pytest.param(
+        lambda d: d.update(nodes=[n for n in d["nodes"] if n["node_type"] != "Sample"], edges=[]),
+        "empty_input",
+        ["no Sample node"],
+        id="no-sample",
+    ),
+    pytest.param(
+        lambda d: _edge(d, 0, to="subject:P99"),
+        "reference",
+        ["'to'", "subject:P99", "not in the node table"],
+        id="endpoint-unknown",
+    ),
+    pytest.param(
+        lambda d: _edge(d, 0, **{"from": "S1"}),
+        "reference",
+        ["'from'", "S1", "hint", "prefixed"],
+        id="endpoint-unprefixed",
+    ),
+    pytest.param(lambda d: _edge(d, 0, to=None), "schema", ["edges[0]", "to", "null"], id="endpoint-null"),
+    pytest.param(
+        lambda d: _edge(d, 0, edge_type="sample_related_to"),
+        "schema",
+        ["edges[0]", "sample_related_to"],
+        id="edge-type-unknown",
+    ),
+    pytest.param(
+        lambda d: _edge(d, 0, edge_type=["sample_belongs_to_subject"]),
+        "schema",
+        ["edges[0]", "edge_type"],
+        id="edge-type-list",
+    ),
+    pytest.param(
+        lambda d: _edge(d, 0, to="batch:B1"),
+        "schema",
+        ["edges[0]", "Batch", "invalid_edge_signature"],
+        id="edge-signature",
+    ),
+    pytest.param(
+        lambda d: _edge(d, 0, attrs={"weight": "high"}),
+        "schema",
+        ["edges[0] (sample:S1", "attrs.weight"],
+        id="edge-weight-text",
+    ),
+    pytest.param(lambda d: _edge(d, 0, attrs=[1]), "schema", ["edges[0] (sample:S1", "attrs"], id="edge-attrs-list"),
+    pytest.param(lambda d: d["edges"].__setitem__(0, "x"), "schema", ["edges[0]", "string"], id="edge-not-object"),
+    pytest.param(
+        lambda d: _node(d, 0, attrs={"subject_id": "P2"}),
+        "ambiguity",
+        ["S1", "subject_id", "P2", "P1"],
+        id="attribute-against-edge",
+    ),
+    pytest.param(lambda d: d.update(metadata=["x"]), "schema", ["metadata", "list"], id="metadata-a-list"),
+    pytest.param(lambda d: d["metadata"].update(graph_name=7), "schema", ["graph_name"], id="graph-name-number"),
+    pytest.param(lambda d: d.update(schema_version=1), "schema", ["schema_version"], id="schema-version-number"),
+    pytest.param(lambda d: d.update(splitGraph_object="igraph"), "schema", ["splitGraph_object"], id="unknown-object"),
+    pytest.param(lambda d: [d], "schema", ["splitGraph_object"], id="top-level-list"),
+]
+
+
+@pytest.mark.parametrize(("change", "code", "fragments"), SPLITGRAPH_GRAPH_CASES)
+def test_bad_splitgraph_graph(tmp_path, out_dir, capsys, change, code, fragments):
+    path = write(tmp_path / "sg_graph.json", json.dumps(_sg("graph.json", change)))
+    with fails_with(code, *fragments, file=path):
+        read_splitgraph(path)
+    target = out_dir / "graph.json"
+    cli_fails(
+        capsys, tmp_path, ["import", "splitgraph", path, "-o", target], code, *fragments, output=target, file=path
+    )
+
+
+SPLITGRAPH_SPEC_CASES = [
+    pytest.param(lambda d: d.update(sample_data=[]), "schema", ["sample_data"], id="no-rows"),
+    pytest.param(lambda d: d["sample_data"].__setitem__(1, None), "schema", ["sample_data[1]"], id="row-null"),
+    pytest.param(lambda d: _rows(d, 2, sample_id=3), "schema", ["sample_data[2]", "sample_id"], id="sample-id-number"),
+    pytest.param(lambda d: _rows(d, 2, sample_id=""), "schema", ["sample_data[2]", "sample_id"], id="sample-id-empty"),
+    pytest.param(lambda d: _rows(d, 2, sample_id="S1"), "duplicate_id", ["S1"], id="sample-id-twice"),
+    pytest.param(lambda d: _rows(d, 1, group_id=None), "schema", ["sample_data[1] (S2)", "group_id"], id="no-group"),
+    pytest.param(
+        lambda d: _rows(d, 1, batch_group=["B2"]), "schema", ["sample_data[1] (S2)", "batch_group"], id="block-list"
+    ),
+    pytest.param(
+        lambda d: _rows(d, 0, order_rank=1.5),
+        "invalid_value",
+        ["sample_data[0] (S1)", "order_rank"],
+        id="order-rank-fraction",
+    ),
+    pytest.param(
+        lambda d: _rows(d, 0, order_rank=1e300),
+        "invalid_value",
+        ["sample_data[0] (S1)", "order_rank"],
+        id="order-rank-huge",
+    ),
+    pytest.param(
+        lambda d: _rows(d, 0, time_index="zero"),
+        "invalid_value",
+        ["sample_data[0] (S1)", "time_index"],
+        id="time-index-text",
+    ),
+    pytest.param(
+        lambda d: d.update(constraint_mode="family"), "schema", ["constraint_mode", "'family'"], id="unknown-mode"
+    ),
+    pytest.param(
+        lambda d: d.update(constraint_mode="composite", constraint_strategy=5),
+        "schema",
+        ["constraint_strategy"],
+        id="composite-strategy-number",
+    ),
+    pytest.param(
+        lambda d: d.update(recommended_resampling="random_cv"),
+        "schema",
+        ["recommended_resampling", "random_cv"],
+        id="unknown-resampling",
+    ),
+    pytest.param(
+        lambda d: d["metadata"].update(n_groups=9), "integrity", ["n_groups", "9", "holds 4"], id="counts-disagree"
+    ),
+    pytest.param(
+        lambda d: d["metadata"].update(warnings={"S5": "unlinked"}),
+        "schema",
+        ["metadata.warnings"],
+        id="warnings-object",
+    ),
+    pytest.param(lambda d: d["metadata"].update(via=[1]), "schema", ["metadata.via"], id="via-number"),
+    pytest.param(
+        lambda d: d["metadata"].update(warnings=[None]), "schema", ["metadata.warnings", "null"], id="warning-null"
+    ),
+    pytest.param(lambda d: d.update(group_var=["group_id"]), "schema", ["group_var"], id="group-var-list"),
+]
+
+
+@pytest.mark.parametrize(("change", "code", "fragments"), SPLITGRAPH_SPEC_CASES)
+def test_bad_splitgraph_spec(tmp_path, out_dir, capsys, change, code, fragments):
+    path = write(tmp_path / "sg_spec.json", json.dumps(_sg("spec_time.json", change)))
+    with fails_with(code, *fragments, file=path):
+        read_splitgraph(path)
+    target = out_dir / "spec.json"
+    cli_fails(
+        capsys, tmp_path, ["import", "splitgraph", path, "-o", target], code, *fragments, output=target, file=path
+    )
+
+
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None, "FALSE"], ids=repr)
+def test_override_values_that_are_not_booleans(tmp_path, out_dir, capsys, graph_json, meta_csv, value):
+    # Python: with_overrides and from_metadata; files: a depgraph graph file (its schema holds booleans)
+    with fails_with("invalid_value", "allow_multi_subject_samples", repr(value)):
+        read_graph(graph_json).with_overrides(allow_multi_subject_samples=value)
+    with fails_with("invalid_value", "allow_multi_subject_samples", repr(value)):
+        from_metadata(meta_csv, allow_multi_subject_samples=value)
+    doc = json.loads(graph_json.read_text())
+    doc["overrides"] = {"allow_multi_subject_samples": value}
+    path = write(tmp_path / "overridden.json", json.dumps(doc))
+    with fails_with("schema", "allow_multi_subject_samples", file=path):
+        read_graph(path)
+    target = out_dir / "spec.json"
+    cli_fails(
+        capsys,
+        tmp_path,
+        ["derive", path, "--mode", "subject", "-o", target],
+        "schema",
+        "allow_multi_subject_samples",
+        output=target,
+    )
+
+
+def test_import_warnings_are_not_printed_when_the_import_fails(tmp_path, out_dir, capsys):
+    # a future schema_version warns, but a refused file prints only its one error line
+    doc = _sg("graph.json", lambda d: d.update(schema_version="9.0.0"))
+    _edge(doc, 0, to="subject:P99")
+    path = write(tmp_path / "future.json", json.dumps(doc))
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["import", "splitgraph", path, "-o", target], "reference", "subject:P99")  # one line
+    with pytest.warns(DepgraphWarning, match="9.0.0"), fails_with("reference", "subject:P99"):
+        read_splitgraph(path)  # Python callers hear the warning before the refusal
+
+
+def test_a_repeated_edge_imports_and_warns(tmp_path, out_dir, capsys):
+    path = write(tmp_path / "twice.json", json.dumps(_sg("graph.json", lambda d: d["edges"].append(d["edges"][0]))))
+    target = out_dir / "graph.json"
+    capsys.readouterr()
+    assert main(["import", "splitgraph", str(path), "-o", str(target)]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("depgraph: warning: duplicate_edge: ") and "sample:S1" in line
+    assert read_graph(target).relation_counts()["sample_belongs_to_subject"] == 5
+    cli_ok(capsys, ["validate", target], status=1)  # splitGraph's duplicate_edge_triplet is an error

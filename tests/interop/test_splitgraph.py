@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import orjson
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from depgraph import DepgraphError, derive, from_metadata
+from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata
 from depgraph.interop.splitgraph import (
+    from_splitgraph,
     graph_from_splitgraph,
     graph_to_splitgraph,
     read_splitgraph,
@@ -159,3 +163,86 @@ def test_partitions_survive_a_trip_through_splitgraph_for_every_case():
             spec = SplitSpec.from_partition(derive(graph, mode), graph)
             back = spec_from_splitgraph(spec_to_splitgraph(spec))
             assert as_partition(back.groups()) == as_partition(spec.groups())
+
+
+# --------------------------------------------------------------------------- node ids, and only coded errors
+_ids = st.text(alphabet="abcXYZ019:_-", min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    samples=st.lists(_ids, min_size=1, max_size=8, unique=True),
+    subjects=st.lists(_ids, min_size=1, max_size=4, unique=True),
+    data=st.data(),
+)
+def test_edges_link_the_nodes_their_ids_name(samples, subjects, data):
+    # any node ids (with or without ':', equal to other nodes' keys or not): groups follow node_id, never a cut at ':'
+    sample_ids = data.draw(st.lists(_ids, min_size=len(samples), max_size=len(samples), unique=True))
+    subject_ids = data.draw(
+        st.lists(
+            _ids.filter(lambda i: i not in sample_ids), min_size=len(subjects), max_size=len(subjects), unique=True
+        )
+    )
+    subject_of = {s: data.draw(st.sampled_from(subjects)) for s in samples}
+    nodes = [
+        {"node_id": i, "node_type": "Sample", "node_key": k, "attrs": {}}
+        for i, k in zip(sample_ids, samples, strict=True)
+    ]
+    nodes += [
+        {"node_id": i, "node_type": "Subject", "node_key": k, "attrs": []}
+        for i, k in zip(subject_ids, subjects, strict=True)
+    ]
+    id_of_sample, id_of_subject = (
+        dict(zip(samples, sample_ids, strict=True)),
+        dict(zip(subjects, subject_ids, strict=True)),
+    )
+    edges = [
+        {"from": id_of_sample[s], "to": id_of_subject[p], "edge_type": "sample_belongs_to_subject"}
+        for s, p in subject_of.items()
+    ]
+    doc = {"splitGraph_object": "dependency_graph", "schema_version": "0.1.0", "nodes": nodes, "edges": edges}
+    assert derive(graph_from_splitgraph(doc), "subject").groups() == {s: f"subject:{p}" for s, p in subject_of.items()}
+
+
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(-2, 2)
+    | st.sampled_from(["", "x", "false", "sample:S1"]),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["a", "time_index"]), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+def _paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*path, i))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["graph.json", "spec_time.json", "spec_composite_strict.json"]), st.data())
+def test_a_changed_splitgraph_file_is_read_or_refused_with_a_code(name, data):
+    doc = json.loads((SG / name).read_text())
+    where = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
+    new = data.draw(_json)
+    parent = doc
+    for step in where[:-1]:
+        parent = parent[step]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = new
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DepgraphWarning)
+            from_splitgraph(doc, "fuzzed.json")
+    except DepgraphError as exc:
+        assert "\n" not in exc.message
