@@ -320,6 +320,12 @@ def derive_command(
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    if key is not None and attributes is not None and attributes.strip().lower() == "all":
+        raise DepgraphError(
+            "invalid_argument",
+            "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
+            "name the attributes to carry (e.g. --attributes sex,age_band)",
+        )
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
