@@ -54,6 +54,16 @@ def describe_source(source: Any, what: str) -> str:
     return what
 
 
+def file_name(path: str | os.PathLike[str]) -> str:
+    """The name a record keeps of an input file: its last component, never its folder, so the same data read
+    from two places (or by a relative and an absolute path) gives the same graph and spec bytes.
+
+    >>> file_name("/home/ana/cohort/kinship.kin0"), file_name("kinship.kin0")
+    ('kinship.kin0', 'kinship.kin0')
+    """
+    return Path(path).name
+
+
 def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     """A pandas DataFrame from a table object or a CSV/TSV/Parquet path.
 

@@ -319,3 +319,48 @@ def test_warning_sentences_without_a_colon_are_withheld_too():
         assert raw not in text, raw
     assert "every sample is in one group: no split is possible (message withheld: ids pseudonymised)" in text
     assert '"pairs_kept":1' in text  # counts stay
+
+
+# --------------------------------------------------------------------------- no folder in what is recorded
+KING_FILE = "FID1\tID1\tFID2\tID2\tN_SNP\tHetHet\tIBS0\tKinship\nF1\tP1\tF1\tP2\t5000\t0.11\t0.001\t0.2461\n"
+
+
+def _inputs(folder: Path, family_meta: pd.DataFrame) -> None:
+    folder.mkdir(parents=True)
+    family_meta.to_csv(folder / "meta.csv", index=False)
+    (folder / "family.kin0").write_text(KING_FILE)
+    pd.DataFrame({"sample_id": family_meta["sample_id"], "x": range(10), "y": 0.0}).to_csv(
+        folder / "xy.csv", index=False
+    )
+    pd.DataFrame({"id1": ["P1-T0"], "id2": ["P5-T1"]}).to_csv(folder / "dups.csv", index=False)
+
+
+def _build_and_derive(where: Path, prefix: str, capsys) -> tuple[bytes, str]:
+    def at(name: str) -> str:
+        return f"{prefix}{name}"
+
+    assert main(["build", at("meta.csv"), "--kinship", at("family.kin0"), "--kinship-threshold", "first",
+                 "--coords", at("xy.csv"), "--radius", "1.5", "--duplicates", at("dups.csv"),
+                 "-o", str(where / "g.json")]) == 0  # fmt: skip
+    assert main(["derive", str(where / "g.json"), "--mode", "composite", "--via", "relatedness,spatial,duplicate",
+                 "-o", str(where / "s.json")]) == 0  # fmt: skip
+    capsys.readouterr()
+    return (where / "g.json").read_bytes(), read_spec(where / "s.json").digest
+
+
+def test_the_same_files_in_two_folders_give_the_same_graph_and_spec(tmp_path, family_meta, monkeypatch, capsys):
+    a, b = tmp_path / "site-a" / "data", tmp_path / "elsewhere" / "b"
+    _inputs(a, family_meta)
+    _inputs(b, family_meta)
+    monkeypatch.chdir(a)
+    graph_a, digest_a = _build_and_derive(a, "", capsys)  # relative paths, from inside the folder
+    monkeypatch.chdir(tmp_path)
+    graph_b, digest_b = _build_and_derive(b, f"{b}/", capsys)  # absolute paths
+    graph_c, digest_c = _build_and_derive(tmp_path, "elsewhere/b/", capsys)  # relative paths through folders
+    assert graph_a == graph_b == graph_c and digest_a == digest_b == digest_c
+    history = orjson.loads(graph_a)["history"]
+    assert [h["step"] for h in history] == ["from_metadata", "add_kinship", "add_spatial", "add_duplicates"]
+    assert history[1]["source"] == "family.kin0"  # the file is still named
+    for text in (graph_a.decode(), (a / "s.json").read_text(), (b / "s.json").read_text()):
+        assert str(tmp_path) not in text and "site-a" not in text and "elsewhere" not in text
+    assert read_spec(a / "s.json").constraint.parameters["add_kinship"][0]["source"] == "family.kin0"
