@@ -78,7 +78,9 @@ def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     elif hasattr(source, "to_pandas") and not isinstance(source, (str, os.PathLike)):
         frame = source.to_pandas()  # polars DataFrame, pyarrow Table
     elif isinstance(source, (str, os.PathLike)):
-        frame = _read_table_file(existing_file(source, what), what)
+        named = f" {str(source)!r}"  # callers may describe the source with its path already (describe_source)
+        noun = what[: -len(named)] if what.endswith(named) and len(what) > len(named) else what
+        frame = _read_table_file(existing_file(source, noun), noun)  # the messages name the path once
     else:
         raise DepgraphError(
             "invalid_argument",
