@@ -71,7 +71,7 @@ def key_from_env(variable: str = DEFAULT_KEY_ENV) -> bytes:
     if not value:
         raise DepgraphError(
             "invalid_argument",
-            f"pseudonymisation needs a key in the environment variable {variable} (it is unset or empty)",
+            f"the environment variable {variable} holding the key is unset or empty",
         )
     return check_key(value, f"the key in the environment variable {variable}")
 
