@@ -206,10 +206,10 @@ def _print_partition(partition: Partition) -> None:
     how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
     out.print(
         f"derived [bold]{how}[/bold]: {s['n_samples']} samples in {s['n_groups']} groups; "
-        f"largest {s['largest_group']} ({s['largest_group_size']} samples), {s['singletons']} singletons"
+        f"largest {escape(str(s['largest_group']))} ({s['largest_group_size']} samples), {s['singletons']} singletons"
     )
     for w in partition.warnings:
-        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
+        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
 
 
 # --------------------------------------------------------------------------- commands

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, from_metadata, validate
+from depgraph import DepgraphError, from_metadata, validate, write_graph
+from depgraph.cli import main
 from depgraph.graph import StudyGraph
 
 
@@ -213,3 +214,17 @@ def test_formula_like_ids_read_from_parquet_keep_tabs_and_carriage_returns(tmp_p
     report = validate(graph)
     found = [i for i in report.issues if i.code == "formula_like_ids"]
     assert (len(found) == 1 and found[0].count == len(keys)) if keys else not found
+
+
+def test_ids_that_look_like_terminal_markup_are_printed_as_written(tmp_path, capsys):
+    # the CLI colours its output with rich markup; ids quoted in findings must not be read as markup ("[/y]" would
+    # otherwise stop the command with a traceback, "[bold]" would vanish)
+    meta = pd.DataFrame({"sample_id": ["S[/x]1", "S2", "S3"], "subject_id": ["P[/y]1", None, "P[/y]1"]})
+    write_graph(from_metadata(meta), tmp_path / "g.json")
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "g.json")]) == 0
+    assert "P[/y]1" in capsys.readouterr().out
+    assert main(["derive", str(tmp_path / "g.json"), "--mode", "subject", "-o", str(tmp_path / "s.json")]) == 0
+    assert "group subject:P[/y]1 holds 2 of 3" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "s.json")]) == 0
+    assert "subject:P[/y]1" in capsys.readouterr().out
