@@ -19,14 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from depgraph.adapters.frames import fold_table, samples_table, write_table
+from depgraph.adapters.frames import fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
@@ -35,6 +37,7 @@ from depgraph.exposure import ExposureReport, exposure, straddling_groups
 from depgraph.files import read_json, read_table
 from depgraph.folds import SCHEMES, assign_folds
 from depgraph.graph import StudyGraph, read_graph, write_graph
+from depgraph.identifiers import formula_like
 from depgraph.ingest import from_metadata
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.outputs import Outputs
@@ -164,7 +167,7 @@ def _print_report(report: ValidationReport) -> None:
     for issue in report.issues:
         out.print(
             f"  [{colour[issue.severity]}]{issue.severity:<8}[/] {issue.code} ({issue.level}, {issue.count}): "
-            f"{issue.message}"
+            f"{escape(issue.message)}"  # messages quote ids, which may look like markup: "[/x]"
         )
 
 
@@ -179,7 +182,26 @@ def _print_spec(spec: SplitSpec) -> None:
         f"digest {spec.digest} verified"
     )
     for w in spec.warnings:
-        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
+        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
+    risky = _formula_like_cells(spec)
+    if risky:
+        out.print(f"  [cyan]advisory[/cyan] formula_like_ids: {escape(risky)}")
+
+
+def _formula_like_cells(spec: SplitSpec) -> str:
+    """The spec's text cells a spreadsheet would run as formulas, per column ('' when none)."""
+    found = []
+    for column in spec.samples.columns:
+        hits = np.flatnonzero(formula_like(spec.samples[column]))
+        if len(hits):
+            shown = [repr(v) for v in spec.samples[column].iloc[hits[:3]].tolist()]
+            found.append(f"{column} {describe_ids(shown, 3, total=len(hits))}")
+    if not found:
+        return ""
+    return (
+        f"cells begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a formula: "
+        f"{'; '.join(found)}; exports keep them exact (export --excel-safe writes a CSV meant for spreadsheets)"
+    )
 
 
 def _print_folds(spec: SplitSpec) -> None:
@@ -201,10 +223,10 @@ def _print_partition(partition: Partition) -> None:
     how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
     out.print(
         f"derived [bold]{how}[/bold]: {s['n_samples']} samples in {s['n_groups']} groups; "
-        f"largest {s['largest_group']} ({s['largest_group_size']} samples), {s['singletons']} singletons"
+        f"largest {escape(str(s['largest_group']))} ({s['largest_group_size']} samples), {s['singletons']} singletons"
     )
     for w in partition.warnings:
-        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
+        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
 
 
 # --------------------------------------------------------------------------- commands
@@ -338,6 +360,12 @@ def derive_command(
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    if key is not None and attributes is not None and attributes.strip().lower() == "all":
+        raise DepgraphError(
+            "invalid_argument",
+            "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
+            "name the attributes to carry (e.g. --attributes sex,age_band)",
+        )
     plan = _outputs(output, inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
@@ -395,12 +423,29 @@ def export_command(
     splitgraph_version: Annotated[
         str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
     ] = "0.4.0",
+    excel_safe: Annotated[
+        bool,
+        typer.Option(
+            "--excel-safe",
+            help="CSV/TSV for spreadsheets: prefix with ' every cell a spreadsheet would run as a formula "
+            "(first character = + - @ tab CR). The file is then not id-exact.",
+        ),
+    ] = False,
 ) -> None:
     """Write a spec for other tools: splitGraph JSON, the samples table (CSV / Parquet),
     or the long fold table (sample_id, repeat, fold, role) as CSV or Parquet by the file suffix."""
     target = to.strip().lower()
     if target not in ("splitgraph", "csv", "parquet", "fold-table"):
         raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
+    if excel_safe:  # refused before anything is read: the option only makes sense for a text table
+        kind = "csv" if target == "csv" else target if target != "fold-table" else table_format(output)
+        if kind not in ("csv", "tsv"):
+            raise DepgraphError(
+                "invalid_argument",
+                f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to --to {target}"
+                + (f" written as {kind}" if target == "fold-table" else "")
+                + " (that file keeps ids exact and is not opened as formulas)",
+            )
     binary = target == "parquet" or (target == "fold-table" and output.suffix.lower() in (".parquet", ".pq"))
     plan = _outputs(output, inputs=(document,), binary=binary)
     doc = read_json(document, "file")
@@ -418,10 +463,12 @@ def export_command(
         if target == "splitgraph":
             write_splitgraph_spec(spec, output)
         elif target == "fold-table":
-            write_table(fold_table(spec), output)
+            write_table(fold_table(spec), output, excel_safe=excel_safe)
         else:
-            write_table(samples_table(spec), output, target)
-    out.print(f"wrote {output}")
+            write_table(samples_table(spec), output, target, excel_safe=excel_safe)
+    out.print(
+        f"wrote {output}" + (" (cells a spreadsheet would run as formulas prefixed with ')" if excel_safe else "")
+    )
 
 
 @app.command("diff")

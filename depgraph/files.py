@@ -55,6 +55,16 @@ def describe_source(source: Any, what: str) -> str:
     return what
 
 
+def file_name(path: str | os.PathLike[str]) -> str:
+    """The name a record keeps of an input file: its last component, never its folder, so the same data read
+    from two places (or by a relative and an absolute path) gives the same graph and spec bytes.
+
+    >>> file_name("/home/ana/cohort/kinship.kin0"), file_name("kinship.kin0")
+    ('kinship.kin0', 'kinship.kin0')
+    """
+    return Path(path).name
+
+
 def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     """A pandas DataFrame from a table object or a CSV/TSV/Parquet path.
 
@@ -69,7 +79,9 @@ def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     elif hasattr(source, "to_pandas") and not isinstance(source, (str, os.PathLike)):
         frame = source.to_pandas()  # polars DataFrame, pyarrow Table
     elif isinstance(source, (str, os.PathLike)):
-        frame = _read_table_file(existing_file(source, what), what)
+        named = f" {str(source)!r}"  # callers may describe the source with its path already (describe_source)
+        noun = what[: -len(named)] if what.endswith(named) and len(what) > len(named) else what
+        frame = _read_table_file(existing_file(source, noun), noun)  # the messages name the path once
     else:
         raise DepgraphError(
             "invalid_argument",

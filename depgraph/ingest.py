@@ -33,7 +33,7 @@ from scipy.spatial import cKDTree
 
 from depgraph.arrays import sorted_codes
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
-from depgraph.files import describe_source, read_table
+from depgraph.files import describe_source, file_name, read_table
 from depgraph.graph import (
     EdgePiece,
     Keys,
@@ -617,7 +617,7 @@ def kinship_pairs(
         b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
         both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
         kin = pairs["kinship"].to_numpy(dtype=np.float64)
-        record |= {"source": str(source), "format": format, "id_template": id_template,
+        record |= {"source": file_name(source), "format": format, "id_template": id_template,
                    "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
         provenance = f"kinship:{format}"
     elif isinstance(source, np.ndarray) or sp.issparse(source):
@@ -640,7 +640,8 @@ def kinship_pairs(
         _check_kinship_values(kin, np.arange(len(kin)), what)
         known, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
         both = known & (kin >= value)
-        record |= {"source": str(source) if isinstance(source, (str, os.PathLike)) else "pairs", "pairs_in": len(frame)}
+        record |= {"source": file_name(source) if isinstance(source, (str, os.PathLike)) else "pairs",
+                   "pairs_in": len(frame)}  # fmt: skip
         provenance = "kinship:pairs"
     rows = np.flatnonzero(both)
     src, dst = _pair_ends(ends, len(a), rows)

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import MISSING_TOKENS, existing_file, read_table
+from depgraph.files import MISSING_TOKENS, existing_file, file_name, read_table
 from depgraph.identifiers import normalise_keys
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
@@ -211,7 +211,7 @@ def read_kinship(
         Lines (text formats) or matrix cells (GRM) read at a time.
 
     Returns the pairs as a DataFrame (``id1``, ``id2``: object; ``kinship``:
-    float64) in file order, and a record: ``format``, ``path``,
+    float64) in file order, and a record: ``format``, ``path`` (the file's name, not its folder),
     ``pairs_read``, ``pairs_kept``, ``pairs_missing`` (kinship NA/NaN, never
     kept), ``threshold``, ``threshold_name``, ``inclusive``, ``scale``,
     ``id_template``. Estimates below the threshold, negative ones included,
@@ -246,7 +246,7 @@ def read_kinship(
         frame, counts = _read_text(path, _LAYOUTS[fmt], value, template, chunk_rows)
     record: dict[str, Any] = {
         "format": fmt,
-        "path": str(path) if isinstance(path, (str, os.PathLike)) else type(path).__name__,
+        "path": file_name(path) if isinstance(path, (str, os.PathLike)) else type(path).__name__,
         "pairs_read": counts.pop("pairs_read"),
         "pairs_kept": len(frame),
         "pairs_missing": counts.pop("pairs_missing"),
@@ -743,7 +743,7 @@ def _read_grm(
         "pairs_missing": n_missing,
         "scale": "GRM / 2",
         "individuals": n,
-        "files": [str(bin_path), str(id_path)],
+        "files": [file_name(bin_path), file_name(id_path)],
         "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
     }
     return _concat(parts), counts

@@ -9,12 +9,17 @@ own rows; without the key the ids cannot be recovered or confirmed.
 * ``sample_id`` → ``hmac(key, sample_id)``
 * ``group_id`` → ``<mode>:`` + ``hmac(key, group_id)``: the mode prefix stays
   (it names a kind of grouping, not a person), the rest is hidden.
-* warning ids and ``summary.largest_group`` are hashed the same way; the
-  builder parameters never carry raw ids.
+* warning ids and ``summary.largest_group`` are hashed the same way; a
+  warning's message, which names ids, is replaced by the meaning of its code;
+  the builder parameters never carry raw ids.
 
 Block columns (batch, study, site…), timepoints and strata are kept: they
 describe processing, not people. The spec records the method and a key
 fingerprint (HMAC of a fixed label) so sites can check they used one key.
+
+A key must carry at least :data:`MIN_KEY_BITS` estimated bits
+(:func:`key_bits`): a short, repetitive or patterned key is refused, since
+anyone who guesses it can hash candidate ids and recognise them.
 
 Test vector (key ``"consortium-key"``):
 
@@ -26,17 +31,26 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
+import string
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 
+from depgraph.derive import FINDINGS
 from depgraph.errors import DepgraphError
-from depgraph.spec import Pseudonymization, SpecWarning, SplitSpec, summarise
+from depgraph.spec import SAMPLE_COLUMNS, Pseudonymization, SpecWarning, SplitSpec, portable_parameters, summarise
 
 HEX_DIGITS = 32
 DEFAULT_KEY_ENV = "DEPGRAPH_PSEUDONYM_KEY"
 _FINGERPRINT_LABEL = "depgraph pseudonymization key fingerprint"
+#: Keys estimated below this many bits (:func:`key_bits`) are refused.
+MIN_KEY_BITS = 128
+_HEX = frozenset(string.hexdigits)
+_BASE64 = frozenset(string.ascii_letters + string.digits + "+/-_")  # base64 and base64url
+_PRINTABLE_ASCII = 95
 
 
 def pseudonym(key: str | bytes, value: str, hex_digits: int = HEX_DIGITS) -> str:
@@ -51,37 +65,132 @@ def key_fingerprint(key: str | bytes) -> str:
 
 
 def key_from_env(variable: str = DEFAULT_KEY_ENV) -> bytes:
-    """The pseudonymisation key from an environment variable (never from the command line,
-    where it would land in shell history and process lists)."""
+    """The key from an environment variable (never from the command line, where it would land in shell
+    history and process lists), refused when unset, empty or weaker than :data:`MIN_KEY_BITS` (:func:`check_key`)."""
     value = os.environ.get(variable)
     if not value:
         raise DepgraphError(
             "invalid_argument",
-            f"pseudonymisation needs a key in the environment variable {variable} (it is unset or empty)",
+            f"the environment variable {variable} holding the key is unset or empty",
         )
-    if len(value) < 16:
+    return check_key(value, f"the key in the environment variable {variable}")
+
+
+def check_key(key: str | bytes, source: str = "the key") -> bytes:
+    """``key`` as bytes, or ``DepgraphError(invalid_argument)`` when its estimated strength
+    (:func:`key_bits`) is below :data:`MIN_KEY_BITS`. The message gives the estimate, never the key.
+
+    >>> check_key("0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff")[:4]
+    b'0f1e'
+    >>> check_key("a" * 64)
+    Traceback (most recent call last):
+    depgraph.errors.DepgraphError: [invalid_argument] the key is too weak: about 0 estimated bits, fewer than 128 ...
+    """
+    bits = key_bits(key)
+    if bits < MIN_KEY_BITS:
         raise DepgraphError(
-            "invalid_argument", f"the key in {variable} is shorter than 16 characters; use a long random key"
+            "invalid_argument",
+            f"{source} is too weak: about {bits:.0f} estimated bits, fewer than "
+            f"{MIN_KEY_BITS} (short, repeated or patterned); use a random key such as the output of "
+            "python -c 'import secrets; print(secrets.token_hex(32))'",
+            bits=round(bits, 1),
         )
-    return value.encode()
+    return key.encode() if isinstance(key, str) else bytes(key)
+
+
+def key_bits(key: str | bytes) -> float:
+    """An estimate, in bits, of how hard ``key`` is to guess: ``min(log2 |A|, H) × L``.
+
+    * ``|A|``, the alphabet the key is written in: 16 when every character is a hexadecimal digit, 64 when
+      every character is in the base64 / base64url alphabet (up to two trailing ``=`` of padding ignored),
+      otherwise 95 (printable ASCII) plus the number of distinct other characters; bytes that are not UTF-8
+      are read one character per byte, in an alphabet of 256.
+    * ``H``, the Shannon entropy of the key's own character frequencies, in bits per character: a key drawing
+      on few characters, or on some far more than others, scores low whatever its length.
+    * ``L``, the effective length: the smaller of the key's shortest period (``"abab…"`` repeats a prefix of
+      2) and one more than the number of runs of equal steps between consecutive code points (``"aaaa…"``,
+      ``"abcd…"``, ``"02468…"`` are one run each).
+
+    It is an upper bound meant to catch mistakes (a placeholder, a repeated character, a short or patterned
+    key), not a proof of randomness: words and names are not recognised. 32 random bytes written in hex
+    (64 characters) or base64url (43) score well above 128; a 16-character key never reaches it.
+
+    >>> key_bits("a" * 64), key_bits("ab" * 32)
+    (0.0, 2.0)
+    >>> key_bits("0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff") >= 128
+    True
+    """
+    if isinstance(key, str):
+        text, alphabet = key, None
+    else:
+        try:
+            text, alphabet = bytes(key).decode("utf-8"), None
+        except UnicodeDecodeError:
+            text, alphabet = bytes(key).decode("latin-1"), 256
+    stripped = text.rstrip("=")
+    unpadded = stripped if len(text) - len(stripped) <= 2 else text
+    if alphabet is None:
+        if unpadded and set(unpadded) <= _HEX:
+            text, alphabet = unpadded, 16
+        elif unpadded and set(unpadded) <= _BASE64:
+            text, alphabet = unpadded, 64
+        else:
+            alphabet = _PRINTABLE_ASCII + len({c for c in text if not " " <= c <= "~"})
+    n = len(text)
+    if n == 0:
+        return 0.0
+    counts = np.array(list(Counter(text).values()), dtype=np.float64) / n
+    entropy = max(0.0, float(-(counts * np.log2(counts)).sum()))
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    steps = np.diff(codes)
+    step_runs = 1 + int(np.count_nonzero(steps[1:] != steps[:-1])) + (1 if len(steps) else 0)
+    return min(math.log2(alphabet), entropy) * min(_period(text), step_runs, n)
+
+
+def _period(text: str) -> int:
+    """The shortest p with text[i] == text[i - p] for every i >= p (Knuth-Morris-Pratt border, linear time)."""
+    border = [0] * len(text)
+    k = 0
+    for i in range(1, len(text)):
+        while k and text[i] != text[k]:
+            k = border[k - 1]
+        if text[i] == text[k]:
+            k += 1
+        border[i] = k
+    return len(text) - (border[-1] if text else 0)
 
 
 def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
     """``spec`` with sample and group ids replaced by keyed hashes.
 
+    The key must pass :func:`check_key`. Warning ids are hashed and warning messages (which name ids)
+    replaced by the meaning of their code; builder parameters keep no id list. Sample attributes carried
+    beside the spec's own columns must not identify anyone (:func:`identifying_attributes`): such a column
+    is refused (``invalid_argument``), since it would undo the pseudonyms.
+
     >>> import pandas as pd
     >>> from depgraph.spec import Constraint
+    >>> key = "0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff"
     >>> s = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["subject:P1", "subject:P1"]}),
     ...                     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    >>> p = pseudonymize(s, "consortium-key")
-    >>> p.samples["sample_id"].tolist()[0] == pseudonym("consortium-key", "S1")
+    >>> p = pseudonymize(s, key)
+    >>> p.samples["sample_id"].tolist()[0] == pseudonym(key, "S1")
     True
     >>> bool(p.samples["group_id"].str.startswith("subject:").all()), p.pseudonymization.method
     (True, 'hmac-sha256')
     """
     if spec.pseudonymization is not None:
         raise DepgraphError("invalid_argument", "the spec is already pseudonymised")
-    secret = key.encode() if isinstance(key, str) else key
+    secret = check_key(key)
+    found = identifying_attributes(spec.samples)
+    if found:
+        raise DepgraphError(
+            "invalid_argument",
+            "pseudonymised ids would be re-identified by sample attribute(s) "
+            + "; ".join(f"{column!r} ({reason})" for column, reason in found.items())
+            + ": carry only attributes shared by many samples (e.g. sex, age band), or none",
+            columns=list(found),
+        )
     samples = spec.samples.copy()
     samples["sample_id"] = _hash_column(samples["sample_id"], secret)
     samples["group_id"] = _hash_groups(samples["group_id"], secret)
@@ -92,7 +201,7 @@ def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
         SpecWarning(
             code=w.code,
             severity=w.severity,
-            message=_scrub(w.message),
+            message=_scrub(w.code),
             count=w.count,
             ids=[pseudonym(secret, i) if i in sample_ids else _hash_group(i, secret) for i in w.ids],
         )
@@ -102,8 +211,53 @@ def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
         samples=samples,
         warnings=warnings,
         summary=summarise(samples),
+        constraint=spec.constraint.model_copy(update={"parameters": portable_parameters(spec.constraint.parameters)}),
         pseudonymization=Pseudonymization(hex_digits=HEX_DIGITS, key_fingerprint=key_fingerprint(secret)),
     )
+
+
+#: An attribute is identifying when at least this share of the samples that have a value are singled out by it.
+IDENTIFYING_SHARE = 0.5
+
+
+def identifying_attributes(samples: pd.DataFrame) -> dict[str, str]:
+    """The sample attributes (columns beside the spec's own) that would re-identify pseudonymised samples,
+    each with the reason: at least :data:`IDENTIFYING_SHARE` of the samples that have a value
+
+    * hold a value no other sample holds (a quasi-identifier: a second id, a date of birth), or
+    * hold their own sample id, or their own group's key (``P1`` for ``subject:P1``): a copy of the ids.
+
+    Block, time and stratum columns are the spec's own and are not judged (see the module docs).
+
+    >>> frame = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "group_id": ["subject:P1", "subject:P1",
+    ...                       "subject:P2", "subject:P2"], "sex": ["f", "f", "m", "m"],
+    ...                       "mrn": ["0041", "0042", "0043", None], "patient": ["P1", "P1", "P2", "P2"]})
+    >>> for column, reason in identifying_attributes(frame).items():
+    ...     print(column, "-", reason)
+    mrn - 3 of 3 samples with a value hold one no other sample holds
+    patient - 4 of 4 samples with a value hold their own sample id or group key
+    """
+    out: dict[str, str] = {}
+    own_ids = samples["sample_id"].to_numpy(dtype=object)
+    groups = samples["group_id"].astype(str)
+    own_keys = groups.str.split(":", n=1).str[-1].to_numpy(dtype=object)
+    for column in samples.columns:
+        if column in SAMPLE_COLUMNS:
+            continue
+        values = samples[column].to_numpy(dtype=object)
+        known = ~pd.isna(values)
+        n = int(known.sum())
+        if not n:
+            continue
+        text = pd.Series(values[known], dtype=object).astype(str).to_numpy(dtype=object)
+        codes, _ = pd.factorize(text)
+        alone = int((np.bincount(codes)[codes] == 1).sum())
+        copies = int(((text == own_ids[known].astype(str)) | (text == own_keys[known])).sum())
+        if copies >= IDENTIFYING_SHARE * n:
+            out[column] = f"{copies} of {n} samples with a value hold their own sample id or group key"
+        elif alone >= IDENTIFYING_SHARE * n:
+            out[column] = f"{alone} of {n} samples with a value hold one no other sample holds"
+    return out
 
 
 def _hash_column(values: pd.Series, secret: bytes) -> pd.Series:
@@ -121,7 +275,8 @@ def _hash_groups(values: pd.Series, secret: bytes) -> pd.Series:
     return pd.Series(hashed[codes], dtype=object)
 
 
-def _scrub(message: str) -> str:
-    """Warning messages name ids; a pseudonymised spec keeps only their first clause."""
-    head = message.split(":", 1)[0]
-    return f"{head} (ids pseudonymised)"
+def _scrub(code: str) -> str:
+    """A warning's message names ids, in words no rule can reliably find (a splitGraph sentence, a group id
+    inside a clause): a pseudonymised spec keeps none of it, only the documented meaning of the code."""
+    meaning = FINDINGS.get(code, (None, "a finding of the derivation"))[1]
+    return f"{meaning} (message withheld: ids pseudonymised)"

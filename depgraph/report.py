@@ -26,9 +26,12 @@ tables; :func:`save_figures` writes the figures as PNG and SVG files.
 from __future__ import annotations
 
 import base64
+import contextlib
+import hashlib
 import html
 import io
 import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,7 @@ from depgraph.errors import DepgraphError
 from depgraph.exposure import BLOCK_RELATIONS, ExposureReport, exposure
 from depgraph.graph import StudyGraph
 from depgraph.outputs import Outputs, atomic_write_bytes
-from depgraph.spec import ROLES, SplitSpec
+from depgraph.spec import ROLES, FoldPlan, SplitSpec
 
 DRAW_LIMIT = 500
 ROLE_COLOURS = {"train": "#4C72B0", "test": "#DD8452", "excluded": "#B0B0B0"}
@@ -56,7 +59,23 @@ def _figure(width: float = 7.0, height: float = 3.6) -> Any:
 
 
 def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureReport | None = None) -> dict[str, Any]:
-    """The report's matplotlib figures, by name (see the module docs)."""
+    """The report's matplotlib figures, by name (see the module docs). Text from the spec or the
+    graph is drawn as written: ``$`` starts no formula (a crafted label cannot break the drawing)."""
+    with _plain_text():
+        return _figures(spec, graph, report)
+
+
+@contextlib.contextmanager
+def _plain_text() -> Iterator[None]:
+    """Matplotlib reads ``$…$`` in any label as mathtext and fails on a malformed one; names,
+    categories and titles from a file are text, never formulas."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False}):
+        yield
+
+
+def _figures(spec: SplitSpec, graph: StudyGraph | None, report: ExposureReport | None) -> dict[str, Any]:
     out = {"group_sizes": _group_sizes(spec)}
     if spec.folds is not None:
         out["folds"] = _folds(spec)
@@ -88,7 +107,7 @@ def _group_sizes(spec: SplitSpec) -> Any:
 def _folds(spec: SplitSpec) -> Any:
     plan = spec.folds
     labels = [f"r{s.repeat}f{s.fold}" for s in plan.splits]
-    strata = plan.balance.get("columns", {})
+    strata = balance_columns(plan)
     column = next(iter(strata), None)
     fig = _figure(8, 3.8 if column is None else 6.5)
     ax = fig.add_subplot(1 if column is None else 2, 1, 1)
@@ -184,7 +203,7 @@ def _encode(fig: Any, fmt: str = "png") -> bytes:
 
     buffer = io.BytesIO()
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
-    with matplotlib.rc_context({"svg.hashsalt": "depgraph", "svg.fonttype": "path"}):
+    with matplotlib.rc_context({"svg.hashsalt": "depgraph", "svg.fonttype": "path", "text.parse_math": False}):
         fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
     return buffer.getvalue()
 
@@ -216,10 +235,35 @@ padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}im
 .warning{color:#8a5300}.advisory{color:#2a5d84}.error{color:#a00}.ok{color:#1d7a35}.mono{font-family:ui-monospace,
 monospace;font-size:.8rem}
 """
+# A reader (or a test in a headless browser) can see that every image decoded.
+_SCRIPT = (
+    "window.addEventListener('load',function(){var i=[].slice.call(document.images);"
+    "document.body.setAttribute('data-images',i.length);document.body.setAttribute('data-images-ok',"
+    "i.every(function(x){return x.complete&&x.naturalWidth>0}));});"
+)
+
+
+def _csp_hash(text: str) -> str:
+    """A Content-Security-Policy source allowing exactly this inline script or style."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+#: The page runs its one inline script and applies its one inline style (both by hash), shows images only
+#: from data: URIs, and loads, submits or embeds nothing else: markup that slipped into the page could
+#: neither run nor fetch anything.
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; script-src {_csp_hash(_SCRIPT)}; style-src {_csp_hash(_STYLE)}; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
 
 
 def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | None = None) -> str:
-    """The report as one HTML document (images embedded, no external resource)."""
+    """The report as one HTML document (images embedded, no external resource).
+
+    Every value read from the spec or the graph (names, ids, messages, scheme, parameters, columns,
+    balance keys and values, exposure examples) is HTML-escaped, and a Content-Security-Policy
+    (:data:`CONTENT_SECURITY_POLICY`) forbids any script but the page's own.
+    """
     report = exposure(graph, spec) if graph is not None else None
     figs = figures(spec, graph, report)
     c, s = spec.constraint, spec.summary
@@ -230,22 +274,29 @@ def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | N
         "<table>"
         + _rows(
             [
-                ("mode", how),
-                ("samples", f"{s.n_samples:,}"),
+                ("mode", _e(how)),
+                ("samples", _e(f"{s.n_samples:,}")),
                 (
                     "groups",
-                    f"{s.n_groups:,} (largest {_e(str(s.largest_group))}: {s.largest_group_size:,}; "
-                    f"{s.singletons:,} single-sample)",
+                    _e(
+                        f"{s.n_groups:,} (largest {s.largest_group}: {s.largest_group_size:,}; "
+                        f"{s.singletons:,} single-sample)"
+                    ),
                 ),
-                ("relations followed", ", ".join(c.relations) or "—"),
-                ("recommended resampling", spec.recommended_resampling),
-                ("spec", f"format {spec.format_version}, digest <span class='mono'>{_e(spec.digest or '')}</span>"),
+                ("relations followed", _e(", ".join(c.relations) or "—")),
+                ("recommended resampling", _e(spec.recommended_resampling)),
+                (
+                    "spec",
+                    f"format {_e(spec.format_version)}, digest <span class='mono'>{_e(spec.digest or '')}</span>",
+                ),
             ]
         )
         + "</table>"
     )
     if spec.warnings:
-        items = "".join(f"<li class='{w.severity}'><b>{_e(w.code)}</b>: {_e(w.message)}</li>" for w in spec.warnings)
+        items = "".join(
+            f"<li class='{_e(w.severity)}'><b>{_e(w.code)}</b>: {_e(w.message)}</li>" for w in spec.warnings
+        )
         parts.append(f"<h2>Findings of the derivation</h2><ul>{items}</ul>")
     parts.append("<h2>Group sizes</h2>" + _img(figs["group_sizes"], "group sizes"))
     if spec.folds is not None:
@@ -257,16 +308,60 @@ def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | N
     if "graph" in figs:
         parts.append("<h2>The study graph</h2>" + _img(figs["graph"], "study graph"))
     body = "\n".join(parts)
-    # A reader (or a test in a headless browser) can see that every image decoded.
-    check = (
-        "<script>window.addEventListener('load',function(){var i=[].slice.call(document.images);"
-        "document.body.setAttribute('data-images',i.length);document.body.setAttribute('data-images-ok',"
-        "i.every(function(x){return x.complete&&x.naturalWidth>0}));});</script>"
-    )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}{check}</body></html>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}<script>{_SCRIPT}</script>"
+        "</body></html>"
     )
+
+
+def balance_columns(plan: FoldPlan) -> dict[str, Mapping[str, Any]]:
+    """A fold plan's balance metrics per column, checked before anything is drawn or shown from them.
+
+    A spec is data: ``folds.balance`` of an edited spec may hold anything. Each column's metrics must be an
+    object with numeric ``worst_proportion_deviation`` and ``worst_scaled_difference``, a non-empty
+    ``categories`` list, ``overall`` (one share per category) and ``test_proportion`` (one row of shares per
+    split); anything else is refused (``schema``) by name rather than drawn wrong.
+    """
+    columns = plan.balance.get("columns", {})
+    if not isinstance(columns, Mapping):
+        raise _malformed("columns", f"is {type(columns).__name__}, not an object of per-column metrics")
+    for name, metrics in columns.items():
+        where = f"columns[{name!r}]"
+        if not isinstance(metrics, Mapping):
+            raise _malformed(where, f"is {type(metrics).__name__}, not an object")
+        for key in ("worst_proportion_deviation", "worst_scaled_difference"):
+            if not _finite_numbers([metrics.get(key)]):
+                raise _malformed(f"{where}.{key}", f"is {metrics.get(key)!r}, not a finite number")
+        categories = metrics.get("categories")
+        if not isinstance(categories, list) or not categories:
+            raise _malformed(f"{where}.categories", "is not a non-empty list")
+        overall = metrics.get("overall")
+        if not isinstance(overall, list) or len(overall) != len(categories) or not _finite_numbers(overall):
+            raise _malformed(f"{where}.overall", f"is not {len(categories)} finite number(s), one per category")
+        rows = metrics.get("test_proportion")
+        if (
+            not isinstance(rows, list)
+            or len(rows) != len(plan.splits)
+            or not all(isinstance(r, list) and len(r) == len(categories) and _finite_numbers(r) for r in rows)
+        ):
+            raise _malformed(
+                f"{where}.test_proportion",
+                f"is not {len(plan.splits)} row(s) (one per split) of {len(categories)} finite number(s)",
+            )
+    return dict(columns)
+
+
+def _finite_numbers(values: list[Any]) -> bool:
+    return all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)  # JSON true is not a share
+        for v in values
+    )
+
+
+def _malformed(field: str, problem: str) -> DepgraphError:
+    return DepgraphError("schema", f"spec folds.balance.{field} {problem}", field=f"folds.balance.{field}")
 
 
 def _folds_section(spec: SplitSpec, fig: Any) -> str:
@@ -277,14 +372,15 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
     )
     more = f"<p>… and {len(plan.splits) - 50} more splits</p>" if len(plan.splits) > 50 else ""
     balance = "".join(
-        f"<li>{_e(col)}: worst test-share deviation {m['worst_proportion_deviation']}, "
-        f"worst scaled difference {m['worst_scaled_difference']}</li>"
-        for col, m in plan.balance.get("columns", {}).items()
+        f"<li>{_e(col)}: worst test-share deviation {_e(m['worst_proportion_deviation'])}, "
+        f"worst scaled difference {_e(m['worst_scaled_difference'])}</li>"
+        for col, m in balance_columns(plan).items()
     )
     params = ", ".join(f"{k}={v}" for k, v in plan.parameters.items())
     return (
-        f"<h2>Folds: {_e(plan.scheme)}</h2><p>{_e(params)}; seed {plan.seed}</p>{_img(fig, 'fold sizes and balance')}"
-        f"<ul>{balance}</ul><table><tr><th>repeat</th><th>fold</th><th>train</th><th>test</th><th>excluded</th></tr>"
+        f"<h2>Folds: {_e(plan.scheme)}</h2><p>{_e(params)}; seed {_e(plan.seed)}</p>"
+        f"{_img(fig, 'fold sizes and balance')}<ul>{balance}</ul>"
+        "<table><tr><th>repeat</th><th>fold</th><th>train</th><th>test</th><th>excluded</th></tr>"
         f"{rows}</table>{more}"
     )
 
@@ -313,7 +409,7 @@ def _exposure_section(report: ExposureReport, fig: Any) -> str:
         f"<th>{h}</th>" for h in ("relation", "unit", "linked", "severed", "exposed", "crossing", "examples")
     )
     rows = "".join(
-        f"<tr><td>{_e(r.relation)}{' ✓' if r.followed else ''}</td><td>{r.unit}</td><td>{r.linked:,}</td>"
+        f"<tr><td>{_e(r.relation)}{' ✓' if r.followed else ''}</td><td>{_e(r.unit)}</td><td>{r.linked:,}</td>"
         f"<td>{r.severed:,}</td>"
         f"<td>{r.exposed:,}</td><td>{_count(r.crossing)}</td><td class='mono'>{_e(r.examples)}</td></tr>"
         for r in report.table.itertuples(index=False)
@@ -345,10 +441,12 @@ def _img(fig: Any, alt: str) -> str:
 
 
 def _rows(pairs: list[tuple[str, str]]) -> str:
+    """Table rows of a heading and a cell that is already HTML (every value in it escaped by the caller)."""
     return "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
 
 
-def _e(text: str) -> str:
+def _e(text: Any) -> str:
+    """``text`` safe in HTML text and in a quoted attribute (``& < > " '`` escaped)."""
     return html.escape(str(text), quote=True)
 
 

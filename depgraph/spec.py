@@ -306,7 +306,7 @@ class SplitSpec(_Model):
                 relations=list(partition.relations),
                 via=list(partition.via),
                 priority=list(partition.priority),
-                parameters=_portable_parameters(partition.parameters),
+                parameters=portable_parameters(partition.parameters),
                 overrides={k: v for k, v in graph.overrides.items() if v},
                 subset=partition.n_samples < graph.count(NodeType.SAMPLE),
             ),
@@ -533,8 +533,9 @@ def _ranges(lengths: np.ndarray) -> np.ndarray:
     return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
 
 
-def _portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
-    """Builder parameters for the spec, minus lists of raw ids (counts stay)."""
+def portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Builder parameters for the spec, minus lists of raw ids (counts stay). Builders record input
+    files by name only, so the same data read from two folders gives the same spec digest."""
 
     def clean(value: Any) -> Any:
         if isinstance(value, dict):

@@ -44,6 +44,7 @@ from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, tim
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
+from depgraph.identifiers import formula_like
 from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
@@ -102,6 +103,11 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "semantic",
         "warning",
         "an imported splitGraph file had no schema_version or one other than 0.1.0; it was read anyway",
+    ),
+    "formula_like_ids": (
+        "semantic",
+        "advisory",
+        "ids begin with =, +, -, @, tab or carriage return, which spreadsheets read as formulas",
     ),
     "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
     "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
@@ -523,6 +529,25 @@ def _dropped_pairs(ctx: _Context) -> list[Issue]:
                 )
             )
     return out
+
+
+@rule("semantic")
+def _formula_like_ids(ctx: _Context) -> list[Issue]:
+    """Node ids a spreadsheet would run as a formula (CSV injection): exports keep them exact, so say so."""
+    hits = np.flatnonzero(formula_like(ctx.graph.key_array))
+    if not len(hits):
+        return []
+    shown = ctx.graph.key_array.take(pa.array(hits[:5])).to_pylist()
+    return [
+        Issue(
+            "formula_like_ids",
+            "advisory",
+            f"{len(hits)} id(s) begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a "
+            f"formula: {describe_ids([repr(k) for k in shown], total=len(hits))}; exports keep ids exact "
+            "(export --excel-safe writes a CSV meant for spreadsheets)",
+            ctx.ids(hits),
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- leakage

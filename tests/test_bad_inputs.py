@@ -40,12 +40,15 @@ import pytest
 import depgraph.demo
 import depgraph.spec
 from depgraph import derive, from_metadata, read_graph, validate, write_graph
+from depgraph.adapters.frames import fold_table, write_table
 from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
 from depgraph.folds import assign_folds
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_spec
 from depgraph.outputs import Outputs, atomic_write_bytes
-from depgraph.spec import Constraint, SplitSpec, write_spec
+from depgraph.privacy import check_key, key_from_env, pseudonymize
+from depgraph.report import render_html
+from depgraph.spec import Constraint, SplitSpec, content_digest, spec_from_document, write_spec
 from tests.conftest import CONFORMANCE
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
@@ -1370,3 +1373,214 @@ def test_a_repeated_edge_imports_and_warns(tmp_path, out_dir, capsys):
     assert line.startswith("depgraph: warning: duplicate_edge: ") and "sample:S1" in line
     assert read_graph(target).relation_counts()["sample_belongs_to_subject"] == 5
     cli_ok(capsys, ["validate", target], status=1)  # splitGraph's duplicate_edge_triplet is an error
+
+
+# ------------------------------------------------------------------- security (issue 10)
+#: A key that passes the strength rule (32 random bytes in hex).
+STRONG_KEY = "9c4f0e8b2d7a61f35e0c9b8a7d6f5e4c3b2a19080f1e2d3c4b5a69788796a5b4"
+#: Metadata with a sex column shared by many, a record number unique per sample, and a copy of the subject ids.
+ATTRIBUTE_META = (
+    "sample_id,subject_id,sex,mrn,patient,visit\n"
+    "S1,P1,f,m-01,P1,1\nS2,P1,f,m-02,P1,2\nS3,P2,m,m-03,P2,1\nS4,P3,m,m-04,P3,1\nS5,P4,f,m-05,P4,1\nS6,P4,f,m-06,P4,2\n"
+)
+
+WEAK_KEYS = [
+    pytest.param("a" * 64, id="one-character-repeated"),
+    pytest.param("ab" * 32, id="two-characters-alternating"),
+    pytest.param("0123456789abcdef" * 4, id="hex-alphabet-repeated"),
+    pytest.param("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", id="alphabet-walk"),
+    pytest.param("Xq7#pL9!vR2@mK5$", id="16-random-printable-characters"),
+    pytest.param("9c4f0e8b2d7a61f35e0c9b8a7d6f5e4c", id="16-bytes-in-hex"),
+    pytest.param("consortium-key", id="a-readable-word"),
+]
+
+
+@pytest.mark.parametrize("key", WEAK_KEYS)
+def test_weak_pseudonymisation_key(tmp_path, out_dir, graph_json, capsys, monkeypatch, key):
+    monkeypatch.setenv("SITE_KEY", key)
+    g = read_graph(graph_json)
+    spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    with fails_with("invalid_argument", "too weak", "fewer than 128", "SITE_KEY") as info:
+        key_from_env("SITE_KEY")
+    assert key not in str(info.value)
+    with fails_with("invalid_argument", "too weak"):
+        check_key(key)
+    with fails_with("invalid_argument", "too weak"):
+        pseudonymize(spec, key)
+    target = out_dir / "spec.json"
+    line = cli_fails(capsys, tmp_path, ["derive", graph_json, "--mode", "subject", "--pseudonymize-ids", "--key-env",
+                                        "SITE_KEY", "-o", target], "invalid_argument", "too weak", "SITE_KEY",
+                     output=target)  # fmt: skip
+    assert key not in line  # the key never appears in a message
+
+
+@pytest.mark.parametrize("value", ["", None])
+def test_missing_pseudonymisation_key(tmp_path, out_dir, graph_json, capsys, monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("SITE_KEY", raising=False)
+    else:
+        monkeypatch.setenv("SITE_KEY", value)
+    with fails_with("invalid_argument", "SITE_KEY", "unset or empty"):
+        key_from_env("SITE_KEY")
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", graph_json, "--mode", "subject", "--pseudonymize-ids", "--key-env",
+                                 "SITE_KEY", "-o", target], "invalid_argument", "SITE_KEY", output=target)  # fmt: skip
+
+
+ATTRIBUTE_CASES = [
+    pytest.param("all", None, ["--attributes all", "--pseudonymize-ids", "name the attributes"], id="all"),
+    pytest.param("ALL", None, ["--attributes all"], id="all-in-capitals"),
+    pytest.param("sex,mrn", ["sex", "mrn"], ["'mrn'", "6 of 6 samples", "no other sample holds"], id="record-number"),
+    pytest.param("patient", ["patient"], ["'patient'", "own sample id or group key"], id="copy-of-subject-id"),
+    pytest.param("mrn,patient", ["mrn", "patient"], ["'mrn'", "'patient'"], id="both-named-at-once"),
+]
+
+
+@pytest.mark.parametrize(("attributes", "api_columns", "fragments"), ATTRIBUTE_CASES)
+def test_identifying_attributes_beside_pseudonymised_ids(
+    tmp_path, out_dir, capsys, monkeypatch, attributes, api_columns, fragments
+):
+    meta = write(tmp_path / "cohort.csv", ATTRIBUTE_META)
+    graph_file = tmp_path / "graph.json"
+    write_graph(from_metadata(meta), graph_file)
+    monkeypatch.setenv("SITE_KEY", STRONG_KEY)
+    if api_columns is not None:
+        g = read_graph(graph_file)
+        spec = SplitSpec.from_partition(derive(g, "subject"), g, attributes=api_columns)
+        with fails_with("invalid_argument", *fragments):
+            pseudonymize(spec, STRONG_KEY)
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", graph_file, "--mode", "subject", "--pseudonymize-ids", "--key-env",
+                                 "SITE_KEY", "--attributes", attributes, "-o", target], "invalid_argument", *fragments,
+              output=target)  # fmt: skip
+    # shared attributes pass: the refusal is about the named columns, not about attributes as such
+    cli_ok(capsys, ["derive", graph_file, "--mode", "subject", "--pseudonymize-ids", "--key-env", "SITE_KEY",
+                    "--attributes", "sex,visit", "-o", target])  # fmt: skip
+
+
+def _report_spec(root: Path) -> dict:
+    meta = pd.DataFrame(
+        {
+            "sample_id": [f"S{i}" for i in range(8)],
+            "subject_id": [f"P{i // 2}" for i in range(8)],
+            "sex": list("fmfmfmfm"),
+        }
+    )
+    g = from_metadata(meta)
+    spec = SplitSpec.from_partition(derive(g, "subject"), g, attributes=["sex"])
+    return assign_folds(spec, "stratified-group-kfold", n_folds=2, stratify="sex").to_json_dict()
+
+
+def _set(path: tuple, value: object):
+    def edit(doc: dict) -> None:
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return edit
+
+
+BALANCE_CASES = [
+    pytest.param(_set(("folds", "balance", "columns", "sex", "worst_proportion_deviation"), "<script>x</script>"),
+                 ["folds.balance.columns['sex'].worst_proportion_deviation", "not a finite number"],
+                 id="metric-is-markup"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "worst_scaled_difference"), None),
+                 ["worst_scaled_difference", "is None"], id="metric-missing"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "worst_scaled_difference"), True),
+                 ["worst_scaled_difference", "is True"], id="metric-is-a-boolean"),
+    pytest.param(_set(("folds", "balance", "columns"), ["sex"]),
+                 ["folds.balance.columns", "is list, not an object"], id="columns-not-an-object"),
+    pytest.param(_set(("folds", "balance", "columns", "sex"), "0.1"),
+                 ["folds.balance.columns['sex']", "is str, not an object"], id="column-metrics-a-string"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "overall"), [0.5]),
+                 ["columns['sex'].overall", "2 finite number(s)"], id="overall-too-short"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "test_proportion"), [[0.5, 0.5]]),
+                 ["columns['sex'].test_proportion", "2 row(s)"], id="one-row-for-two-splits"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "categories"), []),
+                 ["columns['sex'].categories", "non-empty list"], id="no-categories"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "fragments"), BALANCE_CASES)
+def test_report_refuses_malformed_balance_metrics(tmp_path, out_dir, capsys, edit, fragments):
+
+    doc = _report_spec(tmp_path)
+    edit(doc)
+    doc["digest"] = content_digest(doc)
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_bytes(json.dumps(doc).encode())
+    with fails_with("schema", *fragments):
+        render_html(spec_from_document(doc))
+    target = out_dir / "report.html"
+    plots = out_dir / "plots"
+    plots.mkdir()
+    cli_fails(capsys, tmp_path, ["report", spec_file, "-o", target, "--plots-dir", plots], "schema", *fragments,
+              output=target)  # fmt: skip
+    assert not any(plots.iterdir())
+
+
+EXCEL_CASES = [
+    pytest.param("parquet", "samples.parquet", ["--excel-safe", "--to parquet"], id="parquet"),
+    pytest.param("splitgraph", "split.json", ["--excel-safe", "--to splitgraph"], id="splitgraph"),
+    pytest.param("fold-table", "folds.parquet", ["--excel-safe", "fold-table written as parquet"], id="fold-parquet"),
+    pytest.param("fold-table", "folds.pq", ["--excel-safe", "written as parquet"], id="fold-pq"),
+    pytest.param("fold-table", "folds.xlsx", ["cannot tell the table format", "folds.xlsx"], id="fold-unknown-suffix"),
+]
+
+
+@pytest.mark.parametrize(("to", "name", "fragments"), EXCEL_CASES)
+def test_excel_safe_where_it_makes_no_sense(tmp_path, out_dir, capsys, to, name, fragments):
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_bytes(json.dumps(_report_spec(tmp_path)).encode())
+    target = out_dir / name
+    if to == "fold-table":
+        with fails_with("invalid_argument", name if "cannot" in fragments[0] else "--excel-safe"):
+            write_table(fold_table(spec_from_document(json.loads(spec_file.read_text()))), target, excel_safe=True)
+    cli_fails(capsys, tmp_path, ["export", spec_file, "--to", to, "--excel-safe", "-o", target], "invalid_argument",
+              *fragments, output=target)  # fmt: skip
+
+
+def test_excel_safe_export_of_a_graph(tmp_path, out_dir, graph_json, capsys):
+    target = out_dir / "g.csv"
+    cli_fails(capsys, tmp_path, ["export", graph_json, "--to", "csv", "--excel-safe", "-o", target],
+              "invalid_argument", "study graph exports only to splitgraph", output=target)  # fmt: skip
+
+
+PATH_ONCE_CASES = [
+    pytest.param("cohort.csv", "", ["build", "{path}"], "empty_input", "metadata", id="empty-metadata"),
+    pytest.param(None, None, ["build", "{path}"], "io", "metadata", id="missing-metadata"),
+    pytest.param("pairs.csv", "", ["build", "{meta}", "--duplicates", "{path}"], "empty_input", "duplicate pairs",
+                 id="empty-duplicates"),
+    pytest.param("kin.csv", "", ["build", "{meta}", "--kinship", "{path}", "--kinship-threshold", "0.1"],
+                 "empty_input", "kinship", id="empty-kinship"),
+    pytest.param(None, None, ["build", "{meta}", "--coords", "{path}", "--radius", "1"], "io", "coordinates",
+                 id="missing-coordinates"),
+    pytest.param("pairs.csv", 'id1,id2\n"S1,S2\n', ["build", "{meta}", "--duplicates", "{path}"], "parse",
+                 "duplicate pairs", id="unparsable-duplicates"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "text", "args", "code", "what"), PATH_ONCE_CASES)
+def test_a_message_names_its_file_once(tmp_path, out_dir, meta_csv, capsys, name, text, args, code, what):
+    path = tmp_path / (name or "absent.csv")
+    if text is not None:
+        write(path, text)
+    target = out_dir / "graph.json"
+    subs = {"{path}": str(path), "{meta}": str(meta_csv)}
+    line = cli_fails(capsys, tmp_path, [*(subs.get(a, a) for a in args), "-o", target], code, f"{what} '{path}'",
+                     output=target)  # fmt: skip
+    assert line.count(path.name) == 1, line
+    if args[0] == "build" and args[1] == "{path}":
+        with fails_with(code, f"metadata '{path}'") as info:
+            from_metadata(path)
+        assert info.value.message.count(path.name) == 1
+
+
+def test_misspelt_excel_safe_is_a_usage_error(tmp_path, out_dir, capsys):
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_bytes(json.dumps(_report_spec(tmp_path)).encode())
+    target = out_dir / "s.csv"
+    cli_fails(capsys, tmp_path, ["export", spec_file, "--to", "csv", "--excel-saf", "-o", target], "invalid_argument",
+              "--excel-saf", output=target)  # fmt: skip

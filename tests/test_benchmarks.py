@@ -36,3 +36,10 @@ def test_pipeline_runner_takes_medians_over_fresh_processes(tmp_path):
     assert row["repeats"] == 2 and set(row["seconds"]) == set(STAGES)
     assert row["target_seconds"] == round(sum(row["seconds"][s] for s in TARGET), 3)
     assert (tmp_path / "10000" / "metadata.csv").exists()  # --keep keeps the cohort
+
+
+def test_formula_benchmark_runs_and_finds_every_formula_like_id():
+    from benchmarks.bench_formulas import measure
+
+    row = measure(5000)
+    assert row["n_ids"] == 5000 and row["formula_like_arrow_s"] >= 0 and row["for_spreadsheets_s"] >= 0

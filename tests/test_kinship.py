@@ -95,7 +95,7 @@ def test_king_kin_within_family(tmp_path):
     assert as_records(pairs) == [("P1", "P2", 0.2461), ("P1", "P3", 0.2514), ("Q1", "Q2", 0.0884)]
     assert record["pairs_read"] == 5 and record["pairs_kept"] == 3 and record["pairs_missing"] == 0
     assert record["threshold"] == 0.0884 and record["threshold_name"] == "second" and record["inclusive"] is True
-    assert record["format"] == "king" and record["scale"] == "Kinship" and record["path"] == str(path)
+    assert record["format"] == "king" and record["scale"] == "Kinship" and record["path"] == "king.kin"
     assert list(record)[:10] == [
         "format",
         "path",

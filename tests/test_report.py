@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import html
 import io
 import os
 import re
 import shutil
 import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
+import orjson
+import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from depgraph import DepgraphError
+from depgraph import DepgraphError, derive, from_metadata, read_graph, write_graph
 from depgraph.cli import main
 from depgraph.demo import run_story
-from depgraph.report import figures, render_html, save_figures, write_report
+from depgraph.folds import assign_folds
+from depgraph.report import _SCRIPT, _STYLE, CONTENT_SECURITY_POLICY, figures, render_html, save_figures, write_report
+from depgraph.spec import SplitSpec, content_digest, read_spec, spec_from_document
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
@@ -114,14 +126,18 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.mark.skipif(_chromium() is None and not os.environ.get("CI"), reason="headless Chromium not installed")
-def test_the_report_renders_in_headless_chromium(page, tmp_path):
-    """A real browser opens the file offline and every embedded image decodes."""
+needs_chromium = pytest.mark.skipif(
+    _chromium() is None and not os.environ.get("CI"), reason="headless Chromium not installed"
+)
+
+
+def _browser_dom(page: str, tmp_path: Path, name: str = "report") -> str:
+    """The DOM a headless Chromium builds from ``page`` opened offline as a file, after its scripts ran."""
     browser = _chromium()
     assert browser is not None, "CI must install Debian's chromium package"
-    html_file = tmp_path / "report.html"
+    html_file = tmp_path / f"{name}.html"
     html_file.write_text(page, encoding="utf-8")
-    profile = tmp_path / "profile"
+    profile = tmp_path / f"{name}-profile"
     profile.mkdir()
     result = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -129,6 +145,189 @@ def test_the_report_renders_in_headless_chromium(page, tmp_path):
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
-    body = re.search(r"<body[^>]*>", result.stdout)
-    assert body is not None, result.stdout[:500]
-    assert 'data-images="5"' in body.group(0) and 'data-images-ok="true"' in body.group(0), body.group(0)
+    return result.stdout
+
+
+def _body_tag(dom: str) -> str:
+    body = re.search(r"<body[^>]*>", dom)
+    assert body is not None, dom[:500]
+    return body.group(0)
+
+
+@needs_chromium
+def test_the_report_renders_in_headless_chromium(page, tmp_path):
+    """A real browser opens the file offline, runs the page's own script and every embedded image decodes."""
+    body = _body_tag(_browser_dom(page, tmp_path))
+    assert 'data-images="5"' in body and 'data-images-ok="true"' in body, body
+
+
+@needs_chromium
+def test_the_browser_enforces_the_content_security_policy(page, tmp_path):
+    # The same page with one character of its script changed: the hash in the policy no longer matches, so the
+    # browser refuses to run it (the body gets no data-images attribute). The policy is live, not decoration.
+    tampered = page.replace("data-images-ok", "data-images-OK")
+    assert tampered != page and CONTENT_SECURITY_POLICY in tampered
+    assert "data-images" not in _body_tag(_browser_dom(tampered, tmp_path, "tampered"))
+
+
+# --------------------------------------------------------------------------- pages from crafted files
+#: Markup that would run or load something if it reached the page unescaped.
+PAYLOADS = (
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(2)>',
+    "'><svg onload=alert(3)>",
+    "</title></style><iframe src=//evil.example>",
+    "$\\frac{x}{$ & &amp;",  # matplotlib mathtext that fails to parse (two dollars), and entities
+)
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "table", "tr", "th", "td", "span",
+                "ul", "li", "b", "p", "img", "script"}  # fmt: skip
+ALLOWED_ATTRIBUTES = {"lang", "charset", "http-equiv", "content", "class", "alt", "src"}
+
+
+class _Page(HTMLParser):
+    """Every tag, attribute and piece of text of a page, as a browser's tokenizer sees them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.scripts: list[str] = []
+        self._in: str | None = None
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        (self.scripts if self._in == "script" else self.text).append(data)
+
+
+def assert_inert(page: str) -> _Page:
+    """The page holds only the report's own markup: known tags and attributes, no event handler, images from
+    data: URIs only, one script (the page's own), the policy in force."""
+    parsed = _Page(page)
+    for tag, attrs in parsed.tags:
+        assert tag in ALLOWED_TAGS, f"unexpected <{tag}> {attrs}"
+        assert set(attrs) <= ALLOWED_ATTRIBUTES, f"unexpected attributes on <{tag}>: {attrs}"
+        if tag == "img":
+            assert (attrs["src"] or "").startswith("data:image/png;base64,"), attrs
+    assert [t for t, _ in parsed.tags].count("script") == 1 and parsed.scripts == [_SCRIPT]
+    policies = [
+        a["content"] for t, a in parsed.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    ]
+    assert policies == [CONTENT_SECURITY_POLICY]
+    return parsed
+
+
+def test_the_policy_allows_exactly_the_page_s_own_script_and_style(page):
+    def source(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    directives = dict(d.strip().split(" ", 1) for d in CONTENT_SECURITY_POLICY.split(";"))
+    assert directives == {"default-src": "'none'", "script-src": source(_SCRIPT), "style-src": source(_STYLE),
+                          "img-src": "data:", "base-uri": "'none'", "form-action": "'none'"}  # fmt: skip
+    assert f"<style>{_STYLE}</style>" in page and f"<script>{_SCRIPT}</script>" in page
+    # the policy comes before anything it governs
+    assert page.index("Content-Security-Policy") < page.index("<style>") < page.index("<script>")
+    assert_inert(page)
+
+
+def _crafted_files(root: Path, text: tuple[str, ...] = PAYLOADS) -> tuple[Path, Path]:
+    """A graph and a re-digested spec (with folds) carrying ``text`` in every string field a report shows:
+    ids (so group ids, the largest group and exposure examples), the graph name, a sample attribute used as a
+    stratum (balance keys and categories), warnings, the fold scheme, its parameters and its balance."""
+    a, b = text[0], text[1 % len(text)]
+    rows = [
+        {"sample_id": f"S{i:02d}{a if i % 3 == 0 else ''}", "subject_id": f"{b}P{i // 2}", "batch_id": f"B{i % 3}{a}",
+         "sex": ["f", "m"][i % 2] + text[i % len(text)]}
+        for i in range(12)
+    ]  # fmt: skip
+    graph = from_metadata(pd.DataFrame(rows), name=" ".join(text))
+    graph = graph.add_duplicates(pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
+    doc = assign_folds(spec, "stratified-group-kfold", n_folds=3, stratify="sex").to_json_dict()
+    doc["warnings"] = [{"code": "crafted", "severity": "warning", "message": t, "count": 1, "ids": [t]} for t in text]
+    doc["folds"]["scheme"] = " ".join(text)
+    doc["folds"]["parameters"] = {t: t for t in text}
+    metrics = doc["folds"]["balance"]["columns"].pop("sex")
+    doc["folds"]["balance"]["columns"] = {t: metrics for t in text}
+    doc["folds"]["balance"][text[0]] = list(text)
+    doc["digest"] = content_digest(doc)
+    spec_from_document(doc)  # a spec every reader accepts as verified
+    write_graph(graph, root / "graph.json")
+    (root / "spec.json").write_bytes(orjson.dumps(doc))
+    return root / "graph.json", root / "spec.json"
+
+
+@pytest.fixture(scope="module")
+def crafted(tmp_path_factory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("crafted")
+    graph_file, spec_file = _crafted_files(root)
+    assert main(["report", str(spec_file), "--graph", str(graph_file), "-o", str(root / "r.html")]) == 0
+    return root, (root / "r.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.filterwarnings("ignore:constrained_layout not applied")  # the crafted legend is long, by design
+def test_a_crafted_spec_cannot_put_markup_into_the_report(crafted):
+    _, page = crafted
+    parsed = assert_inert(page)
+    text = "".join(parsed.text)
+    for payload in PAYLOADS:
+        assert payload not in page  # never raw...
+        assert html.escape(payload, quote=True) in page  # ...always there, escaped
+    shown = {  # the fields that reach the page, each found as text
+        "graph name": " ".join(PAYLOADS),
+        "scheme": "Folds: " + " ".join(PAYLOADS),
+        "largest group": f"largest subject:{PAYLOADS[1]}P0: 2",
+        "warning": f"crafted: {PAYLOADS[0]}",
+        "parameters": f"{PAYLOADS[2]}={PAYLOADS[2]}",
+        "balance column": f"{PAYLOADS[3]}: worst test-share deviation",
+        "exposure example": PAYLOADS[0],
+    }
+    for field, expected in shown.items():
+        assert expected in text, field
+    assert len(_images(page)) == 4  # group sizes, folds, exposure, graph (no time order)
+
+
+@needs_chromium
+def test_a_crafted_report_runs_nothing_in_a_browser(crafted, tmp_path):
+    _, page = crafted
+    dom = _browser_dom(page, tmp_path, "crafted")
+    body = _body_tag(dom)
+    assert 'data-images="4"' in body and 'data-images-ok="true"' in body, body
+    assert "<iframe" not in dom and "<svg" not in dom and "onerror=" not in dom.replace("onerror=alert(2)&gt;", "")
+    assert dom.count("<img ") == 4 and dom.count("<script") == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(text=st.lists(st.text(min_size=1, max_size=40), min_size=2, max_size=4, unique=True))
+def test_any_text_in_a_spec_reaches_the_report_as_text(text):
+    """Whatever text a spec's fields hold, the page's markup is the report's own and the text is shown as text."""
+    with tempfile.TemporaryDirectory() as tmp, mock.patch("depgraph.report._encode", return_value=b"\x89PNG"):
+        graph_file, spec_file = _crafted_files(Path(tmp), tuple(text))
+        page = render_html(read_spec(spec_file), read_graph(graph_file))
+    shown = "".join(assert_inert(page).text)
+    for t in text:
+        assert t.strip() == "" or _squash(t) in _squash(shown)
+
+
+def _squash(text: str) -> str:
+    # the page is HTML: the parser reads CR and CR LF as LF (text is otherwise kept character for character)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def test_malformed_balance_metrics_are_refused_before_drawing(tmp_path, capsys):
+    _, spec_file = _crafted_files(tmp_path, ("a", "b"))
+    doc = orjson.loads(spec_file.read_bytes())
+    doc["folds"]["balance"]["columns"]["a"]["worst_proportion_deviation"] = "<b>0.1</b>"
+    doc["digest"] = content_digest(doc)
+    spec_file.write_bytes(orjson.dumps(doc))
+    assert main(["report", str(spec_file), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "depgraph: schema: spec folds.balance.columns['a'].worst_proportion_deviation is '<b>0.1</b>'" in err
+    assert not (tmp_path / "r.html").exists()

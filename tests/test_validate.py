@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, from_metadata, validate
+from depgraph import DepgraphError, from_metadata, validate, write_graph
+from depgraph.cli import main
 from depgraph.graph import StudyGraph
 
 
@@ -178,3 +179,52 @@ def test_findings_about_many_nodes_name_every_one():
     report = validate(from_metadata(meta))
     (repeated,) = [i for i in report.advisories if i.code == "repeated_subject_samples"]
     assert repeated.ids == tuple(sorted(f"subject:P{i}" for i in range(n))) and repeated.count == n
+
+
+# --------------------------------------------------------------------------- ids spreadsheets run as formulas
+def test_ids_a_spreadsheet_would_run_are_an_advisory():
+    meta = pd.DataFrame(
+        {
+            "sample_id": ["=HYPERLINK(1)", "+44", "-1", "@SUM(A1)", "S-5", "a=b", "S7"],
+            "subject_id": ["P1", "P1", "=cmd|' /C calc'!A0", "P3", "P4", "P5", "P6"],
+            "batch_id": ["B1", "-B2", "B1", "B1", "B1", "B1", "B1"],
+        }
+    )
+    graph = from_metadata(meta)
+    report = validate(graph)
+    (issue,) = [i for i in report.issues if i.code == "formula_like_ids"]
+    expected = sorted(  # plain Python: the first character, every node of every type
+        f"{prefix}:{key}"
+        for column, prefix in (("sample_id", "sample"), ("subject_id", "subject"), ("batch_id", "batch"))
+        for key in set(meta[column])
+        if key[:1] in ("=", "+", "-", "@", "\t", "\r")
+    )
+    assert sorted(issue.ids) == expected and issue.count == 6
+    assert (issue.level, issue.severity) == ("semantic", "advisory") and report.valid
+    assert "'-1'" in issue.message and "export --excel-safe" in issue.message
+    clean = from_metadata(meta[meta["sample_id"].isin(["S-5", "a=b", "S7"])].assign(batch_id="B1", subject_id="P1"))
+    assert "formula_like_ids" not in codes(clean)
+
+
+def test_formula_like_ids_read_from_parquet_keep_tabs_and_carriage_returns(tmp_path):
+    # CSV cells are trimmed on reading; Parquet text is not, so a leading tab or CR can reach an id
+    meta = pd.DataFrame({"sample_id": ["\tS1", "\rS2", "S3"], "subject_id": ["P1", "P1", "P2"]})
+    graph = StudyGraph.from_json_dict(from_metadata(meta).to_json_dict())
+    keys = [k for k in graph.nodes["key"] if k[:1] in "\t\r"]
+    report = validate(graph)
+    found = [i for i in report.issues if i.code == "formula_like_ids"]
+    assert (len(found) == 1 and found[0].count == len(keys)) if keys else not found
+
+
+def test_ids_that_look_like_terminal_markup_are_printed_as_written(tmp_path, capsys):
+    # the CLI colours its output with rich markup; ids quoted in findings must not be read as markup ("[/y]" would
+    # otherwise stop the command with a traceback, "[bold]" would vanish)
+    meta = pd.DataFrame({"sample_id": ["S[/x]1", "S2", "S3"], "subject_id": ["P[/y]1", None, "P[/y]1"]})
+    write_graph(from_metadata(meta), tmp_path / "g.json")
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "g.json")]) == 0
+    assert "P[/y]1" in capsys.readouterr().out
+    assert main(["derive", str(tmp_path / "g.json"), "--mode", "subject", "-o", str(tmp_path / "s.json")]) == 0
+    assert "group subject:P[/y]1 holds 2 of 3" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "s.json")]) == 0
+    assert "subject:P[/y]1" in capsys.readouterr().out

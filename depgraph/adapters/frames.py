@@ -10,13 +10,17 @@
 
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from depgraph.errors import DepgraphError
+from depgraph.identifiers import formula_like
 from depgraph.outputs import STDOUT, Outputs, atomic_path
 from depgraph.spec import ROLES, SplitSpec
 
@@ -55,9 +59,9 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     )
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], kind: str | None = None) -> None:
-    """Write a table as CSV, TSV or Parquet (chosen by ``kind`` or the file suffix; CSV on standard
-    output, ``-``), atomically. Parquet is not written to a terminal."""
+def table_format(path: str | os.PathLike[str], kind: str | None = None) -> str:
+    """``csv``, ``tsv`` or ``parquet``: ``kind`` if given, else from the file suffix (CSV on standard output,
+    ``-``); refused when neither tells."""
     target = Path(path)
     if kind is None:
         kind = "csv" if str(path) == STDOUT else TABLE_FORMATS.get(target.suffix.lower())
@@ -65,10 +69,65 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], kind: str | N
         raise DepgraphError(
             "invalid_argument", f"cannot tell the table format of {str(target)!r}: use .csv, .tsv or .parquet"
         )
+    return kind
+
+
+def for_spreadsheets(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` to open in a spreadsheet: every text cell a spreadsheet would run as a formula
+    (first character ``=``, ``+``, ``-``, ``@``, tab or carriage return, see
+    :func:`~depgraph.identifiers.formula_like`) gets a leading ``'``, as OWASP recommends against CSV injection.
+    Number columns are left as numbers. The result is **not id-exact** (``=1`` is written ``'=1``): it is for
+    people reading a table in a spreadsheet, never for a program joining on ids.
+
+    >>> for_spreadsheets(pd.DataFrame({"sample_id": ["S1", "=1+1", "-7", "@x"], "n": [1, -2, 3, 4]})).to_dict("list")
+    {'sample_id': ['S1', "'=1+1", "'-7", "'@x"], 'n': [1, -2, 3, 4]}
+    """
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        risky = formula_like(values)
+        if risky.any():
+            cells = values.to_numpy(dtype=object, copy=True)
+            cells[risky] = ("'" + values[risky].astype(str)).to_numpy(dtype=object)
+            out[column] = pd.Series(cells, index=values.index, dtype=object)
+    return out
+
+
+def write_table(
+    frame: pd.DataFrame, path: str | os.PathLike[str], kind: str | None = None, *, excel_safe: bool = False
+) -> None:
+    """Write a table as CSV, TSV or Parquet (chosen by ``kind`` or the file suffix; CSV on standard
+    output, ``-``), atomically. Parquet is not written to a terminal.
+
+    ``excel_safe`` writes :func:`for_spreadsheets` of the table (CSV and TSV only: a Parquet file is not opened
+    as formulas, and keeps ids exact)."""
+    target = Path(path)
+    kind = table_format(target, kind)
+    if excel_safe:
+        if kind == "parquet":
+            raise DepgraphError(
+                "invalid_argument",
+                f"--excel-safe is for CSV/TSV files opened in spreadsheets, not parquet ({str(target)!r}); "
+                "parquet keeps ids exact and runs no formula",
+            )
+        frame = for_spreadsheets(frame)
     with Outputs() as plan:
         plan.file(path, binary=kind == "parquet")
         with atomic_path(target) as tmp:
             if kind == "parquet":
                 frame.to_parquet(tmp, index=False)
             else:
-                frame.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",")
+                # Python's CSV writer quotes a cell holding "\n" but not one holding a lone "\r", which every reader
+                # then takes for a line break: a table with such a cell has every text cell quoted, so ids stay exact.
+                quoting = csv.QUOTE_NONNUMERIC if _holds_carriage_return(frame) else csv.QUOTE_MINIMAL
+                frame.to_csv(tmp, index=False, sep="\t" if kind == "tsv" else ",", quoting=quoting)
+
+
+def _holds_carriage_return(frame: pd.DataFrame) -> bool:
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+            text = values.astype(str).to_numpy(dtype=object)  # the text the writer writes (numbers in mixed cells)
+            if pc.any(pc.match_substring(pa.array(text, type=pa.string()), "\r")).as_py():
+                return True
+    return False
