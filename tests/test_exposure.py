@@ -184,7 +184,11 @@ def _brute_crossing(graph: StudyGraph, relation: str, side: dict[str, int]) -> i
 @given(cohorts(min_samples=2), st.data())
 def test_crossing_counts_match_a_brute_force(c, data):
     g = build(c)
-    p = derive(g, "composite") if present_modes(c) else derive(g, "subject")
+    p = (
+        derive(g, "composite", allow_single_group=True)
+        if present_modes(c)
+        else derive(g, "subject", allow_unlinked=True)
+    )
     spec = SplitSpec.from_partition(p, g)
     sides = data.draw(st.lists(st.sampled_from(["train", "test", "excluded"]), min_size=spec.n_samples,
                                max_size=spec.n_samples).filter(lambda v: set(v) != {"excluded"}))  # fmt: skip
