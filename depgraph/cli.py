@@ -500,7 +500,8 @@ def check_command(
         typer.Option("--graph", help="The study graph: also show, per declared relation, what crosses this split."),
     ] = None,
 ) -> None:
-    """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does."""
+    """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
+    --graph) when a declared dependency crosses the split."""
     spec = read_spec(document)
     table = read_table(assignment, "assignment")  # read once: the straddle check and the exposure both use it
     report = straddling_groups(spec, table, id_column, split_column)
@@ -515,10 +516,11 @@ def check_command(
             out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
         if len(report.groups) > 20:
             out.print(f"  … and {len(report.groups) - 20} more")
+    crossing = None
     if graph_file is not None:
-        _print_exposure(exposure(read_graph(graph_file), spec, table, id_column=id_column,
-                                 split_column=report.split_column))  # fmt: skip
-    if not report.clean:
+        crossing = exposure(read_graph(graph_file), spec, table, id_column=id_column, split_column=report.split_column)
+        _print_exposure(crossing)
+    if not report.clean or (crossing is not None and not crossing.nothing_crosses):
         raise typer.Exit(1)
 
 
@@ -537,6 +539,8 @@ def _print_exposure(report: ExposureReport) -> None:
             f"{row.relation}: {row.blocks} blocks over {row.splits} test sets, χ² = {row.chi2:.1f} "
             f"(dof {row.dof}, p = {row.p_value:.3g}), Cramér's V = {row.cramers_v:.3f}"
         )
+    colour = "green" if report.nothing_crosses else "red"
+    out.print(f"[{colour}]{report.verdict()}[/{colour}]")
 
 
 @app.command("audit")
@@ -638,14 +642,15 @@ def demo(
             f"fold: {crossing['subject_related_to']}, duplicate pairs crossing: {crossing['sample_duplicate_of']}"
         )
     last = story.chapters[-1]
+    colour = "green" if last.exposure.nothing_crosses else "red"
+    out.print(f"\n[bold]5. verdict[/bold] for {last.title}: [{colour}]{last.exposure.verdict()}[/{colour}]")
     if last.exposure.nothing_crosses:
         out.print(
-            "\nWith relatedness and the audited duplicates declared, nothing they link crosses a fold: every "
-            "family, with its re-deposits, stays on one side of every fold (batches and sites still mix, as "
-            "blocks should)."
+            "With relatedness and the audited duplicates declared, every family, with its re-deposits, stays on one "
+            "side of every fold (batches and sites still mix, as blocks should)."
         )
     else:
-        out.print("\n[red]Something the grouping follows still crosses a fold: the plan is wrong.[/red]")
+        out.print("[red]A declared dependency still crosses a fold: the plan is wrong.[/red]")
     from depgraph.files import atomic_path
 
     for table_name, frame in (
