@@ -229,7 +229,7 @@ def derive(
     if allow_single_group and not by_default:
         raise DepgraphError(
             "invalid_argument",
-            "allow_single_group applies to mode 'composite' without via or priority, not to "
+            "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority, not to "
             + _request_label(mode, via, priority),
         )
     selected = _selected_samples(graph, samples)
