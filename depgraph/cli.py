@@ -35,7 +35,7 @@ from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.exposure import ExposureReport, exposure, straddling_groups
 from depgraph.files import read_json, read_table
-from depgraph.folds import SCHEMES, assign_folds
+from depgraph.folds import SCHEMES, assign_folds, check_seed, schemes_taking
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.identifiers import formula_like
 from depgraph.ingest import from_metadata
@@ -113,6 +113,27 @@ def _column_map(pairs: list[str] | None) -> dict[str, str]:
 def _mode_list(text: str | None) -> list[str] | None:
     """``a,b`` as ``["a", "b"]``; derive() checks the names."""
     return None if text is None else [m.strip() for m in text.split(",") if m.strip()]
+
+
+def _typed(ctx: typer.Context, parameter: str) -> bool:
+    """Whether the option ``parameter`` (its Python name) was given on the command line rather than left at its
+    default. Options that do not apply are refused when given, whatever their value."""
+    source = ctx.get_parameter_source(parameter)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _option_name(ctx: typer.Context, parameter: str) -> str:
+    """How the user spells the option ``parameter``: ``--seed``, ``-k/--folds``."""
+    found = next(p for p in ctx.command.params if p.name == parameter)
+    return "/".join(found.opts)
+
+
+def _refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
+    """Refuse the first of ``parameters`` given on the command line: it does not apply ``where``."""
+    for parameter in parameters:
+        if _typed(ctx, parameter):
+            option = _option_name(ctx, parameter)
+            raise DepgraphError("invalid_argument", f"{option} does not apply {where}", option=option)
 
 
 def read_sample_list(path: Path) -> list[str]:
@@ -232,6 +253,7 @@ def _print_partition(partition: Partition) -> None:
 # --------------------------------------------------------------------------- commands
 @app.command()
 def build(
+    ctx: typer.Context,
     metadata: Annotated[Path, typer.Argument(help="One row per sample: CSV, TSV or Parquet.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.")],
     kinship: Annotated[
@@ -277,6 +299,10 @@ def build(
         raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
     if (coords is None) != (radius is None):
         raise DepgraphError("invalid_argument", "--coords and --radius go together")
+    if kinship is None:
+        _refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
+    if kinship is None and coords is None and duplicates is None:
+        _refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
     plan = _outputs(output, inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
         graph = from_metadata(
@@ -285,6 +311,12 @@ def build(
             name=name or metadata.stem,
             outcome_scope=outcome_scope,  # type: ignore[arg-type]
             allow_multi_subject_samples=allow_multi_subject_samples,
+        )
+    if not (graph.has_relation("sample_has_outcome") or graph.has_relation("subject_has_outcome")):
+        _refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
+    if not graph.has_relation("sample_belongs_to_subject"):
+        _refuse_given(
+            ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples"
         )
     if kinship is not None:
         fmt = None if kinship_format == "auto" else kinship_format
@@ -302,6 +334,7 @@ def build(
 
 @app.command("validate")
 def validate_command(
+    ctx: typer.Context,
     document: Annotated[Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     n_folds: Annotated[
@@ -312,6 +345,7 @@ def validate_command(
     (schema, columns, unique ids, fold roles, digest; exit 2 when it is damaged)."""
     doc = read_json(document, "file")
     if isinstance(doc, dict) and doc.get("format") == SPEC_FORMAT:
+        _refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_folds")
         spec = spec_from_document(doc, f"spec file {str(document)!r}")
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
@@ -337,6 +371,7 @@ def validate_command(
 
 @app.command("derive")
 def derive_command(
+    ctx: typer.Context,
     graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.")],
     mode: Annotated[str, typer.Option(help=f"Derivation mode: {MODE_NAMES}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.")],
@@ -351,14 +386,29 @@ def derive_command(
         bool, typer.Option("--pseudonymize-ids", help="Replace sample and group ids by keyed hashes (HMAC-SHA256).")
     ] = False,
     key_env: Annotated[
-        str, typer.Option(help="Environment variable holding the pseudonymisation key.")
+        str, typer.Option(help="With --pseudonymize-ids: the environment variable holding the key.")
     ] = DEFAULT_KEY_ENV,
     attributes: Annotated[
         str | None,
         typer.Option(help="Sample attributes to carry into the spec (comma-separated, or 'all'), e.g. for folds."),
     ] = None,
+    allow_unlinked: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unlinked", help="Accept a mode that links none of the samples (every sample its own group)."
+        ),
+    ] = False,
+    allow_single_group: Annotated[
+        bool,
+        typer.Option(
+            "--allow-single-group", help="Composite without --via/--priority: accept every sample in one group."
+        ),
+    ] = False,
 ) -> None:
-    """Derive one group per sample and write a split spec."""
+    """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
+    over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
+    if not pseudonymize_ids:
+        _refuse_given(ctx, "without --pseudonymize-ids", "key_env")
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
     if key is not None and attributes is not None and attributes.strip().lower() == "all":
         raise DepgraphError(
@@ -379,6 +429,8 @@ def derive_command(
             priority=_mode_list(priority),
             samples=subset,
             min_groups=min_groups,
+            allow_unlinked=allow_unlinked,
+            allow_single_group=allow_single_group,
         )
     with stage(f"writing {output.name}"):
         carried = attributes if attributes in (None, "all") else _mode_list(attributes)
@@ -417,6 +469,7 @@ def import_command(
 
 @app.command("export")
 def export_command(
+    ctx: typer.Context,
     document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).")],
     to: Annotated[str, typer.Option("--to", help="splitgraph, csv, parquet or fold-table.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")],
@@ -446,6 +499,8 @@ def export_command(
                 + (f" written as {kind}" if target == "fold-table" else "")
                 + " (that file keeps ids exact and is not opened as formulas)",
             )
+    if target != "splitgraph":
+        _refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
     binary = target == "parquet" or (target == "fold-table" and output.suffix.lower() in (".parquet", ".pq"))
     plan = _outputs(output, inputs=(document,), binary=binary)
     doc = read_json(document, "file")
@@ -458,6 +513,7 @@ def export_command(
             out.print(f"splitGraph {splitgraph_version} cannot hold: {', '.join(left_out)} — left out")
         out.print(f"wrote {output}")
         return
+    _refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
     spec = spec_from_document(doc, f"spec file {str(document)!r}")
     with plan:
         if target == "splitgraph":
@@ -502,18 +558,61 @@ def diff_command(
     raise typer.Exit(1)
 
 
+#: Each ``folds`` option (by parameter name) and the scheme parameter it sets (``-k`` is ``n_folds``, or
+#: ``n_splits`` for time). An option is accepted only for a scheme whose class declares that parameter
+#: (FoldScheme.parameter_names): the classes are the one table of what applies where.
+FOLD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "k": ("n_folds", "n_splits"),
+    "repeats": ("n_repeats",),
+    "seed": ("seed",),
+    "stratify": ("stratify",),
+    "by": ("by",),
+    "test_fraction": ("test_fraction",),
+    "balance": ("balance",),
+    "prior": ("prior",),
+    "gap": ("gap",),
+    "embargo": ("embargo",),
+    "train_after": ("train_after",),
+    "salt_env": ("salt",),
+}
+
+
+def _fold_parameters(ctx: typer.Context, scheme: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Scheme parameters from the ``folds`` options given; an option the scheme does not take is refused.
+    ``-k`` keeps the command's default (5) for schemes that take it."""
+    accepted = SCHEMES[scheme].parameter_names()
+    params: dict[str, Any] = {}
+    for option, targets in FOLD_OPTIONS.items():
+        taken = [t for t in targets if t in accepted]
+        if not _typed(ctx, option) and not (option == "k" and taken):
+            continue
+        if not taken:
+            elsewhere = sorted({s for t in targets for s in schemes_taking(t)}, key=list(SCHEMES).index)
+            spelt = _option_name(ctx, option)
+            raise DepgraphError(
+                "invalid_argument",
+                f"{spelt} does not apply to --scheme {scheme} (it applies to {', '.join(elsewhere)})",
+                option=spelt,
+            )
+        params[taken[0]] = values[option]
+    return params
+
+
 @app.command("folds")
 def folds_command(
+    ctx: typer.Context,
     document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.")],
     scheme: Annotated[str, typer.Option(help=f"Fold scheme: {', '.join(SCHEMES)}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.")],
     k: Annotated[int, typer.Option("-k", "--folds", help="Folds (k-fold, hash) or splits (time).")] = 5,
     repeats: Annotated[int, typer.Option(help="Repeats (k-fold, holdout).")] = 1,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Random seed, 0..4294967295 (k-fold, holdouts).")] = 0,
     stratify: Annotated[str | None, typer.Option(help="Stratified k-fold: the column (default stratum).")] = None,
-    by: Annotated[str | None, typer.Option(help="logo: the block column, e.g. study_group.")] = None,
+    by: Annotated[str | None, typer.Option(help="logo: the block column (default study_group).")] = None,
     test_fraction: Annotated[float, typer.Option(help="Holdouts: share of samples tested.")] = 0.2,
-    balance: Annotated[str | None, typer.Option(help="Balanced holdout: columns, comma-separated.")] = None,
+    balance: Annotated[
+        str | None, typer.Option(help="Balanced holdout: columns, comma-separated (default stratum).")
+    ] = None,
     prior: Annotated[
         Path | None, typer.Option(help="Balanced holdout: an earlier spec whose groups keep their side.")
     ] = None,
@@ -522,24 +621,19 @@ def folds_command(
     train_after: Annotated[bool, typer.Option(help="Time: also train on levels after the test block.")] = False,
     salt_env: Annotated[str | None, typer.Option(help="Hash folds: environment variable holding the salt.")] = None,
 ) -> None:
-    """Assign folds to a spec's groups and write the spec carrying them."""
+    """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
+    refused."""
     name = scheme.strip().lower()
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
+    values = {"k": k, "repeats": repeats, "seed": seed, "stratify": stratify, "by": by, "test_fraction": test_fraction,
+              "balance": balance, "prior": prior, "gap": gap, "embargo": embargo, "train_after": train_after,
+              "salt_env": salt_env}  # fmt: skip
+    params = _fold_parameters(ctx, name, values)  # before reading anything: a wrong option fails fast
+    if "seed" in params:
+        check_seed(seed, "--seed")
     plan = _outputs(output, inputs=(document, prior))
-    spec = read_spec(document)
-    params: dict[str, Any] = {}
-    if name in ("group-kfold", "stratified-group-kfold"):
-        params = {"n_folds": k, "n_repeats": repeats, "seed": seed}
-        if name == "stratified-group-kfold" and stratify:
-            params["stratify"] = stratify
-    elif name == "holdout":
-        params = {"test_fraction": test_fraction, "n_repeats": repeats, "seed": seed}
-    elif name == "logo":
-        params = {"by": by or "study_group"}
-    elif name == "time":
-        params = {"n_splits": k, "gap": gap, "embargo": embargo, "train_after": train_after}
-    elif name == "hash":
+    if name == "hash":
         if not salt_env:
             raise DepgraphError(
                 "invalid_argument", "hash folds need --salt-env VAR (the salt is never a command-line value)"
@@ -549,11 +643,12 @@ def folds_command(
             raise DepgraphError(
                 "invalid_argument", f"the environment variable {salt_env} holding the salt is unset or empty"
             )
-        params = {"n_folds": k, "salt": salt}
-    else:
-        params = {"test_fraction": test_fraction, "balance": tuple(_mode_list(balance) or ["stratum"]), "seed": seed}
-        if prior is not None:
-            params["prior"] = read_spec(prior)
+        params["salt"] = salt
+    if balance is not None:
+        params["balance"] = tuple(_mode_list(balance) or ())
+    spec = read_spec(document)
+    if prior is not None:
+        params["prior"] = read_spec(prior)
     with stage(f"assigning {name} folds"):
         planned = assign_folds(spec, name, **params)
         with plan:
@@ -577,7 +672,8 @@ def check_command(
         typer.Option("--graph", help="The study graph: also show, per declared relation, what crosses this split."),
     ] = None,
 ) -> None:
-    """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does."""
+    """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
+    --graph) when a declared dependency crosses the split."""
     spec = read_spec(document)
     table = read_table(assignment, "assignment")  # read once: the straddle check and the exposure both use it
     report = straddling_groups(spec, table, id_column, split_column)
@@ -592,10 +688,11 @@ def check_command(
             out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
         if len(report.groups) > 20:
             out.print(f"  … and {len(report.groups) - 20} more")
+    crossing = None
     if graph_file is not None:
-        _print_exposure(exposure(read_graph(graph_file), spec, table, id_column=id_column,
-                                 split_column=report.split_column))  # fmt: skip
-    if not report.clean:
+        crossing = exposure(read_graph(graph_file), spec, table, id_column=id_column, split_column=report.split_column)
+        _print_exposure(crossing)
+    if not report.clean or (crossing is not None and not crossing.nothing_crosses):
         raise typer.Exit(1)
 
 
@@ -614,10 +711,13 @@ def _print_exposure(report: ExposureReport) -> None:
             f"{row.relation}: {row.blocks} blocks over {row.splits} test sets, χ² = {row.chi2:.1f} "
             f"(dof {row.dof}, p = {row.p_value:.3g}), Cramér's V = {row.cramers_v:.3f}"
         )
+    colour = "green" if report.nothing_crosses else "red"
+    out.print(f"[{colour}]{report.verdict()}[/{colour}]")
 
 
 @app.command("audit")
 def audit_command(
+    ctx: typer.Context,
     graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="The study graph the samples belong to.")],
     features: Annotated[
         Path, typer.Argument(metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.")
@@ -636,9 +736,12 @@ def audit_command(
     """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
+    npy = features.suffix.lower() == ".npy"
+    if npy:
+        _refuse_given(ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "ids_column")
     plan = _outputs(output, inputs=(graph_file, features))
     graph = read_graph(graph_file)
-    ids = graph.sample_ids if features.suffix.lower() == ".npy" else None  # .npy rows follow the graph's samples
+    ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
     with stage(f"auditing {features.name}"):
         pairs = audit_duplicates(features, ids, threshold, method=method, ids_column=ids_column)
     out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
@@ -720,14 +823,15 @@ def demo(
             f"fold: {crossing['subject_related_to']}, duplicate pairs crossing: {crossing['sample_duplicate_of']}"
         )
     last = story.chapters[-1]
+    colour = "green" if last.exposure.nothing_crosses else "red"
+    out.print(f"\n[bold]5. verdict[/bold] for {last.title}: [{colour}]{last.exposure.verdict()}[/{colour}]")
     if last.exposure.nothing_crosses:
         out.print(
-            "\nWith relatedness and the audited duplicates declared, nothing they link crosses a fold: every "
-            "family, with its re-deposits, stays on one side of every fold (batches and sites still mix, as "
-            "blocks should)."
+            "With relatedness and the audited duplicates declared, every family, with its re-deposits, stays on one "
+            "side of every fold (batches and sites still mix, as blocks should)."
         )
     else:
-        out.print("\n[red]Something the grouping follows still crosses a fold: the plan is wrong.[/red]")
+        out.print("[red]A declared dependency still crosses a fold: the plan is wrong.[/red]")
     with plan:
         for table_name, frame in (
             ("metadata", meta),

@@ -170,6 +170,8 @@ def derive(
     priority: Sequence[str] | None = None,
     samples: Iterable[str] | None = None,
     min_groups: int | None = None,
+    allow_unlinked: bool = False,
+    allow_single_group: bool = False,
 ) -> Partition:
     """Reduce ``graph`` to one group per sample.
 
@@ -192,6 +194,18 @@ def derive(
     min_groups:
         Raise ``too_few_groups`` when the partition has fewer groups (e.g. the
         number of folds the caller needs).
+    allow_unlinked:
+        Accept a partition in which the mode links none of the derived
+        samples (every sample its own group). Without it that is a
+        ``no_relation`` error naming the mode and the missing relation: a
+        subject mode on a graph without subjects, spatial without
+        coordinates, a composite whose relations link nothing. Some samples
+        unlinked is only the ``unlinked_samples`` warning.
+    allow_single_group:
+        Composite mode with neither ``via`` nor ``priority`` (every relation
+        the graph holds): accept a single group. Without it, a result with
+        one group for two or more samples is a ``too_few_groups`` error that
+        names the modes that link every sample and suggests ``via``.
 
     Guarantee: no edge of a relation the mode follows links two samples of
     different groups (for direct, component and strict composite modes).
@@ -211,6 +225,13 @@ def derive(
         raise DepgraphError("invalid_argument", f"min_groups must be a positive integer, not {min_groups!r}")
     if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
         raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
+    by_default = spec.kind == "composite" and via is None and priority is None
+    if allow_single_group and not by_default:
+        raise DepgraphError(
+            "invalid_argument",
+            "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority, not to "
+            + _request_label(mode, via, priority),
+        )
     selected = _selected_samples(graph, samples)
     if spec.kind == "direct":
         partition = _derive_direct(graph, mode, selected)
@@ -229,7 +250,11 @@ def derive(
             partition = _derive_strict(graph, via_modes, selected)
         else:
             partition = _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+    if not allow_unlinked and _links_nothing(graph, partition, selected):
+        raise _no_relation(graph, partition, selected)
     partition = _with_shape_warnings(partition)
+    if by_default and not allow_single_group and partition.n_groups == 1 and partition.n_samples > 1:
+        raise _single_group(graph, partition, selected)
     if min_groups is not None and partition.n_groups < min_groups:
         raise DepgraphError(
             "too_few_groups",
@@ -262,6 +287,112 @@ def group_sizes(graph: StudyGraph, mode: str) -> np.ndarray:
     labels = _components(graph, relations, selected)[selected]
     counts = np.bincount(labels)
     return counts[counts > 0]
+
+
+# --------------------------------------------------------------------------- refusals
+def _request_label(mode: str, via: Sequence[str] | None, priority: Sequence[str] | None) -> str:
+    if mode != "composite":
+        return f"mode {mode!r}"
+    return "composite with " + " and ".join(
+        f"{name}={','.join(map(str, value))}" for name, value in (("via", via), ("priority", priority)) if value
+    )
+
+
+def _links_nothing(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> bool:
+    """Whether none of the derived samples has an edge of a relation the mode follows anywhere in the graph.
+
+    Edges to samples left out by ``samples=`` count: such a sample is declared, and the induced subgraph
+    leaving it alone is a true answer, not a missing declaration."""
+    if partition.n_samples == 0:
+        return False
+    if MODE[partition.mode].kind == "direct":
+        return bool((partition.samples["basis"] == "unlinked").all())
+    if partition.shape.singletons < partition.n_samples:
+        return False  # some group holds two samples: something links them
+    hit = np.zeros(graph.n_nodes, dtype=bool)
+    for relation in partition.relations:
+        src, dst, _ = graph.relation_edges(relation)
+        if RELATION[relation].source == NodeType.SAMPLE:
+            hit[src] = True
+        if RELATION[relation].target == NodeType.SAMPLE:
+            hit[dst] = True
+    return not hit[selected].any()
+
+
+def _relation_hint(graph: StudyGraph, relation: str) -> str:
+    """How to declare ``relation``, in the terms of ``depgraph build``."""
+    column = RELATION[relation].column
+    if column is not None:
+        return f"add a {column} column: --column {column}=COL"
+    if relation == "subject_related_to":
+        return "add kinship: --kinship FILE --kinship-threshold T"
+    if relation == "sample_adjacent_to":
+        radii = [h.get("radius") for h in graph.history if h.get("step") == "add_spatial"]
+        if radii:
+            return f"no two samples lie within the radius {radii[-1]}: widen --radius"
+        return "add coordinates: --coords FILE --radius R"
+    if relation == "sample_duplicate_of":
+        return "declare duplicate pairs: --duplicates FILE, or find them with depgraph audit --write-back"
+    return f"declare {relation} edges"
+
+
+def _no_relation(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
+    label = f"'{_mode_label(partition)}'" + (
+        f" (via {','.join(partition.via)})" if partition.mode == "composite" else ""
+    )
+    relations = partition.relations
+    missing = [r for r in relations if not graph.has_relation(r)]
+    n = partition.n_samples
+    if missing:
+        hints = "; ".join(_relation_hint(graph, r) for r in missing)
+        lacking = "none" if len(missing) == len(relations) else f"no {' or '.join(missing)} edges"
+        what = f"needs {' and '.join(relations)} edges; the graph has {lacking} ({hints})"
+    else:  # the graph has them, but not for the samples derived (samples=)
+        what = (
+            f"links none of the {n} samples derived (samples=): the graph's {' and '.join(relations)} edges "
+            "all concern other samples"
+        )
+    return DepgraphError(
+        "no_relation",
+        f"mode {label} {what}; every one of the {n} samples would be a group of its own (accept that with "
+        "--allow-unlinked / allow_unlinked=True)",
+        mode=partition.mode,
+        missing=missing,
+    )
+
+
+def _single_group(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
+    """The refusal of a default composite (every relation the graph holds) that merges every sample."""
+    culprits = [m for m in partition.via if _one_group_alone(graph, m, selected)]
+    relations = list(dict.fromkeys(r.name for m in culprits for r in relations_for_mode(m)))
+    if culprits:
+        why = (
+            f"{', '.join(culprits)} alone link{'s' if len(culprits) == 1 else ''} every sample ({', '.join(relations)})"
+        )
+        rest = [m for m in partition.via if m not in culprits]
+        suggestion = (
+            f"choose the modes with --via (e.g. --via {','.join(rest)})" if rest else "choose the modes with --via"
+        )
+    else:
+        why = f"together {', '.join(partition.relations)} link every sample"
+        suggestion = "choose fewer modes with --via"
+    return DepgraphError(
+        "too_few_groups",
+        f"mode composite/{partition.strategy} over every declared mode ({','.join(partition.via)}) puts all "
+        f"{partition.n_samples} samples in one group: {why}; {suggestion}, or accept one group with "
+        "--allow-single-group / allow_single_group=True",
+        n_groups=1,
+        modes=culprits,
+    )
+
+
+def _one_group_alone(graph: StudyGraph, mode: str, selected: np.ndarray) -> bool:
+    """Whether ``mode`` by itself puts every selected sample in one group."""
+    if MODE[mode].kind == "direct":
+        target, _ = _direct_targets(graph, mode, selected)
+        return bool((target >= 0).all() and (target == target[0]).all())
+    labels = _components(graph, tuple(r.name for r in relations_for_mode(mode)), selected)[selected]
+    return bool((labels == labels[0]).all())
 
 
 # --------------------------------------------------------------------------- subsets
@@ -668,7 +799,13 @@ def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[
             m for m in COMBINABLE_MODES if all(graph.has_relation(r.name) for r in relations_for_mode(m)[-1:])
         )
         if not present:
-            raise DepgraphError("invalid_argument", "the graph holds no relation a composite mode could combine")
+            raise DepgraphError(
+                "no_relation",
+                "mode 'composite' has nothing to combine: the graph holds none of the relations of "
+                f"{', '.join(COMBINABLE_MODES)}; declare one (depgraph build --column, --kinship, --coords, "
+                "--duplicates), or name modes with --via",
+                mode="composite",
+            )
         return present
     modes = tuple(dict.fromkeys(str(m).strip().lower() for m in via))
     unknown = [m for m in modes if m not in COMBINABLE_MODES]

@@ -35,6 +35,7 @@ class ErrorCode(str, Enum):
     INVALID_VALUE = "invalid_value"  # a NaN, negative or out-of-range number
     TIME_ORDER = "time_order"  # cyclic or contradictory time ordering
     TOO_FEW_GROUPS = "too_few_groups"  # a derivation leaves fewer groups than needed
+    NO_RELATION = "no_relation"  # a derivation whose mode links none of the samples (every sample alone)
     VALIDATION = "validation"  # a graph with validation errors where a valid one is needed
     VERSION = "version"  # a document of an unsupported format version
     INTEGRITY = "integrity"  # a document whose digest does not match its content

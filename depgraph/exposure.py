@@ -186,6 +186,12 @@ BLOCK_RELATIONS = (
 )
 
 
+#: Relations whose samples share something rather than depend on each other: blocks, and feature sets (a
+#: processing run many samples share; validation reports shared feature sets). A grouping that does not follow
+#: them is expected to let them cross; blocks are judged by how the folds balance them instead.
+SHARED_RELATIONS = frozenset({*BLOCK_RELATIONS, "sample_uses_featureset"})
+
+
 @dataclass(frozen=True)
 class ExposureReport:
     """Per declared relation: whether the grouping follows it, how many
@@ -193,34 +199,78 @@ class ExposureReport:
     many it spreads over groups (*exposed*: a split may cut them) and, when the
     spec carries folds, how many a split actually cuts (*crossing*); and for
     block relations (batch, study, site…) how the folds distribute the blocks
-    (χ², Cramér's V). A relation the grouping does not follow (a batch, under
-    subject grouping) is expected to cross; one it follows never does."""
+    (χ², Cramér's V).
+
+    **Nothing crosses** has one definition, used by :attr:`nothing_crosses`,
+    :meth:`leaking_relations`, :meth:`verdict`, ``depgraph check --graph``, the
+    HTML report and the demo: no dependency of a relation that *must stay
+    whole* crosses a split (without folds: none is exposed). A relation must
+    stay whole when it is a dependency — a subject's samples, related
+    subjects, spatial neighbours, duplicates — whether or not the grouping
+    follows it, or when the grouping follows it (a batch, under batch
+    grouping). Blocks and feature sets the grouping does not follow
+    (:data:`SHARED_RELATIONS`) are expected to cross."""
 
     table: pd.DataFrame
     blocks: pd.DataFrame
 
     @property
+    def judged(self) -> str:
+        """``"crossing"`` when a split was judged (the spec's folds or an assignment), else ``"exposed"``."""
+        return "crossing" if self.table["crossing"].notna().any() else "exposed"
+
+    @property
     def nothing_crosses(self) -> bool:
-        """No dependency of a relation the grouping follows crosses any split
-        (without folds: none is exposed)."""
-        followed = self.table[self.table["followed"]]
-        column = "crossing" if self.table["crossing"].notna().any() else "exposed"
-        return bool((followed[column].fillna(0) == 0).all())
+        """No dependency of a relation that must stay whole crosses any split (without folds: none is
+        exposed); see the class docstring."""
+        return not self.leaking_relations()
 
     def crossing_relations(self) -> list[str]:
-        """Relations with at least one dependency crossing a split (or exposed, without folds)."""
-        column = "crossing" if self.table["crossing"].notna().any() else "exposed"
+        """Relations with at least one dependency crossing a split (or exposed, without folds), blocks included."""
+        column = self.judged
         return self.table.loc[self.table[column].fillna(0) > 0, "relation"].tolist()
 
     def leaking_relations(self) -> list[str]:
-        """Crossing relations that are dependencies rather than blocks (a
-        subject's samples, related subjects, neighbours, duplicates) and that
-        the grouping does not follow: these leak."""
+        """Crossing relations that must stay whole: dependencies (followed or not) and followed relations.
+        Empty exactly when :attr:`nothing_crosses`."""
         followed = set(self.table.loc[self.table["followed"], "relation"])
-        return [r for r in self.crossing_relations() if r not in followed and r not in BLOCK_RELATIONS]
+        return [r for r in self.crossing_relations() if r not in SHARED_RELATIONS or r in followed]
+
+    def verdict(self) -> str:
+        """One line saying whether anything that must stay whole crosses, and what: the wording
+        ``depgraph check --graph``, the HTML report and the demo share.
+
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"relation": ["sample_belongs_to_subject", "subject_related_to"],
+        ...                       "followed": [True, False], "crossing": [0, 11], "exposed": [0, 11]})
+        >>> ExposureReport(table, pd.DataFrame()).verdict()
+        'dependencies cross a split: subject_related_to (11, not followed); derive with them included ...'
+        """
+        split = self.judged == "crossing"
+        followed = self._followed()
+        leaks = self.leaking_relations()
+        if not leaks:
+            whole = [r for r in self.table["relation"] if r not in SHARED_RELATIONS or r in followed]
+            return f"nothing crosses: no dependency of {', '.join(whole) or 'a declared relation'} " + (
+                "crosses a split" if split else "is spread over two groups"
+            )
+        counts = self.table.set_index("relation")[self.judged]
+        named = ", ".join(f"{r} ({int(counts[r])}, {'followed' if r in followed else 'not followed'})" for r in leaks)
+        advice = []
+        if any(r not in followed for r in leaks):
+            advice.append("derive with them included (composite mode) to keep them together")
+        if any(r in followed for r in leaks):
+            advice.append("the split breaks groups the grouping keeps whole")
+        head = "dependencies cross a split" if split else "dependencies are spread over groups (a split may cut them)"
+        return f"{head}: {named}; {'; '.join(advice)}"
+
+    def _followed(self) -> set[str]:
+        return set(self.table.loc[self.table["followed"], "relation"])
 
     def to_dict(self) -> dict:
         return {
+            "nothing_crosses": self.nothing_crosses,
+            "leaking_relations": self.leaking_relations(),
             "relations": self.table.astype(object).where(self.table.notna(), None).to_dict("records"),
             "blocks": self.blocks.astype(object).where(self.blocks.notna(), None).to_dict("records"),
         }

@@ -40,7 +40,8 @@ from __future__ import annotations
 import hashlib
 import math
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,6 +54,24 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.spec import FoldPlan, FoldSplit, SplitSpec
 
 MISSING_CATEGORY = "(missing)"
+#: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
+#: JavaScript read JSON numbers as doubles) holds exactly, and which every common RNG API accepts.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """``seed`` as an int when it is an integer in ``0..MAX_SEED``; else ``invalid_argument``.
+
+    >>> check_seed(7)
+    7
+    >>> check_seed(-5)
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] seed must be an integer in 0..4294967295, not -5
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise DepgraphError("invalid_argument", f"{what} must be an integer in 0..{MAX_SEED}, not {seed!r}")
+    return int(seed)
 
 
 # --------------------------------------------------------------------------- groups
@@ -226,9 +245,23 @@ def _improve(table: np.ndarray, comp: np.ndarray, weights: np.ndarray, loads: np
 
 # --------------------------------------------------------------------------- schemes
 class FoldScheme(ABC):
-    """A way to build folds from a spec's groups."""
+    """A way to build folds from a spec's groups.
+
+    Each scheme is a dataclass whose fields are its parameters, and nothing
+    else: :meth:`parameter_names` is what :func:`assign_folds` and the
+    ``folds`` command accept for it (anything else is refused, not ignored).
+    """
 
     name: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        if "seed" in self.parameter_names():
+            check_seed(self.seed)
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The parameters this scheme takes, in declaration order."""
+        return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
 
     @abstractmethod
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
@@ -522,8 +555,10 @@ class TimeOrdered(FoldScheme):
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         for label, value in (("gap", self.gap), ("embargo", self.embargo)):
-            if not isinstance(value, (int, np.integer)) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise DepgraphError("invalid_argument", f"{label} must be a non-negative integer, not {value!r}")
+        if not isinstance(self.train_after, (bool, np.bool_)):
+            raise DepgraphError("invalid_argument", f"train_after must be True or False, not {self.train_after!r}")
         if self.embargo and not self.train_after:
             raise DepgraphError(
                 "invalid_argument",
@@ -718,6 +753,29 @@ SCHEMES: dict[str, type[FoldScheme]] = {
 }
 
 
+def schemes_taking(parameter: str) -> list[str]:
+    """Names of the schemes that take ``parameter``.
+
+    >>> schemes_taking("stratify")
+    ['stratified-group-kfold']
+    """
+    return [name for name, cls in SCHEMES.items() if parameter in cls.parameter_names()]
+
+
+def refuse_parameters(scheme: type[FoldScheme], parameters: Iterable[str]) -> None:
+    """Raise ``invalid_argument`` naming the first of ``parameters`` that ``scheme`` does not take."""
+    for name in parameters:
+        if name not in scheme.parameter_names():
+            elsewhere = schemes_taking(name)
+            where = f"; it applies to {', '.join(elsewhere)}" if elsewhere else ""
+            raise DepgraphError(
+                "invalid_argument",
+                f"parameter {name!r} does not apply to scheme {scheme.name!r} (it takes "
+                f"{', '.join(scheme.parameter_names()) or 'none'}){where}",
+                parameter=name,
+            )
+
+
 def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -> SplitSpec:
     """``spec`` carrying the fold plan of ``scheme`` (an instance, or a name with its parameters).
 
@@ -734,10 +792,8 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
             raise DepgraphError(
                 "invalid_argument", f"unknown fold scheme {scheme!r}; schemes are {describe_ids(SCHEMES, 10)}"
             )
-        try:
-            scheme = cls(**parameters)
-        except TypeError as exc:
-            raise DepgraphError("invalid_argument", f"scheme {cls.name}: {exc}") from None
+        refuse_parameters(cls, parameters)
+        scheme = cls(**parameters)
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
     return spec.with_folds(scheme.plan(spec))

@@ -48,7 +48,7 @@ from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_spec
 from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.privacy import check_key, key_from_env, pseudonymize
 from depgraph.report import render_html
-from depgraph.spec import Constraint, SplitSpec, content_digest, spec_from_document, write_spec
+from depgraph.spec import Constraint, SplitSpec, content_digest, read_spec, spec_from_document, write_spec
 from tests.conftest import CONFORMANCE
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
@@ -1584,3 +1584,201 @@ def test_misspelt_excel_safe_is_a_usage_error(tmp_path, out_dir, capsys):
     target = out_dir / "s.csv"
     cli_fails(capsys, tmp_path, ["export", spec_file, "--to", "csv", "--excel-saf", "-o", target], "invalid_argument",
               "--excel-saf", output=target)  # fmt: skip
+
+
+# ------------------------------------------------------------------- confident wrong answers (issue 10)
+# A derivation whose mode links nothing, a composite over everything that merges everything, an option that does not
+# apply to the chosen scheme or command, a seed no reader can hold: each used to give a confident result with exit 0.
+#: A cohort with batches only (B1 holds every sample: a default composite merges everything).
+BATCHES_ONLY = "sample_id,batch_id\nS1,B1\nS2,B1\nS3,B1\nS4,B1\n"
+#: Subjects (two of them for S1, S2) in one batch, two sites: composite over everything is one group through B1.
+ONE_BATCH = "sample_id,subject_id,batch_id,site_id\nS1,P1,B1,X\nS2,P1,B1,Y\nS3,P2,B1,X\nS4,P3,B1,Y\n"
+#: Subjects for S1, S2 only.
+HALF_SUBJECTS = "sample_id,subject_id\nS1,P1\nS2,P1\nS3,\nS4,\n"
+IDS_ONLY = "sample_id\nS1\nS2\nS3\nS4\n"
+
+
+def _issue10_graph(tmp_path: Path, metadata: str, coords_radius: float | None = None) -> Path:
+    """The study graph of ``metadata`` (plus far-apart coordinates within ``coords_radius``), written to disk."""
+    graph = from_metadata(write(tmp_path / "issue10.csv", metadata))
+    if coords_radius is not None:
+        coords = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "x": [0.0, 10.0, 20.0, 30.0], "y": 0.0})
+        graph = graph.add_spatial(coords, coords_radius)
+    path = tmp_path / "issue10.json"
+    write_graph(graph, path)
+    return path
+
+
+NO_RELATION_CASES = [
+    pytest.param(BATCHES_ONLY, None, {"mode": "subject"}, [], "no_relation",
+                 ["'subject'", "sample_belongs_to_subject", "--column subject_id=COL", "--allow-unlinked"],
+                 id="subject-without-subjects"),
+    pytest.param(HALF_SUBJECTS, None, {"mode": "batch"}, [], "no_relation",
+                 ["'batch'", "sample_processed_in_batch", "batch_id"], id="batch-without-batches"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "time"}, [], "no_relation",
+                 ["'time'", "sample_collected_at_timepoint", "timepoint_id"], id="time-without-timepoints"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "site"}, [], "no_relation", ["'site'", "site_id"],
+                 id="site-without-sites"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "spatial"}, [], "no_relation",
+                 ["'spatial'", "sample_adjacent_to", "--coords FILE --radius R"], id="spatial-without-coordinates"),
+    pytest.param(BATCHES_ONLY, 1.0, {"mode": "spatial"}, [], "no_relation",
+                 ["'spatial'", "radius 1.0", "widen --radius"], id="spatial-radius-links-nobody"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "duplicate"}, [], "no_relation",
+                 ["'duplicate'", "sample_duplicate_of", "--duplicates"], id="duplicate-without-pairs"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "relatedness"}, [], "no_relation",
+                 ["'relatedness'", "sample_belongs_to_subject", "--kinship"], id="relatedness-without-subjects"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "composite", "via": ["spatial", "duplicate"]},
+                 ["--via", "spatial,duplicate"], "no_relation",
+                 ["composite/strict", "via spatial,duplicate", "sample_adjacent_to", "sample_duplicate_of"],
+                 id="composite-strict-links-nothing"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "composite", "strategy": "rule_based", "priority": ["subject", "site"]},
+                 ["--strategy", "rule_based", "--priority", "subject,site"], "no_relation",
+                 ["composite/rule_based", "sample_belongs_to_subject", "sample_collected_at_site"],
+                 id="composite-rule-based-links-nothing"),
+    pytest.param(IDS_ONLY, None, {"mode": "composite"}, [], "no_relation",
+                 ["composite", "nothing to combine", "--via"], id="composite-on-a-graph-without-relations"),
+    pytest.param(HALF_SUBJECTS, None, {"mode": "subject", "samples": ["S3", "S4"]}, ["--samples", SAMPLES],
+                 "no_relation", ["'subject'", "none of the 2 samples derived"], id="subset-without-subjects"),
+    pytest.param(ONE_BATCH, None, {"mode": "composite"}, [], "too_few_groups",
+                 ["all 4 samples in one group", "batch alone", "sample_processed_in_batch", "--via subject,site",
+                  "--allow-single-group"], id="default-composite-one-group"),
+    pytest.param(BATCHES_ONLY, None, {"mode": "composite", "strategy": "rule_based"}, ["--strategy", "rule_based"],
+                 "too_few_groups", ["composite/rule_based", "one group", "batch alone", "--allow-single-group"],
+                 id="default-rule-based-one-group"),
+    pytest.param(ONE_BATCH, None, {"mode": "subject", "allow_single_group": True}, ["--allow-single-group"],
+                 "invalid_argument", ["allow_single_group", "mode 'subject'"], id="single-group-flag-not-composite"),
+    pytest.param(ONE_BATCH, None, {"mode": "composite", "via": ["batch"], "allow_single_group": True},
+                 ["--via", "batch", "--allow-single-group"], "invalid_argument",
+                 ["allow_single_group", "via=batch"], id="single-group-flag-with-via"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("metadata", "radius", "kwargs", "options", "code", "fragments"), NO_RELATION_CASES)
+def test_derivation_that_links_nothing_or_merges_everything(
+    tmp_path, out_dir, capsys, metadata, radius, kwargs, options, code, fragments
+):
+    graph_file = _issue10_graph(tmp_path, metadata, radius)
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("mode")
+    with fails_with(code, *fragments):
+        derive(read_graph(graph_file), mode, **kwargs)
+    samples = write(tmp_path / "samples.txt", "S3\nS4\n")
+    options = [str(samples) if o == SAMPLES else o for o in options]
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", graph_file, "--mode", mode, *options, "-o", target], code, *fragments,
+              output=target)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("metadata", "mode", "flag"),
+    [(BATCHES_ONLY, "subject", "--allow-unlinked"), (ONE_BATCH, "composite", "--allow-single-group")],
+)
+def test_the_explicit_flags_accept_what_is_refused_by_default(tmp_path, out_dir, capsys, metadata, mode, flag):
+    graph_file = _issue10_graph(tmp_path, metadata)
+    target = out_dir / "spec.json"
+    out = cli_ok(capsys, ["derive", graph_file, "--mode", mode, flag, "-o", target])
+    assert target.exists() and ("unlinked_samples" in out or "single_group" in out)
+
+
+#: ``folds`` options given with a scheme that does not take them: (scheme, CLI options, API parameters, fragments).
+FOLD_OPTION_CASES = [
+    pytest.param("group-kfold", ["--stratify", "sex"], {"stratify": "sex"},
+                 ["--stratify", "--scheme group-kfold", "stratified-group-kfold"], id="stratify-outside-stratified"),
+    pytest.param("time", ["--seed", "3"], {"seed": 3}, ["--seed", "--scheme time"], id="seed-with-time"),
+    pytest.param("time", ["--seed", "0"], {"seed": 0}, ["--seed", "--scheme time"], id="default-seed-typed-with-time"),
+    pytest.param("logo", ["--seed", "3"], {"seed": 3}, ["--seed", "--scheme logo"], id="seed-with-logo"),
+    pytest.param("hash", ["--seed", "3", "--salt-env", "ISSUE10_SALT"], {"seed": 3, "salt": "s"},
+                 ["--seed", "--scheme hash"], id="seed-with-hash"),
+    pytest.param("group-kfold", ["--by", "study_group"], {"by": "study_group"}, ["--by", "logo"],
+                 id="by-outside-logo"),
+    pytest.param("holdout", ["--balance", "sex"], {"balance": ("sex",)}, ["--balance", "balanced-holdout"],
+                 id="balance-outside-balanced-holdout"),
+    pytest.param("stratified-group-kfold", ["--prior", "{spec}"], {"prior": None}, ["--prior", "balanced-holdout"],
+                 id="prior-outside-balanced-holdout"),
+    pytest.param("logo", ["--gap", "1"], {"gap": 1}, ["--gap", "--scheme logo", "time"], id="gap-outside-time"),
+    pytest.param("group-kfold", ["--embargo", "1"], {"embargo": 1}, ["--embargo", "time"], id="embargo-outside-time"),
+    pytest.param("holdout", ["--train-after"], {"train_after": True}, ["--train-after", "time"],
+                 id="train-after-outside-time"),
+    pytest.param("group-kfold", ["--salt-env", "ISSUE10_SALT"], {"salt": "s"}, ["--salt-env", "hash"],
+                 id="salt-outside-hash"),
+    pytest.param("group-kfold", ["--test-fraction", "0.3"], {"test_fraction": 0.3}, ["--test-fraction", "holdout"],
+                 id="test-fraction-outside-holdouts"),
+    pytest.param("logo", ["--repeats", "2"], {"n_repeats": 2}, ["--repeats", "--scheme logo"], id="repeats-with-logo"),
+    pytest.param("time", ["--repeats", "2"], {"n_repeats": 2}, ["--repeats", "--scheme time"], id="repeats-with-time"),
+    pytest.param("balanced-holdout", ["--repeats", "2"], {"n_repeats": 2}, ["--repeats", "--scheme balanced-holdout"],
+                 id="repeats-with-balanced-holdout"),
+    pytest.param("holdout", ["-k", "3"], {"n_folds": 3}, ["-k/--folds", "--scheme holdout"], id="k-with-holdout"),
+    pytest.param("logo", ["--folds", "3"], {"n_folds": 3}, ["-k/--folds", "--scheme logo"], id="folds-with-logo"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def plain_spec(tmp_path: Path) -> Path:
+    frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "group_id": list("aabbccdd"),
+                          "sex": list("MFMFMFMF"), "study_group": list("XXXXYYYY")})  # fmt: skip
+    path = tmp_path / "plain.json"
+    write_spec(SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"), path)
+    return path
+
+
+@pytest.mark.parametrize(("scheme", "options", "params", "fragments"), FOLD_OPTION_CASES)
+def test_fold_option_that_does_not_apply_to_the_scheme(
+    tmp_path, out_dir, capsys, monkeypatch, plain_spec, scheme, options, params, fragments
+):
+    monkeypatch.setenv("ISSUE10_SALT", "a salt long enough")
+    spec = read_spec(plain_spec)
+    api_fragments = [f"{p!r} does not apply to scheme {scheme!r}" for p in params if p != "salt" or scheme != "hash"]
+    with fails_with("invalid_argument", api_fragments[0]):
+        assign_folds(spec, scheme, **params)
+    target = out_dir / "folds.json"
+    options = [str(plain_spec) if o == "{spec}" else o for o in options]
+    cli_fails(capsys, tmp_path, ["folds", plain_spec, "--scheme", scheme, *options, "-o", target], "invalid_argument",
+              "does not apply", *fragments, output=target)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", ["-5", "-1", str(2**32), str(2**63), str(2**64), str(2**64 + 1)])
+@pytest.mark.parametrize("scheme", ["group-kfold", "holdout", "balanced-holdout"])
+def test_seed_outside_32_bits(tmp_path, out_dir, capsys, plain_spec, scheme, seed):
+    with fails_with("invalid_argument", "0..4294967295", seed):
+        assign_folds(read_spec(plain_spec), scheme, seed=int(seed))
+    target = out_dir / "folds.json"
+    extra = ["--balance", "sex"] if scheme == "balanced-holdout" else []
+    cli_fails(capsys, tmp_path, ["folds", plain_spec, "--scheme", scheme, *extra, "--seed", seed, "-o", target],
+              "invalid_argument", "--seed", "0..4294967295", seed, output=target)  # fmt: skip
+
+
+#: Options of other commands that do not apply in some combination: (command line, fragments).
+COMMAND_OPTION_CASES = [
+    pytest.param(["validate", "{spec}", "--n-folds", "50"], ["--n-folds", "split spec"], id="validate-spec-n-folds"),
+    pytest.param(["derive", "{graph}", "--mode", "subject", "--key-env", "MY_KEY", "-o", "{target}"],
+                 ["--key-env", "--pseudonymize-ids"], id="derive-key-env-without-pseudonymize"),
+    pytest.param(["export", "{spec}", "--to", "csv", "--splitgraph-version", "0.2.0", "-o", "{target}"],
+                 ["--splitgraph-version", "--to csv"], id="export-csv-splitgraph-version"),
+    pytest.param(["export", "{spec}", "--to", "splitgraph", "--splitgraph-version", "0.2.0", "-o", "{target}"],
+                 ["--splitgraph-version", "split spec"], id="export-spec-splitgraph-version"),
+    pytest.param(["audit", "{graph}", "{npy}", "--ids-column", "id"], ["--ids-column", ".npy"],
+                 id="audit-npy-ids-column"),
+    pytest.param(["build", "{meta}", "--kinship-format", "king", "-o", "{target}"],
+                 ["--kinship-format", "without --kinship"], id="build-kinship-format-without-kinship"),
+    pytest.param(["build", "{meta}", "--id-template", "{FID}_{IID}", "-o", "{target}"],
+                 ["--id-template", "without --kinship"], id="build-id-template-without-kinship"),
+    pytest.param(["build", "{meta}", "--unknown", "ignore", "-o", "{target}"],
+                 ["--unknown", "--duplicates"], id="build-unknown-without-pairs"),
+    pytest.param(["build", "{meta}", "--outcome-scope", "subject", "-o", "{target}"],
+                 ["--outcome-scope", "outcome"], id="build-outcome-scope-without-outcomes"),
+    pytest.param(["build", "{ids_only}", "--allow-multi-subject-samples", "-o", "{target}"],
+                 ["--allow-multi-subject-samples", "no subject"], id="build-multi-subject-without-subjects"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "fragments"), COMMAND_OPTION_CASES)
+def test_command_option_that_does_not_apply(tmp_path, out_dir, capsys, meta_csv, graph_json, plain_spec, args,
+                                            fragments):  # fmt: skip
+    npy = tmp_path / "features.npy"
+    np.save(npy, np.eye(4))
+    target = out_dir / "result.out"
+    ids_only = write(tmp_path / "ids.csv", IDS_ONLY)
+    subs = {"{meta}": meta_csv, "{graph}": graph_json, "{spec}": plain_spec, "{npy}": npy, "{target}": target,
+            "{ids_only}": ids_only}  # fmt: skip
+    cli_fails(capsys, tmp_path, [subs.get(a, a) for a in args], "invalid_argument", "does not apply", *fragments,
+              output=target)  # fmt: skip

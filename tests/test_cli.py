@@ -117,7 +117,9 @@ def test_demo_tells_the_story_and_writes_its_files(tmp_path, capsys):
     assert (
         "1) subject grouping: 86 groups — related subject pairs crossing a fold: 35, duplicate pairs crossing: 6" in out
     )
-    assert "crossing a fold: 0, duplicate pairs crossing: 0" in out and "nothing they link crosses a fold" in out
+    assert "crossing a fold: 0, duplicate pairs crossing: 0" in out
+    assert "5. verdict for relatedness + audited duplicates (composite/strict): nothing crosses: no dependency of " \
+        "sample_belongs_to_subject, subject_related_to, sample_duplicate_of crosses a split" in out  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "audited_duplicates.csv", "features.csv", "graph.json", "kinship.csv", "metadata.csv", "report.html",
         "spec.json",
@@ -274,7 +276,9 @@ def test_check_with_the_graph_shows_what_crosses(study, capsys):
                                "fold": [0, 0, 1, 1, 0, 0, 1, 1, 0, 0]})  # fmt: skip
     by_subject.to_csv(study / "folds.csv", index=False)
     code, out, _ = run(["check", spec, study / "folds.csv", "--graph", graph], capsys)
-    assert code == 0 and "no group straddles" in out and "exposure per declared relation" in out
+    # no group straddles, but the siblings cross: a declared dependency leaks, so the check fails (exit 1)
+    assert code == 1 and "no group straddles" in out and "exposure per declared relation" in out
+    assert "dependencies cross a split: subject_related_to (2, not followed)" in out
     assert "subject_related_to (not followed): 2 pairs link samples, 0 severed, 2 exposed, 2 crossing — e.g. " in out
     assert "sample_belongs_to_subject (followed): 5 entities link samples, 5 severed, 0 exposed, 0 crossing" in out
     assert "sample_processed_in_batch: 3 blocks over 2 test sets" in out

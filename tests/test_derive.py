@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import networkx as nx
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -9,6 +10,16 @@ from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
 from depgraph.derive import group_shape
+from tests.test_properties import (
+    COMPONENT_MODES,
+    DIRECT_MODES,
+    build,
+    cohorts,
+    examples,
+    present_modes,
+    reference_graph,
+    spatial_edges,
+)
 
 
 @pytest.fixture
@@ -72,7 +83,11 @@ def test_subset_keeps_entities_linking_samples(graph):
 
 
 def test_composite_strict_defaults_to_every_declared_mode(graph):
-    p = derive(graph, "composite")
+    # batches and visits link every sample: over every declared mode, one group, refused unless accepted
+    with pytest.raises(DepgraphError) as err:
+        derive(graph, "composite")
+    assert err.value.code == "too_few_groups" and "--via" in err.value.message
+    p = derive(graph, "composite", allow_single_group=True)
     assert p.strategy == "strict"
     assert p.via == ("subject", "batch", "time", "relatedness")
     assert p.n_groups == 1 and "single_group" in [w.code for w in p.warnings]
@@ -190,8 +205,104 @@ def test_composite_is_the_same_whether_parts_were_derived_before(subjects, batch
         return sorted(sorted(members) for members in p.samples.groupby("group_id")["sample_id"].agg(list))
 
     warmed = fresh()
-    for mode in ("relatedness", "batch", "composite"):  # shapes counted on codes = counted on the group ids
-        p = derive(warmed, mode)
+    every = {"allow_single_group": True}  # one group may be the true answer here
+    for mode, options in (("relatedness", {}), ("batch", {}), ("composite", every)):  # codes = group ids
+        p = derive(warmed, mode, **options)
         assert p.shape == group_shape(p.group_ids)
-    assert partition(derive(warmed, "composite")) == partition(derive(fresh(), "composite"))
-    assert derive(warmed, "composite").groups() == derive(fresh(), "composite").groups()
+    assert partition(derive(warmed, "composite", **every)) == partition(derive(fresh(), "composite", **every))
+    assert derive(warmed, "composite", **every).groups() == derive(fresh(), "composite", **every).groups()
+
+
+# --------------------------------------------------------------------------- nothing linked, everything merged
+def test_a_mode_that_links_nothing_is_refused_by_name():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", "B2"]}))
+    with pytest.raises(DepgraphError) as err:
+        derive(g, "subject")
+    assert err.value.code == "no_relation"
+    assert err.value.message.startswith("mode 'subject' needs sample_belongs_to_subject edges; the graph has none")
+    assert "--column subject_id=COL" in err.value.message and err.value.details["missing"] == [
+        "sample_belongs_to_subject"
+    ]
+    p = derive(g, "subject", allow_unlinked=True)  # accepted on request: every sample alone, and said so
+    assert p.groups() == {"S1": "subject:unlinked:S1", "S2": "subject:unlinked:S2", "S3": "subject:unlinked:S3"}
+    assert [w.code for w in p.warnings] == ["unlinked_samples"]
+
+
+def test_some_samples_unlinked_stays_a_warning():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", None, None]}))
+    p = derive(g, "subject")
+    assert p.groups()["S1"] == "subject:P1" and [w.code for w in p.warnings] == ["unlinked_samples"]
+    assert derive(g, "relatedness").n_groups == 3  # subjects link S1: not refused, only the missing kinship is said
+    assert "no_relation_edges" in [w.code for w in derive(g, "relatedness").warnings]
+
+
+def test_a_subset_is_refused_only_when_none_of_its_samples_carries_the_relation():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["P1", "P1", None, None]}))
+    g = g.add_duplicates(pd.DataFrame({"id1": ["S1"], "id2": ["S2"]}))
+    with pytest.raises(DepgraphError) as err:
+        derive(g, "subject", samples=["S3", "S4"])
+    assert err.value.code == "no_relation" and "none of the 2 samples derived" in err.value.message
+    # S1's duplicate S2 is left out: S1 carries the relation, the induced subgraph truly leaves it alone
+    assert derive(g, "duplicate", samples=["S1", "S3"]).groups() == {"S1": "duplicate:S1", "S3": "duplicate:S3"}
+    with pytest.raises(DepgraphError):
+        derive(g, "duplicate", samples=["S3", "S4"])
+
+
+def test_spatial_coordinates_whose_radius_links_nobody():
+    g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"]}))
+    g = g.add_spatial(pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": [0.0, 0.0]}), 1.0)
+    with pytest.raises(DepgraphError) as err:
+        derive(g, "spatial")
+    assert err.value.code == "no_relation" and "radius 1.0: widen --radius" in err.value.message
+    assert derive(g.add_spatial(pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": 0.0}), 5.0),
+                  "spatial").n_groups == 1  # fmt: skip
+
+
+def test_a_default_composite_in_one_group_names_the_modes_that_merge_everything(graph):
+    with pytest.raises(DepgraphError) as err:
+        derive(graph, "composite")  # no single mode links all ten samples: together they do
+    assert err.value.code == "too_few_groups" and "together" in err.value.message
+    one_batch = from_metadata(
+        pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P2", "P3"], "batch_id": "B1"})
+    )
+    with pytest.raises(DepgraphError) as err:
+        derive(one_batch, "composite")
+    assert "batch alone links every sample (sample_processed_in_batch)" in err.value.message
+    assert "--via subject" in err.value.message and err.value.details["modes"] == ["batch"]
+    assert derive(one_batch, "composite", via=["subject", "batch"]).n_groups == 1  # chosen: a warning only
+    assert derive(one_batch, "composite", via=["subject"]).n_groups == 3
+
+
+@examples(60)
+@given(cohorts())
+def test_refused_exactly_when_no_sample_carries_the_relation(c):
+    g = build(c)
+    carries = {m: any(t is not None for t in c.target_of(m).values()) for m in DIRECT_MODES}
+    carries["relatedness"] = carries["subject"]
+    carries["spatial"] = bool(spatial_edges(c))
+    carries["duplicate"] = bool(c.dup_pairs)
+    for mode in (*DIRECT_MODES, *COMPONENT_MODES):
+        try:
+            derive(g, mode)
+            refused = None
+        except DepgraphError as exc:
+            refused = exc.code
+        assert refused == (None if carries[mode] else "no_relation"), mode
+        alone = derive(g, mode, allow_unlinked=True)
+        if not carries[mode]:
+            assert alone.n_groups == alone.n_samples, mode
+    # a default composite: no relation at all is no_relation; one group over two or more samples is refused
+    modes = present_modes(c)
+    components = list(nx.connected_components(reference_graph(c, modes)))
+    samples_per_component = [sum(1 for kind, _ in comp if kind == "sample") for comp in components]
+    one_group = len(c.samples) > 1 and max(samples_per_component) == len(c.samples)
+    expected = "no_relation" if not modes else ("too_few_groups" if one_group else None)
+    try:
+        derive(g, "composite")
+        refused = None
+    except DepgraphError as exc:
+        refused = exc.code
+    assert refused == expected
+    if modes:
+        groups = sum(1 for n in samples_per_component if n)  # components holding a sample
+        assert derive(g, "composite", allow_single_group=True).n_groups == groups

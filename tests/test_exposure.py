@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, StudyGraph, derive, from_metadata
+from depgraph import DepgraphError, StudyGraph, derive, from_metadata, write_graph
+from depgraph.cli import main
 from depgraph.exposure import exposure, straddling_groups
 from depgraph.folds import assign_folds
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.spec import Constraint, SplitSpec, write_spec
 from depgraph.vocab import RELATION, NodeType
 from tests.test_properties import build, cohorts, examples, present_modes
 
@@ -69,7 +70,8 @@ def test_a_grouping_without_folds_reports_what_it_keeps_whole():
     assert table.loc["sample_processed_in_batch", ["linked", "severed", "exposed"]].tolist() == [2, 0, 2]
     assert table["crossing"].isna().all() and report.blocks.empty
     assert table.loc["subject_related_to", "examples"] == "P1~P2"
-    assert report.nothing_crosses  # only the followed subject relation counts
+    # P1~P2 lies in two groups: a dependency the grouping does not follow is exposed, so something may cross
+    assert not report.nothing_crosses and report.leaking_relations() == ["subject_related_to"]
     assert set(report.crossing_relations()) == {"subject_related_to", "sample_processed_in_batch"}
     related = derive(g, "composite", via=["subject", "relatedness"])  # a partition is judged as its spec
     assert exposure(g, related).table.equals(exposure(g, SplitSpec.from_partition(related, g)).table)
@@ -88,11 +90,18 @@ def test_an_external_assignment_is_judged_split_by_split():
         1, [1, 1], "P1~P2",
     ]  # fmt: skip
     assert _row(report, "sample_processed_in_batch")[["crossing", "crossing_by_split"]].tolist() == [2, [2, 2]]
-    assert report.nothing_crosses  # the followed relation (subject) is whole; the others are expected to cross
+    # subjects are whole, the batches are blocks, but the related pair P1~P2 crosses: that is a leak
+    assert not report.nothing_crosses and report.leaking_relations() == ["subject_related_to"]
     assert set(report.crossing_relations()) == {"sample_processed_in_batch", "subject_related_to"}
     leaky = folds.assign(fold=["x", "y", "y", "x", "y"])  # P1's two samples on two sides
     report = exposure(g, spec, leaky)
     assert _row(report, "sample_belongs_to_subject")["crossing"] == 1 and not report.nothing_crosses
+    assert report.leaking_relations() == ["sample_belongs_to_subject", "subject_related_to"]
+    assert "sample_belongs_to_subject (1, followed)" in report.verdict()
+    whole = folds.assign(fold=["x", "x", "x", "y", "y"])  # the related pair on one side: nothing leaks
+    report = exposure(g, spec, whole)
+    assert report.nothing_crosses and report.leaking_relations() == []
+    assert report.crossing_relations() == ["sample_processed_in_batch"]  # a block, expected to cross
     # a train/test column is one split; unlisted samples are excluded from it
     holdout = pd.DataFrame({"sample_id": ["a1", "b1", "c1"], "set": ["train", "test", "train"]})
     report = exposure(g, spec, holdout)
@@ -184,7 +193,11 @@ def _brute_crossing(graph: StudyGraph, relation: str, side: dict[str, int]) -> i
 @given(cohorts(min_samples=2), st.data())
 def test_crossing_counts_match_a_brute_force(c, data):
     g = build(c)
-    p = derive(g, "composite") if present_modes(c) else derive(g, "subject")
+    p = (
+        derive(g, "composite", allow_single_group=True)
+        if present_modes(c)
+        else derive(g, "subject", allow_unlinked=True)
+    )
     spec = SplitSpec.from_partition(p, g)
     sides = data.draw(st.lists(st.sampled_from(["train", "test", "excluded"]), min_size=spec.n_samples,
                                max_size=spec.n_samples).filter(lambda v: set(v) != {"excluded"}))  # fmt: skip
@@ -199,3 +212,89 @@ def test_crossing_counts_match_a_brute_force(c, data):
         group_sides.setdefault(grp, set()).add(side[sample])
     if not any({0, 1} <= sides_ for sides_ in group_sides.values()):
         assert report.nothing_crosses
+
+
+# --------------------------------------------------------------------------- one definition of "nothing crosses"
+#: Relations whose dependencies must never cross, whoever follows them (written out here, not read from the code).
+DEPENDENCIES = ("sample_belongs_to_subject", "subject_related_to", "sample_adjacent_to", "sample_duplicate_of")
+
+
+def _related_cohort(n_families: int = 12) -> StudyGraph:
+    """Families of two related subjects with two samples each, three batches."""
+    subjects = [f"F{f:02d}{s}" for f in range(n_families) for s in "ab"]
+    meta = pd.DataFrame(
+        {
+            "sample_id": [f"{p}-{v}" for p in subjects for v in (1, 2)],
+            "subject_id": [p for p in subjects for _ in (1, 2)],
+            "batch_id": [f"B{i % 3}" for i in range(2 * len(subjects))],
+        }
+    )
+    kin = pd.DataFrame({"id1": subjects[0::2], "id2": subjects[1::2], "kinship": 0.25})
+    return from_metadata(meta).add_kinship(kin, "first")
+
+
+def _related_pairs_crossing(spec: SplitSpec) -> int:
+    """Sibling pairs with one sibling's sample tested and the other's trained on in some split (plain Python)."""
+    count = 0
+    ids = spec.sample_ids.tolist()
+    for f in range(12):
+        a = {ids.index(f"F{f:02d}a-{v}") for v in (1, 2)}
+        b = {ids.index(f"F{f:02d}b-{v}") for v in (1, 2)}
+        for split in spec.folds.splits:
+            test = set(split.test.tolist())
+            if (a & test and b - test) or (b & test and a - test):
+                count += 1
+                break
+    return count
+
+
+def test_a_subject_grouping_with_related_subjects_across_folds_is_not_nothing_crosses(tmp_path, capsys):
+    g = _related_cohort()
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=4, seed=1)
+    report = exposure(g, spec)
+    crossing = _related_pairs_crossing(spec)
+    assert crossing > 0  # the issue's case: subjects whole, siblings on both sides
+    assert _row(report, "subject_related_to")["crossing"] == crossing
+    assert _row(report, "sample_belongs_to_subject")["crossing"] == 0
+    assert not report.nothing_crosses and report.leaking_relations() == ["subject_related_to"]
+    assert report.verdict().startswith(f"dependencies cross a split: subject_related_to ({crossing}, not followed)")
+    assert report.to_dict()["nothing_crosses"] is False
+    # relatedness grouping keeps the families whole: now nothing crosses, batches still do (blocks)
+    kept = assign_folds(SplitSpec.from_partition(derive(g, "relatedness"), g), "group-kfold", n_folds=4, seed=1)
+    report = exposure(g, kept)
+    assert report.nothing_crosses and report.leaking_relations() == []
+    assert report.crossing_relations() == ["sample_processed_in_batch"]
+    assert report.verdict() == (
+        "nothing crosses: no dependency of sample_belongs_to_subject, subject_related_to crosses a split"
+    )
+    # the CLI says the same, and a check with the graph fails on the leak
+    write_graph(g, tmp_path / "g.json")
+    write_spec(spec, tmp_path / "s.json")
+    folds = pd.DataFrame({"sample_id": spec.sample_ids, "fold": -1})
+    for split in spec.folds.splits:
+        folds.loc[split.test, "fold"] = split.fold
+    folds.to_csv(tmp_path / "folds.csv", index=False)
+    capsys.readouterr()
+    assert (
+        main(["check", str(tmp_path / "s.json"), str(tmp_path / "folds.csv"), "--graph", str(tmp_path / "g.json")]) == 1
+    )
+    out = capsys.readouterr().out
+    assert "no group straddles" in out and f"subject_related_to ({crossing}, not followed)" in out
+    assert main(["check", str(tmp_path / "s.json"), str(tmp_path / "folds.csv")]) == 0  # without the graph: groups only
+
+
+@examples(40)
+@given(cohorts(min_samples=2), st.data())
+def test_nothing_crosses_exactly_when_no_dependency_or_followed_relation_crosses(c, data):
+    g = build(c)
+    mode = data.draw(st.sampled_from(["subject", "batch", "duplicate", "relatedness"]))
+    spec = SplitSpec.from_partition(derive(g, mode, allow_unlinked=True), g)
+    sides = data.draw(st.lists(st.sampled_from(["train", "test", "excluded"]), min_size=spec.n_samples,
+                               max_size=spec.n_samples).filter(lambda v: set(v) != {"excluded"}))  # fmt: skip
+    report = exposure(g, spec, pd.DataFrame({"sample_id": spec.sample_ids, "set": sides}))
+    side = {s: {"train": 0, "test": 1}.get(v, -1) for s, v in zip(spec.sample_ids, sides, strict=True)}
+    must_stay_whole = set(DEPENDENCIES) | set(spec.constraint.relations)
+    leaks = [r for r in g.relation_counts() if r in must_stay_whole and _brute_crossing(g, r, side)]
+    assert report.nothing_crosses == (not leaks)
+    assert sorted(report.leaking_relations()) == sorted(leaks)
+    assert report.verdict().startswith("nothing crosses" if not leaks else "dependencies cross a split")

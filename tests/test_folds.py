@@ -258,3 +258,55 @@ def test_every_scheme_is_registered():
     assert set(SCHEMES) == {
         "group-kfold", "stratified-group-kfold", "holdout", "logo", "time", "hash", "balanced-holdout"
     }  # fmt: skip
+
+
+# --------------------------------------------------------------------------- what each scheme takes
+#: Each scheme's parameters, written out here (not read from the classes): what docs/folds.md promises.
+TAKES = {
+    "group-kfold": {"n_folds", "n_repeats", "seed"},
+    "stratified-group-kfold": {"n_folds", "n_repeats", "seed", "stratify"},
+    "holdout": {"test_fraction", "n_repeats", "seed"},
+    "logo": {"by"},
+    "time": {"n_splits", "gap", "embargo", "train_after"},
+    "hash": {"n_folds", "salt"},
+    "balanced-holdout": {"test_fraction", "balance", "seed", "prior"},
+}
+SAMPLE_VALUES = {"n_folds": 2, "n_repeats": 1, "seed": 0, "stratify": "stratum", "test_fraction": 0.5,
+                 "by": "stratum", "n_splits": 1, "gap": 0, "embargo": 0, "train_after": False, "salt": "s",
+                 "balance": ("stratum",), "prior": None}  # fmt: skip
+
+
+def test_each_scheme_declares_exactly_its_parameters():
+    assert {name: set(cls.parameter_names()) for name, cls in SCHEMES.items()} == TAKES
+
+
+@pytest.mark.parametrize(
+    "name,parameter",
+    [(name, p) for name in TAKES for p in sorted(set(SAMPLE_VALUES) - TAKES[name])],
+)
+def test_a_parameter_the_scheme_does_not_take_is_refused_by_name(name, parameter):
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc"), "stratum": list("xyxyxy")})
+    with pytest.raises(DepgraphError) as err:
+        assign_folds(make_spec(frame), name, **{parameter: SAMPLE_VALUES[parameter]})
+    assert err.value.code == "invalid_argument"
+    assert f"{parameter!r} does not apply to scheme {name!r}" in err.value.message
+    elsewhere = sorted(n for n, taken in TAKES.items() if parameter in taken)
+    assert all(n in err.value.message for n in elsewhere)  # and where it would apply
+
+
+@pytest.mark.parametrize("seed", [-5, -1, 2**32, 2**63, 2**64, 2**64 + 1, 1.0, "7", True, None])
+@pytest.mark.parametrize("name", ["group-kfold", "stratified-group-kfold", "holdout", "balanced-holdout"])
+def test_seeds_are_unsigned_32_bit_integers(name, seed):
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc"), "stratum": list("xyxyxy")})
+    with pytest.raises(DepgraphError) as err:
+        assign_folds(make_spec(frame), name, seed=seed)
+    assert err.value.code == "invalid_argument" and "0..4294967295" in err.value.message
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, np.uint32(2**32 - 1), np.int64(12)])
+def test_every_32_bit_seed_is_accepted_and_recorded(seed):
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")})
+    plan = assign_folds(make_spec(frame), "group-kfold", n_folds=2, seed=seed).folds
+    assert plan.seed == int(seed) and type(plan.seed) is int
+    again = assign_folds(make_spec(frame), GroupedKFold(n_folds=2, seed=int(seed))).folds
+    assert [s.test.tolist() for s in again.splits] == [s.test.tolist() for s in plan.splits]

@@ -485,8 +485,8 @@ def test_lower_threshold_or_wider_radius_only_merges(c, thresholds, radii):
         ("spatial", {}),
         ("composite", {"via": ["relatedness", "spatial"]}),
     ):
-        fine = derive(strict_, mode, **kwargs).groups()
-        coarse = derive(loose, mode, **kwargs).groups()
+        fine = derive(strict_, mode, allow_unlinked=True, **kwargs).groups()
+        coarse = derive(loose, mode, allow_unlinked=True, **kwargs).groups()
         assert not refines(fine, coarse), f"{mode}: {refines(fine, coarse)}"
 
 
@@ -497,11 +497,11 @@ def test_no_followed_edge_crosses_groups(c, via):
     g = build(c)
     for mode, kwargs in [(m, {}) for m in (*DIRECT_MODES, *COMPONENT_MODES)] + [
         ("composite", {"via": via}),
-        ("composite", {}),
+        ("composite", {"allow_single_group": True}),
     ]:
-        p = outcome(g, mode, **kwargs)
+        p = outcome(g, mode, allow_unlinked=True, **kwargs)
         if isinstance(p, tuple):  # only a default composite over nothing may refuse
-            assert (mode, kwargs, p) == ("composite", {}, ("error", "invalid_argument")) and not present_modes(c)
+            assert (mode, p) == ("composite", ("error", "no_relation")) and not present_modes(c) and "via" not in kwargs
             continue
         assert p.sample_ids.tolist() == c.sample_keys
         assert not crossing_edges(g, p), f"{mode} {kwargs}: {crossing_edges(g, p)}"
@@ -518,7 +518,7 @@ def test_direct_modes_group_by_the_target_and_only_by_it(c):
         unlinked = {f"unlinked:{s}" for s, t in targets.items() if t is None}
         collide = sorted({t for t in targets.values() if t in unlinked})
         try:
-            groups = derive(g, mode).groups()
+            groups = derive(g, mode, allow_unlinked=True).groups()
         except DepgraphError as exc:
             assert exc.code == "ambiguity" and collide, f"{mode}: refused without a collision: {exc}"
             continue
@@ -547,7 +547,7 @@ def test_direct_modes_group_by_the_target_and_only_by_it(c):
 @examples(50)
 @given(cohorts())
 def test_order_rank_is_the_dense_rank_of_time_index(c):
-    p = derive(build(c), "time")
+    p = derive(build(c), "time", allow_unlinked=True)
     targets = c.target_of("time")
     used = {t for t in targets.values() if t is not None}
     got_tp = [None if pd.isna(v) else v for v in p.samples["timepoint_id"]]
@@ -573,8 +573,8 @@ def test_subset_is_the_induced_subgraph(c, data):
     selected = set(chosen)
     via = data.draw(modes_subset, label="via")
     for mode, kwargs in [(m, {}) for m in COMPONENT_MODES] + [("composite", {"via": via})]:
-        full = derive(g, mode, **kwargs)
-        sub = derive(g, mode, samples=request, **kwargs)
+        full = derive(g, mode, allow_unlinked=True, **kwargs)
+        sub = derive(g, mode, samples=request, allow_unlinked=True, **kwargs)
         assert sub.sample_ids.tolist() == sorted(selected)
         restricted = {s: grp for s, grp in full.groups().items() if s in selected}
         assert not refines(sub.groups(), restricted), f"{mode}: subset merged what the full cohort separates"
@@ -583,8 +583,8 @@ def test_subset_is_the_induced_subgraph(c, data):
         assert sub.groups() == expected, f"{mode} {kwargs}"
         assert not crossing_edges(g, sub)
     for mode in DIRECT_MODES:
-        full = derive(g, mode).groups()
-        sub = derive(g, mode, samples=request).groups()
+        full = derive(g, mode, allow_unlinked=True).groups()
+        sub = derive(g, mode, samples=request, allow_unlinked=True).groups()
         assert sub == {s: grp for s, grp in full.items() if s in selected}
 
 
@@ -605,9 +605,9 @@ def test_components_match_networkx_and_are_labelled_by_smallest_member(c, via):
     cases = [(m, {}, (m,), f"{m}:") for m in COMPONENT_MODES]
     cases.append(("composite", {"via": via}, tuple(via), "composite:"))
     if present_modes(c):
-        cases.append(("composite", {}, present_modes(c), "composite:"))
+        cases.append(("composite", {"allow_single_group": True}, present_modes(c), "composite:"))
     for mode, kwargs, modes, prefix in cases:
-        p = derive(g, mode, **kwargs)
+        p = derive(g, mode, allow_unlinked=True, **kwargs)
         expected = reference_labels(reference_graph(c, modes), c.sample_keys, prefix)
         assert p.groups() == expected, f"{mode} {kwargs}"
         if mode == "composite" and "via" not in kwargs:
@@ -648,7 +648,7 @@ def test_combining_overlapping_sub_cohorts_gives_the_whole(c, data):
     whole = from_metadata(c.meta)
     merged = combine(from_metadata(part_a), from_metadata(part_b))
     for mode in ("subject", "batch", "study", "site"):
-        assert derive(merged, mode).groups() == derive(whole, mode).groups(), mode
+        assert derive(merged, mode, allow_unlinked=True).groups() == derive(whole, mode, allow_unlinked=True).groups()
     assert merged.nodes.equals(whole.nodes)
     for rel in RELATION:
         if rel == "timepoint_precedes":  # a sub-cohort sees fewer levels: its chain skips some
@@ -656,5 +656,5 @@ def test_combining_overlapping_sub_cohorts_gives_the_whole(c, data):
         w_src, w_dst, _ = whole.relation_edges(rel)
         m_src, m_dst, _ = merged.relation_edges(rel)
         assert w_src.tolist() == m_src.tolist() and w_dst.tolist() == m_dst.tolist(), rel
-    tw, tm = derive(whole, "time").samples, derive(merged, "time").samples
+    tw, tm = derive(whole, "time", allow_unlinked=True).samples, derive(merged, "time", allow_unlinked=True).samples
     pd.testing.assert_frame_equal(tw, tm)

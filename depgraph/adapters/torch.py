@@ -1,8 +1,12 @@
 """PyTorch: samplers that draw a split's samples from a spec's fold plan.
 
-Every sampler maps dataset rows to spec samples by sample id (``ids``: the
-dataset's sample ids in row order; by default the spec's own order) and yields
-dataset row indices.
+Every sampler maps dataset rows to spec samples by sample id and yields
+dataset row indices. It must be told which sample each row holds: ``ids=``
+(the dataset's sample id of every row, in row order), or ``in_spec_order=True``
+with ``dataset=`` when the rows are exactly the spec's samples in its
+sample-id order (checked by length: the dataset must have one row per spec
+sample). Given neither, a sampler refuses (``invalid_argument``) rather than
+guess: a dataset in another order would put groups on both sides of a split.
 
 * :class:`FoldSampler` — the samples of one role (train or test) of one split,
   shuffled with a seed that changes with :meth:`FoldSampler.set_epoch`.
@@ -18,43 +22,101 @@ dataset row indices.
 >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
 ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
 >>> spec = assign_folds(spec, "group-kfold", n_folds=3)
->>> sorted(FoldSampler(spec, split=0, role="test"))
+>>> sorted(FoldSampler(spec, split=0, role="test", ids=list("fedcba")))  # split 0 tests e and f: rows 0 and 1
+[0, 1]
+>>> sorted(FoldSampler(spec, split=0, role="test", in_spec_order=True, dataset=range(6)))
 [4, 5]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Sized
 
 import numpy as np
 import pandas as pd
 from torch.utils.data import Sampler
 
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds import check_seed
 from depgraph.spec import ROLES, SplitSpec
 
 
-def _rows(spec: SplitSpec, split: int, role: str, ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+def _rows(
+    spec: SplitSpec,
+    split: int,
+    role: str,
+    ids: Sequence[str] | None,
+    in_spec_order: bool,
+    dataset: Sized | None,
+    sampler: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """Dataset rows holding the split's samples of ``role``, and those rows' group codes."""
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     if role not in ROLES[:2]:
         raise DepgraphError("invalid_argument", f"role must be 'train' or 'test', not {role!r}")
-    if not 0 <= split < len(spec.folds.splits):
-        raise DepgraphError("invalid_argument", f"split {split} does not exist; the plan has {len(spec.folds.splits)}")
-    roles = spec.folds.splits[split].roles(spec.n_samples)
-    group_codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
-    if ids is None:
+    if isinstance(split, bool) or not isinstance(split, (int, np.integer)) or not 0 <= split < len(spec.folds.splits):
+        raise DepgraphError(
+            "invalid_argument", f"split {split!r} does not exist; the plan has {len(spec.folds.splits)}"
+        )
+    n_rows = _length(dataset) if dataset is not None else None
+    if ids is None and not in_spec_order:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{sampler} needs each dataset row's sample id: pass ids= (the sample id of every row, in row order), "
+            "or in_spec_order=True with dataset= when the rows are the spec's samples in sample-id order",
+        )
+    if ids is not None and in_spec_order:
+        raise DepgraphError("invalid_argument", f"{sampler}: pass ids= or in_spec_order=True, not both")
+    if in_spec_order:
+        if n_rows is None:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{sampler}: in_spec_order=True needs dataset= (its length is checked against the spec's "
+                f"{spec.n_samples} samples)",
+            )
+        if n_rows != spec.n_samples:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{sampler}: in_spec_order=True but the dataset has {n_rows} rows and the spec {spec.n_samples} "
+                "samples; pass ids= (the sample id of every row)",
+            )
         positions = np.arange(spec.n_samples)
     else:
-        positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
+        if isinstance(ids, (str, bytes)):
+            raise DepgraphError("invalid_argument", f"{sampler}: ids= takes one sample id per row, not one string")
+        values = np.asarray(ids, dtype=object)
+        if values.ndim != 1:
+            raise DepgraphError("invalid_argument", f"{sampler}: ids= takes one sample id per row (a flat sequence)")
+        if n_rows is not None and len(values) != n_rows:
+            raise DepgraphError(
+                "invalid_argument", f"{sampler}: ids= names {len(values)} rows but the dataset has {n_rows}"
+            )
+        positions = pd.Index(spec.sample_ids).get_indexer(values)
         if (positions < 0).any():
-            unknown = np.asarray(ids, dtype=object)[positions < 0]
+            unknown = values[positions < 0]
             raise DepgraphError("reference", f"{len(unknown)} dataset row(s) name samples not in the spec: "
                                 f"{describe_ids(unknown)}")  # fmt: skip
+    roles = spec.folds.splits[split].roles(spec.n_samples)
+    group_codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
     wanted = roles[positions] == ROLES.index(role)
     rows = np.flatnonzero(wanted)
     return rows, group_codes[positions[rows]]
+
+
+def _length(dataset: Sized) -> int:
+    try:
+        return len(dataset)
+    except TypeError:
+        raise DepgraphError(
+            "invalid_argument", f"dataset= must have a length (len()), not {type(dataset).__name__}"
+        ) from None
+
+
+def _epoch(epoch: int) -> int:
+    if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
+        raise DepgraphError("invalid_argument", f"epoch must be a non-negative integer, not {epoch!r}")
+    return int(epoch)
 
 
 class FoldSampler(Sampler[int]):
@@ -62,6 +124,8 @@ class FoldSampler(Sampler[int]):
 
     Guarantee: yields exactly the split's samples of that role, each once per
     epoch. ``shuffle`` draws a new order each epoch from ``(seed, epoch)``.
+    Rows are found by ``ids=`` or, with ``in_spec_order=True``, by position in
+    ``dataset`` (see the module docstring).
     """
 
     def __init__(
@@ -72,14 +136,17 @@ class FoldSampler(Sampler[int]):
         ids: Sequence[str] | None = None,
         shuffle: bool = True,
         seed: int = 0,
+        *,
+        in_spec_order: bool = False,
+        dataset: Sized | None = None,
     ) -> None:
-        self.rows, _ = _rows(spec, split, role, ids)
+        self.seed = check_seed(seed)
+        self.rows, _ = _rows(spec, split, role, ids, in_spec_order, dataset, "FoldSampler")
         self.shuffle = shuffle and role == "train"
-        self.seed = seed
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
+        self.epoch = _epoch(epoch)
 
     def __iter__(self) -> Iterator[int]:
         rows = self.rows
@@ -99,6 +166,7 @@ class GroupBatchSampler(Sampler[list[int]]):
     ``batch_size`` samples; a group larger than ``batch_size`` forms a batch of
     its own. With ``max_per_group=m`` no batch holds more than ``m`` samples of
     any group (for contrastive or batch-statistics-sensitive training).
+    Rows are found as by :class:`FoldSampler`.
     """
 
     def __init__(
@@ -111,18 +179,21 @@ class GroupBatchSampler(Sampler[list[int]]):
         max_per_group: int | None = None,
         shuffle: bool = True,
         seed: int = 0,
+        *,
+        in_spec_order: bool = False,
+        dataset: Sized | None = None,
     ) -> None:
         if batch_size < 1 or (max_per_group is not None and max_per_group < 1):
             raise DepgraphError("invalid_argument", "batch_size and max_per_group must be positive")
-        self.rows, self.groups = _rows(spec, split, role, ids)
+        self.seed = check_seed(seed)
+        self.rows, self.groups = _rows(spec, split, role, ids, in_spec_order, dataset, "GroupBatchSampler")
         self.batch_size = batch_size
         self.max_per_group = max_per_group
         self.shuffle = shuffle
-        self.seed = seed
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
+        self.epoch = _epoch(epoch)
 
     def _batches(self) -> list[list[int]]:
         rng = np.random.default_rng([self.seed, self.epoch])
@@ -175,7 +246,8 @@ class GroupDistributedSampler(Sampler[int]):
     cover the split. Training shards (``pad=True``, the default for
     ``role="train"``) are padded with repeats of their own samples to the
     longest shard's length, as DistributedDataParallel expects; evaluation
-    shards are never padded, so no sample is scored twice.
+    shards are never padded, so no sample is scored twice. Rows are found as
+    by :class:`FoldSampler`.
     """
 
     def __init__(
@@ -189,20 +261,24 @@ class GroupDistributedSampler(Sampler[int]):
         shuffle: bool = True,
         seed: int = 0,
         pad: bool | None = None,
+        *,
+        in_spec_order: bool = False,
+        dataset: Sized | None = None,
     ) -> None:
         if num_replicas < 1 or not 0 <= rank < num_replicas:
             raise DepgraphError("invalid_argument", f"rank must lie in 0..{num_replicas - 1}, not {rank}")
-        self.rows, self.groups = _rows(spec, split, role, ids)
-        self.num_replicas, self.rank = num_replicas, rank
-        self.shuffle, self.seed, self.epoch = shuffle, seed, 0
         self.pad = (role == "train") if pad is None else pad
         if self.pad and role == "test":
             raise DepgraphError(
                 "invalid_argument", "evaluation shards are never padded: duplicates would be scored twice"
             )
+        self.seed = check_seed(seed)
+        self.rows, self.groups = _rows(spec, split, role, ids, in_spec_order, dataset, "GroupDistributedSampler")
+        self.num_replicas, self.rank = num_replicas, rank
+        self.shuffle, self.epoch = shuffle, 0
 
     def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
+        self.epoch = _epoch(epoch)
 
     def _shards(self) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, self.epoch])
