@@ -162,7 +162,7 @@ METADATA_CASES = [
     pytest.param(
         'sample_id,subject_id\nS1,P1\n"S2,P2\nS3,P3\n',
         "parse",
-        [FILE, "row 2"],
+        [FILE, "line 3", "quote"],
         id="unterminated-quote",
     ),
     pytest.param(
