@@ -16,6 +16,44 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.arrays import needs_trimming, text_buffers
+from depgraph.errors import DepgraphError
+
+
+def check_key_column(values: pd.Series, column: str, what: str) -> None:
+    """Refuse a column whose cells cannot be identifiers: booleans, dates and
+    times (``schema`` error naming the column and the kind). Text, integers,
+    integral floats and categories of those are identifiers; only an object
+    column's cells are inspected (numeric and text columns cost nothing).
+
+    >>> check_key_column(pd.Series([True, False]), "subject_id", "metadata")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [schema] metadata: subject_id holds booleans (True/False), not identifiers
+    """
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # the categories are the values
+        values = pd.Series(dtype.categories)
+        dtype = values.dtype
+    kind: str | None = None
+    if pd.api.types.is_bool_dtype(dtype):
+        kind = "booleans (True/False)"
+    elif pd.api.types.is_datetime64_any_dtype(dtype):
+        kind = "dates or times"
+    elif pd.api.types.is_timedelta64_dtype(dtype):
+        kind = "durations"
+    elif pd.api.types.is_object_dtype(dtype):
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        kind = {
+            "boolean": "booleans (True/False)",
+            "datetime": "dates or times",
+            "datetime64": "dates or times",
+            "date": "dates",
+            "time": "times of day",
+            "timedelta": "durations",
+            "bytes": "bytes",
+        }.get(inferred)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: {column} holds {kind}, not identifiers", column=column)
 
 
 def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:

@@ -50,7 +50,8 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, read_table
-from depgraph.identifiers import normalise_keys
+from depgraph.identifiers import check_key_column, normalise_keys
+from depgraph.tables import compression_failure
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
@@ -75,6 +76,8 @@ class _Layout:
     fid2: tuple[str, ...]
     factor: float  # kinship = value * factor
     scale: str
+    maximum: float  # the largest value the tool can write (a larger one is refused)
+    why: str  # why nothing larger can come from the tool
 
 
 _LAYOUTS: dict[str, _Layout] = {
@@ -87,6 +90,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2", "FID"),
         factor=1.0,
         scale="Kinship",
+        maximum=0.5,
+        why="the KING-robust estimator is at most 0.5 (duplicates)",
     ),
     "plink2-king": _Layout(
         "plink2 KING table",
@@ -97,6 +102,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2",),
         factor=1.0,
         scale="KINSHIP",
+        maximum=0.5,
+        why="the KING-robust estimator is at most 0.5 (duplicates)",
     ),
     "plink-genome": _Layout(
         "PLINK --genome file",
@@ -107,6 +114,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2",),
         factor=0.5,
         scale="PI_HAT / 2",
+        maximum=1.0,
+        why="PI_HAT is a proportion of the genome, at most 1",
     ),
 }
 
@@ -289,6 +298,24 @@ def _parse_template(template: Any) -> list[tuple[str, str | None]]:
     return parts
 
 
+def plain_table_template(id_template: Any, what: str) -> list[tuple[str, str | None]] | None:
+    """``id_template`` parsed for a table without family ids (a pair table):
+    None for the default ``{IID}``; a template using ``{FID}`` is an
+    ``invalid_argument`` error (never a silent empty FID).
+
+    >>> plain_table_template("sub-{IID}", "kinship") is not None, plain_table_template("{IID}", "kinship")
+    (True, None)
+    """
+    template = _parse_template(id_template)
+    _refuse_fid(template, what)
+    return None if template == [("", "IID")] else template
+
+
+def templated(template: list[tuple[str, str | None]], ids: np.ndarray) -> np.ndarray:
+    """Subject ids from individual ids (no family ids) through a parsed template."""
+    return _build_ids(template, None, ids)
+
+
 def _uses_fid(template: list[tuple[str, str | None]]) -> bool:
     return any(field == "FID" for _, field in template)
 
@@ -360,17 +387,43 @@ def _open_text(path: Path) -> Any:
     return open(path, encoding="utf-8", newline="")
 
 
-def _first_line(path: Path) -> str:
-    """The header line (at most 64 kB of it); "" for an empty or binary file."""
+def _first_line(path: Path, what: str) -> str:
+    """The header line (at most 64 kB of it); "" for an empty file. A file
+    that is not UTF-8 text, or a corrupt compressed one, is a ``parse`` error."""
     try:
         with _open_text(path) as handle:
             return handle.readline(65536).rstrip("\r\n")
-    except (UnicodeDecodeError, OSError, EOFError, zlib.error, lzma.LZMAError):
-        return ""
+    except UnicodeDecodeError:
+        raise DepgraphError("parse", f"{what} is not UTF-8 text", path=str(path)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise _read_failure(exc, what, path) from None
+
+
+def _read_failure(exc: BaseException, what: str, path: Path) -> DepgraphError:
+    """A failure while reading ``path``: ``parse`` when a compressed file is
+    truncated or corrupt, ``io`` when the disk or the permissions failed."""
+    compressed = _strip_compression(path.name.lower()) != path.name.lower()
+    if compressed and compression_failure(exc):
+        return DepgraphError("parse", f"{what} is truncated or corrupt: {exc}", path=str(path))
+    return DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path))
+
+
+def split_header(line: str) -> tuple[str, list[str]]:
+    """A tool table's separator, told by its header (tabs, commas, else runs of
+    blanks), and the header's fields: a KING table saved with commas reads as KING.
+
+    >>> split_header("FID1,ID1,FID2,ID2,Kinship")
+    (',', ['FID1', 'ID1', 'FID2', 'ID2', 'Kinship'])
+    """
+    if "\t" in line:
+        return "\t", line.split("\t")
+    if "," in line:
+        return ",", line.split(",")
+    return r"\s+", line.split()
 
 
 def _header_tokens(path: Path) -> list[str]:
-    return _first_line(path).split()
+    return [t.strip() for t in split_header(_first_line(path, f"kinship file {str(path)!r}"))[1]]
 
 
 def _looks_plink2(tokens: list[str]) -> bool:
@@ -395,12 +448,11 @@ def _read_text(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     p = existing_file(path, layout.label)
     what = f"{layout.label} {str(p)!r}"
-    header = _first_line(p)
+    header = _first_line(p, what)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
         raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
-    sep = "\t" if "\t" in header else r"\s+"
-    raw_columns = header.split("\t") if sep == "\t" else header.split()
+    sep, raw_columns = split_header(header)
     # plink2 starts its header with '#'; the name after it is the column's name
     names = [c.strip() for c in raw_columns]
     names[0] = names[0].lstrip("#")
@@ -444,10 +496,12 @@ def _read_text(
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
+    fids = (fid1, fid2) if fid1 in id_columns else None
     for chunk in _chunks(reader, what, p):
         if rename:
             chunk = chunk.rename(columns=rename)
-        kept = _filter_chunk(chunk, used, kin, layout.factor, threshold, what, counts)
+        _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
+        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts)
         if kept is None:
             continue
         rows, kinship = kept
@@ -455,7 +509,9 @@ def _read_text(
         fid_b = rows[fid2].to_numpy(dtype=object) if fid2 in id_columns else None
         iid_a, iid_b = rows[id1].to_numpy(dtype=object), rows[id2].to_numpy(dtype=object)
         _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
-        parts.append((_build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b), kinship))
+        a, b = _build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b)
+        _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
+        parts.append((a, b, kinship))
     counts["scale"] = layout.scale
     return _concat(parts), counts
 
@@ -471,16 +527,56 @@ def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(path)) from None
-        except (OSError, EOFError, zlib.error, lzma.LZMAError, ImportError) as exc:
+        except ImportError as exc:
             raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            raise _read_failure(exc, what, path) from None
         yield chunk
+
+
+def _refuse_self_pairs(
+    chunk: pd.DataFrame,
+    ids: tuple[str, str],
+    fids: tuple[str, str] | None,
+    what: str,
+    *,
+    families_dropped: bool,
+) -> None:
+    """Every line of the chunk, kept or not: one individual paired with itself
+    (the same IID, and the same FID when the template uses it) is refused."""
+    a = chunk[ids[0]].to_numpy(dtype=object)
+    same = (a == chunk[ids[1]].to_numpy(dtype=object)) & (a != "") & pd.notna(a)
+    if fids is not None and same.any():
+        same &= chunk[fids[0]].to_numpy(dtype=object) == chunk[fids[1]].to_numpy(dtype=object)
+    if same.any():
+        hint = " (if they are individuals of different families, use id_template '{FID}_{IID}')"
+        _raise_self_pairs(chunk.index.to_numpy()[same] + 2, a[same], what, hint if families_dropped else "")
+
+
+def _refuse_templated_selves(a: np.ndarray, b: np.ndarray, lines: np.ndarray, what: str) -> None:
+    """Kept pairs whose two subject ids are one after the template (two
+    individuals the template cannot tell apart)."""
+    same = a == b
+    if same.any():
+        _raise_self_pairs(lines[same], a[same], what, " after id_template is applied")
+
+
+def _raise_self_pairs(lines: np.ndarray, ids: np.ndarray, what: str, hint: str) -> None:
+    verb = "pairs" if len(lines) == 1 else "pair"
+    selves = list(dict.fromkeys(str(i) for i in ids))
+    raise DepgraphError(
+        "invalid_value",
+        f"{what}: {_lines_text(lines)} {verb} an id with itself ({describe_ids(selves)}){hint}",
+        lines=[int(n) for n in lines],
+        ids=selves,
+    )
 
 
 def _filter_chunk(
     chunk: pd.DataFrame,
     used: list[str],
     kin: str,
-    factor: float,
+    layout: _Layout,
     threshold: float,
     what: str,
     counts: dict[str, Any],
@@ -537,7 +633,17 @@ def _filter_chunk(
         raise DepgraphError(
             "invalid_value", f"{what}: {kin} is infinite at {_lines_text(shown)}", lines=shown.tolist(), column=kin
         )
-    kinship = values * factor if factor != 1.0 else values
+    above = values > layout.maximum
+    if above.any():
+        shown = lines[above] + 2
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {kin} above {layout.maximum:g} at {_lines_text(shown)} "
+            f"(e.g. {describe_ids(values[above][:3].tolist(), 3)}): {layout.why}",
+            lines=shown.tolist(),
+            column=kin,
+        )
+    kinship = values * layout.factor if layout.factor != 1.0 else values
     keep = kinship >= threshold
     if not keep.any():
         return None
@@ -607,17 +713,41 @@ def _read_pairs(
     if np.isinf(values).any():
         positions = np.flatnonzero(np.isinf(values))
         raise DepgraphError("invalid_value", f"{what}: kinship is infinite at {place(positions)}", column="kinship")
-    keep = values >= threshold
-    kept = np.flatnonzero(keep)
-    a = normalise_keys(frame["id1"].iloc[kept], "id1").to_numpy(dtype=object)
-    b = normalise_keys(frame["id2"].iloc[kept], "id2").to_numpy(dtype=object)
+    outside = (values < 0) | (values > 1)
+    if outside.any():  # README design notes: a generic table holds coefficients; estimators have their formats
+        positions = np.flatnonzero(outside)
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: kinship must lie in [0, 1] in a pair table; {place(positions)} "
+            f"{'holds' if len(positions) == 1 else 'hold'} "
+            f"{describe_ids(values[outside].tolist(), 3)} (negative estimates: read the KING or GRM file itself)",
+            lines=(positions + offset).tolist(),
+            column="kinship",
+        )
+    for column in ("id1", "id2"):
+        check_key_column(frame[column], column, what)
+    a = normalise_keys(frame["id1"], "id1").to_numpy(dtype=object)
+    b = normalise_keys(frame["id2"], "id2").to_numpy(dtype=object)
     blank = pd.isna(a) | pd.isna(b)
     if blank.any():
+        positions = np.flatnonzero(blank)
         raise DepgraphError(
             "missing_id",
-            f"{what}: id1 or id2 is missing or blank at {place(kept[blank])}",
-            lines=(kept[blank] + offset).tolist(),
+            f"{what}: id1 or id2 is missing or blank at {place(positions)}",
+            lines=(positions + offset).tolist(),
         )
+    same = a == b
+    if same.any():
+        positions = np.flatnonzero(same)
+        selves = list(dict.fromkeys(a[same].tolist()))
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {place(positions)} pair an id with itself ({describe_ids(selves)})",
+            lines=(positions + offset).tolist(),
+            ids=selves,
+        )
+    keep = values >= threshold
+    a, b = a[keep], b[keep]
     pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
     return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
 
@@ -717,6 +847,7 @@ def _read_grm(
         )
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     n_missing = 0
+    flagged: dict[str, Any] = {"above_half": 0, "above_half_ids": [], "above_half_pairs": []}
     for row, end, start, block in _grm_blocks(bin_path, n, chunk_cells):
         rows = np.arange(row, end, dtype=np.int64)
         row_starts = rows * (rows + 1) // 2  # global cell index of (i, 0)
@@ -732,6 +863,9 @@ def _read_grm(
             i, j = _cell_pairs(np.flatnonzero(infinite)[:3] + start, row, row_starts)
             shown = ", ".join(f"({ids[b]}, {ids[a]})" for a, b in zip(i, j, strict=True))
             raise DepgraphError("invalid_value", f"{what} holds infinite values, e.g. at {shown}", path=str(bin_path))
+        above = (kinship > 0.5) & off
+        if above.any():  # GRM above 1: possible for inbred relatives, flagged; above 2 no kinship can be
+            _flag_above_half(np.flatnonzero(above), kinship, start, row, row_starts, ids, what, flagged)
         hit = (kinship >= threshold) & off
         if not hit.any():
             continue
@@ -746,7 +880,44 @@ def _read_grm(
         "files": [str(bin_path), str(id_path)],
         "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
     }
+    if flagged["above_half"]:
+        counts |= flagged
     return _concat(parts), counts
+
+
+_FLAGGED_SHOWN = 50  # flagged pairs kept in a record; the count is exact
+
+
+def _flag_above_half(
+    local: np.ndarray,
+    kinship: np.ndarray,
+    start: int,
+    row: int,
+    row_starts: np.ndarray,
+    ids: np.ndarray,
+    what: str,
+    flagged: dict[str, Any],
+) -> None:
+    """Count GRM pairs with kinship above 0.5 (GRM above 1) into ``flagged``;
+    kinship above 1 (GRM above 2) is no relationship at all: ``invalid_value``."""
+    i, j = _cell_pairs(local + start, row, row_starts)
+    values = kinship[local]
+    impossible = values > 1.0
+    if impossible.any():
+        shown = ", ".join(
+            f"({ids[b]}, {ids[a]}) GRM {2 * v:g}"
+            for a, b, v in zip(i[impossible][:3], j[impossible][:3], values[impossible][:3], strict=True)
+        )
+        raise DepgraphError(
+            "invalid_value",
+            f"{what} holds {int(impossible.sum())} off-diagonal value(s) above 2 (kinship above 1, more than any "
+            f"relationship), e.g. {shown}",
+        )
+    flagged["above_half"] += len(local)
+    room = _FLAGGED_SHOWN - len(flagged["above_half_pairs"])
+    for a, b, v in zip(i[:room], j[:room], values[:room], strict=True):
+        flagged["above_half_pairs"].append(f"{ids[b]}-{ids[a]}={v:.4g}")
+        flagged["above_half_ids"].extend(x for x in (str(ids[b]), str(ids[a])) if x not in flagged["above_half_ids"])
 
 
 def _cell_pairs(cells: np.ndarray, first_row: int, row_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
