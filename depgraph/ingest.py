@@ -36,7 +36,7 @@ from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble, many_distinct, text_array
 from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys
 from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
-from depgraph.tables import attribute_values
+from depgraph.tables import attribute_values, non_number_kind
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
@@ -50,7 +50,11 @@ _MAX_PRECEDES_PER_TIMEPOINT = 4
 
 def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
     """A float column; text that is not a number, or an infinite value, is an
-    ``invalid_value`` error naming rows."""
+    ``invalid_value`` error naming rows; booleans, dates and durations are a
+    ``schema`` error (never read as 0/1 or nanoseconds)."""
+    kind = non_number_kind(values)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: {column} holds {kind}, not numbers", column=column)
     arr = None
     if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
         try:  # pyarrow parses a clean text column far faster than pandas
@@ -537,6 +541,8 @@ def _pair_table(source: Any, noun: str, id_columns: tuple[str, str], value_colum
 
 def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pa.Array, pa.Array]:
     """The two id columns of a pair table as Arrow keys (no missing id, no id paired with itself)."""
+    for column in id_columns:
+        check_key_column(frame[column], column, what)
     a = key_array(frame[id_columns[0]], id_columns[0])
     b = key_array(frame[id_columns[1]], id_columns[1])
     _require_ids(a, id_columns[0], what)
@@ -824,6 +830,7 @@ def spatial_pairs(
         )
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
+    check_key_column(frame["sample_id"], "sample_id", what)
     ids = normalise_keys(frame["sample_id"], "sample_id")
     _require_ids(ids, "sample_id", what)
     if ids.duplicated().any():
@@ -966,6 +973,8 @@ def explicit_pairs(
     frame = _pair_table(pairs, f"{relation} pairs", (source_column, target_column), None)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
+    for column in (source_column, target_column):
+        check_key_column(frame[column], column, what)
     a = normalise_keys(frame[source_column], source_column)
     b = normalise_keys(frame[target_column], target_column)
     _require_ids(a, source_column, what)

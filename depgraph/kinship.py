@@ -51,7 +51,7 @@ import pandas as pd
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, read_table
 from depgraph.identifiers import check_key_column, normalise_keys
-from depgraph.tables import compression_failure
+from depgraph.tables import compression_failure, non_number_kind
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
@@ -182,6 +182,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "plink2-king" if _looks_plink2(tokens) else "king"
     if Path(f"{p}.grm.bin").is_file():
         return "gcta-grm"
+    if base.endswith((".parquet", ".pq")):
+        return "pairs"  # binary: no tool writes its relatedness as Parquet
     tokens = _header_tokens(existing_file(p, "kinship file"))
     if "PI_HAT" in tokens and "IID1" in tokens:
         return "plink-genome"
@@ -696,6 +698,9 @@ def _read_pairs(
         return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
 
     raw = frame["kinship"]
+    kind = non_number_kind(raw)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: kinship holds {kind}, not numbers", column="kinship")
     values = pd.to_numeric(raw, errors="coerce").astype(np.float64).to_numpy()
     absent = raw.isna().to_numpy()
     if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):

@@ -534,3 +534,25 @@ def attribute_values(column: pd.Series) -> pd.Series:
     text = np.datetime_as_string(values, unit=unit, timezone="UTC" if aware and unit != "D" else "naive")
     out = pd.Series(text.astype(object), index=column.index, dtype=object)
     return out.where(present, None)
+
+
+def non_number_kind(values: pd.Series) -> str | None:
+    """What a column holds when a number is expected and it holds booleans,
+    dates or durations (never read as 0/1 or nanoseconds); None otherwise.
+
+    >>> non_number_kind(pd.Series([True, False])), non_number_kind(pd.Series(["0.5"]))
+    ('booleans', None)
+    """
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "booleans"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates or times"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "durations"
+    if pd.api.types.is_object_dtype(dtype):
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        return {"boolean": "booleans", "datetime": "dates or times", "date": "dates", "timedelta": "durations"}.get(
+            inferred
+        )
+    return None

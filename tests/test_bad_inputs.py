@@ -1205,3 +1205,68 @@ def test_messages_name_a_path_once(tmp_path, out_dir, capsys):
         assert main(["build", str(path), "-o", str(out_dir / "g.json")]) == 2
         line = capsys.readouterr().err.strip()
         assert line.count(quoted) == 1 and not re.search(r"'([^']+)' '\1'", line), line
+
+
+# ---- numbers that are not numbers, and ids that are not ids, in every table build reads
+NUMBER_AND_ID_CASES = [
+    pytest.param(
+        "coords",
+        lambda: pa.table({"sample_id": ["S1", "S2"], "x": [True, False]}),
+        ["x", "booleans", "not numbers"],
+        id="boolean-coordinates",
+    ),
+    pytest.param(
+        "coords",
+        lambda: pa.table({"sample_id": pa.array([True, False]), "x": [0.0, 1.0]}),
+        ["sample_id", "booleans"],
+        id="boolean-coordinate-ids",
+    ),
+    pytest.param(
+        "meta",
+        lambda: pa.table(
+            {
+                "sample_id": ["S1", "S2"],
+                "timepoint_id": ["T0", "T1"],
+                "time_index": pa.array([datetime(2024, 1, 1), datetime(2024, 2, 1)]),
+            }
+        ),
+        ["time_index", "dates", "not numbers"],
+        id="datetime-time_index",
+    ),
+    pytest.param(
+        "kinship",
+        lambda: pa.table({"id1": ["P1"], "id2": ["P2"], "kinship": [True]}),
+        ["kinship", "booleans"],
+        id="boolean-kinship",
+    ),
+    pytest.param(
+        "duplicates",
+        lambda: pa.table({"id1": pa.array([date(2024, 1, 1)]), "id2": ["S2"]}),
+        ["id1", "dates"],
+        id="date-duplicate-ids",
+    ),
+]
+
+
+@pytest.mark.parametrize(("role", "factory", "fragments"), NUMBER_AND_ID_CASES)
+def test_typed_columns_that_cannot_be_read_as_asked(tmp_path, out_dir, meta_csv, capsys, role, factory, fragments):
+    path = tmp_path / f"{role}.parquet"
+    pq.write_table(factory(), path)
+    target = out_dir / "graph.json"
+    if role == "meta":
+        _build_both(capsys, tmp_path, out_dir, path, "schema", fragments)
+        return
+    graph = from_metadata(meta_csv)
+    call = {
+        "coords": lambda: graph.add_spatial(path, 1.0),
+        "kinship": lambda: graph.add_kinship(path, 0.1),
+        "duplicates": lambda: graph.add_duplicates(path),
+    }[role]
+    with fails_with("schema", *fragments, file=path):
+        call()
+    option = {
+        "coords": ["--coords", path, "--radius", "1"],
+        "kinship": ["--kinship", path, "--kinship-threshold", "0.1"],
+        "duplicates": ["--duplicates", path],
+    }[role]
+    cli_fails(capsys, tmp_path, ["build", meta_csv, *option, "-o", target], "schema", *fragments, output=target)
