@@ -34,7 +34,7 @@ from depgraph.arrays import sorted_codes
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.files import describe_source, read_table
 from depgraph.graph import EdgePiece, Keys, NodePiece, StudyGraph, assemble, many_distinct, text_array
-from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys
+from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys, refuse_control_characters
 from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
 from depgraph.tables import attribute_values, non_number_kind
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
@@ -82,7 +82,7 @@ def _coerced(values: pd.Series, column: str, what: str) -> np.ndarray:
     bad = numbers.isna() & ~raw_missing
     if bad.any():
         rows = np.flatnonzero(bad.to_numpy())
-        examples = values.iloc[rows[:3]].tolist()
+        examples = [repr(v) for v in values.iloc[rows[:3]].tolist()]  # repr: a cell may hold a line break
         raise DepgraphError(
             "invalid_value",
             f"{what}: {column} is not a number in {describe_rows(rows)} (e.g. {describe_ids(examples)})",
@@ -191,6 +191,8 @@ def from_metadata(
     # core (numpy and Arrow release the GIL) while the other columns are read.
     sorting = _BACKGROUND.submit(sorted_codes, samples)
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
+    for column, values in keys.items():
+        refuse_control_characters(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
@@ -547,6 +549,8 @@ def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> t
     b = key_array(frame[id_columns[1]], id_columns[1])
     _require_ids(a, id_columns[0], what)
     _require_ids(b, id_columns[1], what)
+    refuse_control_characters(a, id_columns[0], what)
+    refuse_control_characters(b, id_columns[1], what)
     same = pc.equal(a, b).to_numpy(zero_copy_only=False)
     if same.any():
         rows = np.flatnonzero(same)

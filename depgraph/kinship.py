@@ -39,6 +39,7 @@ import lzma
 import math
 import os
 import string
+import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -455,6 +456,11 @@ def _read_text(
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
         raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
     sep, raw_columns = split_header(header)
+    repeated = sorted({c for c in raw_columns if raw_columns.count(c) > 1})
+    if repeated:
+        raise DepgraphError(
+            "schema", f"{what} has the column {describe_ids(repeated)} more than once", columns=repeated, path=str(p)
+        )
     # plink2 starts its header with '#'; the name after it is the column's name
     names = [c.strip() for c in raw_columns]
     names[0] = names[0].lstrip("#")
@@ -480,12 +486,15 @@ def _read_text(
     id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
     used = [*id_columns, kin]
     rename = {raw_of[c]: c for c in used if raw_of[c] != c}
+    # Every column is parsed (usecols would hide fields past the header; parsing them costs next to nothing
+    # measured), no column is an index, and a short line leaves the last column missing: see _refuse_ragged_lines.
+    last = raw_columns[-1]
     try:
         reader = pd.read_csv(
             p,
             sep=sep,
             header=0,
-            usecols=[raw_of[c] for c in used],
+            index_col=False,
             dtype={raw_of[c]: object for c in id_columns},
             keep_default_na=False,
             na_values=[],
@@ -496,10 +505,15 @@ def _read_text(
         )
     except ImportError as exc:
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise _read_failure(exc, what, p) from None
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
     fids = (fid1, fid2) if fid1 in id_columns else None
     for chunk in _chunks(reader, what, p):
+        _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
         if rename:
             chunk = chunk.rename(columns=rename)
         _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
@@ -519,21 +533,58 @@ def _read_text(
 
 
 def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
-    """The reader's chunks, with its failures as DepgraphErrors."""
+    """The reader's chunks, with its failures as DepgraphErrors. pandas only
+    warns when the first line has more fields than the header (and drops
+    them): that is refused like any longer line."""
     chunks = iter(reader)
     while True:
         try:
-            chunk = next(chunks)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                chunk = next(chunks)
         except StopIteration:
             return
+        except pd.errors.ParserWarning:
+            raise DepgraphError(
+                "parse", f"{what} cannot be parsed: line 2 has more fields than the header", path=str(path), lines=[2]
+            ) from None
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(path)) from None
+            raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(path)) from None
         except ImportError as exc:
             raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
         except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
             raise _read_failure(exc, what, path) from None
         yield chunk
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _refuse_short_lines(chunk: pd.DataFrame, first: str, last: str, fields: int, what: str) -> None:
+    """Lines with fewer fields than the header are a ``parse`` error (longer
+    ones the reader refuses). pandas pads a short line with empty fields, so a
+    line whose last field is empty while its id is not is refused: no tool
+    writes an empty last field."""
+    values = chunk[last]
+    if pd.api.types.is_numeric_dtype(values.dtype):  # every line has a number there: only a gap can be missing
+        short = pd.isna(values.to_numpy())
+    else:
+        cells = values.to_numpy(dtype=object)
+        short = pd.isna(cells) | (cells == "")
+    if short.any():  # ids are looked at on those lines only (a blank line has none)
+        ids = chunk[first].to_numpy(dtype=object)[short]
+        short[short] = pd.notna(ids) & (ids != "")
+    if short.any():
+        lines = chunk.index.to_numpy()[short] + 2
+        verb = "has" if len(lines) == 1 else "have"
+        raise DepgraphError(
+            "parse",
+            f"{what} cannot be parsed: {_lines_text(lines)} {verb} fewer fields than the header's {fields} "
+            "(a truncated line?)",
+            lines=lines.tolist(),
+        )
 
 
 def _refuse_self_pairs(
@@ -547,7 +598,9 @@ def _refuse_self_pairs(
     """Every line of the chunk, kept or not: one individual paired with itself
     (the same IID, and the same FID when the template uses it) is refused."""
     a = chunk[ids[0]].to_numpy(dtype=object)
-    same = (a == chunk[ids[1]].to_numpy(dtype=object)) & (a != "") & pd.notna(a)
+    same = a == chunk[ids[1]].to_numpy(dtype=object)
+    if same.any():  # blank ids are missing ids (named elsewhere), not self-pairs
+        same[same] = (a[same] != "") & pd.notna(a[same])
     if fids is not None and same.any():
         same &= chunk[fids[0]].to_numpy(dtype=object) == chunk[fids[1]].to_numpy(dtype=object)
     if same.any():

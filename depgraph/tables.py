@@ -24,6 +24,8 @@ naming the file once, and the line or column at fault:
 from __future__ import annotations
 
 import bz2
+import codecs
+import contextlib
 import gzip
 import lzma
 import mmap
@@ -168,13 +170,24 @@ def _read_text(data: bytes | mmap.mmap, sep: str, path: Path, label: str) -> pd.
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:  # a header line without a line break after it
-            table = _parse(pa.py_buffer(bytes(data) + b"\n"), sep)
+            try:
+                table = _parse(pa.py_buffer(bytes(data) + b"\n"), sep)
+            except pa.ArrowInvalid:
+                raise DepgraphError(
+                    "parse",
+                    f"{label} cannot be parsed: its header line never ends (a quote opened in it is never closed?)",
+                    path=str(path),
+                ) from None
         elif "Expected" in message and "columns, got" in message:
             raise _ragged(buffer, sep, path, label) from None
         elif "UTF8" in message or "UTF-8" in message:
             raise _not_utf8(data, path, label) from None
         else:
             raise DepgraphError("parse", f"{label} cannot be parsed: {_first_line_of(exc)}", path=str(path)) from None
+    try:
+        table.schema.names  # noqa: B018 - pyarrow checks the cells' UTF-8, not the header's: decoding it does
+    except UnicodeDecodeError:
+        raise _not_utf8(data, path, label) from None
     frame = frame_from_arrow(table, label, text=True)
     return frame.apply(_missing_to_nan) if len(frame.columns) else frame
 
@@ -207,13 +220,16 @@ def _ragged(buffer: pa.Buffer, sep: str, path: Path, label: str) -> DepgraphErro
             bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
         return "skip"
 
-    pacsv.read_csv(
-        pa.BufferReader(buffer),
-        read_options=pacsv.ReadOptions(use_threads=False),
-        parse_options=pacsv.ParseOptions(delimiter=sep, ignore_empty_lines=False, invalid_row_handler=collect),
-        convert_options=pacsv.ConvertOptions(include_columns=[]),
-    )
-    if not bad:  # pragma: no cover - the first read found one
+    if not _is_utf8(buffer):  # pyarrow decodes each bad row's text for the handler: bytes must be UTF-8 first
+        return _not_utf8(buffer, path, label)
+    with contextlib.suppress(pa.ArrowInvalid):  # the lines collected before the reader stopped are named
+        pacsv.read_csv(
+            pa.BufferReader(buffer),
+            read_options=pacsv.ReadOptions(use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=sep, ignore_empty_lines=False, invalid_row_handler=collect),
+            convert_options=pacsv.ConvertOptions(include_columns=[]),
+        )
+    if not bad:
         return DepgraphError(
             "parse", f"{label} cannot be parsed: rows differ in their number of fields", path=str(path)
         )
@@ -230,7 +246,15 @@ def _ragged(buffer: pa.Buffer, sep: str, path: Path, label: str) -> DepgraphErro
     return DepgraphError("parse", f"{label} cannot be parsed: {where}", path=str(path), lines=lines)
 
 
-def _not_utf8(data: bytes | mmap.mmap, path: Path, label: str) -> DepgraphError:
+def _is_utf8(data: bytes | mmap.mmap | pa.Buffer) -> bool:
+    try:
+        codecs.decode(memoryview(data), "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _not_utf8(data: bytes | mmap.mmap | pa.Buffer, path: Path, label: str) -> DepgraphError:
     raw = bytes(data)
     try:
         raw.decode("utf-8")
@@ -368,7 +392,13 @@ def _arrow_column(column: pa.ChunkedArray, name: str, label: str) -> pa.ChunkedA
             raise DepgraphError(
                 "schema", f"{label}: column {name!r} holds bytes that are not UTF-8 text", column=name
             ) from None
-    if pa.types.is_string(t) or _is_view(t, "string"):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or _is_view(t, "string"):
+        try:  # a Parquet reader does not check that text is UTF-8; everything after it assumes so
+            column.validate(full=True)
+        except pa.ArrowInvalid:
+            raise DepgraphError(
+                "parse", f"{label}: column {name!r} holds text that is not valid UTF-8", column=name
+            ) from None
         return column.cast(pa.large_string())
     if pa.types.is_time(t) or pa.types.is_duration(t) or pa.types.is_interval(t):
         raise DepgraphError(
@@ -464,7 +494,17 @@ def _checked_column(column: pd.Series, name: str, label: str) -> pd.Series | Non
     if not pd.api.types.is_object_dtype(dtype):
         return None
     kind = pd.api.types.infer_dtype(column, skipna=True)
-    if kind in ("string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal", "categorical"):
+    if kind in ("integer", "mixed-integer", "mixed-integer-float", "mixed"):
+        huge = column.map(_beyond_64_bits).to_numpy(dtype=bool)  # Python ints: an object column, read cell by cell
+        if huge.any():
+            row = int(np.flatnonzero(huge)[0])
+            raise DepgraphError(
+                "schema",
+                f"{label}: column {name!r} holds integers beyond 64 bits (e.g. row {row + 1}); write them as text",
+                column=name,
+                rows=np.flatnonzero(huge).tolist(),
+            )
+    if kind in ("string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "categorical"):
         return None
     if kind == "bytes":
         present = column.notna().to_numpy()
@@ -478,6 +518,9 @@ def _checked_column(column: pd.Series, name: str, label: str) -> pd.Series | Non
             ) from None
         out = pd.Series(text.to_numpy(zero_copy_only=False), index=column.index, dtype=object)
         return out.where(present, None)
+    if kind == "decimal":  # Arrow's rule: integral decimals are integers, others floats
+        converted = frame_from_arrow(pa.table({name: pa.array(column, from_pandas=True)}), label)
+        return converted.iloc[:, 0].set_axis(column.index)
     if kind in ("datetime", "date", "datetime64"):
         try:
             return pd.to_datetime(column)
@@ -485,21 +528,29 @@ def _checked_column(column: pd.Series, name: str, label: str) -> pd.Series | Non
             raise _refused_kind(name, "dates of mixed time zones", label) from None
     if kind in ("time", "timedelta", "period", "interval", "complex"):
         raise _refused_kind(name, {"time": "times of day", "timedelta": "durations"}.get(kind, kind), label)
-    nested = column.map(_is_nested_cell).to_numpy(dtype=bool)  # a mixed object column: rare, and already slow
-    if nested.any():
-        row = int(np.flatnonzero(nested)[0])
+    # a mixed column (text and numbers...): rare, and read cell by cell anyway, so each cell is looked at here
+    odd = column.map(_odd_cell).to_numpy(dtype=bool)
+    if odd.any():
+        row = int(np.flatnonzero(odd)[0])
         raise DepgraphError(
             "schema",
-            f"{label}: column {name!r} holds {type(column.iloc[row]).__name__} values (e.g. row {row + 1}); "
-            "depgraph reads one value per cell (no lists or structs)",
+            f"{label}: column {name!r} holds {type(column.iloc[row]).__name__} values (e.g. row {row + 1}) among "
+            "others; a mixed column may hold text, numbers and booleans only, one value per cell (no lists or structs)",
             column=name,
-            rows=np.flatnonzero(nested).tolist(),
+            rows=np.flatnonzero(odd).tolist(),
         )
     return None
 
 
-def _is_nested_cell(value: Any) -> bool:
-    return isinstance(value, (list, tuple, dict, set, frozenset, np.ndarray, pd.Series))
+def _beyond_64_bits(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64
+
+
+def _odd_cell(value: Any) -> bool:
+    """A cell of a mixed object column that is not text, a number, a boolean or missing."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return False
+    return not isinstance(value, (str, bool, int, float, np.integer, np.floating, np.bool_))
 
 
 def _refused_kind(name: str, kind: str, label: str) -> DepgraphError:

@@ -525,7 +525,7 @@ import gzip  # noqa: E402
 import lzma  # noqa: E402
 import re  # noqa: E402
 import zipfile  # noqa: E402
-from datetime import date, datetime, time, timezone  # noqa: E402
+from datetime import date, datetime, time, timedelta, timezone  # noqa: E402
 from decimal import Decimal  # noqa: E402
 
 import pyarrow as pa  # noqa: E402
@@ -1270,3 +1270,104 @@ def test_typed_columns_that_cannot_be_read_as_asked(tmp_path, out_dir, meta_csv,
         "duplicates": ["--duplicates", path],
     }[role]
     cli_fails(capsys, tmp_path, ["build", meta_csv, *option, "-o", target], "schema", *fragments, output=target)
+
+
+# ---- found by fuzzing the readers (byte flips in CSV, Parquet and tool files; random object cells in frames)
+FUZZED_TEXT_CASES = [
+    pytest.param(
+        b'sample_id,"subject_id\nS1,P1\nS2,P2\n',
+        "cohort.csv",
+        "parse",
+        [FILE, "header line never ends"],
+        id="open-quote",
+    ),
+    pytest.param(
+        b"sample_id,subject_id\nS1,P1\nS2,P\xfe2,X\n",
+        "cohort.csv",
+        "parse",
+        [FILE, "UTF-8", "line 3"],
+        id="ragged+bytes",
+    ),
+    pytest.param(b"samp\xfdle_id,x\nS1,0\n", "cohort.csv", "parse", [FILE, "UTF-8", "line 1"], id="header-not-utf8"),
+    pytest.param(
+        b'sample_id,subject_id\n"S\n1",P1\nS2,P2\n',
+        "cohort.csv",
+        "invalid_value",
+        ["sample_id", "line break", "row 1", r"'S\n1'"],
+        id="line-break-inside-an-id",
+    ),
+    pytest.param(
+        b"sample_id,subject_id\nS1,P\t1\n", "cohort.csv", "invalid_value", ["subject_id", "tab"], id="tab-inside-an-id"
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "name", "code", "fragments"), FUZZED_TEXT_CASES)
+def test_fuzzed_text_table(tmp_path, out_dir, capsys, content, name, code, fragments):
+    path = tmp_path / name
+    path.write_bytes(content)
+    _build_both(capsys, tmp_path, out_dir, path, code, fragments)
+
+
+FUZZED_TOOL_CASES = [
+    pytest.param(
+        GENOME_HEADER + " F1 P1 F2 P2 UN NA 0.5 0 0.5 0.0 0.5 -1 0.8 0.5 2.0\n",
+        ["line 2 has more fields than the header"],
+        id="genome-first-line-longer-is-not-an-index",
+    ),
+    pytest.param(
+        KIN0_HEADER + "F1\tP1\tF2\tP2\t5000\t0.1\t0.001\t0.25\nF1\tP3\tF2\tP4\t5000\t0.1\t0.001\t0.25\t9\n",
+        ["line 3", "saw 9"],
+        id="king-later-line-longer",
+    ),
+    pytest.param(
+        KIN0_HEADER + "F1\tP1\tF2\tP2\t5000\t0.1\t0.001\t0.25\nF1\tP3\tF2\tP4\t5000\n",
+        ["line 3 has fewer fields than the header's 8"],
+        id="king-line-cut-short",
+    ),
+    pytest.param(
+        KIN0_HEADER + 'F1\t"P1\tF2\tP2\t5000\t0.1\t0.001\t0.25\n', ["EOF inside string"], id="king-open-quote"
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "fragments"), FUZZED_TOOL_CASES)
+def test_fuzzed_tool_file(tmp_path, out_dir, capsys, text, fragments):
+    meta = write(tmp_path / "meta.csv", TOOL_META)
+    path = write(tmp_path / ("cohort.genome" if "PI_HAT" in text else "cohort.kin0"), text)
+    with fails_with("parse", FILE, *fragments, file=path):
+        from_metadata(meta).add_kinship(path, "third")
+    target = out_dir / "graph.json"
+    args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "-o", target]
+    cli_fails(capsys, tmp_path, args, "parse", FILE, *fragments, output=target, file=path)
+
+
+FUZZED_FRAME_CASES = [
+    pytest.param(
+        pd.Series(["S1", Decimal("1.5")], dtype=object), ["note", "Decimal", "row 2"], id="decimal-among-text"
+    ),
+    pytest.param(pd.Series([1, timedelta(days=1)], dtype=object), ["note", "timedelta", "row 2"], id="duration-mixed"),
+    pytest.param(pd.Series(["a", b"\xff"], dtype=object), ["note", "bytes", "row 2"], id="bytes-among-text"),
+    pytest.param(pd.Series([1, 1 + 2j], dtype=object), ["note", "complex"], id="complex-mixed"),
+    pytest.param(pd.Series([2**70, 1], dtype=object), ["note", "beyond 64 bits", "row 1"], id="huge-integer"),
+]
+
+
+@pytest.mark.parametrize(("cells", "fragments"), FUZZED_FRAME_CASES)
+def test_fuzzed_frame_cells(cells, fragments):
+    with fails_with("schema", *fragments):
+        from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "note": cells}))
+
+
+def test_frame_decimals_follow_the_arrow_rule():
+    frame = pd.DataFrame(
+        {"sample_id": ["S1", "S2"], "batch_id": [Decimal("7"), Decimal("8")], "w": [Decimal("1.5"), None]}
+    )
+    graph = from_metadata(frame)
+    assert graph.keys(NodeType.BATCH).tolist() == ["7", "8"]
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    assert graph.attributes["w"].iloc[start:stop].astype(object).where(lambda s: s.notna(), None).tolist() == [
+        1.5,
+        None,
+    ]
+    json.loads(graph.to_json_bytes())  # every attribute is JSON
