@@ -57,9 +57,7 @@ _SHOWN = 5  # offending lines named in a message
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook?)"),
     (b"\xd0\xcf\x11\xe0", "an OLE2 document (an Excel .xls workbook?)"),
-    (b"PAR1", "a Parquet file"),
     (b"\x1f\x8b", "gzip-compressed"),
-    (b"BZh", "bzip2-compressed"),
     (b"\xfd7zXZ\x00", "xz-compressed"),
     (b"\x28\xb5\x2f\xfd", "Zstandard-compressed"),
     (b"\xff\xfe", "UTF-16 text (save it as UTF-8)"),
@@ -272,10 +270,14 @@ def _line_at(data: bytes | mmap.mmap, position: int) -> int:
 
 
 def _refuse_other_kinds(data: bytes | mmap.mmap, path: Path, label: str) -> None:
-    head = bytes(data[:8])
-    for magic, kind in _MAGIC:
-        if head.startswith(magic):
-            raise DepgraphError("parse", f"{label} is {kind}, not delimited text", path=str(path))
+    head = bytes(data[:10])
+    kind = next((k for magic, k in _MAGIC if head.startswith(magic)), None)
+    if kind is None and head.startswith(b"PAR1") and bytes(data[-4:]) == b"PAR1":  # Parquet: at both ends
+        kind = "a Parquet file"
+    if kind is None and head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        kind = "bzip2-compressed"
+    if kind is not None:
+        raise DepgraphError("parse", f"{label} is {kind}, not delimited text", path=str(path))
 
 
 def _missing_to_nan(column: pd.Series) -> pd.Series:

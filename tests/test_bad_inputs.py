@@ -531,6 +531,7 @@ from decimal import Decimal  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from depgraph.files import read_table  # noqa: E402
 from depgraph.kinship import read_kinship  # noqa: E402
 from depgraph.vocab import NodeType  # noqa: E402
 
@@ -607,7 +608,8 @@ TEXT_TABLE_CASES = [
     ),
     pytest.param(b"PK\x03\x04\x14\x00\x06\x00[Content_Types].xml\n", "cohort.csv", "parse", [FILE, "ZIP"], id="xlsx"),
     pytest.param(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00\x00", "cohort.csv", "parse", [FILE, ".xls"], id="xls"),
-    pytest.param(b"PAR1\x15\x04\x15\x10", "cohort.tsv", "parse", [FILE, "Parquet"], id="parquet-named-tsv"),
+    pytest.param(b"PAR1\x15\x04\x15\x10PAR1", "cohort.tsv", "parse", [FILE, "Parquet"], id="parquet-named-tsv"),
+    pytest.param(bz2.compress(META.encode()), "cohort.csv", "parse", [FILE, "bzip2"], id="bzip2-named-csv"),
     pytest.param(gzip.compress(META.encode()), "cohort.csv", "parse", [FILE, "gzip"], id="gzip-named-csv"),
     pytest.param(b"\n\n   \n", "cohort.csv", "empty_input", [FILE, "no header line"], id="only-blank-lines"),
     pytest.param(b"sample_id\tsubject_id\n", "cohort.tsv", "empty_input", [FILE, "no rows"], id="header-only-tsv"),
@@ -1371,3 +1373,41 @@ def test_frame_decimals_follow_the_arrow_rule():
         None,
     ]
     json.loads(graph.to_json_bytes())  # every attribute is JSON
+
+
+# ---- a property: whichever lines are ragged, exactly those are named, by their line in the file
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TOKEN = st.text(alphabet="ABCPS0123456789_-", min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    width=st.integers(min_value=1, max_value=4),
+    rows=st.lists(st.tuples(st.integers(min_value=-1, max_value=1), st.booleans()), min_size=1, max_size=30),
+    data=st.data(),
+)
+def test_ragged_lines_are_named_exactly(tmp_path_factory, width, rows, data):
+    """Each row gets ``width + delta`` fields (delta -1, 0 or +1; never 0 fields), blank lines sprinkled in; the
+    message names the first ragged line and the refusal lists every one (file lines, header = line 1)."""
+    header = ["sample_id", *(f"c{k}" for k in range(1, width))]
+    lines = [",".join(header)]
+    expected = []
+    for delta, blank_before in rows:
+        if blank_before:
+            lines.append("")
+        fields = max(1, width + delta)
+        lines.append(",".join(data.draw(_TOKEN) for _ in range(fields)))
+        if fields != width:
+            expected.append(len(lines))  # 1-based: the line just appended
+    path = tmp_path_factory.mktemp("ragged") / "cohort.csv"
+    path.write_text("\n".join(lines) + "\n")
+    if not expected:
+        assert len(read_table(path, "metadata")) == len(rows)
+        return
+    with pytest.raises(DepgraphError) as info:
+        read_table(path, "metadata")
+    assert info.value.code == "parse"
+    assert info.value.details["lines"] == expected
+    assert f"line{'s' if len(expected) > 1 else ''} {expected[0]}" in info.value.message
