@@ -1411,3 +1411,25 @@ def test_ragged_lines_are_named_exactly(tmp_path_factory, width, rows, data):
     assert info.value.code == "parse"
     assert info.value.details["lines"] == expected
     assert f"line{'s' if len(expected) > 1 else ''} {expected[0]}" in info.value.message
+
+
+def test_tool_file_and_coordinate_messages_name_a_path_once(tmp_path, capsys):
+    """The same scan over the kinship and coordinate refusals, through the command line."""
+    cases = [(name, content, template) for name, content, template, _, _ in (p.values for p in TOOL_CASES)]
+    cases += [("cohort.kin0", text, "{IID}") for text, _ in (p.values for p in FUZZED_TOOL_CASES)]
+    cases += [("coords.csv", text, None) for text, _ in (p.values for p in HUGE_COORD_CASES)]
+    for k, (name, content, template) in enumerate(cases):
+        folder = tmp_path / f"case{k}"
+        folder.mkdir()
+        meta = write(folder / "meta.csv", TOOL_META)
+        path = folder / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        extra = (
+            ["--coords", path, "--radius", "1"]
+            if template is None
+            else ["--kinship", path, "--kinship-threshold", "third", "--id-template", template]
+        )
+        capsys.readouterr()
+        assert main([str(a) for a in ["build", meta, *extra, "-o", folder / "g.json"]]) == 2
+        line = capsys.readouterr().err.strip()
+        assert line.count(repr(str(path))) <= 1 and not re.search(r"'([^']+)' '\1'", line), line
