@@ -38,7 +38,7 @@ from depgraph.files import read_json, read_table
 from depgraph.folds import SCHEMES, assign_folds, check_seed, schemes_taking
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.identifiers import formula_like
-from depgraph.ingest import from_metadata
+from depgraph.ingest import from_metadata, no_grouping_message
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.outputs import Outputs
 from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
@@ -318,6 +318,10 @@ def build(
         _refuse_given(
             ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples"
         )
+    for step in graph.history:
+        warning = no_grouping_message(step)
+        if warning:  # a graph of singletons is legal, but never a silent one
+            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
     if kinship is not None:
         fmt = None if kinship_format == "auto" else kinship_format
         with stage(f"reading kinship from {kinship.name}"):

@@ -91,17 +91,26 @@ class DepgraphWarning(UserWarning):
 def describe_ids(ids: Iterable[Any], limit: int = 5, total: int | None = None) -> str:
     """The first ``limit`` ids and how many more, for one-line messages.
 
-    ``total`` is the full count when ``ids`` is already a truncated list.
+    ``total`` is the full count when ``ids`` is already a truncated list. An
+    id holding a line break or another control character is shown quoted and
+    escaped, so the message stays one line.
+
+    >>> describe_ids(["S1", "S" + chr(10) + "2"]) == "S1, " + repr("S" + chr(10) + "2")
+    True
     """
     if not isinstance(ids, (list, tuple, np.ndarray)):  # dicts, sets, pandas objects, generators
         ids = list(ids)
     n = len(ids)
-    head = [str(ids[i]) for i in range(min(limit, n))]  # only what is shown is formatted
+    head = [_one_line(str(ids[i])) for i in range(min(limit, n))]  # only what is shown is formatted
     total = n if total is None else max(total, n)
     shown = ", ".join(head)
     if total > len(head):
         shown += f" and {total - len(head)} more"
     return shown
+
+
+def _one_line(text: str) -> str:
+    return text if text.isprintable() else repr(text)
 
 
 def describe_rows(rows: Iterable[int], limit: int = 5) -> str:

@@ -21,13 +21,11 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from depgraph.arrays import needs_trimming
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.errors import DepgraphError
 from depgraph.outputs import atomic_path as atomic_path
 from depgraph.outputs import atomic_write_bytes as atomic_write_bytes
-
-#: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
-MISSING_TOKENS: tuple[str, ...] = ("", "NA", "NaN", "nan", "NULL", "null", "None", "N/A", "<NA>")
+from depgraph.tables import MISSING_TOKENS as MISSING_TOKENS  # re-exported: readers import it from here
+from depgraph.tables import checked_frame, frame_from_arrow, read_table_file
 
 TableLike = Any  # pandas / polars DataFrame, pyarrow Table, or a path
 
@@ -68,86 +66,32 @@ def file_name(path: str | os.PathLike[str]) -> str:
 def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     """A pandas DataFrame from a table object or a CSV/TSV/Parquet path.
 
-    Column names are stripped of surrounding blanks. Text files are read with
-    every cell as a string; Parquet keeps its column types.
+    ``what`` names the table in messages (``"metadata"``); a path is added to
+    it once. Column names are stripped of surrounding blanks; a name given
+    twice is a ``schema`` error. Text files are read with every cell as a
+    string (see :mod:`depgraph.tables` for every refusal); Arrow-typed tables
+    (Parquet, pyarrow, polars) are converted by
+    :func:`depgraph.tables.frame_from_arrow`'s rules and pandas frames checked
+    by :func:`depgraph.tables.checked_frame`'s.
 
     >>> read_table(pd.DataFrame({" sample_id ": ["S1"]})).columns.tolist()
     ['sample_id']
     """
+    label = describe_source(source, what)
     if isinstance(source, pd.DataFrame):
-        frame = source
-    elif hasattr(source, "to_pandas") and not isinstance(source, (str, os.PathLike)):
-        frame = source.to_pandas()  # polars DataFrame, pyarrow Table
-    elif isinstance(source, (str, os.PathLike)):
-        named = f" {str(source)!r}"  # callers may describe the source with its path already (describe_source)
-        noun = what[: -len(named)] if what.endswith(named) and len(what) > len(named) else what
-        frame = _read_table_file(existing_file(source, noun), noun)  # the messages name the path once
-    else:
-        raise DepgraphError(
-            "invalid_argument",
-            f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet path, "
-            f"not {type(source).__name__}",
-        )
-    stripped = [str(c).strip() for c in frame.columns]
-    repeated = sorted({c for c in stripped if stripped.count(c) > 1})
-    if repeated:
-        raise DepgraphError(
-            "schema", f"{what} has the column {describe_ids(repeated)} more than once", columns=repeated
-        )
-    if stripped != list(frame.columns):
-        frame = frame.set_axis(stripped, axis=1)
-    return frame
-
-
-def _read_table_file(path: Path, what: str) -> pd.DataFrame:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zst", ".zip"):
-        suffixes = suffixes[:-1]
-    kind = suffixes[-1] if suffixes else ""
-    if path.stat().st_size == 0:
-        raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty (0 bytes)", path=str(path))
-    try:
-        if kind in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        sep = "\t" if kind in (".tsv", ".tab", ".txt") else ","
-        frame = _read_text(path, sep)
-        return frame.apply(_missing_to_nan)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, pd.errors.EmptyDataError):
-            raise DepgraphError("empty_input", f"{what} {str(path)!r} has no columns", path=str(path)) from exc
-        raise DepgraphError("parse", f"{what} {str(path)!r} cannot be parsed: {reason}", path=str(path)) from exc
-
-
-def _read_text(path: Path, sep: str) -> pd.DataFrame:
-    """Every cell as text. pyarrow's multi-threaded reader first; pandas' own
-    reader for what pyarrow refuses, so its message names the bad line."""
-    tokens = list(MISSING_TOKENS)  # cells that are exactly a token are missing from the parser on
-    try:
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=tokens, engine="pyarrow")
-    except (ValueError, pd.errors.ParserError):  # pyarrow.ArrowInvalid is a ValueError
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=tokens)
-
-
-def _missing_to_nan(column: pd.Series) -> pd.Series:
-    """Cells stripped of surrounding blanks; the missing tokens become NaN. The
-    parser already made exact tokens missing: a column with no blank space to
-    strip is left as it is."""
-    if not _may_need_stripping(column):
-        return column
-    text = column.str.strip()
-    return text.where(~text.isin(MISSING_TOKENS))
-
-
-def _may_need_stripping(column: pd.Series) -> bool:
-    """False only when no cell can start or end with blank space (read from the
-    Arrow buffers, one byte per end: cheaper than stripping a million cells)."""
-    if column.dtype == object or not pd.api.types.is_string_dtype(column.dtype):
-        return True
-    try:
-        return needs_trimming(pa.array(column.array))
-    except (TypeError, ValueError, pa.ArrowException):  # not Arrow-backed text after all
-        return True
+        return checked_frame(source, label)
+    if isinstance(source, pa.RecordBatch):
+        source = pa.Table.from_batches([source])
+    if isinstance(source, pa.Table):
+        return frame_from_arrow(source, label)
+    if hasattr(source, "to_arrow") and not isinstance(source, (str, os.PathLike)):
+        return frame_from_arrow(source.to_arrow(), label)  # polars DataFrame
+    if isinstance(source, (str, os.PathLike)):
+        return read_table_file(existing_file(source, what), label)
+    raise DepgraphError(
+        "invalid_argument",
+        f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet path, not {type(source).__name__}",
+    )
 
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:

@@ -16,6 +16,72 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.arrays import needs_trimming, text_buffers
+from depgraph.errors import DepgraphError
+
+
+def check_key_column(values: pd.Series, column: str, what: str) -> None:
+    """Refuse a column whose cells cannot be identifiers: booleans, dates and
+    times (``schema`` error naming the column and the kind). Text, integers,
+    integral floats and categories of those are identifiers; only an object
+    column's cells are inspected (numeric and text columns cost nothing).
+
+    >>> check_key_column(pd.Series([True, False]), "subject_id", "metadata")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [schema] metadata: subject_id holds booleans (True/False), not identifiers
+    """
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # the categories are the values
+        values = pd.Series(dtype.categories)
+        dtype = values.dtype
+    kind: str | None = None
+    if pd.api.types.is_bool_dtype(dtype):
+        kind = "booleans (True/False)"
+    elif pd.api.types.is_datetime64_any_dtype(dtype):
+        kind = "dates or times"
+    elif pd.api.types.is_timedelta64_dtype(dtype):
+        kind = "durations"
+    elif pd.api.types.is_object_dtype(dtype):
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        kind = {
+            "boolean": "booleans (True/False)",
+            "datetime": "dates or times",
+            "datetime64": "dates or times",
+            "date": "dates",
+            "time": "times of day",
+            "timedelta": "durations",
+            "bytes": "bytes",
+        }.get(inferred)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: {column} holds {kind}, not identifiers", column=column)
+
+
+def refuse_control_characters(keys: pa.Array, column: str, what: str) -> None:
+    """Refuse identifiers holding a line break, a tab or another control
+    character (``invalid_value`` naming the rows): such an id is almost always
+    a quoting accident, and no export could write it back faithfully. One pass
+    over the text bytes (their minimum), nothing per id.
+
+    >>> refuse_control_characters(pa.array(["S1", "S" + chr(9) + "2"]), "sample_id", "metadata")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_value] metadata: sample_id holds a line break, tab ... in row 2 (e.g. ...)
+    """
+    offsets, data = text_buffers(keys)
+    body = data[offsets[0] : offsets[-1]]
+    if not len(body) or body.min() >= 0x20:
+        return
+    bad = pc.fill_null(pc.match_substring_regex(keys, r"[\x00-\x1f]"), False).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(bad)
+    examples = ", ".join(repr(v) for v in keys.take(pa.array(rows[:3])).to_pylist())
+    shown = ", ".join(str(r + 1) for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+    raise DepgraphError(
+        "invalid_value",
+        f"{what}: {column} holds a line break, tab or other control character in row{'s' if len(rows) > 1 else ''} "
+        f"{shown} (e.g. {examples})",
+        rows=rows.tolist(),
+        column=column,
+    )
 
 
 def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:

@@ -44,8 +44,9 @@ from depgraph.graph import (
     many_distinct,
     text_array,
 )
-from depgraph.identifiers import _float_keys, key_array, normalise_keys
-from depgraph.kinship import detect_format, read_kinship, resolve_threshold
+from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys, refuse_control_characters
+from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
+from depgraph.tables import attribute_values, non_number_kind
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
@@ -59,7 +60,11 @@ _MAX_PRECEDES_PER_TIMEPOINT = 4
 
 def _numeric(values: pd.Series, column: str, what: str) -> np.ndarray:
     """A float column; text that is not a number, or an infinite value, is an
-    ``invalid_value`` error naming rows."""
+    ``invalid_value`` error naming rows; booleans, dates and durations are a
+    ``schema`` error (never read as 0/1 or nanoseconds)."""
+    kind = non_number_kind(values)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: {column} holds {kind}, not numbers", column=column)
     arr = None
     if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
         try:  # pyarrow parses a clean text column far faster than pandas
@@ -87,7 +92,7 @@ def _coerced(values: pd.Series, column: str, what: str) -> np.ndarray:
     bad = numbers.isna() & ~raw_missing
     if bad.any():
         rows = np.flatnonzero(bad.to_numpy())
-        examples = values.iloc[rows[:3]].tolist()
+        examples = [repr(v) for v in values.iloc[rows[:3]].tolist()]  # repr: a cell may hold a line break
         raise DepgraphError(
             "invalid_value",
             f"{what}: {column} is not a number in {describe_rows(rows)} (e.g. {describe_ids(examples)})",
@@ -173,12 +178,12 @@ def from_metadata(
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
     what = describe_source(table, "metadata")
-    frame = _apply_column_map(read_table(table, what), columns)
+    frame = _apply_column_map(read_table(table, "metadata"), columns)
     if "sample_id" not in frame.columns:
         raise DepgraphError(
             "schema",
             f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)}); "
-            "map yours with columns={'sample_id': 'your_column'}",
+            f"map yours with columns={{'sample_id': 'your_column'}}{_separator_hint(frame)}",
             column="sample_id",
         )
     if len(frame) == 0:
@@ -193,12 +198,16 @@ def from_metadata(
         frame, notes = _outcome_from_value(frame, what)
 
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
+    for column in id_columns:
+        check_key_column(frame[column], column, what)
     samples = key_array(frame["sample_id"], "sample_id")  # Arrow text, null where missing
     _require_ids(samples, "sample_id", what)
     # Ranking a million ids is the longest single step: it runs on a second
     # core (numpy and Arrow release the GIL) while the other columns are read.
     sorting = _BACKGROUND.submit(sorted_codes, samples)
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
+    for column, values in keys.items():
+        refuse_control_characters(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
@@ -249,7 +258,11 @@ def from_metadata(
 
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
-    sample_attrs = frame[attribute_columns].reset_index(drop=True) if attribute_columns else None
+    sample_attrs = (
+        pd.DataFrame({c: attribute_values(frame[c]) for c in attribute_columns}).reset_index(drop=True)
+        if attribute_columns
+        else None
+    )
     # one factorisation shared by every sample-side edge
     if unique_samples:
         sample_keys = Keys.distinct(samples, order)
@@ -282,6 +295,8 @@ def from_metadata(
     if notes:
         history["outcome_id_from"] = "outcome_value"
         history["warnings"] = notes
+    if not any(c in frame.columns for c in GROUPING_COLUMNS):
+        history["no_grouping_column"] = {"id_like_columns": id_like_columns(frame, attribute_columns)}
     if outcome_scope == "subject" and "outcome_id" in keys:
         edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
         outcomes = _as_series(keys["outcome_id"]).dropna()
@@ -362,6 +377,67 @@ def _distinct_pairs(
     _, first = np.unique(pair, return_index=True)
     first.sort()
     return EdgePiece(relation, src.take(first), dst.take(first), provenance)
+
+
+#: Canonical columns that link a sample to something (every one but sample_id).
+GROUPING_COLUMNS: tuple[str, ...] = tuple(c for c in CANONICAL_COLUMNS if c != "sample_id")
+
+
+def id_like_columns(frame: pd.DataFrame, columns: list[str]) -> list[str]:
+    """Columns among ``columns`` that look like identifiers a grouping could use:
+    text or integers where some value repeats and there are many distinct values
+    (at least 3, and at least the square root of the rows), most distinct first.
+
+    >>> meta = pd.DataFrame({"patient": ["A", "A", "B", "C"], "sex": ["f", "f", "m", "f"], "x": [1.5, 2, 3, 4]})
+    >>> id_like_columns(meta, ["patient", "sex", "x"])
+    ['patient']
+    """
+    found: list[tuple[int, str]] = []
+    for column in columns:
+        values = frame[column]
+        dtype = values.dtype
+        textual = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)
+        if not textual or pd.api.types.is_bool_dtype(dtype):
+            continue
+        present = int(values.notna().sum())
+        distinct = int(values.nunique(dropna=True))
+        if 3 <= distinct < present and distinct >= math.isqrt(present):
+            found.append((distinct, column))
+    return [c for _, c in sorted(found, key=lambda f: (-f[0], f[1]))]
+
+
+def no_grouping_message(step: Mapping[str, Any]) -> str | None:
+    """The warning for a ``from_metadata`` history step that found no grouping
+    column (None when it found one): every sample would be its own group.
+
+    >>> no_grouping_message({"step": "from_metadata", "no_grouping_column": {"id_like_columns": ["patient"]}})
+    'metadata has no grouping column (...): every sample is its own group; patient looks like an id: ...'
+    """
+    note = step.get("no_grouping_column") if step.get("step") == "from_metadata" else None
+    if note is None:
+        return None
+    message = (
+        "metadata has no grouping column (only sample_id and attributes; no subject_id, batch_id, site_id...): "
+        "every sample is its own group"
+    )
+    candidates = [str(c) for c in note.get("id_like_columns", [])]
+    if len(candidates) == 1:
+        message += f"; {candidates[0]} looks like an id: map it, e.g. --column subject_id={candidates[0]}"
+    elif candidates:
+        message += f"; {describe_ids(candidates)} look like ids: map one, e.g. --column subject_id={candidates[0]}"
+    return message
+
+
+def _separator_hint(frame: pd.DataFrame) -> str:
+    """A hint when a one-column table's header holds another separator (a TSV or a ';' CSV named .csv)."""
+    if len(frame.columns) != 1:
+        return ""
+    header = str(frame.columns[0])
+    if "\t" in header:
+        return "; the header holds tabs: is the file tab-separated? name it .tsv"
+    if ";" in header:
+        return "; the header holds semicolons: depgraph reads ',' (.csv) or tab (.tsv) separated files"
+    return ""
 
 
 def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
@@ -487,8 +563,10 @@ def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece |
 
 
 # --------------------------------------------------------------------------- pairs
-def _pair_table(source: Any, what: str, id_columns: tuple[str, str], value_column: str | None) -> pd.DataFrame:
-    frame = read_table(source, what)
+def _pair_table(source: Any, noun: str, id_columns: tuple[str, str], value_column: str | None) -> pd.DataFrame:
+    """The pair table ``source`` (``noun`` names it: "kinship") with its id and value columns checked present."""
+    frame = read_table(source, noun)
+    what = describe_source(source, noun)
     needed = [*id_columns, *([value_column] if value_column else [])]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
@@ -503,10 +581,14 @@ def _pair_table(source: Any, what: str, id_columns: tuple[str, str], value_colum
 
 def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pa.Array, pa.Array]:
     """The two id columns of a pair table as Arrow keys (no missing id, no id paired with itself)."""
+    for column in id_columns:
+        check_key_column(frame[column], column, what)
     a = key_array(frame[id_columns[0]], id_columns[0])
     b = key_array(frame[id_columns[1]], id_columns[1])
     _require_ids(a, id_columns[0], what)
     _require_ids(b, id_columns[1], what)
+    refuse_control_characters(a, id_columns[0], what)
+    refuse_control_characters(b, id_columns[1], what)
     same = pc.equal(a, b).to_numpy(zero_copy_only=False)
     if same.any():
         rows = np.flatnonzero(same)
@@ -619,8 +701,15 @@ def kinship_pairs(
         kin = pairs["kinship"].to_numpy(dtype=np.float64)
         record |= {"source": file_name(source), "format": format, "id_template": id_template,
                    "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
+        record |= {k: v for k, v in read.items() if k.startswith("above_half")}  # flagged, not refused
         provenance = f"kinship:{format}"
     elif isinstance(source, np.ndarray) or sp.issparse(source):
+        if id_template != "{IID}":
+            raise DepgraphError(
+                "invalid_argument",
+                f"id_template {id_template!r} applies to kinship files and pair tables; "
+                "a matrix's ids= are subject ids",
+            )
         names = _matrix_ids(source, ids, what)
         known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
         a, b, kin, origin = _matrix_pairs(source, names, value, what)
@@ -632,10 +721,14 @@ def kinship_pairs(
     else:
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices, not pair tables")
-        frame = _pair_table(source, what, id_columns, value_column)
+        template = plain_table_template(id_template, what)  # a pair table has no family ids: no {FID}
+        frame = _pair_table(source, "kinship", id_columns, value_column)
         if len(frame) == 0:
             raise DepgraphError("empty_input", f"{what} has no rows")
         a, b = _pair_keys(frame, id_columns, what)
+        if template is not None:
+            a, b = (pa.array(templated(template, k.to_numpy(zero_copy_only=False)), type=pa.string()) for k in (a, b))
+            record["id_template"] = id_template
         kin = _numeric(frame[value_column], value_column, what)
         _check_kinship_values(kin, np.arange(len(kin)), what)
         known, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
@@ -770,7 +863,7 @@ def spatial_pairs(
         raise DepgraphError("invalid_argument", f"radius must be a finite number >= 0, not {radius!r}")
     if not (p >= 1):
         raise DepgraphError("invalid_argument", f"p must be >= 1 (a Minkowski norm), not {p!r}")
-    frame = read_table(coords, what).reset_index(drop=True)
+    frame = read_table(coords, "coordinates").reset_index(drop=True)
     axes = [c for c in ("x", "y", "z") if c in frame.columns]
     if "sample_id" not in frame.columns or not axes:
         raise DepgraphError(
@@ -780,6 +873,7 @@ def spatial_pairs(
         )
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
+    check_key_column(frame["sample_id"], "sample_id", what)
     ids = normalise_keys(frame["sample_id"], "sample_id")
     _require_ids(ids, "sample_id", what)
     if ids.duplicated().any():
@@ -793,6 +887,7 @@ def spatial_pairs(
             f"{what}: missing coordinates for sample(s) {describe_ids(ids.iloc[nan_rows])} ({describe_rows(nan_rows)})",
             ids=ids.iloc[nan_rows].tolist(),
         )
+    _refuse_overflowing_spans(points, axes, p, what)
     positions = graph.locate(NodeType.SAMPLE, ids)
     strangers = ids[positions < 0].tolist()
     if strangers and unknown == "error":
@@ -833,6 +928,41 @@ def spatial_pairs(
     return piece, record
 
 
+#: Distances are sums of coordinate differences to the power p: they stay below this (float64 ends at ~1.8e308).
+_LARGEST_SUM = 1e308
+
+
+def _refuse_overflowing_spans(points: np.ndarray, axes: list[str], p: float, what: str) -> None:
+    """Refuse coordinates so far apart that the KD-tree's Minkowski sums
+    overflow: ``d · span^p`` must stay below 1e308, where ``span`` is the
+    largest extent of an axis (spans up to ~1e154 for Euclidean distances in
+    2-D); with ``p = inf`` only the spans themselves must be finite."""
+    if len(points) < 2:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        spans = points.max(axis=0) - points.min(axis=0)
+    axis = int(np.argmax(spans))
+    span = float(spans[axis])
+    dims = points.shape[1]
+    if math.isinf(p):
+        fits = math.isfinite(span)
+    else:
+        fits = span == 0 or (math.isfinite(span) and p * math.log10(span) + math.log10(dims) < math.log10(_LARGEST_SUM))
+    if fits:
+        return
+    rows = sorted({int(np.argmin(points[:, axis])), int(np.argmax(points[:, axis]))})
+    top = math.log10(_LARGEST_SUM)
+    limit = "finite spans" if math.isinf(p) else f"spans below about {10 ** ((top - math.log10(dims)) / p):.3g}"
+    extent = f"{span:.3g}" if math.isfinite(span) else "beyond the float64 range"
+    raise DepgraphError(
+        "invalid_value",
+        f"{what}: {axes[axis]} spans {extent} ({describe_rows(rows)}): distances that far apart overflow the "
+        f"Minkowski p={p:g} sums of the KD-tree (they need {limit}); rescale the coordinates",
+        rows=rows,
+        column=axes[axis],
+    )
+
+
 def duplicate_pairs(
     graph: StudyGraph,
     pairs: Any,
@@ -847,7 +977,7 @@ def duplicate_pairs(
     a duplicate audit).
     """
     what = describe_source(pairs, "duplicate pairs")
-    frame = _pair_table(pairs, what, ("id1", "id2"), similarity_column)
+    frame = _pair_table(pairs, "duplicate pairs", ("id1", "id2"), similarity_column)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
     a, b = _pair_keys(frame, ("id1", "id2"), what)
@@ -883,9 +1013,11 @@ def explicit_pairs(
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
     what = describe_source(pairs, f"{relation} pairs")
-    frame = _pair_table(pairs, what, (source_column, target_column), None)
+    frame = _pair_table(pairs, f"{relation} pairs", (source_column, target_column), None)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
+    for column in (source_column, target_column):
+        check_key_column(frame[column], column, what)
     a = normalise_keys(frame[source_column], source_column)
     b = normalise_keys(frame[target_column], target_column)
     _require_ids(a, source_column, what)

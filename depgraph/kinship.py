@@ -39,6 +39,7 @@ import lzma
 import math
 import os
 import string
+import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,7 +51,8 @@ import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, file_name, read_table
-from depgraph.identifiers import normalise_keys
+from depgraph.identifiers import check_key_column, normalise_keys
+from depgraph.tables import compression_failure, non_number_kind
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
@@ -75,6 +77,8 @@ class _Layout:
     fid2: tuple[str, ...]
     factor: float  # kinship = value * factor
     scale: str
+    maximum: float  # the largest value the tool can write (a larger one is refused)
+    why: str  # why nothing larger can come from the tool
 
 
 _LAYOUTS: dict[str, _Layout] = {
@@ -87,6 +91,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2", "FID"),
         factor=1.0,
         scale="Kinship",
+        maximum=0.5,
+        why="the KING-robust estimator is at most 0.5 (duplicates)",
     ),
     "plink2-king": _Layout(
         "plink2 KING table",
@@ -97,6 +103,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2",),
         factor=1.0,
         scale="KINSHIP",
+        maximum=0.5,
+        why="the KING-robust estimator is at most 0.5 (duplicates)",
     ),
     "plink-genome": _Layout(
         "PLINK --genome file",
@@ -107,6 +115,8 @@ _LAYOUTS: dict[str, _Layout] = {
         fid2=("FID2",),
         factor=0.5,
         scale="PI_HAT / 2",
+        maximum=1.0,
+        why="PI_HAT is a proportion of the genome, at most 1",
     ),
 }
 
@@ -173,6 +183,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "plink2-king" if _looks_plink2(tokens) else "king"
     if Path(f"{p}.grm.bin").is_file():
         return "gcta-grm"
+    if base.endswith((".parquet", ".pq")):
+        return "pairs"  # binary: no tool writes its relatedness as Parquet
     tokens = _header_tokens(existing_file(p, "kinship file"))
     if "PI_HAT" in tokens and "IID1" in tokens:
         return "plink-genome"
@@ -289,6 +301,24 @@ def _parse_template(template: Any) -> list[tuple[str, str | None]]:
     return parts
 
 
+def plain_table_template(id_template: Any, what: str) -> list[tuple[str, str | None]] | None:
+    """``id_template`` parsed for a table without family ids (a pair table):
+    None for the default ``{IID}``; a template using ``{FID}`` is an
+    ``invalid_argument`` error (never a silent empty FID).
+
+    >>> plain_table_template("sub-{IID}", "kinship") is not None, plain_table_template("{IID}", "kinship")
+    (True, None)
+    """
+    template = _parse_template(id_template)
+    _refuse_fid(template, what)
+    return None if template == [("", "IID")] else template
+
+
+def templated(template: list[tuple[str, str | None]], ids: np.ndarray) -> np.ndarray:
+    """Subject ids from individual ids (no family ids) through a parsed template."""
+    return _build_ids(template, None, ids)
+
+
 def _uses_fid(template: list[tuple[str, str | None]]) -> bool:
     return any(field == "FID" for _, field in template)
 
@@ -360,17 +390,43 @@ def _open_text(path: Path) -> Any:
     return open(path, encoding="utf-8", newline="")
 
 
-def _first_line(path: Path) -> str:
-    """The header line (at most 64 kB of it); "" for an empty or binary file."""
+def _first_line(path: Path, what: str) -> str:
+    """The header line (at most 64 kB of it); "" for an empty file. A file
+    that is not UTF-8 text, or a corrupt compressed one, is a ``parse`` error."""
     try:
         with _open_text(path) as handle:
             return handle.readline(65536).rstrip("\r\n")
-    except (UnicodeDecodeError, OSError, EOFError, zlib.error, lzma.LZMAError):
-        return ""
+    except UnicodeDecodeError:
+        raise DepgraphError("parse", f"{what} is not UTF-8 text", path=str(path)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise _read_failure(exc, what, path) from None
+
+
+def _read_failure(exc: BaseException, what: str, path: Path) -> DepgraphError:
+    """A failure while reading ``path``: ``parse`` when a compressed file is
+    truncated or corrupt, ``io`` when the disk or the permissions failed."""
+    compressed = _strip_compression(path.name.lower()) != path.name.lower()
+    if compressed and compression_failure(exc):
+        return DepgraphError("parse", f"{what} is truncated or corrupt: {exc}", path=str(path))
+    return DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path))
+
+
+def split_header(line: str) -> tuple[str, list[str]]:
+    """A tool table's separator, told by its header (tabs, commas, else runs of
+    blanks), and the header's fields: a KING table saved with commas reads as KING.
+
+    >>> split_header("FID1,ID1,FID2,ID2,Kinship")
+    (',', ['FID1', 'ID1', 'FID2', 'ID2', 'Kinship'])
+    """
+    if "\t" in line:
+        return "\t", line.split("\t")
+    if "," in line:
+        return ",", line.split(",")
+    return r"\s+", line.split()
 
 
 def _header_tokens(path: Path) -> list[str]:
-    return _first_line(path).split()
+    return [t.strip() for t in split_header(_first_line(path, f"kinship file {str(path)!r}"))[1]]
 
 
 def _looks_plink2(tokens: list[str]) -> bool:
@@ -395,12 +451,16 @@ def _read_text(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     p = existing_file(path, layout.label)
     what = f"{layout.label} {str(p)!r}"
-    header = _first_line(p)
+    header = _first_line(p, what)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
         raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
-    sep = "\t" if "\t" in header else r"\s+"
-    raw_columns = header.split("\t") if sep == "\t" else header.split()
+    sep, raw_columns = split_header(header)
+    repeated = sorted({c for c in raw_columns if raw_columns.count(c) > 1})
+    if repeated:
+        raise DepgraphError(
+            "schema", f"{what} has the column {describe_ids(repeated)} more than once", columns=repeated, path=str(p)
+        )
     # plink2 starts its header with '#'; the name after it is the column's name
     names = [c.strip() for c in raw_columns]
     names[0] = names[0].lstrip("#")
@@ -426,12 +486,15 @@ def _read_text(
     id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
     used = [*id_columns, kin]
     rename = {raw_of[c]: c for c in used if raw_of[c] != c}
+    # Every column is parsed (usecols would hide fields past the header; parsing them costs next to nothing
+    # measured), no column is an index, and a short line leaves the last column missing: see _refuse_ragged_lines.
+    last = raw_columns[-1]
     try:
         reader = pd.read_csv(
             p,
             sep=sep,
             header=0,
-            usecols=[raw_of[c] for c in used],
+            index_col=False,
             dtype={raw_of[c]: object for c in id_columns},
             keep_default_na=False,
             na_values=[],
@@ -442,12 +505,19 @@ def _read_text(
         )
     except ImportError as exc:
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise _read_failure(exc, what, p) from None
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
+    fids = (fid1, fid2) if fid1 in id_columns else None
     for chunk in _chunks(reader, what, p):
+        _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
         if rename:
             chunk = chunk.rename(columns=rename)
-        kept = _filter_chunk(chunk, used, kin, layout.factor, threshold, what, counts)
+        _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
+        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts)
         if kept is None:
             continue
         rows, kinship = kept
@@ -455,32 +525,113 @@ def _read_text(
         fid_b = rows[fid2].to_numpy(dtype=object) if fid2 in id_columns else None
         iid_a, iid_b = rows[id1].to_numpy(dtype=object), rows[id2].to_numpy(dtype=object)
         _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
-        parts.append((_build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b), kinship))
+        a, b = _build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b)
+        _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
+        parts.append((a, b, kinship))
     counts["scale"] = layout.scale
     return _concat(parts), counts
 
 
 def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
-    """The reader's chunks, with its failures as DepgraphErrors."""
+    """The reader's chunks, with its failures as DepgraphErrors. pandas only
+    warns when the first line has more fields than the header (and drops
+    them): that is refused like any longer line."""
     chunks = iter(reader)
     while True:
         try:
-            chunk = next(chunks)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                chunk = next(chunks)
         except StopIteration:
             return
+        except pd.errors.ParserWarning:
+            raise DepgraphError(
+                "parse", f"{what} cannot be parsed: line 2 has more fields than the header", path=str(path), lines=[2]
+            ) from None
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(path)) from None
-        except (OSError, EOFError, zlib.error, lzma.LZMAError, ImportError) as exc:
+            raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(path)) from None
+        except ImportError as exc:
             raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            raise _read_failure(exc, what, path) from None
         yield chunk
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _refuse_short_lines(chunk: pd.DataFrame, first: str, last: str, fields: int, what: str) -> None:
+    """Lines with fewer fields than the header are a ``parse`` error (longer
+    ones the reader refuses). pandas pads a short line with empty fields, so a
+    line whose last field is empty while its id is not is refused: no tool
+    writes an empty last field."""
+    values = chunk[last]
+    if pd.api.types.is_numeric_dtype(values.dtype):  # every line has a number there: only a gap can be missing
+        short = pd.isna(values.to_numpy())
+    else:
+        cells = values.to_numpy(dtype=object)
+        short = pd.isna(cells) | (cells == "")
+    if short.any():  # ids are looked at on those lines only (a blank line has none)
+        ids = chunk[first].to_numpy(dtype=object)[short]
+        short[short] = pd.notna(ids) & (ids != "")
+    if short.any():
+        lines = chunk.index.to_numpy()[short] + 2
+        verb = "has" if len(lines) == 1 else "have"
+        raise DepgraphError(
+            "parse",
+            f"{what} cannot be parsed: {_lines_text(lines)} {verb} fewer fields than the header's {fields} "
+            "(a truncated line?)",
+            lines=lines.tolist(),
+        )
+
+
+def _refuse_self_pairs(
+    chunk: pd.DataFrame,
+    ids: tuple[str, str],
+    fids: tuple[str, str] | None,
+    what: str,
+    *,
+    families_dropped: bool,
+) -> None:
+    """Every line of the chunk, kept or not: one individual paired with itself
+    (the same IID, and the same FID when the template uses it) is refused."""
+    a = chunk[ids[0]].to_numpy(dtype=object)
+    same = a == chunk[ids[1]].to_numpy(dtype=object)
+    if same.any():  # blank ids are missing ids (named elsewhere), not self-pairs
+        same[same] = (a[same] != "") & pd.notna(a[same])
+    if fids is not None and same.any():
+        same &= chunk[fids[0]].to_numpy(dtype=object) == chunk[fids[1]].to_numpy(dtype=object)
+    if same.any():
+        hint = " (if they are individuals of different families, use id_template '{FID}_{IID}')"
+        _raise_self_pairs(chunk.index.to_numpy()[same] + 2, a[same], what, hint if families_dropped else "")
+
+
+def _refuse_templated_selves(a: np.ndarray, b: np.ndarray, lines: np.ndarray, what: str) -> None:
+    """Kept pairs whose two subject ids are one after the template (two
+    individuals the template cannot tell apart)."""
+    same = a == b
+    if same.any():
+        _raise_self_pairs(lines[same], a[same], what, " after id_template is applied")
+
+
+def _raise_self_pairs(lines: np.ndarray, ids: np.ndarray, what: str, hint: str) -> None:
+    verb = "pairs" if len(lines) == 1 else "pair"
+    selves = list(dict.fromkeys(str(i) for i in ids))
+    raise DepgraphError(
+        "invalid_value",
+        f"{what}: {_lines_text(lines)} {verb} an id with itself ({describe_ids(selves)}){hint}",
+        lines=[int(n) for n in lines],
+        ids=selves,
+    )
 
 
 def _filter_chunk(
     chunk: pd.DataFrame,
     used: list[str],
     kin: str,
-    factor: float,
+    layout: _Layout,
     threshold: float,
     what: str,
     counts: dict[str, Any],
@@ -537,7 +688,17 @@ def _filter_chunk(
         raise DepgraphError(
             "invalid_value", f"{what}: {kin} is infinite at {_lines_text(shown)}", lines=shown.tolist(), column=kin
         )
-    kinship = values * factor if factor != 1.0 else values
+    above = values > layout.maximum
+    if above.any():
+        shown = lines[above] + 2
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {kin} above {layout.maximum:g} at {_lines_text(shown)} "
+            f"(e.g. {describe_ids(values[above][:3].tolist(), 3)}): {layout.why}",
+            lines=shown.tolist(),
+            column=kin,
+        )
+    kinship = values * layout.factor if layout.factor != 1.0 else values
     keep = kinship >= threshold
     if not keep.any():
         return None
@@ -590,6 +751,9 @@ def _read_pairs(
         return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
 
     raw = frame["kinship"]
+    kind = non_number_kind(raw)
+    if kind is not None:
+        raise DepgraphError("schema", f"{what}: kinship holds {kind}, not numbers", column="kinship")
     values = pd.to_numeric(raw, errors="coerce").astype(np.float64).to_numpy()
     absent = raw.isna().to_numpy()
     if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
@@ -607,17 +771,41 @@ def _read_pairs(
     if np.isinf(values).any():
         positions = np.flatnonzero(np.isinf(values))
         raise DepgraphError("invalid_value", f"{what}: kinship is infinite at {place(positions)}", column="kinship")
-    keep = values >= threshold
-    kept = np.flatnonzero(keep)
-    a = normalise_keys(frame["id1"].iloc[kept], "id1").to_numpy(dtype=object)
-    b = normalise_keys(frame["id2"].iloc[kept], "id2").to_numpy(dtype=object)
+    outside = (values < 0) | (values > 1)
+    if outside.any():  # README design notes: a generic table holds coefficients; estimators have their formats
+        positions = np.flatnonzero(outside)
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: kinship must lie in [0, 1] in a pair table; {place(positions)} "
+            f"{'holds' if len(positions) == 1 else 'hold'} "
+            f"{describe_ids(values[outside].tolist(), 3)} (negative estimates: read the KING or GRM file itself)",
+            lines=(positions + offset).tolist(),
+            column="kinship",
+        )
+    for column in ("id1", "id2"):
+        check_key_column(frame[column], column, what)
+    a = normalise_keys(frame["id1"], "id1").to_numpy(dtype=object)
+    b = normalise_keys(frame["id2"], "id2").to_numpy(dtype=object)
     blank = pd.isna(a) | pd.isna(b)
     if blank.any():
+        positions = np.flatnonzero(blank)
         raise DepgraphError(
             "missing_id",
-            f"{what}: id1 or id2 is missing or blank at {place(kept[blank])}",
-            lines=(kept[blank] + offset).tolist(),
+            f"{what}: id1 or id2 is missing or blank at {place(positions)}",
+            lines=(positions + offset).tolist(),
         )
+    same = a == b
+    if same.any():
+        positions = np.flatnonzero(same)
+        selves = list(dict.fromkeys(a[same].tolist()))
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {place(positions)} pair an id with itself ({describe_ids(selves)})",
+            lines=(positions + offset).tolist(),
+            ids=selves,
+        )
+    keep = values >= threshold
+    a, b = a[keep], b[keep]
     pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
     return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
 
@@ -717,6 +905,7 @@ def _read_grm(
         )
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     n_missing = 0
+    flagged: dict[str, Any] = {"above_half": 0, "above_half_ids": [], "above_half_pairs": []}
     for row, end, start, block in _grm_blocks(bin_path, n, chunk_cells):
         rows = np.arange(row, end, dtype=np.int64)
         row_starts = rows * (rows + 1) // 2  # global cell index of (i, 0)
@@ -732,6 +921,9 @@ def _read_grm(
             i, j = _cell_pairs(np.flatnonzero(infinite)[:3] + start, row, row_starts)
             shown = ", ".join(f"({ids[b]}, {ids[a]})" for a, b in zip(i, j, strict=True))
             raise DepgraphError("invalid_value", f"{what} holds infinite values, e.g. at {shown}", path=str(bin_path))
+        above = (kinship > 0.5) & off
+        if above.any():  # GRM above 1: possible for inbred relatives, flagged; above 2 no kinship can be
+            _flag_above_half(np.flatnonzero(above), kinship, start, row, row_starts, ids, what, flagged)
         hit = (kinship >= threshold) & off
         if not hit.any():
             continue
@@ -746,7 +938,44 @@ def _read_grm(
         "files": [file_name(bin_path), file_name(id_path)],
         "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
     }
+    if flagged["above_half"]:
+        counts |= flagged
     return _concat(parts), counts
+
+
+_FLAGGED_SHOWN = 50  # flagged pairs kept in a record; the count is exact
+
+
+def _flag_above_half(
+    local: np.ndarray,
+    kinship: np.ndarray,
+    start: int,
+    row: int,
+    row_starts: np.ndarray,
+    ids: np.ndarray,
+    what: str,
+    flagged: dict[str, Any],
+) -> None:
+    """Count GRM pairs with kinship above 0.5 (GRM above 1) into ``flagged``;
+    kinship above 1 (GRM above 2) is no relationship at all: ``invalid_value``."""
+    i, j = _cell_pairs(local + start, row, row_starts)
+    values = kinship[local]
+    impossible = values > 1.0
+    if impossible.any():
+        shown = ", ".join(
+            f"({ids[b]}, {ids[a]}) GRM {2 * v:g}"
+            for a, b, v in zip(i[impossible][:3], j[impossible][:3], values[impossible][:3], strict=True)
+        )
+        raise DepgraphError(
+            "invalid_value",
+            f"{what} holds {int(impossible.sum())} off-diagonal value(s) above 2 (kinship above 1, more than any "
+            f"relationship), e.g. {shown}",
+        )
+    flagged["above_half"] += len(local)
+    room = _FLAGGED_SHOWN - len(flagged["above_half_pairs"])
+    for a, b, v in zip(i[:room], j[:room], values[:room], strict=True):
+        flagged["above_half_pairs"].append(f"{ids[b]}-{ids[a]}={v:.4g}")
+        flagged["above_half_ids"].extend(x for x in (str(ids[b]), str(ids[a])) if x not in flagged["above_half_ids"])
 
 
 def _cell_pairs(cells: np.ndarray, first_row: int, row_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

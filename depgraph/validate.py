@@ -45,6 +45,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import formula_like
+from depgraph.ingest import no_grouping_message
 from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
@@ -108,6 +109,16 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "semantic",
         "advisory",
         "ids begin with =, +, -, @, tab or carriage return, which spreadsheets read as formulas",
+    ),
+    "no_grouping_column": (
+        "semantic",
+        "warning",
+        "the metadata had no grouping column and nothing links the samples: every sample is its own group",
+    ),
+    "kinship_above_half": (
+        "semantic",
+        "warning",
+        "a GCTA GRM holds related pairs with kinship above 0.5 (GRM above 1): inbred twins or a GRM to check",
     ),
     "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
     "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
@@ -548,6 +559,50 @@ def _formula_like_ids(ctx: _Context) -> list[Issue]:
             ctx.ids(hits),
         )
     ]
+
+
+@rule("semantic")
+def _no_grouping(ctx: _Context) -> list[Issue]:
+    """Metadata without a grouping column, in a graph where nothing links the samples."""
+    if ctx.graph.n_edges:
+        return []
+    out = []
+    for step in ctx.graph.history:
+        message = no_grouping_message(step)
+        if message:
+            columns = list(step["no_grouping_column"].get("id_like_columns", []))
+            out.append(
+                Issue(
+                    "no_grouping_column",
+                    "warning",
+                    message,
+                    count=ctx.graph.count(NodeType.SAMPLE),
+                    details={"id_like_columns": columns},
+                )
+            )
+    return out
+
+
+@rule("semantic")
+def _kinship_above_half(ctx: _Context) -> list[Issue]:
+    """Kinship steps that kept GRM pairs above 0.5 (flagged by the GRM reader, not refused)."""
+    out = []
+    for step in ctx.graph.history:
+        n = int(step.get("above_half") or 0)
+        if n:
+            ids = [f"subject:{i}" for i in step.get("above_half_ids", [])]
+            out.append(
+                Issue(
+                    "kinship_above_half",
+                    "warning",
+                    f"{step.get('step')} read {n} pair(s) with kinship above 0.5 (GRM above 1) from a GCTA GRM, "
+                    f"e.g. {describe_ids(step.get('above_half_pairs', []), 3)}: expected only for inbred "
+                    "duplicates or twins",
+                    ids=tuple(ids),
+                    count=n,
+                )
+            )
+    return out
 
 
 # --------------------------------------------------------------------------- leakage

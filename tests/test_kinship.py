@@ -322,10 +322,14 @@ def test_grm_nan_is_missing(tmp_path):
 
 # --------------------------------------------------------------------------- pairs tables
 def test_pairs_csv_and_tsv(tmp_path):
-    csv = write(tmp_path, "pairs.csv", "id1,id2,kinship\nA,B,0.25\nA,C,0.0884\nB,C,-0.01\nC,D,NA\n")
+    csv = write(tmp_path, "pairs.csv", "id1,id2,kinship\nA,B,0.25\nA,C,0.0884\nB,C,0.01\nC,D,NA\n")
     pairs, record = read_kinship(csv, "pairs", "second")
     assert as_records(pairs) == [("A", "B", 0.25), ("A", "C", 0.0884)]
     assert record["pairs_read"] == 4 and record["pairs_missing"] == 1 and record["scale"] == "kinship"
+    # a generic pair table holds coefficients in [0, 1], as add_kinship's do (README design notes)
+    negative = write(tmp_path, "negative.csv", "id1,id2,kinship\nA,B,0.25\nB,C,-0.01\n")
+    err = error_of(read_kinship, negative, "pairs", "second")
+    assert err.code == "invalid_value" and "line 3" in err.message and "-0.01" in err.message
     tsv = write(tmp_path, "pairs.tsv", "id1\tid2\tkinship\nA\tB\t0.25\n")
     pairs, _ = read_kinship(tsv, "pairs", 0.2, id_template="sub-{IID}")
     assert as_records(pairs) == [("sub-A", "sub-B", 0.25)]
