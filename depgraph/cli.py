@@ -121,6 +121,37 @@ def read_sample_list(path: Path) -> list[str]:
     return ids
 
 
+def _json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _signing_key(variable: str | None) -> bytes | None:
+    """The key of ``--sign-key-env`` (the pseudonymisation key rules), read before any work."""
+    return None if variable is None else key_from_env(variable, purpose="signing")
+
+
+def _write_spec(spec: SplitSpec, output: Path, key: bytes | None) -> SplitSpec:
+    """Write the spec, signed with ``key`` when one is given; return what was written."""
+    if key is not None:
+        spec = spec.signed(key)
+    write_spec(spec, output)
+    return spec
+
+
+def _signed_note(spec: SplitSpec) -> str:
+    return "" if spec.signature is None else f" (signed, key fingerprint {spec.signature.key_fingerprint})"
+
+
+SIGN_HELP = "Sign the spec: HMAC-SHA256 of its digest under the key in this environment variable."
+
+
 def _print_graph(graph: StudyGraph, title: str) -> None:
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("nodes")
@@ -151,15 +182,17 @@ def _print_report(report: ValidationReport) -> None:
         )
 
 
-def _print_spec(spec: SplitSpec) -> None:
+def _print_spec(spec: SplitSpec, digest: str | None = None, signed: bool = False) -> None:
+    """One line on the spec; ``digest`` is the one verified in the file (default: the spec's own)."""
     c = spec.constraint
     how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
     s = spec.summary
     folds = f"; {len(spec.folds.splits)} splits ({spec.folds.scheme})" if spec.folds is not None else ""
     privacy = "; ids pseudonymised" if spec.pseudonymization is not None else ""
+    signature = "; signature verified" if signed else ""
     out.print(
         f"split spec {spec.format_version} ({how}): {s.n_samples} samples in {s.n_groups} groups{folds}{privacy}; "
-        f"digest {spec.digest} verified"
+        f"digest {digest or spec.digest} verified{signature}"
     )
     for w in spec.warnings:
         out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {w.message}")
@@ -267,24 +300,36 @@ def validate_command(
     n_folds: Annotated[
         int | None, typer.Option(help="Graphs: also flag modes that leave fewer groups than this many folds.")
     ] = None,
+    verify_key_env: Annotated[
+        str | None,
+        typer.Option(help="Specs: refuse the spec unless it is signed with the key in this environment variable."),
+    ] = None,
 ) -> None:
     """Validate a study graph (exit 1 when it has errors), or check a split spec
-    (schema, columns, unique ids, fold roles, digest; exit 2 when it is damaged)."""
+    (schema, every column element, digest, what the spec says of itself, and with
+    --verify-key-env its signature; exit 2 when it is damaged or contradicts itself)."""
+    key = None if verify_key_env is None else key_from_env(verify_key_env, purpose="signature verification")
     doc = read_json(document, "file")
-    if isinstance(doc, dict) and doc.get("format") == SPEC_FORMAT:
-        spec = spec_from_document(doc, f"spec file {str(document)!r}")
+    if not isinstance(doc, dict):
+        raise DepgraphError(
+            "schema",
+            f"{str(document)!r}: the document is {_json_kind(doc)}; a study graph or a split spec is a JSON object",
+        )
+    if doc.get("format") == SPEC_FORMAT:
+        spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
         else:
-            _print_spec(spec)
+            _print_spec(spec, digest=doc.get("digest"), signed=key is not None)
         return
-    if not isinstance(doc, dict) or doc.get("format") != "depgraph.study-graph":
-        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+    if doc.get("format") != "depgraph.study-graph":
         raise DepgraphError(
             "schema",
-            f"{str(document)!r}: 'format' is {found!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
+            f"{str(document)!r}: 'format' is {doc.get('format')!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
         )
+    if key is not None:
+        raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
         report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
     if as_json:
@@ -317,9 +362,11 @@ def derive_command(
         str | None,
         typer.Option(help="Sample attributes to carry into the spec (comma-separated, or 'all'), e.g. for folds."),
     ] = None,
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """Derive one group per sample and write a split spec."""
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    signing = _signing_key(sign_key_env)
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
@@ -338,9 +385,9 @@ def derive_command(
         spec = SplitSpec.from_partition(partition, graph, attributes=carried)
         if key is not None:
             spec = pseudonymize(spec, key)
-        write_spec(spec, output)
+        spec = _write_spec(spec, output, signing)
     _print_partition(partition)
-    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else ""))
+    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + _signed_note(spec))
 
 
 @app.command("import")
@@ -348,19 +395,25 @@ def import_command(
     source_format: Annotated[str, typer.Argument(metavar="FORMAT", help="Where the file comes from: splitgraph.")],
     file: Annotated[Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.")],
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP + " Specs only.")] = None,
 ) -> None:
     """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
     a splitGraph dependency_graph a depgraph graph."""
     if source_format.strip().lower() != "splitgraph":
         raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    signing = _signing_key(sign_key_env)
     imported = read_splitgraph(file)
     if isinstance(imported, SplitSpec):
-        write_spec(imported, output)
+        imported = _write_spec(imported, output, signing)
         _print_spec(imported)
     else:
+        if signing is not None:
+            raise DepgraphError(
+                "invalid_argument", f"--sign-key-env signs split specs; {str(file)!r} is a splitGraph dependency_graph"
+            )
         write_graph(imported, output)
         _print_graph(imported, "imported study graph")
-    out.print(f"wrote {output}")
+    out.print(f"wrote {output}" + (_signed_note(imported) if isinstance(imported, SplitSpec) else ""))
 
 
 @app.command("export")
@@ -446,8 +499,10 @@ def folds_command(
     embargo: Annotated[int, typer.Option(help="Time: levels withheld after each test block (with --train-after).")] = 0,
     train_after: Annotated[bool, typer.Option(help="Time: also train on levels after the test block.")] = False,
     salt_env: Annotated[str | None, typer.Option(help="Hash folds: environment variable holding the salt.")] = None,
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """Assign folds to a spec's groups and write the spec carrying them."""
+    signing = _signing_key(sign_key_env)
     name = scheme.strip().lower()
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
@@ -479,10 +534,9 @@ def folds_command(
         if prior is not None:
             params["prior"] = read_spec(prior)
     with stage(f"assigning {name} folds"):
-        planned = assign_folds(spec, name, **params)
-        write_spec(planned, output)
+        planned = _write_spec(assign_folds(spec, name, **params), output, signing)
     _print_folds(planned)
-    out.print(f"wrote {output}")
+    out.print(f"wrote {output}" + _signed_note(planned))
 
 
 @app.command("check")
@@ -603,11 +657,13 @@ def demo(
     output_dir: Annotated[
         Path, typer.Option("--output-dir", "-o", help="Where to write the cohort, graph, spec and report.")
     ] = Path("depgraph-demo"),
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """The bundled family cohort, end to end: subject grouping → relatedness → duplicate audit →
     write back → composite/strict, each with folds and exposure; writes the tables, graph, spec and report."""
     from depgraph.demo import AUDIT_THRESHOLD, run_story
 
+    signing = _signing_key(sign_key_env)
     if not output_dir.parent.is_dir():
         raise DepgraphError("io", f"output directory {str(output_dir.parent)!r} does not exist")
     output_dir.mkdir(exist_ok=True)
@@ -657,7 +713,7 @@ def demo(
         with atomic_path(output_dir / f"{table_name}.csv") as tmp:
             frame.to_csv(tmp, index=False)
     write_graph(story.graph_after, output_dir / "graph.json")
-    write_spec(last.spec, output_dir / "spec.json")
+    _write_spec(last.spec, output_dir / "spec.json", signing)
     write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
     out.print(
         f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "

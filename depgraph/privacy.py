@@ -50,14 +50,15 @@ def key_fingerprint(key: str | bytes) -> str:
     return pseudonym(key, _FINGERPRINT_LABEL, 16)
 
 
-def key_from_env(variable: str = DEFAULT_KEY_ENV) -> bytes:
-    """The pseudonymisation key from an environment variable (never from the command line,
-    where it would land in shell history and process lists)."""
+def key_from_env(variable: str = DEFAULT_KEY_ENV, purpose: str = "pseudonymisation") -> bytes:
+    """The pseudonymisation key (or, with ``purpose="signing"``, a spec signing key: the same rules)
+    from an environment variable (never from the command line, where it would land in shell history
+    and process lists)."""
     value = os.environ.get(variable)
     if not value:
         raise DepgraphError(
             "invalid_argument",
-            f"pseudonymisation needs a key in the environment variable {variable} (it is unset or empty)",
+            f"{purpose} needs a key in the environment variable {variable} (it is unset or empty)",
         )
     if len(value) < 16:
         raise DepgraphError(
