@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -212,16 +213,22 @@ def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
 def _may_repeat_keys(raw: bytes, doc: Any) -> bool:
     """False only when no object of ``raw`` repeats a key (``doc`` is its parse).
 
-    Every key in the text ends with ``"``, JSON blank space and ``:``; with
-    the blanks removed each key leaves one ``":`` of its own (a string holding
-    ``":`` adds more). So the count of ``":`` is at least the number of keys in
-    the text, which is at least the number ``doc`` kept (it keeps one per
-    distinct key of an object). When the count equals the keys counted in
-    ``doc``, no key was repeated. Lists whose first element is not a container
-    are not searched for objects (they are columns of values); an object inside
-    one only makes the counts differ, which sends the text to the exact check.
+    Every key in the text ends with ``"``, JSON blank space and ``:``, so the
+    colons right after a ``"`` (after removing the blanks, when some colon
+    follows one) number at least the keys in the text (a string holding ``":``
+    adds more), which number at least those ``doc`` kept (one per distinct key
+    of an object). When the two counts are equal, no key was repeated. Lists
+    whose first element is not a container are not searched for objects (they
+    are columns of values); an object inside one only makes the counts differ,
+    which sends the text to the exact check. Costs one pass over the bytes.
     """
-    in_text = raw.translate(None, b" \t\r\n").count(b'":')
+    text = np.frombuffer(raw, dtype=np.uint8)
+    colons = np.flatnonzero(text == ord(":"))
+    before = text[np.maximum(colons - 1, 0)]
+    if np.isin(before, _BLANKS).any():  # "key" : value somewhere: count again without the blanks
+        in_text = raw.translate(None, bytes(_BLANKS)).count(b'":')
+    else:
+        in_text = int(np.count_nonzero(before == ord('"')))
     kept = 0
     pending = [doc]
     while pending:
@@ -232,6 +239,9 @@ def _may_repeat_keys(raw: bytes, doc: Any) -> bool:
         elif type(value) is list and value and type(value[0]) in (dict, list):
             pending.extend(value)
     return in_text != kept
+
+
+_BLANKS = np.frombuffer(b" \t\r\n", dtype=np.uint8)
 
 
 def _repeated_key(raw: bytes) -> str | None:

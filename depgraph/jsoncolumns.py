@@ -67,25 +67,52 @@ def _is_text(value: Any) -> bool:
     return True
 
 
+def objects(values: list[Any]) -> np.ndarray:
+    """A list as a 1-d object array (its elements, never a 2-d array of nested lists), without copying them."""
+    array = np.empty(len(values), dtype=object)
+    try:
+        array[:] = values
+    except ValueError:  # nested lists numpy would broadcast: place them one by one (only bad documents have them)
+        for i, value in enumerate(values):
+            array[i] = value
+    return array
+
+
 def strings(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> pa.Array:
     """A list of text as an Arrow string array: every element a string (or
     ``None`` where ``nullable``), non-empty where ``non_empty``."""
+    return text(values, where, nullable=nullable, non_empty=non_empty)[1]
+
+
+def text(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> tuple[np.ndarray, pa.Array]:
+    """:func:`strings`, with the elements also as an object array (for a pandas column)."""
     values = _need_list(values, where)
+    elements = objects(values)
     rule = "values are non-empty text" if non_empty else "values are text"
     try:
-        text = pa.array(values, type=pa.string(), from_pandas=False)
+        column = pa.array(elements, type=pa.string(), from_pandas=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
         i = _first(values, lambda v: not (_is_text(v) or (nullable and v is None)))
         raise _fail(where, i, values[i], rule) from None
-    if text.null_count and not nullable:
-        i = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
+    if column.null_count and not nullable:
+        i = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
         raise _fail(where, i, None, rule)
-    if non_empty and len(text):
-        empty = pc.equal(pc.binary_length(text), 0).fill_null(False)
+    if non_empty and len(column):
+        empty = pc.equal(pc.binary_length(column), 0).fill_null(False)
         if pc.any(empty).as_py():
             i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
             raise _fail(where, i, values[i], rule)
-    return text
+    return elements, column
+
+
+def optional_text(values: Any, where: str) -> np.ndarray:
+    """A list of text or ``None`` as an object array (checked without building an Arrow array)."""
+    values = _need_list(values, where)
+    elements = objects(values)
+    if pd.api.types.infer_dtype(elements, skipna=True) not in ("string", "empty"):
+        i = _first(values, lambda v: not (v is None or _is_text(v)))
+        raise _fail(where, i, values[i], "values are text or null")
+    return elements
 
 
 def integers(
@@ -160,22 +187,27 @@ def numbers(values: Any, where: str, *, nullable: bool = True) -> tuple[np.ndarr
     return column, kind in ("floating", "empty")
 
 
-def scalars(values: Any, where: str) -> pd.Series:
+def scalar_objects(values: Any, where: str) -> tuple[np.ndarray, str]:
     """A list of JSON scalars (text, numbers, booleans, ``None``; never a list
-    or an object) as the column it was written from: int64 when every value is
-    an integer, float64 when they are numbers with gaps, else objects."""
+    or an object) as an object array, kept as written; and what
+    ``infer_dtype`` calls it."""
     values = _need_list(values, where)
-    rule = "values are text, numbers, booleans or null (not lists or objects)"
-    if not values:
-        return pd.Series([], dtype=object)
-    kind = pd.api.types.infer_dtype(values, skipna=True)
+    elements = objects(values)
+    kind = pd.api.types.infer_dtype(elements, skipna=True)
     if kind not in _SCALAR_KINDS:
+        rule = "values are text, numbers, booleans or null (not lists or objects)"
         bad = next((i for i, v in enumerate(values) if isinstance(v, (list, dict))), None)
+        if bad is None:
+            bad = next((i for i, v in enumerate(values) if not (v is None or isinstance(v, (str, int, float)))), None)
         if bad is not None:
             raise _fail(where, bad, values[bad], rule)
-        bad = next((i for i, v in enumerate(values) if not (v is None or isinstance(v, (str, int, float)))), None)
-        if bad is not None:
-            raise _fail(where, bad, values[bad], rule)
+    return elements, kind
+
+
+def scalars(values: Any, where: str) -> pd.Series:
+    """:func:`scalar_objects` as the column it was written from: int64 when
+    every value is an integer, float64 when they are numbers with gaps, else objects."""
+    elements, kind = scalar_objects(values, where)
     if kind == "integer":
         try:
             return pd.Series(np.array(values, dtype=np.int64))
@@ -187,7 +219,7 @@ def scalars(values: Any, where: str) -> pd.Series:
     if kind in _NUMBER_KINDS:
         column, _ = numbers(values, where)
         return pd.Series(column)
-    return pd.Series(values, dtype=object)
+    return pd.Series(elements, dtype=object, copy=False)
 
 
 def positions(values: Any, where: str, n: int) -> np.ndarray:

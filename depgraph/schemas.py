@@ -82,17 +82,17 @@ def split_spec_schema() -> dict[str, Any]:
     schema = _common(
         "split-spec",
         "depgraph split spec",
-        "One group per sample, why, and optionally the folds built from them. Rules JSON Schema cannot express "
-        "are checked by every depgraph reader (a spec that breaks one contradicts itself and is refused even when "
-        "its digest matches): no object repeats a key; there is at least one sample; all samples columns have the same length; sample ids "
-        "are in byte (UTF-8) order without repeats; the summary holds the counts of the columns (largest_group: "
-        "the smallest id among the largest groups); fold split positions are sorted, unique and within the "
-        "samples, test and excluded are disjoint and the counts match them; every split tests at least one "
-        "sample and no group has a tested and a trained sample in one split; with pseudonymization, the columns "
-        "it names hold lower-case hex pseudonyms of hex_digits digits (group ids after a '<prefix>:'); integers "
-        "are written as integers (1, not 1.0); digest is the sha256 of the canonical content (every top-level "
-        "field but created_at, generator, digest and signature, as compact JSON with sorted keys); signature, "
-        "when present, is HMAC-SHA256(key, 'depgraph.split-spec:' + digest).",
+        "One group per sample, why, and optionally the folds built from them. Rules JSON Schema cannot express are "
+        "checked by every depgraph reader (a spec that breaks one contradicts itself and is refused even when its "
+        "digest matches): no object repeats a key; there is at least one sample; all samples columns have the same "
+        "length; sample ids are in byte (UTF-8) order without repeats; the summary holds the counts of the columns "
+        "(largest_group: the smallest id among the largest groups); fold split positions are sorted, unique and "
+        "within the samples, test and excluded are disjoint and the counts match them; every split tests at least one"
+        " sample and no group has a tested and a trained sample in one split; with pseudonymization, the columns it "
+        "names hold lower-case hex pseudonyms of hex_digits digits (group ids after a '<prefix>:'); integers are "
+        "written as integers (1, not 1.0); digest is the sha256 of the canonical content (every top-level field but "
+        "created_at, generator, digest and signature, as compact JSON with sorted keys); signature, when present, is "
+        "HMAC-SHA256(key, 'depgraph.split-spec:' + digest).",
     )
     column_items = {"string": _nullable("string"), "number": _nullable("number"), "integer": _nullable("integer")}
     sample_props = {name: {"type": "array", "items": column_items[kind]} for name, kind in SAMPLE_COLUMNS.items()}

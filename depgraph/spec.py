@@ -60,7 +60,7 @@ from depgraph.derive import Partition, _time_columns, direct_relation, group_sha
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import StudyGraph
-from depgraph.jsoncolumns import integers, numbers, positions, scalars, strings
+from depgraph.jsoncolumns import integers, numbers, optional_text, positions, scalar_objects, text
 from depgraph.vocab import NodeType, recommended_resampling
 
 SPEC_FORMAT = "depgraph.split-spec"
@@ -798,7 +798,7 @@ def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes |
 
     original = doc
     doc = check_document(doc, "split-spec", source)  # format, version, envelope schema; migrates
-    samples, exact = _samples_frame(doc["samples"], source)
+    samples, exact, arrays = _samples_frame(doc["samples"], source)
     folds = _folds(doc.get("folds"), len(samples), source)
     envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds", "$comment") and not k.startswith("x-")}
     try:
@@ -819,7 +819,7 @@ def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes |
         )
     if verify_key is not None:
         _verify_signature(spec.signature, expected, verify_key, source)
-    _check_content(spec, source)
+    _check_content(spec, source, *arrays)
     if not (exact and _same_envelope(original, spec)):
         spec = spec.replace()  # the digest of what this spec holds; the file's signature does not sign it
     return spec
@@ -864,9 +864,10 @@ def _same_envelope(original: dict[str, Any], spec: SplitSpec) -> bool:
     ) and set(original["samples"]) == set(spec.samples.columns)
 
 
-def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataFrame, bool]:
-    """The sample columns, every element checked (vectorised), as a frame; and whether the frame
-    spells every value as the document does (``False`` when integers were read into a number column)."""
+def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataFrame, bool, tuple[pa.Array, ...]]:
+    """The sample columns, every element checked (vectorised), as a frame; whether the frame spells
+    every value as the document does (``False`` when integers were read into a number column); and
+    the sample and group ids as Arrow text, for the content checks."""
     lengths = {c: len(v) for c, v in columns.items()}
     if len(set(lengths.values())) > 1:
         n = lengths["sample_id"]
@@ -877,14 +878,16 @@ def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataF
             + ", ".join(f"{c} has {k}" for c, k in odd.items()),
         )
     frame: dict[str, Any] = {}
+    arrow: dict[str, pa.Array] = {}
     exact = True
     for name, values in columns.items():
         kind = SAMPLE_COLUMNS.get(name, "any")
         where = f"{source}: samples.{name}"
-        required = name in REQUIRED_SAMPLE_COLUMNS
-        if kind == "string":
-            strings(values, where, nullable=not required, non_empty=required)
-            frame[name] = pd.Series(values, dtype=object)
+        if name in REQUIRED_SAMPLE_COLUMNS:
+            elements, arrow[name] = text(values, where, non_empty=True)
+            frame[name] = pd.Series(elements, dtype=object, copy=False)
+        elif kind == "string":
+            frame[name] = pd.Series(optional_text(values, where), dtype=object, copy=False)
         elif kind == "number":
             column, as_floats = numbers(values, where)
             frame[name] = pd.Series(column)
@@ -892,9 +895,8 @@ def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataF
         elif kind == "integer":
             frame[name] = pd.Series(integers(values, where, nullable=True, minimum=1 if name == "order_rank" else None))
         else:
-            scalars(values, where)  # checked; kept as written
-            frame[name] = pd.Series(values, dtype=object)
-    return pd.DataFrame(frame), exact
+            frame[name] = pd.Series(scalar_objects(values, where)[0], dtype=object, copy=False)  # kept as written
+    return pd.DataFrame(frame), exact, (arrow["sample_id"], arrow["group_id"])
 
 
 def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
@@ -1008,13 +1010,13 @@ class Groups:
                 )
 
 
-def _check_content(spec: SplitSpec, source: str) -> None:
-    """What every spec depgraph writes says of itself; ``integrity`` errors (the digest may well match)."""
+def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Array) -> None:
+    """What every spec depgraph writes says of itself (``ids`` and ``group_ids``: its columns as Arrow
+    text); ``integrity`` errors, since the digest may well match."""
     if spec.n_samples == 0:
         raise DepgraphError("integrity", f"{source}: holds no samples")
-    ids = pa.array(spec.samples["sample_id"].to_numpy(dtype=object), type=pa.string())
     _check_sample_order(ids, source)
-    groups = Groups(ids, pa.array(spec.samples["group_id"].to_numpy(dtype=object), type=pa.string()))
+    groups = Groups(ids, group_ids)
     spec._grouped = (spec.samples, groups)
     groups.check_summary(spec.summary, source, "integrity")
     if spec.pseudonymization is not None:
@@ -1138,14 +1140,23 @@ def _check_fold_content(folds: FoldPlan, groups: Groups, where: str, code: str |
     if not folds.splits:
         return
     n_groups = len(groups.sizes)
-    split_of = [np.full(len(s.test) + len(s.excluded), i, dtype=np.int64) for i, s in enumerate(folds.splits)]
-    rows = np.concatenate([np.concatenate([s.test, s.excluded]) for s in folds.splits])
-    kept = np.concatenate(split_of) * n_groups + groups.codes[rows]  # (split, group) of each tested or excluded
-    pairs, held = np.unique(kept, return_counts=True)
-    tested = np.concatenate([i * n_groups + groups.codes[s.test] for i, s in enumerate(folds.splits)])
-    tested = distinct(tested)
-    held_of_tested = held[np.searchsorted(pairs, tested)]
-    straddles = held_of_tested < groups.sizes[tested % n_groups]
+    n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
+    if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort
+        found = []
+        for i, split in enumerate(folds.splits):
+            held = np.bincount(groups.codes[split.test], minlength=n_groups)
+            tested = held > 0
+            held += np.bincount(groups.codes[split.excluded], minlength=n_groups)
+            found.append(i * n_groups + np.flatnonzero(tested & (held < groups.sizes)))
+        tested = np.concatenate(found)
+        straddles = np.ones(len(tested), dtype=bool)
+    else:  # many small splits (leave one block out): one sort over every split's positions
+        split_of = [np.full(len(s.test) + len(s.excluded), i, dtype=np.int64) for i, s in enumerate(folds.splits)]
+        rows = np.concatenate([np.concatenate([s.test, s.excluded]) for s in folds.splits])
+        kept = np.concatenate(split_of) * n_groups + groups.codes[rows]  # (split, group) of each tested or excluded
+        pairs, held = np.unique(kept, return_counts=True)
+        tested = distinct(np.concatenate([i * n_groups + groups.codes[s.test] for i, s in enumerate(folds.splits)]))
+        straddles = held[np.searchsorted(pairs, tested)] < groups.sizes[tested % n_groups]
     if straddles.any():
         bad = int(tested[np.flatnonzero(straddles)[0]])
         i, group = divmod(bad, n_groups)
