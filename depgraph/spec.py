@@ -1015,12 +1015,12 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     text); ``integrity`` errors, since the digest may well match."""
     if spec.n_samples == 0:
         raise DepgraphError("integrity", f"{source}: holds no samples")
+    if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
+        _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
     _check_sample_order(ids, source)
     groups = Groups(ids, group_ids)
     spec._grouped = (spec.samples, groups)
     groups.check_summary(spec.summary, source, "integrity")
-    if spec.pseudonymization is not None:
-        _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
     if spec.folds is not None:
         _check_fold_content(spec.folds, groups, f"{source}: folds", "integrity")
 
