@@ -215,3 +215,54 @@ def summary_of(groups: list[str]) -> dict[str, Any]:
         "largest_group_size": largest,
         "singletons": sum(1 for c in sizes.values() if c == 1),
     }
+
+
+def graph_problems(doc: Any) -> list[str]:
+    """Every rule of a study graph document this one breaks (element types, lengths, unique keys,
+    endpoints that name nodes), in plain Python."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict):
+        return ["nodes is not an object"]
+    found = []
+    keys: set[str] = set()
+    for node_type, values in doc["nodes"].items():
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            return [f"nodes.{node_type} is not a list of non-empty text"]
+        if len(set(values)) != len(values):
+            found.append(f"nodes.{node_type} repeats a key")
+        keys |= set(values)
+    for node_type, columns in (doc.get("attributes") or {}).items():
+        if node_type not in doc["nodes"] or not isinstance(columns, dict):
+            found.append(f"attributes.{node_type} describes no nodes")
+            continue
+        for name, values in columns.items():
+            if not isinstance(values, list) or len(values) != len(doc["nodes"][node_type]):
+                found.append(f"attributes.{node_type}.{name} has the wrong length")
+                continue
+            for v in values:
+                if not (v is None or isinstance(v, (str, bool)) or _is_number(v)) or (
+                    _is_int(v) and not -(2**63) <= v < 2**63
+                ):
+                    found.append(f"attributes.{node_type}.{name} holds {v!r}")
+                    break
+    for relation, entry in (doc.get("edges") or {}).items():
+        source, target = entry.get("source"), entry.get("target")
+        if not (isinstance(source, list) and isinstance(target, list) and len(source) == len(target)):
+            found.append(f"edges.{relation} endpoints are not equal-length lists")
+            continue
+        if not all(isinstance(v, str) and v in keys for v in source + target):
+            found.append(f"edges.{relation} names an endpoint that is no node")
+        weight = entry.get("weight")
+        if weight is not None and (
+            not isinstance(weight, list)
+            or len(weight) != len(source)
+            or not all(v is None or _is_number(v) for v in weight)
+        ):
+            found.append(f"edges.{relation}.weight is not a list of numbers as long as its edges")
+        provenance = entry.get("provenance", "unknown")
+        if not isinstance(provenance, str) and not (
+            isinstance(provenance, list)
+            and len(provenance) == len(source)
+            and all(isinstance(v, str) for v in provenance)
+        ):
+            found.append(f"edges.{relation}.provenance is neither text nor a list of text as long as its edges")
+    return found
