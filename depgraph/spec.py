@@ -367,7 +367,7 @@ class SplitSpec(_Model):
                     for w in partition.warnings
                 ],
             ),
-            check_summary=False,
+            trusted=True,
         )
 
     @classmethod
@@ -387,28 +387,38 @@ class SplitSpec(_Model):
         >>> spec.samples["sample_id"].tolist(), spec.summary.largest_group
         (['S1', 'S10', 'S2'], 'a')
         """
-        return cls._assemble(samples, fields, check_summary=True)
+        return cls._assemble(samples, fields, trusted=False)
 
     @classmethod
-    def _assemble(cls, samples: pd.DataFrame, fields: dict[str, Any], check_summary: bool) -> SplitSpec:
+    def _assemble(cls, samples: pd.DataFrame, fields: dict[str, Any], trusted: bool) -> SplitSpec:
+        """The spec of ``samples`` and ``fields``, checked as :meth:`build` says; ``trusted`` samples
+        (a partition's: in sample-id order, with their summary) skip the checks of rows and counts."""
         fields = {k: v for k, v in fields.items() if k not in ("digest", "signature")}
         fields.setdefault("created_at", _now())
         if "generator" not in fields:
             fields["generator"] = Generator.current()
-        samples, folds = _in_sample_order(samples.reset_index(drop=True), fields.pop("folds", None), "spec")
-        groups = Groups.of(samples, "spec")
-        if "summary" not in fields:
-            fields["summary"] = groups.summary()
-        elif check_summary:
-            groups.check_summary(fields["summary"], "spec", "invalid_argument")
+        samples = samples.reset_index(drop=True)
+        folds = fields.pop("folds", None)
+        groups = None
+        if not trusted:
+            samples, folds = _in_sample_order(samples, folds, "spec")
+            groups = Groups.of(samples, "spec", check=True)
+            if len(samples) == 0:
+                raise DepgraphError("empty_input", "a spec needs at least one sample")
+            if "summary" not in fields:
+                fields["summary"] = groups.summary()
+            else:
+                groups.check_summary(fields["summary"], "spec", "invalid_argument")
         pseudonymization = fields.get("pseudonymization")
         if pseudonymization is not None:
             _check_pseudonyms(samples, Pseudonymization.model_validate(pseudonymization), "spec", "invalid_argument")
+        spec = cls(samples=samples, **fields)
+        if groups is not None:
+            spec._grouped = (samples, groups)
         if folds is not None:
             _check_splits(folds.splits, len(samples), "folds")
-            _check_fold_content(folds, groups, "folds")
-        spec = cls(samples=samples, folds=folds, **fields)
-        spec._grouped = (samples, groups)
+            _check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
+            spec = spec.model_copy(update={"folds": folds})
         return spec.model_copy(update={"digest": spec.compute_digest()})
 
     def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
@@ -419,7 +429,7 @@ class SplitSpec(_Model):
         """
         if folds is not None:
             _check_splits(folds.splits, self.n_samples, "folds")
-            _check_fold_content(folds, self.grouped(), "folds")
+            _check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
         return updated.model_copy(update={"digest": updated.compute_digest()})
 
@@ -434,7 +444,7 @@ class SplitSpec(_Model):
             if "summary" not in fields:  # new samples, new counts
                 merged.pop("summary")
             merged = {k: v for k, v in merged.items() if v is not None or k in fields}
-            updated = type(self)._assemble(samples, merged, check_summary=True)
+            updated = type(self)._assemble(samples, merged, trusted=False)
         else:
             updated = self.model_copy(update=fields)
         digest = updated.compute_digest()
@@ -952,48 +962,50 @@ def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
 
 # --------------------------------------------------------------------------- what a spec says of itself
 class Groups:
-    """The groups of a spec's samples: a code per sample, the group ids and their sizes (hashed once,
-    never sorted: only the ties for the largest group are compared)."""
+    """The groups of a spec's samples: a code per sample, the distinct group ids and their sizes
+    (hashed once, never sorted: only the ties for the largest group are compared)."""
 
-    def __init__(self, ids: pa.Array, groups: pa.Array) -> None:
-        self.ids = ids
-        encoded = groups.dictionary_encode()
-        self.names: pa.Array = encoded.dictionary
-        self.codes: np.ndarray = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        self.sizes: np.ndarray = np.bincount(self.codes, minlength=len(self.names))
+    def __init__(self, codes: np.ndarray, names: np.ndarray) -> None:
+        self.codes = codes.astype(np.int64, copy=False)
+        self.names = names
+        self.sizes: np.ndarray = np.bincount(self.codes, minlength=len(names))
 
     @classmethod
-    def of(cls, samples: pd.DataFrame, where: str) -> Groups:
-        """The groups of a samples frame whose sample and group ids are non-empty text
-        (``invalid_argument`` otherwise; readers check the columns before)."""
-        for name in REQUIRED_SAMPLE_COLUMNS:
-            if name not in samples.columns:
-                raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
-        arrays = []
-        for name in REQUIRED_SAMPLE_COLUMNS:
-            try:
-                text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
-            blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
-            if pc.any(blank).as_py():
-                i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
-                raise DepgraphError(
-                    "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
-                )
-            arrays.append(text)
-        return cls(*arrays)
+    def of_text(cls, group_ids: pa.Array) -> Groups:
+        """The groups of checked Arrow text (a reader's column)."""
+        encoded = group_ids.dictionary_encode()
+        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_numpy(zero_copy_only=False))
+
+    @classmethod
+    def of(cls, samples: pd.DataFrame, where: str, check: bool = False) -> Groups:
+        """The groups of a samples frame; with ``check``, its sample and group ids must be non-empty
+        text (``invalid_argument`` otherwise)."""
+        if check:
+            for name in REQUIRED_SAMPLE_COLUMNS:
+                if name not in samples.columns:
+                    raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
+                try:
+                    text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+                except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                    raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
+                blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
+                if pc.any(blank).as_py():
+                    i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
+                    raise DepgraphError(
+                        "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
+                    )
+        codes, names = pd.factorize(samples["group_id"].to_numpy(dtype=object))  # (hashes of str are cached)
+        return cls(codes, np.asarray(names, dtype=object))
 
     def summary(self) -> Summary:
         """n_samples, n_groups, the largest group (the smallest id, in byte order, among equals), singletons."""
         if not len(self.sizes):
             return Summary(n_samples=0, n_groups=0, largest_group=None, largest_group_size=0, singletons=0)
         largest = int(self.sizes.max())
-        tied = self.names.filter(pa.array(self.sizes == largest))
         return Summary(
             n_samples=len(self.codes),
             n_groups=len(self.sizes),
-            largest_group=pc.min(tied).as_py(),
+            largest_group=str(min(self.names[self.sizes == largest].tolist())),  # code point order: byte order
             largest_group_size=largest,
             singletons=int((self.sizes == 1).sum()),
         )
@@ -1018,11 +1030,11 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
         _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
     _check_sample_order(ids, source)
-    groups = Groups(ids, group_ids)
+    groups = Groups.of_text(group_ids)
     spec._grouped = (spec.samples, groups)
     groups.check_summary(spec.summary, source, "integrity")
     if spec.folds is not None:
-        _check_fold_content(spec.folds, groups, f"{source}: folds", "integrity")
+        _check_fold_content(spec.folds, groups, spec.sample_ids, f"{source}: folds", "integrity")
 
 
 def _check_sample_order(ids: pa.Array, where: str) -> None:
@@ -1124,7 +1136,9 @@ def _pseudonymous(text: pa.Array, digits: int, prefixed: bool) -> np.ndarray:
     )
 
 
-def _check_fold_content(folds: FoldPlan, groups: Groups, where: str, code: str | None = None) -> None:
+def _check_fold_content(
+    folds: FoldPlan, groups: Groups, sample_ids: np.ndarray, where: str, code: str | None = None
+) -> None:
     """Every split tests someone, and no group has a tested and a trained sample in one split.
 
     Linear in the positions: a group straddles a split when it has a tested
@@ -1164,11 +1178,11 @@ def _check_fold_content(folds: FoldPlan, groups: Groups, where: str, code: str |
         role = np.zeros(len(groups.codes), dtype=np.int8)  # one split, only to name two of its samples
         role[split.test], role[split.excluded] = 1, 2
         members = np.flatnonzero(groups.codes == group)
-        test_id = groups.ids[int(members[role[members] == 1][0])].as_py()
-        train_id = groups.ids[int(members[role[members] == 0][0])].as_py()
+        test_id = sample_ids[int(members[role[members] == 1][0])]
+        train_id = sample_ids[int(members[role[members] == 0][0])]
         raise DepgraphError(
             code or "invalid_argument",
-            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.names[group].as_py()!r} "
+            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.names[group]!r} "
             f"is on both sides (sample {test_id!r} is tested, {train_id!r} trains); a group stays whole",
-            group=groups.names[group].as_py(),
+            group=str(groups.names[group]),
         )
