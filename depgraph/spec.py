@@ -401,8 +401,9 @@ class SplitSpec(_Model):
         folds = fields.pop("folds", None)
         groups = None
         if not trusted:
+            _check_ids(samples, "spec")
             samples, folds = _in_sample_order(samples, folds, "spec")
-            groups = Groups.of(samples, "spec", check=True)
+            groups = Groups.of(samples, "spec")
             if len(samples) == 0:
                 raise DepgraphError("empty_input", "a spec needs at least one sample")
             if "summary" not in fields:
@@ -977,23 +978,10 @@ class Groups:
         return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_numpy(zero_copy_only=False))
 
     @classmethod
-    def of(cls, samples: pd.DataFrame, where: str, check: bool = False) -> Groups:
-        """The groups of a samples frame; with ``check``, its sample and group ids must be non-empty
-        text (``invalid_argument`` otherwise)."""
-        if check:
-            for name in REQUIRED_SAMPLE_COLUMNS:
-                if name not in samples.columns:
-                    raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
-                try:
-                    text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-                except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                    raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
-                blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
-                if pc.any(blank).as_py():
-                    i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
-                    raise DepgraphError(
-                        "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
-                    )
+    def of(cls, samples: pd.DataFrame, where: str) -> Groups:
+        """The groups of a samples frame."""
+        if "group_id" not in samples.columns:
+            raise DepgraphError("invalid_argument", f"{where}: samples need a group_id column")
         codes, names = pd.factorize(samples["group_id"].to_numpy(dtype=object))  # (hashes of str are cached)
         return cls(codes, np.asarray(names, dtype=object))
 
@@ -1020,6 +1008,23 @@ class Groups:
                     f"{where}: summary.{field} says {given.get(field)!r}, the samples give {value!r}",
                     field=field,
                 )
+
+
+def _check_ids(samples: pd.DataFrame, where: str) -> None:
+    """Sample and group ids are non-empty text (``invalid_argument`` otherwise), in the rows as given."""
+    for name in REQUIRED_SAMPLE_COLUMNS:
+        if name not in samples.columns:
+            raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
+        try:
+            text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
+        blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
+        if pc.any(blank).as_py():
+            i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
+            raise DepgraphError(
+                "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
+            )
 
 
 def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Array) -> None:

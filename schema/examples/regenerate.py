@@ -19,7 +19,7 @@ import pandas as pd
 
 from depgraph import derive, from_metadata
 from depgraph.privacy import pseudonymize
-from depgraph.spec import FoldPlan, FoldSplit, SplitSpec, _layout, content_digest
+from depgraph.spec import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
 
 HERE = Path(__file__).resolve().parent
 FIXED_TIME = "2026-01-01T00:00:00+00:00"
@@ -83,7 +83,7 @@ def main() -> None:
         "pseudonymized.json": finish(hidden.to_json_dict(), "valid: sample and group ids replaced by HMAC-SHA256"),
     }
     signed = finish(with_folds.to_json_dict(), f"valid: signed with HMAC-SHA256 under the key {EXAMPLE_KEY!r}")
-    signed["signature"] = with_folds.signed(EXAMPLE_KEY).signature.model_dump()
+    signed["signature"] = Signature.of(signed["digest"], EXAMPLE_KEY).model_dump()  # over the digest, $comment in
     valid["signed.json"] = signed
     for name, doc in valid.items():
         write(HERE / "valid" / name, doc)
