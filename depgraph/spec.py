@@ -1034,7 +1034,8 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
         raise DepgraphError("integrity", f"{source}: holds no samples")
     if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
         _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
-    _check_sample_order(ids, source)
+    # 1.0 writers kept imported, built and pseudonymised rows in the order they came in: unique is all 1.0 promised
+    _check_sample_order(ids, source, unique_only=spec.format_version.startswith("1.0."))
     groups = Groups.of_text(group_ids)
     spec._grouped = (spec.samples, groups)
     groups.check_summary(spec.summary, source, "integrity")
@@ -1042,8 +1043,9 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
         _check_fold_content(spec.folds, groups, spec.sample_ids, f"{source}: folds", "integrity")
 
 
-def _check_sample_order(ids: pa.Array, where: str) -> None:
-    """Sample ids strictly increasing in byte order (so sorted, and never repeated)."""
+def _check_sample_order(ids: pa.Array, where: str, unique_only: bool = False) -> None:
+    """Sample ids strictly increasing in byte order (so sorted, and never repeated), or only never
+    repeated (``unique_only``)."""
     if len(ids) < 2:
         return
     ahead = pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))
@@ -1054,6 +1056,8 @@ def _check_sample_order(ids: pa.Array, where: str) -> None:
         counts = pc.value_counts(ids)
         twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
         raise DepgraphError("integrity", f"{where}: sample ids repeat: {describe_ids(twice)}", ids=twice)
+    if unique_only:
+        return
     i = int(np.flatnonzero(~ahead.to_numpy(zero_copy_only=False))[0]) + 1
     raise DepgraphError(
         "integrity",

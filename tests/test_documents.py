@@ -267,3 +267,16 @@ def test_the_signed_example_verifies_with_its_published_key():
     with pytest.raises(DepgraphError) as err:  # the old signature does not sign the new digest
         spec_from_document(without, verify_key=key)
     assert err.value.code == "integrity" and "does not match" in err.value.message
+
+
+def test_a_1_0_spec_needs_unique_ids_not_ordered_ones(tmp_path):
+    doc = _spec(["S1", "S2", "S3"], ["a", "a", "b"]).to_json_dict()
+    doc["samples"] = {name: values[::-1] for name, values in doc["samples"].items()}  # as a 1.0 import could be
+    doc["format_version"] = "1.0.0"
+    (tmp_path / "old.json").write_text(json.dumps(documents.redigest(doc)))
+    assert read_spec(tmp_path / "old.json").sample_ids.tolist() == ["S3", "S2", "S1"]
+    doc["format_version"] = "1.1.0"
+    (tmp_path / "new.json").write_text(json.dumps(documents.redigest(doc)))
+    with pytest.raises(DepgraphError) as err:
+        read_spec(tmp_path / "new.json")
+    assert err.value.code == "integrity" and "samples.sample_id[1] 'S2' comes after 'S3'" in err.value.message
