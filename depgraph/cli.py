@@ -35,6 +35,7 @@ from depgraph.ingest import from_metadata
 from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.report import figures, save_figures, write_report
+from depgraph.schemas import json_kind
 from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
@@ -119,17 +120,6 @@ def read_sample_list(path: Path) -> list[str]:
     if not ids:
         raise DepgraphError("empty_input", f"samples file {str(path)!r} lists no sample ids")
     return ids
-
-
-def _json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in JSON's words."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _signing_key(variable: str | None) -> bytes | None:
@@ -313,7 +303,7 @@ def validate_command(
     if not isinstance(doc, dict):
         raise DepgraphError(
             "schema",
-            f"{str(document)!r}: the document is {_json_kind(doc)}; a study graph or a split spec is a JSON object",
+            f"{str(document)!r}: the document is {json_kind(doc)}; a study graph or a split spec is a JSON object",
         )
     if doc.get("format") == SPEC_FORMAT:
         spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)

@@ -356,7 +356,9 @@ def check_document(doc: Any, kind: str, source: str) -> dict[str, Any]:
     """
     expected = _EXPECTED_FORMAT[kind]
     if not isinstance(doc, dict):
-        raise DepgraphError("schema", f"{source}: top level must be a JSON object, not {type(doc).__name__}")
+        raise DepgraphError(
+            "schema", f"{source}: the document is {json_kind(doc)}; a {kind.replace('-', ' ')} is a JSON object"
+        )
     if "splitGraph_object" in doc:
         raise DepgraphError(
             "schema",
@@ -374,6 +376,21 @@ def check_document(doc: Any, kind: str, source: str) -> dict[str, Any]:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
         raise DepgraphError("schema", f"{source}: {where}: {_short(problem.message)}")
     return doc
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words.
+
+    >>> json_kind(None), json_kind(True), json_kind(3), json_kind([])
+    ('null', 'a boolean', 'a number', 'an array')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _version_policy(doc: dict[str, Any], kind: str, source: str) -> dict[str, Any]:
