@@ -1048,7 +1048,7 @@ def _graph_from_document(doc: Any, source: str) -> StudyGraph:
                 raise bad(f"attributes.{type_name}.{col} must be a list as long as nodes.{type_name} ({len(text)})")
             columns[col] = scalars(values, f"{source}: attributes.{type_name}.{col}")
         attrs = pd.DataFrame(columns) if columns else None
-        node_pieces.append(NodePiece(NodeType(type_name), Keys.of(text), attrs))
+        node_pieces.append(NodePiece(NodeType(type_name), ranked, attrs))  # ranked: no second hashing, no sort
     edge_pieces = []
     for rel, entry in edges_doc.items():
         if rel not in RELATION:

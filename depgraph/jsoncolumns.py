@@ -81,13 +81,18 @@ def objects(values: list[Any]) -> np.ndarray:
 def strings(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> pa.Array:
     """A list of text as an Arrow string array: every element a string (or
     ``None`` where ``nullable``), non-empty where ``non_empty``."""
-    return text(values, where, nullable=nullable, non_empty=non_empty)[1]
+    values = _need_list(values, where)
+    return _arrow_text(values, values, where, nullable, non_empty)
 
 
 def text(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> tuple[np.ndarray, pa.Array]:
     """:func:`strings`, with the elements also as an object array (for a pandas column)."""
     values = _need_list(values, where)
     elements = objects(values)
+    return elements, _arrow_text(values, elements, where, nullable, non_empty)
+
+
+def _arrow_text(values: list[Any], elements: Any, where: str, nullable: bool, non_empty: bool) -> pa.Array:
     rule = "values are non-empty text" if non_empty else "values are text"
     try:
         column = pa.array(elements, type=pa.string(), from_pandas=False)
@@ -102,7 +107,7 @@ def text(values: Any, where: str, *, nullable: bool = False, non_empty: bool = F
         if pc.any(empty).as_py():
             i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
             raise _fail(where, i, values[i], rule)
-    return elements, column
+    return column
 
 
 def optional_text(values: Any, where: str) -> np.ndarray:
