@@ -966,16 +966,25 @@ class Groups:
     """The groups of a spec's samples: a code per sample, the distinct group ids and their sizes
     (hashed once, never sorted: only the ties for the largest group are compared)."""
 
-    def __init__(self, codes: np.ndarray, names: np.ndarray) -> None:
+    def __init__(self, codes: np.ndarray, names: np.ndarray | pa.Array) -> None:
         self.codes = codes.astype(np.int64, copy=False)
-        self.names = names
+        self._names = names  # Arrow text from a reader: only the names asked for become Python strings
         self.sizes: np.ndarray = np.bincount(self.codes, minlength=len(names))
 
     @classmethod
     def of_text(cls, group_ids: pa.Array) -> Groups:
         """The groups of checked Arrow text (a reader's column)."""
         encoded = group_ids.dictionary_encode()
-        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_numpy(zero_copy_only=False))
+        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
+
+    def name(self, code: int) -> str:
+        name = self._names[code]
+        return name.as_py() if isinstance(name, pa.Scalar) else str(name)
+
+    def names_where(self, mask: np.ndarray) -> list[str]:
+        if isinstance(self._names, pa.Array):
+            return self._names.filter(pa.array(mask)).to_pylist()
+        return [str(n) for n in self._names[mask].tolist()]
 
     @classmethod
     def of(cls, samples: pd.DataFrame, where: str) -> Groups:
@@ -993,7 +1002,7 @@ class Groups:
         return Summary(
             n_samples=len(self.codes),
             n_groups=len(self.sizes),
-            largest_group=str(min(self.names[self.sizes == largest].tolist())),  # code point order: byte order
+            largest_group=min(self.names_where(self.sizes == largest)),  # code point order: byte order
             largest_group_size=largest,
             singletons=int((self.sizes == 1).sum()),
         )
@@ -1191,7 +1200,7 @@ def _check_fold_content(
         train_id = sample_ids[int(members[role[members] == 0][0])]
         raise DepgraphError(
             code or "invalid_argument",
-            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.names[group]!r} "
+            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.name(group)!r} "
             f"is on both sides (sample {test_id!r} is tested, {train_id!r} trains); a group stays whole",
-            group=str(groups.names[group]),
+            group=groups.name(group),
         )
