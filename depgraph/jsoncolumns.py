@@ -6,7 +6,7 @@ column with one of these functions, which check *every* element in C
 (``pandas.api.types.infer_dtype``, pyarrow and numpy conversions) and only when
 something is wrong look for the first element at fault, to name it::
 
-    spec file 'spec.json': samples.sample_id[10] is ''; sample ids are non-empty text
+    spec file 'spec.json': samples.sample_id[10] is ''; values are non-empty text
 
 All failures are ``schema`` errors. ``where`` is the source and the array's
 path, e.g. ``"spec file 'spec.json': samples.sample_id"``.
