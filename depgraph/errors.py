@@ -37,7 +37,7 @@ class ErrorCode(str, Enum):
     TOO_FEW_GROUPS = "too_few_groups"  # a derivation leaves fewer groups than needed
     VALIDATION = "validation"  # a graph with validation errors where a valid one is needed
     VERSION = "version"  # a document of an unsupported format version
-    INTEGRITY = "integrity"  # a document whose digest does not match its content
+    INTEGRITY = "integrity"  # a digest or signature that does not match, or content that contradicts itself
 
 
 ERROR_CODES: frozenset[str] = frozenset(c.value for c in ErrorCode)
