@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from depgraph import from_metadata, read_graph, write_graph
+from depgraph.files import read_table
 from depgraph.spec import Constraint, FoldPlan, FoldSplit, SplitSpec, read_spec, write_spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -90,11 +92,8 @@ def measure(n: int, repeats: int = 1) -> dict:
 
 def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict:
     """Read times of the pipeline cohort's graph (metadata and kinship) of ``n`` samples."""
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE))  # run as a script or imported from tests, as run.py does
     from cohort import make_cohort
-
-    from depgraph import from_metadata, read_graph, write_graph
-    from depgraph.files import read_table
 
     with tempfile.TemporaryDirectory() as tmp:
         where = workdir or Path(tmp)
