@@ -1,10 +1,19 @@
-"""Split spec write and read times at scale, with every check on read.
+"""Split spec write and read times, and study graph read times, at scale, with every check on read.
 
-    python benchmarks/bench_spec.py --sizes 1e5,1e6
+    python benchmarks/bench_spec.py --sizes 1e4,1e5,1e6 [--repeats 5] [--output FILE]
 
 Prints a table and writes benchmarks/results/spec.json. A spec of n samples here
 carries sample_id, group_id (two samples per group), batch_group, time_index,
-order_rank and stratum, and a 5-fold plan.
+order_rank and stratum, and a 5-fold plan. A graph of n samples is the pipeline
+cohort's (benchmarks/cohort.py: metadata with subjects, batches, sites, studies,
+timepoints and outcomes, plus kinship), written by ``write_graph``.
+
+Reading checks every element of every array (types, emptiness, ranges,
+lengths, order, uniqueness), that no object repeats a key, the digest, and for
+specs what the content says of itself (summary counts, no group straddling a
+fold, non-empty tests). Each read is timed ``--repeats`` times in one process;
+the table shows the median wall time and the median CPU time of the process
+(CPU time is steadier on a shared machine).
 """
 
 from __future__ import annotations
@@ -13,16 +22,23 @@ import argparse
 import json
 import os
 import platform
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from depgraph import from_metadata, read_graph, write_graph
+from depgraph.files import read_table
 from depgraph.spec import Constraint, FoldPlan, FoldSplit, SplitSpec, read_spec, write_spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
+HERE = Path(__file__).resolve().parent
 
 
 def make_spec(n: int, folds: int = 5) -> SplitSpec:
@@ -43,7 +59,18 @@ def make_spec(n: int, folds: int = 5) -> SplitSpec:
     return spec.with_folds(FoldPlan(scheme="group-kfold", splits=splits, seed=0))
 
 
-def measure(n: int) -> dict:
+def _timed(read: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``repeats`` calls."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        read()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return round(statistics.median(walls), 3), round(statistics.median(cpus), 3)
+
+
+def measure(n: int, repeats: int = 1) -> dict:
     spec = make_spec(n)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spec.json"
@@ -51,23 +78,82 @@ def measure(n: int) -> dict:
         write_spec(spec, path)
         t1 = time.perf_counter()
         back = read_spec(path)
-        t2 = time.perf_counter()
+        read_s, read_cpu_s = _timed(lambda: read_spec(path), repeats)
         size = path.stat().st_size
     assert back.digest == spec.digest
-    return {"n_samples": n, "write_s": round(t1 - t0, 3), "read_s": round(t2 - t1, 3), "file_mb": round(size / 1e6, 1)}
+    return {
+        "n_samples": n,
+        "write_s": round(t1 - t0, 3),
+        "read_s": read_s,
+        "read_cpu_s": read_cpu_s,
+        "file_mb": round(size / 1e6, 1),
+    }
+
+
+def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict:
+    """Read times of the pipeline cohort's graph (metadata and kinship) of ``n`` samples."""
+    sys.path.insert(0, str(HERE))  # run as a script or imported from tests, as run.py does
+    from cohort import make_cohort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        where = workdir or Path(tmp)
+        files = make_cohort(n, where)
+        graph = from_metadata(read_table(files.metadata, "metadata")).add_kinship(read_table(files.kinship), 0.177)
+        path = where / "graph.json"
+        write_graph(graph, path)
+        back = read_graph(path)
+        read_s, read_cpu_s = _timed(lambda: read_graph(path), repeats)
+        size = path.stat().st_size
+    assert back.n_nodes == graph.n_nodes and back.n_edges == graph.n_edges
+    return {
+        "n_samples": n,
+        "n_nodes": graph.n_nodes,
+        "n_edges": graph.n_edges,
+        "read_s": read_s,
+        "read_cpu_s": read_cpu_s,
+        "file_mb": round(size / 1e6, 1),
+    }
+
+
+def _revision() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
+    return done.stdout.strip() or "unknown"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6", help="comma-separated sample counts")
+    parser.add_argument("--repeats", type=int, default=5, help="reads per size; times are medians")
+    parser.add_argument("--output", type=Path, default=RESULTS / "spec.json")
+    parser.add_argument("--label", default=None, help="what was measured (default: this checkout's git revision)")
     args = parser.parse_args()
-    rows = [measure(int(float(s))) for s in args.sizes.split(",")]
-    print(f"{'samples':>10} {'write s':>8} {'read s':>8} {'MB':>7}")
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    rows = [measure(n, args.repeats) for n in sizes]
+    graph_rows = [measure_graph(n, args.repeats) for n in sizes]
+    print(f"{'spec samples':>12} {'write s':>8} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
     for r in rows:
-        print(f"{r['n_samples']:>10} {r['write_s']:>8} {r['read_s']:>8} {r['file_mb']:>7}")
-    RESULTS.mkdir(exist_ok=True)
-    machine = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
-    (RESULTS / "spec.json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=2) + "\n")
+        print(f"{r['n_samples']:>12} {r['write_s']:>8} {r['read_s']:>8} {r['read_cpu_s']:>10} {r['file_mb']:>7}")
+    print(f"{'graph samples':>13} {'nodes':>9} {'edges':>9} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
+    for r in graph_rows:
+        print(
+            f"{r['n_samples']:>13} {r['n_nodes']:>9} {r['n_edges']:>9} {r['read_s']:>8} {r['read_cpu_s']:>10} "
+            f"{r['file_mb']:>7}"
+        )
+    machine = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    args.output.parent.mkdir(exist_ok=True)
+    out = {
+        "machine": machine,
+        "revision": args.label or _revision(),
+        "repeats": args.repeats,
+        "rows": rows,
+        "graph_rows": graph_rows,
+    }
+    args.output.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_graph,
 from depgraph.outputs import Outputs
 from depgraph.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.report import figures, save_figures, write_report
+from depgraph.schemas import json_kind
 from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
@@ -162,6 +163,26 @@ def read_sample_list(path: Path) -> list[str]:
     return ids
 
 
+def _signing_key(variable: str | None) -> bytes | None:
+    """The key of ``--sign-key-env`` (the pseudonymisation key rules), read before any work."""
+    return None if variable is None else key_from_env(variable, purpose="signing")
+
+
+def _write_spec(spec: SplitSpec, output: Path, key: bytes | None) -> SplitSpec:
+    """Write the spec, signed with ``key`` when one is given; return what was written."""
+    if key is not None:
+        spec = spec.signed(key)
+    write_spec(spec, output)
+    return spec
+
+
+def _signed_note(spec: SplitSpec) -> str:
+    return "" if spec.signature is None else f" (signed, key fingerprint {spec.signature.key_fingerprint})"
+
+
+SIGN_HELP = "Sign the spec: HMAC-SHA256 of its digest under the key in this environment variable."
+
+
 def _print_graph(graph: StudyGraph, title: str) -> None:
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("nodes")
@@ -192,15 +213,17 @@ def _print_report(report: ValidationReport) -> None:
         )
 
 
-def _print_spec(spec: SplitSpec) -> None:
+def _print_spec(spec: SplitSpec, digest: str | None = None, signed: bool = False) -> None:
+    """One line on the spec; ``digest`` is the one verified in the file (default: the spec's own)."""
     c = spec.constraint
     how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
     s = spec.summary
     folds = f"; {len(spec.folds.splits)} splits ({spec.folds.scheme})" if spec.folds is not None else ""
     privacy = "; ids pseudonymised" if spec.pseudonymization is not None else ""
+    signature = "; signature verified" if signed else ""
     out.print(
         f"split spec {spec.format_version} ({how}): {s.n_samples} samples in {s.n_groups} groups{folds}{privacy}; "
-        f"digest {spec.digest} verified"
+        f"digest {digest or spec.digest} verified{signature}"
     )
     for w in spec.warnings:
         out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
@@ -344,25 +367,37 @@ def validate_command(
     n_folds: Annotated[
         int | None, typer.Option(help="Graphs: also flag modes that leave fewer groups than this many folds.")
     ] = None,
+    verify_key_env: Annotated[
+        str | None,
+        typer.Option(help="Specs: refuse the spec unless it is signed with the key in this environment variable."),
+    ] = None,
 ) -> None:
     """Validate a study graph (exit 1 when it has errors), or check a split spec
-    (schema, columns, unique ids, fold roles, digest; exit 2 when it is damaged)."""
+    (schema, every column element, digest, what the spec says of itself, and with
+    --verify-key-env its signature; exit 2 when it is damaged or contradicts itself)."""
+    key = None if verify_key_env is None else key_from_env(verify_key_env, purpose="signature verification")
     doc = read_json(document, "file")
-    if isinstance(doc, dict) and doc.get("format") == SPEC_FORMAT:
+    if not isinstance(doc, dict):
+        raise DepgraphError(
+            "schema",
+            f"{str(document)!r}: the document is {json_kind(doc)}; a study graph or a split spec is a JSON object",
+        )
+    if doc.get("format") == SPEC_FORMAT:
         _refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_folds")
-        spec = spec_from_document(doc, f"spec file {str(document)!r}")
+        spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
         else:
-            _print_spec(spec)
+            _print_spec(spec, digest=doc.get("digest"), signed=key is not None)
         return
-    if not isinstance(doc, dict) or doc.get("format") != "depgraph.study-graph":
-        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+    if doc.get("format") != "depgraph.study-graph":
         raise DepgraphError(
             "schema",
-            f"{str(document)!r}: 'format' is {found!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
+            f"{str(document)!r}: 'format' is {doc.get('format')!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
         )
+    if key is not None:
+        raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
         report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
     if as_json:
@@ -408,12 +443,14 @@ def derive_command(
             "--allow-single-group", help="Composite without --via/--priority: accept every sample in one group."
         ),
     ] = False,
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
     if not pseudonymize_ids:
         _refuse_given(ctx, "without --pseudonymize-ids", "key_env")
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    signing = _signing_key(sign_key_env)
     if key is not None and attributes is not None and attributes.strip().lower() == "all":
         raise DepgraphError(
             "invalid_argument",
@@ -442,9 +479,9 @@ def derive_command(
         if key is not None:
             spec = pseudonymize(spec, key)
         with plan:
-            write_spec(spec, output)
+            spec = _write_spec(spec, output, signing)
     _print_partition(partition)
-    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else ""))
+    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + _signed_note(spec))
 
 
 @app.command("import")
@@ -452,23 +489,29 @@ def import_command(
     source_format: Annotated[str, typer.Argument(metavar="FORMAT", help="Where the file comes from: splitgraph.")],
     file: Annotated[Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.")],
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP + " Specs only.")] = None,
 ) -> None:
     """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
     a splitGraph dependency_graph a depgraph graph."""
     if source_format.strip().lower() != "splitgraph":
         raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    signing = _signing_key(sign_key_env)
     plan = _outputs(output, inputs=(file,))
     imported = read_splitgraph(file)
+    if signing is not None and not isinstance(imported, SplitSpec):
+        raise DepgraphError(
+            "invalid_argument", f"--sign-key-env signs split specs; {str(file)!r} is a splitGraph dependency_graph"
+        )
     with plan:
         if isinstance(imported, SplitSpec):
-            write_spec(imported, output)
+            imported = _write_spec(imported, output, signing)
         else:
             write_graph(imported, output)
     if isinstance(imported, SplitSpec):
         _print_spec(imported)
     else:
         _print_graph(imported, "imported study graph")
-    out.print(f"wrote {output}")
+    out.print(f"wrote {output}" + (_signed_note(imported) if isinstance(imported, SplitSpec) else ""))
 
 
 @app.command("export")
@@ -624,9 +667,11 @@ def folds_command(
     embargo: Annotated[int, typer.Option(help="Time: levels withheld after each test block (with --train-after).")] = 0,
     train_after: Annotated[bool, typer.Option(help="Time: also train on levels after the test block.")] = False,
     salt_env: Annotated[str | None, typer.Option(help="Hash folds: environment variable holding the salt.")] = None,
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
+    signing = _signing_key(sign_key_env)
     name = scheme.strip().lower()
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
@@ -653,12 +698,10 @@ def folds_command(
     spec = read_spec(document)
     if prior is not None:
         params["prior"] = read_spec(prior)
-    with stage(f"assigning {name} folds"):
-        planned = assign_folds(spec, name, **params)
-        with plan:
-            write_spec(planned, output)
+    with stage(f"assigning {name} folds"), plan:
+        planned = _write_spec(assign_folds(spec, name, **params), output, signing)
     _print_folds(planned)
-    out.print(f"wrote {output}")
+    out.print(f"wrote {output}" + _signed_note(planned))
 
 
 @app.command("check")
@@ -793,11 +836,13 @@ def demo(
     output_dir: Annotated[
         Path, typer.Option("--output-dir", "-o", help="Where to write the cohort, graph, spec and report.")
     ] = Path("depgraph-demo"),
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
     """The bundled family cohort, end to end: subject grouping → relatedness → duplicate audit →
     write back → composite/strict, each with folds and exposure; writes the tables, graph, spec and report."""
     from depgraph.demo import AUDIT_THRESHOLD, run_story
 
+    signing = _signing_key(sign_key_env)
     plan = Outputs()
     plan.directory(output_dir, create=True)  # made, with its files, only when everything is written
     story = run_story()
@@ -845,7 +890,7 @@ def demo(
         ):
             write_table(frame, output_dir / f"{table_name}.csv")
         write_graph(story.graph_after, output_dir / "graph.json")
-        write_spec(last.spec, output_dir / "spec.json")
+        _write_spec(last.spec, output_dir / "spec.json", signing)
         write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
     out.print(
         f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "

@@ -38,7 +38,7 @@ class ErrorCode(str, Enum):
     NO_RELATION = "no_relation"  # a derivation whose mode links none of the samples (every sample alone)
     VALIDATION = "validation"  # a graph with validation errors where a valid one is needed
     VERSION = "version"  # a document of an unsupported format version
-    INTEGRITY = "integrity"  # a document whose digest does not match its content
+    INTEGRITY = "integrity"  # a digest or signature that does not match, or content that contradicts itself
 
 
 ERROR_CODES: frozenset[str] = frozenset(c.value for c in ErrorCode)

@@ -13,10 +13,12 @@ device) is written through or refused, never replaced.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -96,14 +98,94 @@ def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
 
 def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
     """The parsed JSON of an existing, non-empty file (``io``, ``empty_input``
-    or ``parse`` errors otherwise)."""
+    or ``parse`` errors otherwise).
+
+    An object that repeats a key is a ``parse`` error: JSON readers disagree on
+    which of the two values counts (orjson and Python keep the last, R's
+    jsonlite lets ``$`` find the first), so a second ``"samples"`` could show
+    each reader a different document. orjson parses (it cannot report repeats);
+    :func:`_may_repeat_keys` then compares the keys it kept with the keys the
+    text holds, and only a document where they may differ is parsed again by
+    Python's json module, which names the repeated key.
+    """
     raw = read_bytes(path, what)
     if not raw or raw.isspace():  # (strip() would copy the whole file)
         raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty", path=str(path))
     try:
-        return orjson.loads(raw)
+        doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise DepgraphError("parse", f"{what} {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
+    if _may_repeat_keys(raw, doc):
+        repeated = _repeated_key(raw)
+        if repeated is not None:
+            raise DepgraphError(
+                "parse",
+                f"{what} {str(path)!r} repeats the key {repeated!r} within one object; JSON readers disagree "
+                "on which value counts, so depgraph refuses it",
+                path=str(path),
+                key=repeated,
+            )
+    return doc
+
+
+def _may_repeat_keys(raw: bytes, doc: Any) -> bool:
+    """False only when no object of ``raw`` repeats a key (``doc`` is its parse).
+
+    Every key in the text ends with ``"``, JSON blank space and ``:``, so the
+    colons right after a ``"`` (after removing the blanks, when some colon
+    follows one) number at least the keys in the text (a string holding ``":``
+    adds more), which number at least those ``doc`` kept (one per distinct key
+    of an object). When the two counts are equal, no key was repeated. Lists
+    whose first element is not a container are not searched for objects (they
+    are columns of values); an object inside one only makes the counts differ,
+    which sends the text to the exact check. Costs one pass over the bytes.
+    """
+    text = np.frombuffer(raw, dtype=np.uint8)
+    colons = np.flatnonzero(text == ord(":"))
+    before = text[np.maximum(colons - 1, 0)]
+    if np.isin(before, _BLANKS).any():  # "key" : value somewhere: count again without the blanks
+        in_text = raw.translate(None, bytes(_BLANKS)).count(b'":')
+    else:
+        in_text = int(np.count_nonzero(before == ord('"')))
+    kept = 0
+    pending = [doc]
+    while pending:
+        value = pending.pop()
+        if type(value) is dict:
+            kept += len(value)
+            pending.extend(value.values())
+        elif type(value) is list and value and type(value[0]) in (dict, list):
+            pending.extend(value)
+    return in_text != kept
+
+
+_BLANKS = np.frombuffer(b" \t\r\n", dtype=np.uint8)
+
+
+def _repeated_key(raw: bytes) -> str | None:
+    """The first key some object of ``raw`` repeats (Python's json parses it again), or None."""
+
+    def refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen[key] = value
+        return seen
+
+    try:
+        json.loads(raw.decode("utf-8"), object_pairs_hook=refuse_repeats)
+    except _RepeatedKey as found:
+        return found.key
+    except RecursionError:  # deeper than Python's json follows (orjson allows 1024 levels)
+        return "(not checked: nested too deeply)"
+    return None
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
 
 
 def read_bytes(path: str | os.PathLike[str], what: str = "file") -> bytes:

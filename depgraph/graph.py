@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 from depgraph.arrays import distinct, packed_keys, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
+from depgraph.jsoncolumns import numbers, scalars, strings
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1039,65 +1040,73 @@ def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
 
 # --------------------------------------------------------------------------- JSON helpers
 def _graph_from_document(doc: Any, source: str) -> StudyGraph:
+    """A graph from its JSON document: the envelope by jsonschema, every element of the long arrays
+    (node keys, attribute columns, edge endpoints, weights, provenance) by vectorised checks that name
+    the first offender (``nodes.Sample[10] is ''``), then assembly (unknown endpoints are ``reference``)."""
     from depgraph.schemas import check_document
 
     def bad(what: str) -> DepgraphError:
         return DepgraphError("schema", f"{source}: {what}")
 
-    doc = check_document(doc, "study-graph", source)  # format, version policy, schema
+    doc = check_document(doc, "study-graph", source)  # format, version policy, envelope schema
     nodes_doc = doc.get("nodes")
     edges_doc = doc.get("edges", {})
     attrs_doc = doc.get("attributes", {})
     if not isinstance(nodes_doc, dict) or not isinstance(edges_doc, dict) or not isinstance(attrs_doc, dict):
         raise bad("'nodes', 'edges' and 'attributes' must be objects")
+    types = {t.value for t in NODE_TYPES}
+    for type_name in attrs_doc:
+        if type_name not in nodes_doc:
+            raise bad(f"attributes.{type_name} describes nodes that 'nodes' does not declare")
     node_pieces = []
     for type_name, keys in nodes_doc.items():
-        if type_name not in {t.value for t in NODE_TYPES}:
+        if type_name not in types:
             raise bad(f"unknown node type {type_name!r} in 'nodes'")
-        if not isinstance(keys, list) or not all(isinstance(k, str) and k for k in keys):
-            raise bad(f"nodes.{type_name} must be a list of non-empty strings")
-        if len(set(keys)) != len(keys):
-            dups = pd.Series(keys)[pd.Series(keys).duplicated()].unique().tolist()
+        text = strings(keys, f"{source}: nodes.{type_name}", non_empty=True)
+        ranked = Keys.ranked(text) if len(text) else Keys.of(text)
+        if len(ranked.vocab) < len(text):
+            counts = pc.value_counts(text)
+            dups = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
             raise DepgraphError("duplicate_id", f"{source}: nodes.{type_name} repeats {describe_ids(dups)}", ids=dups)
         attr_cols = attrs_doc.get(type_name, {})
         if not isinstance(attr_cols, dict):
             raise bad(f"attributes.{type_name} must be an object")
+        columns = {}
         for col, values in attr_cols.items():
-            if not isinstance(values, list) or len(values) != len(keys):
-                raise bad(f"attributes.{type_name}.{col} must be a list as long as nodes.{type_name} ({len(keys)})")
-        attrs = pd.DataFrame({c: _from_json_column(v) for c, v in attr_cols.items()}) if attr_cols else None
-        node_pieces.append(NodePiece(NodeType(type_name), pd.Series(keys, dtype=object), attrs))
+            if not isinstance(values, list) or len(values) != len(text):
+                raise bad(f"attributes.{type_name}.{col} must be a list as long as nodes.{type_name} ({len(text)})")
+            columns[col] = scalars(values, f"{source}: attributes.{type_name}.{col}")
+        attrs = pd.DataFrame(columns) if columns else None
+        node_pieces.append(NodePiece(NodeType(type_name), ranked, attrs))  # ranked: no second hashing, no sort
     edge_pieces = []
     for rel, entry in edges_doc.items():
         if rel not in RELATION:
             raise bad(f"unknown relation {rel!r} in 'edges'")
         if not isinstance(entry, dict):
             raise bad(f"edges.{rel} must be an object")
-        src, dst = entry.get("source"), entry.get("target")
-        if not isinstance(src, list) or not isinstance(dst, list) or len(src) != len(dst):
-            raise bad(f"edges.{rel}.source and .target must be lists of equal length")
+        src = strings(entry.get("source"), f"{source}: edges.{rel}.source")
+        dst = strings(entry.get("target"), f"{source}: edges.{rel}.target")
+        if len(src) != len(dst):
+            raise bad(f"edges.{rel}.source and .target must be lists of equal length ({len(src)} and {len(dst)})")
         weight = entry.get("weight")
-        if weight is not None and (not isinstance(weight, list) or len(weight) != len(src)):
-            raise bad(f"edges.{rel}.weight must be a list as long as its source list")
+        w = None
+        if weight is not None:
+            w, _ = numbers(weight, f"{source}: edges.{rel}.weight")
+            if len(w) != len(src):
+                raise bad(f"edges.{rel}.weight must be a list as long as its source list ({len(src)})")
         prov = entry.get("provenance", "unknown")
-        w = None if weight is None else np.array([np.nan if v is None else v for v in weight], dtype=np.float64)
         if isinstance(prov, str):
-            edge_pieces.append(EdgePiece(rel, pd.Series(src, dtype=object), pd.Series(dst, dtype=object), prov, w))
-        elif isinstance(prov, list) and len(prov) == len(src):
-            prov_arr = np.asarray(prov, dtype=object)
-            for label in pd.unique(prov_arr):
-                mask = prov_arr == label
-                edge_pieces.append(
-                    EdgePiece(
-                        rel,
-                        pd.Series(np.asarray(src, dtype=object)[mask], dtype=object),
-                        pd.Series(np.asarray(dst, dtype=object)[mask], dtype=object),
-                        str(label),
-                        None if w is None else w[mask],
-                    )
-                )
-        else:
-            raise bad(f"edges.{rel}.provenance must be a string or a list as long as its source list")
+            edge_pieces.append(EdgePiece(rel, src, dst, prov, w))
+            continue
+        if not isinstance(prov, list) or len(prov) != len(src):
+            raise bad(f"edges.{rel}.provenance must be a string or a list as long as its source list ({len(src)})")
+        labels = strings(prov, f"{source}: edges.{rel}.provenance").dictionary_encode()
+        codes = labels.indices.to_numpy(zero_copy_only=False)
+        for code, label in enumerate(labels.dictionary.to_pylist()):  # one piece per label: labels are few
+            mask = pa.array(codes == code)
+            edge_pieces.append(
+                EdgePiece(rel, src.filter(mask), dst.filter(mask), label, None if w is None else w[codes == code])
+            )
     overrides = doc.get("overrides") or {}
     history = doc.get("history") or []
     if not isinstance(overrides, dict) or not isinstance(history, list):
@@ -1114,16 +1123,6 @@ def _json_column(series: pd.Series) -> list[Any]:
     if pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         return series.astype(object).where(series.notna(), None).tolist()
     return [None if _is_missing(v) else (v.item() if isinstance(v, np.generic) else v) for v in series.astype(object)]
-
-
-def _from_json_column(values: list[Any]) -> pd.Series:
-    """A JSON attribute list as the column it was written from: int64 when
-    every value is an integer, float64 when numbers have gaps, else text."""
-    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return pd.Series(values, dtype=np.int64)
-    if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
-        return pd.Series([np.nan if v is None else v for v in values], dtype=np.float64)
-    return pd.Series(values, dtype=object)
 
 
 def _is_missing(value: Any) -> bool:

@@ -64,14 +64,15 @@ def key_fingerprint(key: str | bytes) -> str:
     return pseudonym(key, _FINGERPRINT_LABEL, 16)
 
 
-def key_from_env(variable: str = DEFAULT_KEY_ENV) -> bytes:
-    """The key from an environment variable (never from the command line, where it would land in shell
-    history and process lists), refused when unset, empty or weaker than :data:`MIN_KEY_BITS` (:func:`check_key`)."""
+def key_from_env(variable: str = DEFAULT_KEY_ENV, purpose: str = "pseudonymisation") -> bytes:
+    """The pseudonymisation key (or, with ``purpose="signing"``, a spec signing key: the same rules) from an
+    environment variable (never from the command line, where it would land in shell history and process lists),
+    refused when unset, empty or weaker than :data:`MIN_KEY_BITS` (:func:`check_key`)."""
     value = os.environ.get(variable)
     if not value:
         raise DepgraphError(
             "invalid_argument",
-            f"the environment variable {variable} holding the key is unset or empty",
+            f"{purpose} needs a key in the environment variable {variable} (it is unset or empty)",
         )
     return check_key(value, f"the key in the environment variable {variable}")
 
@@ -174,7 +175,7 @@ def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
     >>> s = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["subject:P1", "subject:P1"]}),
     ...                     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
     >>> p = pseudonymize(s, key)
-    >>> p.samples["sample_id"].tolist()[0] == pseudonym(key, "S1")
+    >>> p.samples["sample_id"].tolist() == sorted(pseudonym(key, i) for i in ("S1", "S2"))  # in id order
     True
     >>> bool(p.samples["group_id"].str.startswith("subject:").all()), p.pseudonymization.method
     (True, 'hmac-sha256')

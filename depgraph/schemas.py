@@ -10,8 +10,10 @@ data; :func:`load_schema` finds them in either place.
 :func:`check_document` is what readers call: it names the format, applies the
 version policy (same major accepted; a newer minor's unknown fields ignored;
 other majors refused with a message that says what to do), and validates the
-envelope with jsonschema. Large arrays are validated on a short prefix here and
-checked in full, vectorised, by the reader.
+envelope with jsonschema. The long arrays (sample columns, fold positions,
+node keys, attribute columns, edge lists) are left out of the jsonschema pass
+and every element of them is checked, vectorised, by the reader
+(:mod:`depgraph.jsoncolumns`): the schema still states their rules.
 
 >>> schema = load_schema("split-spec")
 >>> schema["properties"]["format"]["const"]
@@ -36,7 +38,6 @@ from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, 
 
 KINDS = ("split-spec", "study-graph")
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-_PREFIX_ITEMS = 3  # array elements validated by jsonschema; the rest is checked vectorised
 
 
 def _format_version(kind: str) -> str:
@@ -81,15 +82,21 @@ def split_spec_schema() -> dict[str, Any]:
     schema = _common(
         "split-spec",
         "depgraph split spec",
-        "One group per sample, why, and optionally the folds built from them. Rules JSON Schema cannot express "
-        "are checked by every depgraph reader: all samples columns have the same length; sample ids are unique; "
-        "fold split positions are sorted, unique and within the samples, test and excluded are disjoint and the "
-        "counts match them; digest is the sha256 of the canonical content "
-        "(every top-level field but created_at, generator and digest, as compact JSON with sorted keys).",
+        "One group per sample, why, and optionally the folds built from them. Rules JSON Schema cannot express are "
+        "checked by every depgraph reader (a spec that breaks one contradicts itself and is refused even when its "
+        "digest matches): no object repeats a key; there is at least one sample; all samples columns have the same "
+        "length; sample ids are in byte (UTF-8) order without repeats; the summary holds the counts of the columns "
+        "(largest_group: the smallest id among the largest groups); fold split positions are sorted, unique and "
+        "within the samples, test and excluded are disjoint and the counts match them; every split tests at least one"
+        " sample and no group has a tested and a trained sample in one split; with pseudonymization, the columns it "
+        "names hold lower-case hex pseudonyms of hex_digits digits (group ids after a '<prefix>:'); integers are "
+        "written as integers (1, not 1.0); digest is the sha256 of the canonical content (every top-level field but "
+        "created_at, generator, digest and signature, as compact JSON with sorted keys); signature, when present, is "
+        "HMAC-SHA256(key, 'depgraph.split-spec:' + digest).",
     )
     column_items = {"string": _nullable("string"), "number": _nullable("number"), "integer": _nullable("integer")}
     sample_props = {name: {"type": "array", "items": column_items[kind]} for name, kind in SAMPLE_COLUMNS.items()}
-    sample_props["sample_id"] = {"type": "array", "items": {"type": "string", "minLength": 1}}
+    sample_props["sample_id"] = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
     sample_props["group_id"] = {"type": "array", "items": {"type": "string", "minLength": 1}}
     sample_props["order_rank"] = {"type": "array", "items": {"type": ["integer", "null"], "minimum": 1}}
     schema["properties"] = {
@@ -157,10 +164,22 @@ def split_spec_schema() -> dict[str, Any]:
             "properties": {
                 "method": {"const": "hmac-sha256"},
                 "hex_digits": {"type": "integer", "minimum": 16, "maximum": 64},
-                "key_fingerprint": {"type": "string"},
+                "key_fingerprint": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
                 "columns": _string_list(),
             },
             "required": ["method", "hex_digits", "key_fingerprint"],
+            "additionalProperties": False,
+        },
+        "signature": {
+            "type": "object",
+            "description": "HMAC-SHA256 of 'depgraph.split-spec:' + digest under a key the teams share; "
+            "key_fingerprint is HMAC-SHA256(key, 'depgraph signing key fingerprint') cut to 16 hex digits",
+            "properties": {
+                "method": {"const": "hmac-sha256"},
+                "key_fingerprint": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+                "value": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            },
+            "required": ["method", "key_fingerprint", "value"],
             "additionalProperties": False,
         },
         "samples": {
@@ -190,8 +209,16 @@ def split_spec_schema() -> dict[str, Any]:
                                         k: {"type": "integer", "minimum": 0}
                                         for k in ("repeat", "fold", "n_train", "n_test", "n_excluded")
                                     },
-                                    "test": {"type": "array", "items": {"type": "integer", "minimum": 0}},
-                                    "excluded": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                                    "test": {
+                                        "type": "array",
+                                        "items": {"type": "integer", "minimum": 0},
+                                        "uniqueItems": True,
+                                    },
+                                    "excluded": {
+                                        "type": "array",
+                                        "items": {"type": "integer", "minimum": 0},
+                                        "uniqueItems": True,
+                                    },
                                 },
                                 "required": ["repeat", "fold", "n_train", "n_test", "n_excluded", "test", "excluded"],
                                 "additionalProperties": False,
@@ -230,9 +257,10 @@ def study_graph_schema() -> dict[str, Any]:
         "study-graph",
         "depgraph study graph",
         "A study declaration: node keys grouped by type, attributes aligned with them, edges grouped by relation "
-        "and named by endpoint keys. Readers also check that attribute lists are as long as their node lists, "
-        "that source/target/weight lists of a relation have equal lengths, and that every endpoint names a node "
-        "of the relation's type.",
+        "and named by endpoint keys. Readers check every element of every list, and also that no object repeats "
+        "a key, that attribute lists are as long as their node lists, that attributes describe declared node "
+        "types, that source/target/weight lists of a relation have equal lengths, that weights are finite, and "
+        "that every endpoint names a node of the relation's type.",
     )
     types = [t.value for t in NODE_TYPES]
     schema["properties"] = {
@@ -328,7 +356,9 @@ def check_document(doc: Any, kind: str, source: str) -> dict[str, Any]:
     """
     expected = _EXPECTED_FORMAT[kind]
     if not isinstance(doc, dict):
-        raise DepgraphError("schema", f"{source}: top level must be a JSON object, not {type(doc).__name__}")
+        raise DepgraphError(
+            "schema", f"{source}: the document is {json_kind(doc)}; a {kind.replace('-', ' ')} is a JSON object"
+        )
     if "splitGraph_object" in doc:
         raise DepgraphError(
             "schema",
@@ -341,11 +371,26 @@ def check_document(doc: Any, kind: str, source: str) -> dict[str, Any]:
         hint = f" (it is a {other[0]}: use the matching command)" if other else ""
         raise DepgraphError("schema", f"{source}: 'format' must be {expected!r}, found {found!r}{hint}")
     doc = _version_policy(doc, kind, source)
-    problem = best_match(_validator(kind).iter_errors(_prefix(doc)))
+    problem = best_match(_validator(kind).iter_errors(_without_long_arrays(doc)))
     if problem is not None:
         where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
         raise DepgraphError("schema", f"{source}: {where}: {_short(problem.message)}")
     return doc
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words.
+
+    >>> json_kind(None), json_kind(True), json_kind(3), json_kind([])
+    ('null', 'a boolean', 'a number', 'an array')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _version_policy(doc: dict[str, Any], kind: str, source: str) -> dict[str, Any]:
@@ -376,8 +421,8 @@ def _version_policy(doc: dict[str, Any], kind: str, source: str) -> dict[str, An
     )
 
 
-def _prefix(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document with long arrays cut to a few elements, for jsonschema."""
+def _without_long_arrays(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with its long arrays emptied, for jsonschema: the readers check their every element."""
     cut = dict(doc)
     for field in ("samples", "nodes", "attributes", "edges"):
         if isinstance(cut.get(field), dict):
@@ -392,7 +437,7 @@ def _prefix(doc: dict[str, Any]) -> dict[str, Any]:
 
 def _cut_arrays(value: Any) -> Any:
     if isinstance(value, list):
-        return value[:_PREFIX_ITEMS]
+        return []
     if isinstance(value, dict):
         return {k: _cut_arrays(v) for k, v in value.items()}
     return value

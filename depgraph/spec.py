@@ -41,6 +41,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import hashlib
+import hmac
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -51,17 +52,19 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from depgraph.arrays import distinct, sorted_codes
+from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import StudyGraph
+from depgraph.jsoncolumns import integers, numbers, optional_text, positions, scalar_objects, text
 from depgraph.vocab import NodeType, recommended_resampling
 
 SPEC_FORMAT = "depgraph.split-spec"
-SPEC_FORMAT_VERSION = "1.0.0"
+SPEC_FORMAT_VERSION = "1.1.0"
 
 #: Block columns a spec carries when the graph declares the relation.
 BLOCK_MODES: tuple[str, ...] = ("batch", "study", "site", "region", "platform", "assay")
@@ -80,8 +83,11 @@ REQUIRED_SAMPLE_COLUMNS: tuple[str, ...] = ("sample_id", "group_id")
 ROLES: tuple[str, ...] = ("train", "test", "excluded")
 #: At most this many ids are kept per warning in a spec (the count is exact).
 WARNING_ID_LIMIT = 50
-#: Fields left out of the digest: they change between two writes of one split.
-UNDIGESTED: frozenset[str] = frozenset({"created_at", "generator", "digest"})
+#: Fields left out of the digest: they change between two writes (or signatures) of one split.
+UNDIGESTED: frozenset[str] = frozenset({"created_at", "generator", "digest", "signature"})
+#: A signature is HMAC-SHA256(key, SIGNED_PREFIX + digest).
+SIGNED_PREFIX = b"depgraph.split-spec:"
+_SIGNING_FINGERPRINT_LABEL = b"depgraph signing key fingerprint"
 
 _DEPENDENCIES = ("numpy", "pandas", "scipy", "networkx", "pydantic", "jsonschema", "orjson")
 
@@ -258,6 +264,41 @@ class Pseudonymization(_Model):
     columns: list[str] = Field(default_factory=lambda: ["sample_id", "group_id"])
 
 
+class Signature(_Model):
+    """Proof that the spec was written by someone holding a shared key, and not changed since.
+
+    ``value`` is HMAC-SHA256(key, ``"depgraph.split-spec:" + digest``) in hex;
+    ``key_fingerprint`` (HMAC of a fixed label, 16 hex digits) says which key
+    without revealing it. The digest covers every field but ``created_at``,
+    ``generator``, ``digest`` and ``signature``, so the signature covers them too.
+    """
+
+    method: Literal["hmac-sha256"] = "hmac-sha256"
+    key_fingerprint: str
+    value: str
+
+    @classmethod
+    def of(cls, digest: str, key: str | bytes) -> Signature:
+        return cls(key_fingerprint=signing_key_fingerprint(key), value=_signature_value(digest, _key_bytes(key)))
+
+
+def _key_bytes(key: str | bytes) -> bytes:
+    return key.encode() if isinstance(key, str) else bytes(key)
+
+
+def _signature_value(digest: str, key: bytes) -> str:
+    return hmac.new(key, SIGNED_PREFIX + digest.encode(), hashlib.sha256).hexdigest()
+
+
+def signing_key_fingerprint(key: str | bytes) -> str:
+    """Which signing key (HMAC-SHA256 of a fixed label, 16 hex digits); reveals nothing of the key.
+
+    >>> signing_key_fingerprint("an example key, never use it for real")
+    '335c44ef503144c1'
+    """
+    return hmac.new(_key_bytes(key), _SIGNING_FINGERPRINT_LABEL, hashlib.sha256).hexdigest()[:16]
+
+
 class SplitSpec(_Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns."""
 
@@ -276,11 +317,14 @@ class SplitSpec(_Model):
     warnings: list[SpecWarning] = Field(default_factory=list)
     summary: Summary
     pseudonymization: Pseudonymization | None = None
+    signature: Signature | None = None
     samples: pd.DataFrame = Field(exclude=True)
     folds: FoldPlan | None = Field(default=None, exclude=True)
     # the sample columns as compact JSON, with the frame they were encoded from:
     # the digest and the file share one encoding (copies of a spec carry it along)
     _encoded: tuple[pd.DataFrame, dict[str, bytes]] | None = PrivateAttr(default=None)
+    # the groups of the sample rows, with the frame they were counted from (for checks of folds)
+    _grouped: tuple[pd.DataFrame, Groups] | None = PrivateAttr(default=None)
 
     # ---- construction ----------------------------------------------------------
     @classmethod
@@ -296,57 +340,137 @@ class SplitSpec(_Model):
         samples = _sample_columns(partition, graph)
         if attributes:
             samples = _with_attributes(samples, graph, attributes)
-        return cls.build(
-            samples=samples,
-            summary=Summary(n_samples=partition.n_samples, **partition.shape._asdict()),  # same rows, same groups
-            graph_name=graph.name,
-            constraint=Constraint(
-                mode=partition.mode,
-                strategy=partition.strategy,
-                relations=list(partition.relations),
-                via=list(partition.via),
-                priority=list(partition.priority),
-                parameters=portable_parameters(partition.parameters),
-                overrides={k: v for k, v in graph.overrides.items() if v},
-                subset=partition.n_samples < graph.count(NodeType.SAMPLE),
+        return cls._assemble(
+            samples,
+            dict(
+                summary=Summary(n_samples=partition.n_samples, **partition.shape._asdict()),  # same rows and groups
+                graph_name=graph.name,
+                constraint=Constraint(
+                    mode=partition.mode,
+                    strategy=partition.strategy,
+                    relations=list(partition.relations),
+                    via=list(partition.via),
+                    priority=list(partition.priority),
+                    parameters=portable_parameters(partition.parameters),
+                    overrides={k: v for k, v in graph.overrides.items() if v},
+                    subset=partition.n_samples < graph.count(NodeType.SAMPLE),
+                ),
+                recommended_resampling=recommended_resampling(partition.mode, partition.strategy),
+                warnings=[
+                    SpecWarning(
+                        code=w.code,
+                        severity=w.severity,  # type: ignore[arg-type]
+                        message=w.message,
+                        count=int(w.count or 0),
+                        ids=list(w.ids[:WARNING_ID_LIMIT]),
+                    )
+                    for w in partition.warnings
+                ],
             ),
-            recommended_resampling=recommended_resampling(partition.mode, partition.strategy),
-            warnings=[
-                SpecWarning(
-                    code=w.code,
-                    severity=w.severity,  # type: ignore[arg-type]
-                    message=w.message,
-                    count=int(w.count or 0),
-                    ids=list(w.ids[:WARNING_ID_LIMIT]),
-                )
-                for w in partition.warnings
-            ],
+            trusted=True,
         )
 
     @classmethod
     def build(cls, samples: pd.DataFrame, **fields: Any) -> SplitSpec:
         """A spec from its samples and envelope fields; fills ``created_at``,
-        ``generator``, ``summary`` (unless given) and the digest."""
-        samples = samples.reset_index(drop=True)
+        ``generator``, ``summary`` (unless given) and the digest.
+
+        Rows are put in sample-id order (byte order; ``folds`` given here follow
+        their samples). The spec must be one a reader accepts: at least one
+        sample (``empty_input``), non-empty text sample and group ids, sample ids
+        without repeats (``duplicate_id``), a given ``summary`` that matches the
+        columns, pseudonyms where ``pseudonymization`` says, folds that test
+        someone and keep groups whole (``invalid_argument`` otherwise).
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S2", "S10", "S1"], "group_id": ["b", "a", "a"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> spec.samples["sample_id"].tolist(), spec.summary.largest_group
+        (['S1', 'S10', 'S2'], 'a')
+        """
+        return cls._assemble(samples, fields, trusted=False)
+
+    @classmethod
+    def _assemble(cls, samples: pd.DataFrame, fields: dict[str, Any], trusted: bool) -> SplitSpec:
+        """The spec of ``samples`` and ``fields``, checked as :meth:`build` says; ``trusted`` samples
+        (a partition's: in sample-id order, with their summary) skip the checks of rows and counts."""
+        fields = {k: v for k, v in fields.items() if k not in ("digest", "signature")}
         fields.setdefault("created_at", _now())
         if "generator" not in fields:
             fields["generator"] = Generator.current()
-        if "summary" not in fields:
-            fields["summary"] = summarise(samples)
-        spec = cls(samples=samples, **{k: v for k, v in fields.items() if k != "digest"})
+        samples = samples.reset_index(drop=True)
+        folds = fields.pop("folds", None)
+        groups = None
+        if not trusted:
+            _check_ids(samples, "spec")
+            samples, folds = _in_sample_order(samples, folds, "spec")
+            groups = Groups.of(samples, "spec")
+            if len(samples) == 0:
+                raise DepgraphError("empty_input", "a spec needs at least one sample")
+            if "summary" not in fields:
+                fields["summary"] = groups.summary()
+            else:
+                groups.check_summary(fields["summary"], "spec", "invalid_argument")
+        pseudonymization = fields.get("pseudonymization")
+        if pseudonymization is not None:
+            _check_pseudonyms(samples, Pseudonymization.model_validate(pseudonymization), "spec", "invalid_argument")
+        spec = cls(samples=samples, **fields)
+        if groups is not None:
+            spec._grouped = (samples, groups)
+        if folds is not None:
+            _check_splits(folds.splits, len(samples), "folds")
+            _check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
+            spec = spec.model_copy(update={"folds": folds})
         return spec.model_copy(update={"digest": spec.compute_digest()})
 
     def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
-        """The same spec carrying ``folds`` (digest recomputed)."""
+        """The same spec carrying ``folds`` (digest recomputed, any signature dropped).
+
+        Every split must test at least one sample (``too_few_groups``: the groups did
+        not fill it) and keep each group on one side (``invalid_argument``).
+        """
         if folds is not None:
             _check_splits(folds.splits, self.n_samples, "folds")
-        updated = self.model_copy(update={"folds": folds, "created_at": _now()})
+            _check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
+        updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
         return updated.model_copy(update={"digest": updated.compute_digest()})
 
     def replace(self, **fields: Any) -> SplitSpec:
-        """A copy with some fields replaced (digest recomputed)."""
-        updated = self.model_copy(update=fields)
-        return updated.model_copy(update={"digest": updated.compute_digest()})
+        """A copy with some fields replaced (digest recomputed; a signature is kept only if the digest is
+        unchanged). New ``samples`` are put in sample-id order, the folds following their samples, and
+        checked as :meth:`build` checks them."""
+        if "samples" in fields or "pseudonymization" in fields or "summary" in fields:
+            samples = fields.pop("samples", self.samples)
+            merged = {**self.model_dump(exclude={"samples", "folds", "digest", "signature"}), **fields}
+            merged["folds"] = fields.get("folds", self.folds)
+            if "summary" not in fields:  # new samples, new counts
+                merged.pop("summary")
+            merged = {k: v for k, v in merged.items() if v is not None or k in fields}
+            updated = type(self)._assemble(samples, merged, trusted=False)
+        else:
+            updated = self.model_copy(update=fields)
+        digest = updated.compute_digest()
+        signature = updated.signature if digest == self.digest else None
+        return updated.model_copy(update={"digest": digest, "signature": signature})
+
+    def signed(self, key: str | bytes) -> SplitSpec:
+        """The spec with a :class:`Signature` of its digest under ``key`` (see :mod:`depgraph.privacy` for
+        the key rules; the CLI reads it from an environment variable).
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["a", "b"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> signed = spec.signed("an example key, never use it for real")
+        >>> signed.digest == spec.digest, signed.signature.key_fingerprint
+        (True, '335c44ef503144c1')
+        >>> signed.verify_signature("an example key, never use it for real")
+        """
+        if self.digest is None:  # pragma: no cover - every constructor sets it
+            raise DepgraphError("integrity", "a spec without a digest cannot be signed")
+        return self.model_copy(update={"signature": Signature.of(self.digest, key)})
+
+    def verify_signature(self, key: str | bytes, source: str = "spec") -> None:
+        """Return if the spec carries a signature of its digest under ``key``; DepgraphError(integrity) if
+        it carries none, or one made with another key or over another digest."""
+        _verify_signature(self.signature, self.digest or "", key, source)
 
     # ---- reading the content ----------------------------------------------------
     @property
@@ -363,6 +487,12 @@ class SplitSpec(_Model):
 
     def groups(self) -> dict[str, str]:
         return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
+
+    def grouped(self) -> Groups:
+        """The samples' groups (codes, ids, sizes), counted once per samples frame."""
+        if self._grouped is None or self._grouped[0] is not self.samples:
+            self._grouped = (self.samples, Groups.of(self.samples, "spec"))
+        return self._grouped[1]
 
     # ---- JSON -----------------------------------------------------------------------
     def to_json_dict(self) -> dict[str, Any]:
@@ -397,8 +527,9 @@ class SplitSpec(_Model):
 
     def _envelope(self) -> dict[str, Any]:
         doc = self.model_dump(mode="json")
-        if doc.get("pseudonymization") is None:
-            doc.pop("pseudonymization", None)
+        for optional in ("pseudonymization", "signature"):
+            if doc.get(optional) is None:
+                doc.pop(optional, None)
         return doc
 
     def _column_bytes(self) -> dict[str, bytes]:
@@ -648,19 +779,38 @@ def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
     atomic_write_bytes(path, spec._json_pieces())
 
 
-def read_spec(path: str | os.PathLike[str]) -> SplitSpec:
-    """Read and check a spec: schema, column lengths, unique sample ids, fold
-    roles and digest. Problems raise DepgraphError naming the first of them."""
-    return spec_from_document(read_json(path, "spec file"), f"spec file {str(path)!r}")
+def read_spec(path: str | os.PathLike[str], verify_key: str | bytes | None = None) -> SplitSpec:
+    """Read and check a spec: schema, every element of every column, the digest,
+    the signature (when ``verify_key`` is given: a missing or wrong one is
+    refused), and the invariants every spec depgraph writes holds. Problems raise
+    DepgraphError naming the first of them; see :func:`spec_from_document`."""
+    return spec_from_document(read_json(path, "spec file"), f"spec file {str(path)!r}", verify_key=verify_key)
 
 
-def spec_from_document(doc: Any, source: str = "spec") -> SplitSpec:
-    """A SplitSpec from a parsed JSON document, with every check of :func:`read_spec`."""
+def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes | None = None) -> SplitSpec:
+    """A SplitSpec from a parsed JSON document, with every check of :func:`read_spec`.
+
+    In order: format, version and envelope (jsonschema) and every element of
+    the sample columns and fold positions (``schema``, ``version``); the digest
+    over the document as written (``integrity``); with ``verify_key``, the
+    signature (``integrity``); then what the content must say of itself
+    (``integrity`` even when the digest matches, since anyone can recompute a
+    digest): at least one sample, sample ids in byte order without repeats, a
+    summary that counts the columns, every split testing someone and keeping
+    each group on one side, pseudonyms where ``pseudonymization`` says ids are
+    pseudonymised.
+
+    The spec returned holds the digest of what it holds: the file's own digest,
+    unless the reader dropped something the file carries (``$comment``, ``x-``
+    fields, a newer minor's fields) or filled in a default or spelt a number
+    its own way (``6`` in ``time_index`` is ``6.0``); then the digest is
+    recomputed and a signature, which signed the file's digest, is dropped.
+    """
     from depgraph.schemas import check_document
 
     original = doc
     doc = check_document(doc, "split-spec", source)  # format, version, envelope schema; migrates
-    samples = _samples_frame(doc["samples"], source)
+    samples, exact, arrays = _samples_frame(doc["samples"], source)
     folds = _folds(doc.get("folds"), len(samples), source)
     envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds", "$comment") and not k.startswith("x-")}
     try:
@@ -669,22 +819,67 @@ def spec_from_document(doc: Any, source: str = "spec") -> SplitSpec:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise DepgraphError("schema", f"{source}: {where}: {first['msg']}") from exc
-    expected = content_digest(original)  # over the document as written, fields this reader ignores included
-    if spec.digest is None:
-        raise DepgraphError("integrity", f"{source}: no digest; a spec must carry the sha256 of its content")
+    try:
+        expected = content_digest(original)  # over the document as written, fields this reader ignores included
+    except (TypeError, orjson.JSONEncodeError) as exc:  # a document built in Python holding non-JSON values
+        raise DepgraphError("schema", f"{source}: holds values that are not JSON data ({exc})") from exc
     if spec.digest != expected:
         raise DepgraphError(
             "integrity",
-            f"{source}: digest does not match the content (file says {spec.digest[:19]}…, content is "
+            f"{source}: digest does not match the content (file says {str(spec.digest)[:19]}…, content is "
             f"{expected[:19]}…); the file was edited or damaged",
         )
-    if doc is not original and set(doc) != set(original):  # a newer minor's fields were dropped
-        spec = spec.replace()
+    if verify_key is not None:
+        _verify_signature(spec.signature, expected, verify_key, source)
+    _check_content(spec, source, *arrays)
+    if not (exact and _same_envelope(original, spec)):
+        spec = spec.replace()  # the digest of what this spec holds; the file's signature does not sign it
     return spec
 
 
-def _samples_frame(columns: dict[str, list[Any]], source: str) -> pd.DataFrame:
-    """Vectorised checks of the sample columns, then the frame."""
+def _verify_signature(signature: Signature | None, digest: str, key: str | bytes, source: str) -> None:
+    if signature is None:
+        raise DepgraphError(
+            "integrity", f"{source}: carries no signature; a signed spec is needed (written with --sign-key-env)"
+        )
+    secret = _key_bytes(key)
+    ours = signing_key_fingerprint(secret)
+    if not hmac.compare_digest(signature.key_fingerprint, ours):
+        raise DepgraphError(
+            "integrity",
+            f"{source}: signed with another key (key fingerprint {signature.key_fingerprint}, yours is {ours})",
+        )
+    if not hmac.compare_digest(signature.value, _signature_value(digest, secret)):
+        raise DepgraphError(
+            "integrity",
+            f"{source}: the signature does not match the digest; the spec was changed after it was signed",
+        )
+
+
+def _same_envelope(original: dict[str, Any], spec: SplitSpec) -> bool:
+    """Whether the spec's fields, outside the sample columns and fold positions, are those the document
+    spells (then the document's digest is the spec's own)."""
+    ours = spec._envelope()
+    if spec.folds is not None:
+        ours["folds"] = spec.folds.model_dump(mode="json")
+    theirs = {k: v for k, v in original.items() if k != "samples"}
+    folds = theirs.get("folds")
+    if isinstance(folds, dict) and isinstance(folds.get("splits"), list):
+        splits = [{k: v for k, v in split.items() if k not in ("test", "excluded")} for split in folds["splits"]]
+        theirs["folds"] = {**folds, "splits": splits}
+    keep = set(ours) | set(theirs)
+    return all(
+        k in ours
+        and k in theirs
+        and orjson.dumps(ours[k], option=orjson.OPT_SORT_KEYS) == orjson.dumps(theirs[k], option=orjson.OPT_SORT_KEYS)
+        for k in keep - UNDIGESTED
+    ) and set(original["samples"]) == set(spec.samples.columns)
+
+
+def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataFrame, bool, tuple[pa.Array, ...]]:
+    """The sample columns, every element checked (vectorised), as a frame; whether the frame spells
+    every value as the document does (``False`` when integers were read into a number column); and
+    the sample and group ids as Arrow text, for the content checks."""
     lengths = {c: len(v) for c, v in columns.items()}
     if len(set(lengths.values())) > 1:
         n = lengths["sample_id"]
@@ -694,69 +889,26 @@ def _samples_frame(columns: dict[str, list[Any]], source: str) -> pd.DataFrame:
             f"{source}: samples columns must have equal lengths; sample_id has {n}, "
             + ", ".join(f"{c} has {k}" for c, k in odd.items()),
         )
-    frame = {}
+    frame: dict[str, Any] = {}
+    arrow: dict[str, pa.Array] = {}
+    exact = True
     for name, values in columns.items():
         kind = SAMPLE_COLUMNS.get(name, "any")
-        series = pd.Series(values, dtype=object)
-        inferred = pd.api.types.infer_dtype(series, skipna=True)
-        ok = {
-            "string": inferred in ("string", "empty"),
-            "number": inferred in ("integer", "floating", "mixed-integer-float", "empty"),
-            "integer": inferred in ("integer", "empty") or (inferred == "floating" and _integral(series)),
-            "any": inferred in ("string", "integer", "floating", "mixed-integer-float", "boolean", "empty"),
-        }[kind]
-        if not ok:
-            bad = next(i for i, v in enumerate(values) if v is not None and not _is_kind(v, kind))
-            raise DepgraphError(
-                "schema",
-                f"{source}: samples.{name}[{bad}] is {values[bad]!r}; {name} holds {kind} values",
-                column=name,
-            )
-        if name in REQUIRED_SAMPLE_COLUMNS and series.isna().any():
-            bad = int(np.flatnonzero(series.isna().to_numpy())[0])
-            raise DepgraphError(
-                "schema", f"{source}: samples.{name}[{bad}] is null; every sample needs one", column=name
-            )
-        if kind == "number":
-            series = pd.Series(series.to_numpy(dtype=np.float64, na_value=np.nan))
+        where = f"{source}: samples.{name}"
+        if name in REQUIRED_SAMPLE_COLUMNS:
+            elements, arrow[name] = text(values, where, non_empty=True)
+            frame[name] = pd.Series(elements, dtype=object, copy=False)
+        elif kind == "string":
+            frame[name] = pd.Series(optional_text(values, where), dtype=object, copy=False)
+        elif kind == "number":
+            column, as_floats = numbers(values, where)
+            frame[name] = pd.Series(column)
+            exact &= as_floats
         elif kind == "integer":
-            series = pd.Series(pd.to_numeric(series, errors="coerce")).astype("Int64")
-        frame[name] = series
-    samples = pd.DataFrame(frame)
-    ids = pa.array(samples["sample_id"].to_numpy(), type=pa.string())
-    if len(sorted_codes(ids)[1]) < len(ids):  # ranked as packed integers; the repeats are named only if any
-        repeated = samples["sample_id"].duplicated()
-        twice = samples.loc[repeated, "sample_id"].unique().tolist()
-        raise DepgraphError("duplicate_id", f"{source}: sample ids repeat: {describe_ids(twice)}", ids=twice)
-    return samples
-
-
-def _positions_list(values: Any) -> np.ndarray | None:
-    """A JSON list of integers (no booleans, no floats) as int64, checked in C; None if it is not one."""
-    if not isinstance(values, list):
-        return None
-    if not values:
-        return np.empty(0, dtype=np.int64)
-    objects = np.empty(len(values), dtype=object)
-    objects[:] = values
-    if pd.api.types.infer_dtype(objects, skipna=False) != "integer":  # True/False read as "boolean"/"mixed"
-        return None
-    return objects.astype(np.int64)
-
-
-def _integral(series: pd.Series) -> bool:
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
-    return bool(np.all(np.isnan(values) | (np.floor(values) == values)))
-
-
-def _is_kind(value: Any, kind: str) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, (str, int, float, bool))
+            frame[name] = pd.Series(integers(values, where, nullable=True, minimum=1 if name == "order_rank" else None))
+        else:
+            frame[name] = pd.Series(scalar_objects(values, where)[0], dtype=object, copy=False)  # kept as written
+    return pd.DataFrame(frame), exact, (arrow["sample_id"], arrow["group_id"])
 
 
 def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
@@ -764,12 +916,8 @@ def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
         return None
     splits = []
     for i, entry in enumerate(doc.get("splits", [])):
-        arrays = {}
-        for name in ("test", "excluded"):
-            positions = _positions_list(entry.get(name))
-            if positions is None:
-                raise DepgraphError("schema", f"{source}: folds.splits[{i}].{name} must be a list of sample positions")
-            arrays[name] = positions
+        arrays = {name: positions(entry.get(name), f"{source}: folds.splits[{i}].{name}", n_samples)
+                  for name in ("test", "excluded")}  # fmt: skip
         try:
             splits.append(FoldSplit(**{k: v for k, v in entry.items() if k not in arrays}, **arrays))
         except ValidationError as exc:
@@ -786,7 +934,8 @@ def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
 
 
 def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
-    """Positions in range, sorted and unique, test and excluded disjoint, counts consistent."""
+    """Positions in range, sorted and unique, test and excluded disjoint, counts consistent
+    (each split in time linear in its positions, not in the samples)."""
     for i, split in enumerate(splits):
         for name in ("test", "excluded"):
             values = getattr(split, name)
@@ -797,10 +946,13 @@ def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
                 )
             if len(values) > 1 and (np.diff(values) <= 0).any():
                 raise DepgraphError("schema", f"{where}.splits[{i}].{name} must be sorted positions without repeats")
-        tested = np.zeros(n_samples, dtype=bool)
-        tested[split.test] = True
-        if tested[split.excluded].any():
-            raise DepgraphError("schema", f"{where}.splits[{i}]: a sample cannot be both tested and excluded")
+        if len(split.test) and len(split.excluded):
+            found = split.test[np.minimum(np.searchsorted(split.test, split.excluded), len(split.test) - 1)]
+            both = split.excluded[found == split.excluded]
+            if len(both):
+                raise DepgraphError(
+                    "schema", f"{where}.splits[{i}]: position {int(both[0])} is both tested and excluded"
+                )
         counts = (n_samples - len(split.test) - len(split.excluded), len(split.test), len(split.excluded))
         if (split.n_train, split.n_test, split.n_excluded) != counts:
             raise DepgraphError(
@@ -808,3 +960,248 @@ def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
                 f"{where}.splits[{i}]: n_train/n_test/n_excluded say {split.n_train}/{split.n_test}/{split.n_excluded},"
                 f" the positions give {counts[0]}/{counts[1]}/{counts[2]}",
             )
+
+
+# --------------------------------------------------------------------------- what a spec says of itself
+class Groups:
+    """The groups of a spec's samples: a code per sample, the distinct group ids and their sizes
+    (hashed once, never sorted: only the ties for the largest group are compared)."""
+
+    def __init__(self, codes: np.ndarray, names: np.ndarray | pa.Array) -> None:
+        self.codes = codes.astype(np.int64, copy=False)
+        self._names = names  # Arrow text from a reader: only the names asked for become Python strings
+        self.sizes: np.ndarray = np.bincount(self.codes, minlength=len(names))
+
+    @classmethod
+    def of_text(cls, group_ids: pa.Array) -> Groups:
+        """The groups of checked Arrow text (a reader's column)."""
+        encoded = group_ids.dictionary_encode()
+        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
+
+    def name(self, code: int) -> str:
+        name = self._names[code]
+        return name.as_py() if isinstance(name, pa.Scalar) else str(name)
+
+    def names_where(self, mask: np.ndarray) -> list[str]:
+        if isinstance(self._names, pa.Array):
+            return self._names.filter(pa.array(mask)).to_pylist()
+        return [str(n) for n in self._names[mask].tolist()]
+
+    @classmethod
+    def of(cls, samples: pd.DataFrame, where: str) -> Groups:
+        """The groups of a samples frame."""
+        if "group_id" not in samples.columns:
+            raise DepgraphError("invalid_argument", f"{where}: samples need a group_id column")
+        codes, names = pd.factorize(samples["group_id"].to_numpy(dtype=object))  # (hashes of str are cached)
+        return cls(codes, np.asarray(names, dtype=object))
+
+    def summary(self) -> Summary:
+        """n_samples, n_groups, the largest group (the smallest id, in byte order, among equals), singletons."""
+        if not len(self.sizes):
+            return Summary(n_samples=0, n_groups=0, largest_group=None, largest_group_size=0, singletons=0)
+        largest = int(self.sizes.max())
+        return Summary(
+            n_samples=len(self.codes),
+            n_groups=len(self.sizes),
+            largest_group=min(self.names_where(self.sizes == largest)),  # code point order: byte order
+            largest_group_size=largest,
+            singletons=int((self.sizes == 1).sum()),
+        )
+
+    def check_summary(self, summary: Summary | dict[str, Any], where: str, code: str) -> None:
+        given = summary.model_dump() if isinstance(summary, Summary) else dict(summary)
+        actual = self.summary().model_dump()
+        for field, value in actual.items():
+            if given.get(field) != value:
+                raise DepgraphError(
+                    code,
+                    f"{where}: summary.{field} says {given.get(field)!r}, the samples give {value!r}",
+                    field=field,
+                )
+
+
+def _check_ids(samples: pd.DataFrame, where: str) -> None:
+    """Sample and group ids are non-empty text (``invalid_argument`` otherwise), in the rows as given."""
+    for name in REQUIRED_SAMPLE_COLUMNS:
+        if name not in samples.columns:
+            raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
+        try:
+            text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
+        blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
+        if pc.any(blank).as_py():
+            i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
+            raise DepgraphError(
+                "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
+            )
+
+
+def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Array) -> None:
+    """What every spec depgraph writes says of itself (``ids`` and ``group_ids``: its columns as Arrow
+    text); ``integrity`` errors, since the digest may well match."""
+    if spec.n_samples == 0:
+        raise DepgraphError("integrity", f"{source}: holds no samples")
+    if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
+        _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
+    # 1.0 writers kept imported, built and pseudonymised rows in the order they came in: unique is all 1.0 promised
+    _check_sample_order(ids, source, unique_only=spec.format_version.startswith("1.0."))
+    groups = Groups.of_text(group_ids)
+    spec._grouped = (spec.samples, groups)
+    groups.check_summary(spec.summary, source, "integrity")
+    if spec.folds is not None:
+        _check_fold_content(spec.folds, groups, spec.sample_ids, f"{source}: folds", "integrity")
+
+
+def _check_sample_order(ids: pa.Array, where: str, unique_only: bool = False) -> None:
+    """Sample ids strictly increasing in byte order (so sorted, and never repeated), or only never
+    repeated (``unique_only``)."""
+    if len(ids) < 2:
+        return
+    ahead = pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))
+    if pc.all(ahead).as_py():
+        return
+    _, first = sorted_codes(ids)
+    if len(first) < len(ids):
+        counts = pc.value_counts(ids)
+        twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
+        raise DepgraphError("integrity", f"{where}: sample ids repeat: {describe_ids(twice)}", ids=twice)
+    if unique_only:
+        return
+    i = int(np.flatnonzero(~ahead.to_numpy(zero_copy_only=False))[0]) + 1
+    raise DepgraphError(
+        "integrity",
+        f"{where}: samples.sample_id[{i}] {ids[i].as_py()!r} comes after {ids[i - 1].as_py()!r}; samples are "
+        "in sample-id order (byte order), and fold positions count in that order",
+    )
+
+
+def _in_sample_order(samples: pd.DataFrame, folds: FoldPlan | None, where: str) -> tuple[pd.DataFrame, FoldPlan | None]:
+    """The rows in sample-id order (byte order), fold positions following their samples; repeated
+    sample ids are a ``duplicate_id`` error."""
+    if "sample_id" not in samples.columns or len(samples) < 2:
+        return samples, folds
+    try:
+        ids = pa.array(samples["sample_id"].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return samples, folds  # Groups.of names the offending value
+    if ids.null_count or pc.all(pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))).as_py():
+        return samples, folds
+    _, first = sorted_codes(ids)
+    if len(first) < len(ids):
+        counts = pc.value_counts(ids)
+        twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
+        raise DepgraphError("duplicate_id", f"{where}: sample ids repeat: {describe_ids(twice)}", ids=twice)
+    order = pc.sort_indices(ids).to_numpy(zero_copy_only=False).astype(np.int64)
+    samples = samples.iloc[order].reset_index(drop=True)
+    if folds is None:
+        return samples, folds
+    moved = np.empty(len(order), dtype=np.int64)
+    moved[order] = np.arange(len(order))  # old row -> new row
+    splits = [FoldSplit.of(s.repeat, s.fold, moved[s.test], moved[s.excluded], len(order)) for s in folds.splits]
+    return samples, folds.model_copy(update={"splits": splits})
+
+
+_HEX_DIGIT = np.zeros(256, dtype=bool)
+_HEX_DIGIT[list(b"0123456789abcdef")] = True
+
+
+def _check_pseudonyms(samples: pd.DataFrame, pseudonymization: Pseudonymization, where: str, code: str) -> None:
+    """The columns ``pseudonymization`` names hold pseudonyms: ``hex_digits`` lower-case hex digits
+    (sample ids), ``<prefix>:`` and the digits (group ids), either form elsewhere; missing values pass."""
+    digits = pseudonymization.hex_digits
+    for name in pseudonymization.columns:
+        if name not in samples.columns:
+            raise DepgraphError(code, f"{where}: pseudonymization names the column {name!r}, which samples lack")
+        try:
+            text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise DepgraphError(code, f"{where}: samples.{name} is pseudonymised but does not hold text") from None
+        plain = _pseudonymous(text, digits, prefixed=False)
+        ok = plain if name == "sample_id" else _pseudonymous(text, digits, prefixed=True)
+        if name not in ("sample_id", "group_id"):
+            ok |= plain
+        ok |= text.is_null().to_numpy(zero_copy_only=False)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            shape = f"{digits} lower-case hex digits" + (" after '<prefix>:'" if name == "group_id" else "")
+            raise DepgraphError(
+                code,
+                f"{where}: samples.{name}[{i}] is {text[i].as_py()!r}, not a pseudonym ({shape}), although "
+                f"pseudonymization says {name} is pseudonymised",
+                column=name,
+            )
+
+
+def _pseudonymous(text: pa.Array, digits: int, prefixed: bool) -> np.ndarray:
+    """Per value: exactly ``digits`` lower-case hex digits, after one ``<prefix>:`` (no other colon)
+    when ``prefixed``. Read from the Arrow buffers, no Python string per value."""
+    offsets, data = text_buffers(text)
+    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    length = end - start
+    if not len(data):
+        return np.zeros(len(text), dtype=bool)
+    hex_count = np.concatenate([[0], np.cumsum(_HEX_DIGIT[data])])
+    if not prefixed:
+        return (length == digits) & (hex_count[end] - hex_count[start] == digits)
+    colon_count = np.concatenate([[0], np.cumsum(data == ord(":"))])
+    tail = np.maximum(end - digits, start)
+    colon_at = np.clip(end - digits - 1, 0, len(data) - 1)
+    return (
+        (length > digits)
+        & (hex_count[end] - hex_count[tail] == digits)
+        & (data[colon_at] == ord(":"))
+        & (colon_count[end] - colon_count[start] == 1)
+    )
+
+
+def _check_fold_content(
+    folds: FoldPlan, groups: Groups, sample_ids: np.ndarray, where: str, code: str | None = None
+) -> None:
+    """Every split tests someone, and no group has a tested and a trained sample in one split.
+
+    Linear in the positions: a group straddles a split when it has a tested
+    sample and fewer tested or excluded samples than members.
+    """
+    for i, split in enumerate(folds.splits):
+        if split.n_test == 0 or not len(split.test):
+            raise DepgraphError(
+                code or "too_few_groups",
+                f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}) tests no sample"
+                + ("" if code else f"; the {folds.scheme} plan has more folds than its groups fill"),
+            )
+    if not folds.splits:
+        return
+    n_groups = len(groups.sizes)
+    n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
+    if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort
+        found = []
+        for i, split in enumerate(folds.splits):
+            held = np.bincount(groups.codes[split.test], minlength=n_groups)
+            tested = held > 0
+            held += np.bincount(groups.codes[split.excluded], minlength=n_groups)
+            found.append(i * n_groups + np.flatnonzero(tested & (held < groups.sizes)))
+        tested = np.concatenate(found)
+        straddles = np.ones(len(tested), dtype=bool)
+    else:  # many small splits (leave one block out): one sort over every split's positions
+        split_of = [np.full(len(s.test) + len(s.excluded), i, dtype=np.int64) for i, s in enumerate(folds.splits)]
+        rows = np.concatenate([np.concatenate([s.test, s.excluded]) for s in folds.splits])
+        kept = np.concatenate(split_of) * n_groups + groups.codes[rows]  # (split, group) of each tested or excluded
+        pairs, held = np.unique(kept, return_counts=True)
+        tested = distinct(np.concatenate([i * n_groups + groups.codes[s.test] for i, s in enumerate(folds.splits)]))
+        straddles = held[np.searchsorted(pairs, tested)] < groups.sizes[tested % n_groups]
+    if straddles.any():
+        bad = int(tested[np.flatnonzero(straddles)[0]])
+        i, group = divmod(bad, n_groups)
+        split = folds.splits[i]
+        role = np.zeros(len(groups.codes), dtype=np.int8)  # one split, only to name two of its samples
+        role[split.test], role[split.excluded] = 1, 2
+        members = np.flatnonzero(groups.codes == group)
+        test_id = sample_ids[int(members[role[members] == 1][0])]
+        train_id = sample_ids[int(members[role[members] == 0][0])]
+        raise DepgraphError(
+            code or "invalid_argument",
+            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.name(group)!r} "
+            f"is on both sides (sample {test_id!r} is tested, {train_id!r} trains); a group stays whole",
+            group=groups.name(group),
+        )

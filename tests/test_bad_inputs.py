@@ -62,6 +62,7 @@ from depgraph.privacy import check_key, key_from_env, pseudonymize
 from depgraph.report import render_html
 from depgraph.spec import Constraint, SplitSpec, content_digest, read_spec, spec_from_document, write_spec
 from depgraph.vocab import NodeType
+from tests import documents
 from tests.conftest import CONFORMANCE
 
 #: A well-formed cohort: 4 samples, 3 subjects (P1 has two samples), 2 batches.
@@ -2698,3 +2699,402 @@ def test_tool_file_and_coordinate_messages_name_a_path_once(tmp_path, capsys):
         assert main([str(a) for a in ["build", meta, *extra, "-o", folder / "g.json"]]) == 2
         line = capsys.readouterr().err.strip()
         assert line.count(repr(str(path))) <= 1 and not re.search(r"'([^']+)' '\1'", line), line
+
+
+# ------------------------------------------------------------------- graph and spec documents (issue 10)
+# Every element of every array is checked (the readers once checked three), an object that repeats a key is refused,
+# and a spec whose content contradicts itself is refused as ``integrity`` even after its digest was recomputed
+# (documents.redigest does that from scratch, as a careless script would). ``validate`` judges graphs and specs;
+# ``derive`` (graphs) and ``folds`` (specs) must leave no output behind.
+SIGN_KEY = "a shared key for the bad-input catalogue, 2026"
+OTHER_KEY = "somebody else's key, also long enough to pass"
+DOC_META = "sample_id,subject_id,batch_id,timepoint_id,time_index,outcome_id,sex\n" + "".join(
+    f"S{i:02d},{subject},B{i % 2 + 1},T{i % 2},{6 * (i % 2)},{'case' if i % 3 else 'control'},{'FM'[i % 2]}\n"
+    for i, subject in enumerate(["P1", "P1", "P1", "P2", "P2", "P3", "P3", "P4", "P5", "P5", "P6", "P6"], start=1)
+)
+
+
+def _document_cohort(tmp_path: Path):
+    meta = write(tmp_path / "documents.csv", DOC_META)
+    kinship = pd.DataFrame({"id1": ["P1", "P5"], "id2": ["P2", "P6"], "kinship": [0.25, 0.125]})
+    return from_metadata(meta).add_kinship(kinship, 0.1)
+
+
+@pytest.fixture
+def spec_doc(tmp_path: Path) -> dict:
+    """A sound spec document: 12 samples S01..S12 in 6 subjects (P1 has 3, P4 1), 3 folds, a carried attribute."""
+    graph = _document_cohort(tmp_path)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
+    doc = assign_folds(spec, "group-kfold", n_folds=3).to_json_dict()
+    assert documents.problems(doc) == []
+    return doc
+
+
+@pytest.fixture
+def graph_doc(tmp_path: Path) -> dict:
+    return _document_cohort(tmp_path).to_json_dict()
+
+
+def _cell(column: str, i: int, value: object):
+    return lambda d: d["samples"][column].__setitem__(i, value)
+
+
+def _position(split: int, i: int, value: object, name: str = "test"):
+    return lambda d: d["folds"]["splits"][split][name].__setitem__(i, value)
+
+
+def _swap_rows(i: int, j: int):
+    def edit(d):
+        for values in d["samples"].values():
+            values[i], values[j] = values[j], values[i]
+
+    return edit
+
+
+def _summary(field: str, value: object):
+    return lambda d: d["summary"].__setitem__(field, value)
+
+
+def _swap_groups(d):  # S01 (P1) and S04 (P2) trade groups: sizes stay, the folds now cut both groups
+    groups = d["samples"]["group_id"]
+    groups[0], groups[3] = groups[3], groups[0]
+
+
+def _train_a_tested_sample(d):  # the first tested sample whose group has others: it now trains beside them
+    groups = d["samples"]["group_id"]
+    split = d["folds"]["splits"][0]
+    p = next(p for p in split["test"] if groups.count(groups[p]) > 1)
+    split["test"].remove(p)
+    split["n_test"] -= 1
+    split["n_train"] += 1
+
+
+def _empty_test(d):
+    split = d["folds"]["splits"][1]
+    split["n_train"] += split["n_test"]
+    split["test"], split["n_test"] = [], 0
+
+
+def _no_samples(d):
+    d["samples"] = {name: [] for name in d["samples"]}
+    d["summary"] = documents.summary_of([])
+    d.pop("folds")
+
+
+def _pseudonymization(columns: list[str]):
+    block = {"method": "hmac-sha256", "hex_digits": 32, "key_fingerprint": "0123456789abcdef", "columns": columns}
+    return lambda d: d.__setitem__("pseudonymization", block)
+
+
+def _repeat_key(where: str):
+    """Text in which one object names a key twice; the digest matches the last value (what orjson keeps)."""
+
+    def edit(d):
+        if where == "samples":
+            return documents.spec_text(d, repeat=("samples", {"sample_id": ["X"], "group_id": ["g:X"]}))
+        if where == "summary":
+            text = documents.spec_text(d)
+            return text.replace(b'"summary": {', b'"summary": {"n_groups": 1, ', 1)
+        text = documents.spec_text(d)
+        return text.replace(b'"repeat": 0, ', b'"repeat": 7, "repeat": 0, ', 1)
+
+    return edit
+
+
+SPEC_DOCUMENT_CASES = [
+    # every element of every column, whatever its index
+    pytest.param(
+        _cell("sample_id", 10, ""), "schema", [FILE, "samples.sample_id[10]", "''"], id="empty-sample-id-at-10"
+    ),
+    pytest.param(_cell("sample_id", 11, 12), "schema", ["samples.sample_id[11]", "12"], id="number-sample-id"),
+    pytest.param(_cell("group_id", 7, None), "schema", ["samples.group_id[7]", "None"], id="null-group-id-at-7"),
+    pytest.param(
+        _cell("order_rank", 5, -7), "schema", ["samples.order_rank[5]", "-7", "at least 1"], id="order-rank-negative"
+    ),
+    pytest.param(_cell("order_rank", 9, True), "schema", ["samples.order_rank[9]", "True"], id="order-rank-boolean"),
+    pytest.param(_cell("order_rank", 4, 1.0), "schema", ["samples.order_rank[4]", "1.0"], id="order-rank-written-1.0"),
+    pytest.param(_cell("order_rank", 3, 2**63), "schema", ["samples.order_rank[3]", str(2**63)], id="order-rank-2^63"),
+    pytest.param(_cell("time_index", 6, "six"), "schema", ["samples.time_index[6]", "'six'"], id="time-index-text"),
+    pytest.param(_cell("time_index", 8, False), "schema", ["samples.time_index[8]", "False"], id="time-index-boolean"),
+    pytest.param(
+        _cell("batch_group", 2, ["B1"]), "schema", ["samples.batch_group[2]", "['B1']"], id="list-in-text-column"
+    ),
+    pytest.param(
+        _cell("sex", 10, {"v": "F"}), "schema", ["samples.sex[10]", "not lists or objects"], id="object-attribute"
+    ),
+    pytest.param(_cell("sex", 4, [1, 2]), "schema", ["samples.sex[4]", "[1, 2]"], id="list-attribute"),
+    # fold positions
+    pytest.param(_position(0, 1, 2**63), "schema", ["folds.splits[0].test[1]", str(2**63)], id="position-2^63"),
+    pytest.param(_position(0, 0, -1), "schema", ["folds.splits[0].test[0]", "-1"], id="position-negative"),
+    pytest.param(_position(1, 0, 1.5), "schema", ["folds.splits[1].test[0]", "1.5"], id="position-fraction"),
+    pytest.param(_position(2, 1, "3"), "schema", ["folds.splits[2].test[1]", "'3'"], id="position-text"),
+    pytest.param(_position(0, 1, True), "schema", ["folds.splits[0].test[1]", "True"], id="position-boolean"),
+    pytest.param(
+        lambda d: d["folds"]["splits"][0]["test"].reverse(),
+        "schema",
+        ["folds.splits[0].test[", "sorted"],
+        id="positions-unsorted",
+    ),
+    # what the content says of itself, re-digested: integrity
+    pytest.param(
+        _swap_rows(3, 4), "integrity", ["samples.sample_id[4]", "'S04'", "sample-id order"], id="ids-out-of-order"
+    ),
+    pytest.param(_cell("sample_id", 5, "S05"), "integrity", ["sample ids repeat", "S05"], id="id-repeated"),
+    pytest.param(_summary("n_samples", 13), "integrity", ["summary.n_samples says 13", "12"], id="summary-n-samples"),
+    pytest.param(_summary("n_groups", 5), "integrity", ["summary.n_groups says 5", "6"], id="summary-n-groups"),
+    pytest.param(
+        _summary("largest_group", "subject:P2"),
+        "integrity",
+        ["summary.largest_group", "subject:P1"],
+        id="summary-largest-group",
+    ),
+    pytest.param(
+        _summary("largest_group_size", 2), "integrity", ["summary.largest_group_size says 2"], id="summary-largest-size"
+    ),
+    pytest.param(_summary("singletons", 0), "integrity", ["summary.singletons says 0", "1"], id="summary-singletons"),
+    pytest.param(_swap_groups, "integrity", ["on both sides", "a group stays whole"], id="two-group-ids-swapped"),
+    pytest.param(_train_a_tested_sample, "integrity", ["folds.splits[0]", "on both sides"], id="sample-moved-to-train"),
+    pytest.param(_empty_test, "integrity", ["folds.splits[1]", "tests no sample"], id="empty-test-set"),
+    pytest.param(_no_samples, "integrity", [FILE, "holds no samples"], id="zero-samples"),
+    pytest.param(
+        _pseudonymization(["sample_id", "group_id"]),
+        "integrity",
+        ["samples.sample_id[0]", "'S01'", "not a pseudonym"],
+        id="pseudonymization-on-raw-ids",
+    ),
+    pytest.param(
+        _pseudonymization(["subject"]),
+        "integrity",
+        ["'subject'", "samples lack"],
+        id="pseudonymization-names-no-column",
+    ),
+    # an object that repeats a key: a decoy the first-value readers (R's $) would read
+    pytest.param(_repeat_key("samples"), "parse", [FILE, "repeats the key 'samples'"], id="repeated-samples-key"),
+    pytest.param(_repeat_key("summary"), "parse", [FILE, "repeats the key 'n_groups'"], id="repeated-key-in-summary"),
+    pytest.param(_repeat_key("split"), "parse", [FILE, "repeats the key 'repeat'"], id="repeated-key-in-a-split"),
+]
+
+
+def _write_document(path: Path, doc: dict, edit, redigest: bool = True) -> Path:
+    text = edit(doc)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        if redigest:
+            documents.redigest(doc)
+        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("edit", "code", "fragments"), SPEC_DOCUMENT_CASES)
+def test_bad_spec_document(tmp_path, out_dir, capsys, spec_doc, edit, code, fragments):
+    path = _write_document(tmp_path / "spec.json", spec_doc, edit)
+    with fails_with(code, *fragments, file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], code, *fragments, file=path)
+    target = out_dir / "folded.json"
+    args = ["folds", path, "--scheme", "group-kfold", "-k", "2", "-o", target]
+    cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)
+
+
+def test_a_spec_edited_without_a_new_digest_is_refused_by_the_digest(tmp_path, out_dir, capsys, spec_doc):
+    path = _write_document(tmp_path / "spec.json", spec_doc, _swap_groups, redigest=False)
+    with fails_with("integrity", FILE, "digest does not match", file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "integrity", "digest does not match")
+
+
+@pytest.fixture
+def pseudonymized_doc(tmp_path: Path, spec_doc: dict) -> dict:
+    spec = read_spec(_write_document(tmp_path / "raw.json", spec_doc, lambda d: None))
+    doc = pseudonymize(spec, SIGN_KEY).to_json_dict()
+    assert documents.problems(doc) == []
+    return doc
+
+
+def _pseudonym_edit(kind: str):
+    def edit(d):
+        ids, groups = d["samples"]["sample_id"], d["samples"]["group_id"]
+        if kind == "upper-case":
+            ids[2] = ids[2].upper() if ids[2] != ids[2].upper() else "A" + ids[2][1:]
+        elif kind == "short":
+            ids[2] = ids[2][:31]
+        else:  # every member of the first singleton-free group loses its "subject:" prefix
+            lost = groups[0]
+            d["samples"]["group_id"] = [g.split(":", 1)[1] if g == lost else g for g in groups]
+            d["summary"] = documents.summary_of(d["samples"]["group_id"])
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("kind", "fragments"),
+    [
+        ("upper-case", ["samples.sample_id[2]", "not a pseudonym", "32 lower-case hex digits"]),
+        ("short", ["samples.sample_id[2]", "not a pseudonym"]),
+        ("no-prefix", ["samples.group_id[0]", "after '<prefix>:'"]),
+    ],
+    ids=["upper-case-hex", "31-digits", "group-without-prefix"],
+)
+def test_pseudonymised_spec_with_an_id_that_is_no_pseudonym(
+    tmp_path, out_dir, capsys, pseudonymized_doc, kind, fragments
+):
+    path = _write_document(tmp_path / "hidden.json", pseudonymized_doc, _pseudonym_edit(kind))
+    with fails_with("integrity", *fragments, file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "integrity", *fragments)
+
+
+SIGNATURE_CASES = [
+    pytest.param(None, SIGN_KEY, ["carries no signature"], id="unsigned"),
+    pytest.param(OTHER_KEY, SIGN_KEY, ["signed with another key"], id="other-key"),
+    pytest.param("tampered-value", SIGN_KEY, ["signature does not match the digest"], id="tampered-value"),
+    pytest.param("edited-and-redigested", SIGN_KEY, ["signature does not match the digest"], id="re-digested-edit"),
+]
+
+
+@pytest.mark.parametrize(("signer", "verifier", "fragments"), SIGNATURE_CASES)
+def test_spec_whose_signature_is_missing_or_wrong(tmp_path, capsys, monkeypatch, spec_doc, signer, verifier, fragments):
+    doc = spec_doc
+    if signer is not None:
+        doc["signature"] = documents.signature(doc, OTHER_KEY if signer == OTHER_KEY else SIGN_KEY)
+        if signer == "tampered-value":
+            value = doc["signature"]["value"]
+            doc["signature"]["value"] = ("0" if value[0] != "0" else "1") + value[1:]
+        if signer == "edited-and-redigested":  # the digest is recomputed below; the signature cannot be
+            doc["graph_name"] = "someone else's cohort"
+    path = _write_document(tmp_path / "signed.json", doc, lambda d: None)
+    read_spec(path)  # the digest is sound: without a key the spec reads
+    with fails_with("integrity", *fragments, file=path):
+        read_spec(path, verify_key=verifier)
+    monkeypatch.setenv("DEPGRAPH_TEST_SIGN_KEY", verifier)
+    cli_fails(
+        capsys, tmp_path, ["validate", path, "--verify-key-env", "DEPGRAPH_TEST_SIGN_KEY"], "integrity", *fragments
+    )
+
+
+def test_malformed_signature_is_a_schema_error(tmp_path, capsys, spec_doc):
+    spec_doc["signature"] = {"method": "hmac-sha256", "key_fingerprint": "0123456789abcdef", "value": "not hex"}
+    path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
+    with fails_with("schema", FILE, "signature", file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "schema", "signature")
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [
+        ("validate", ["--verify-key-env", "DEPGRAPH_UNSET_KEY"]),
+        ("derive", ["--mode", "subject", "--sign-key-env", "DEPGRAPH_UNSET_KEY"]),
+    ],
+    ids=["verify", "sign"],
+)
+def test_signing_options_need_a_key_in_the_environment(
+    tmp_path, out_dir, capsys, monkeypatch, graph_json, command, options
+):
+    monkeypatch.delenv("DEPGRAPH_UNSET_KEY", raising=False)
+    target = out_dir / "spec.json"
+    args = [command, graph_json, *options] + (["-o", target] if command == "derive" else [])
+    cli_fails(capsys, tmp_path, args, "invalid_argument", "DEPGRAPH_UNSET_KEY", "unset or empty", output=target)
+
+
+def test_verify_key_on_a_graph_is_refused(tmp_path, capsys, monkeypatch, graph_json):
+    monkeypatch.setenv("DEPGRAPH_TEST_SIGN_KEY", SIGN_KEY)
+    args = ["validate", graph_json, "--verify-key-env", "DEPGRAPH_TEST_SIGN_KEY"]
+    cli_fails(capsys, tmp_path, args, "invalid_argument", "--verify-key-env", "study graph")
+
+
+@pytest.mark.parametrize(
+    "text", ["null", "123", "true", "[1, 2]", '"a spec"'], ids=["null", "number", "true", "array", "string"]
+)
+def test_document_that_is_not_an_object(tmp_path, out_dir, capsys, text):
+    path = write(tmp_path / "doc.json", text)
+    for reader in (read_spec, read_graph):
+        with fails_with("schema", FILE, "JSON object", file=path):
+            reader(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "schema", FILE, "JSON object", file=path)
+    target = out_dir / "spec.json"
+    cli_fails(
+        capsys, tmp_path, ["derive", path, "--mode", "subject", "-o", target], "schema", FILE, output=target, file=path
+    )
+
+
+def _graph_edit(kind: str):
+    def edit(d):
+        if kind == "empty-key":
+            d["nodes"]["Sample"][10] = ""
+        elif kind == "boolean-key":
+            d["nodes"]["Subject"][1] = True
+        elif kind == "repeated-node":
+            d["nodes"]["Sample"][5] = d["nodes"]["Sample"][4]
+        elif kind == "null-endpoint":
+            d["edges"]["sample_belongs_to_subject"]["source"][3] = None
+        elif kind == "number-endpoint":
+            d["edges"]["sample_processed_in_batch"]["target"][9] = 2
+        elif kind == "text-weight":
+            d["edges"]["subject_related_to"]["weight"][1] = "0.125"
+        elif kind == "boolean-weight":
+            d["edges"]["subject_related_to"]["weight"][0] = True
+        elif kind == "list-attribute":
+            d["attributes"]["Sample"]["sex"][7] = ["F"]
+        elif kind == "object-attribute":
+            d["attributes"]["Timepoint"]["time_index"][1] = {"t": 6}
+        elif kind == "huge-integer-attribute":
+            d["attributes"]["Timepoint"]["time_index"] = [0, 2**63]
+        elif kind == "attributes-of-no-nodes":
+            d["attributes"]["Site"] = {"name": ["X"]}
+        elif kind == "provenance-number":
+            entry = d["edges"]["sample_belongs_to_subject"]
+            entry["provenance"] = ["metadata"] * len(entry["source"])
+            entry["provenance"][2] = 7
+        else:
+            return documents.spec_text(d, repeat=("nodes", {"Sample": ["X"]}))
+        return None
+
+    return edit
+
+
+GRAPH_DOCUMENT_CASES = [
+    pytest.param("empty-key", "schema", [FILE, "nodes.Sample[10]", "''"], id="empty-node-key-at-10"),
+    pytest.param("boolean-key", "schema", ["nodes.Subject[1]", "True"], id="boolean-node-key"),
+    pytest.param("repeated-node", "duplicate_id", ["nodes.Sample repeats", "S05"], id="repeated-node-key"),
+    pytest.param(
+        "null-endpoint", "schema", ["edges.sample_belongs_to_subject.source[3]", "None"], id="null-edge-endpoint"
+    ),
+    pytest.param(
+        "number-endpoint", "schema", ["edges.sample_processed_in_batch.target[9]", "2"], id="number-edge-endpoint"
+    ),
+    pytest.param("text-weight", "schema", ["edges.subject_related_to.weight[1]", "'0.125'"], id="text-weight"),
+    pytest.param("boolean-weight", "schema", ["edges.subject_related_to.weight[0]", "True"], id="boolean-weight"),
+    pytest.param("list-attribute", "schema", ["attributes.Sample.sex[7]", "['F']"], id="list-attribute-value"),
+    pytest.param(
+        "object-attribute",
+        "schema",
+        ["attributes.Timepoint.time_index[1]", "not lists or objects"],
+        id="object-attribute-value",
+    ),
+    pytest.param(
+        "huge-integer-attribute",
+        "schema",
+        ["attributes.Timepoint.time_index[1]", "64 bits"],
+        id="integer-attribute-2^63",
+    ),
+    pytest.param(
+        "attributes-of-no-nodes", "schema", ["attributes.Site", "does not declare"], id="attributes-of-undeclared-type"
+    ),
+    pytest.param(
+        "provenance-number", "schema", ["edges.sample_belongs_to_subject.provenance[2]", "7"], id="number-in-provenance"
+    ),
+    pytest.param("repeated-key", "parse", [FILE, "repeats the key 'nodes'"], id="repeated-nodes-key"),
+]
+
+
+@pytest.mark.parametrize(("kind", "code", "fragments"), GRAPH_DOCUMENT_CASES)
+def test_bad_graph_document(tmp_path, out_dir, capsys, graph_doc, kind, code, fragments):
+    path = _write_document(tmp_path / "graph.json", graph_doc, _graph_edit(kind), redigest=False)
+    with fails_with(code, *fragments, file=path):
+        read_graph(path)
+    cli_fails(capsys, tmp_path, ["validate", path], code, *fragments, file=path)
+    target = out_dir / "spec.json"
+    args = ["derive", path, "--mode", "subject", "-o", target]
+    cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)

@@ -7,7 +7,14 @@ from benchmarks.bench_spec import measure
 
 def test_spec_benchmark_runs_and_round_trips():
     row = measure(2000)
-    assert row["n_samples"] == 2000 and row["read_s"] >= 0 and row["file_mb"] > 0
+    assert row["n_samples"] == 2000 and row["read_s"] >= 0 and row["read_cpu_s"] >= 0 and row["file_mb"] > 0
+
+
+def test_graph_read_benchmark_runs_on_the_pipeline_cohort(tmp_path):
+    from benchmarks.bench_spec import measure_graph
+
+    row = measure_graph(2000, repeats=2, workdir=tmp_path)
+    assert row["n_samples"] == 2000 and row["n_nodes"] > 2000 and row["n_edges"] > 2000 and row["read_s"] >= 0
 
 
 def test_pipeline_benchmark_runs_at_1e4(tmp_path):

@@ -42,7 +42,13 @@ def test_samples_present_in_one_spec_only():
 
 def test_folds_are_compared_in_sample_order():
     a = spec(["S1", "S2"], ["a", "b"], role=[[0, 1]])
-    b = spec(["S2", "S1"], ["b", "a"], role=[[1, 0]])  # same folds, rows in another order
+    b = SplitSpec.build(  # same folds, given with rows in another order: build puts rows (and folds) in id order
+        pd.DataFrame({"sample_id": ["S2", "S1"], "group_id": ["b", "a"]}),
+        constraint=Constraint(mode="subject"),
+        recommended_resampling="grouped_cv",
+        folds=FoldPlan.from_roles(np.array([[1, 0]], dtype=np.int8), scheme="manual"),
+    )
+    assert b.samples["sample_id"].tolist() == ["S1", "S2"]
     assert compare_specs(a, b).folds_differ is False
     c = spec(["S1", "S2"], ["a", "b"], role=[[1, 0]])
     assert compare_specs(a, c).folds_differ is True and compare_specs(a, c).differs

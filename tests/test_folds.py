@@ -83,7 +83,7 @@ def test_no_group_ever_straddles_train_and_test(name, params, frame):
         role = split.roles(spec.n_samples)
         tested, trained = set(groups[role == 1]), set(groups[role == 0])
         assert not tested & trained
-        assert split.n_test > 0 or name == "hash"
+        assert split.n_test > 0  # a fold hashing left empty is refused (too_few_groups), never written
 
 
 @pytest.mark.parametrize("name", ["group-kfold", "stratified-group-kfold", "hash"])
@@ -92,6 +92,8 @@ def test_no_group_ever_straddles_train_and_test(name, params, frame):
 def test_kfold_tests_every_sample_exactly_once_per_repeat(name, frame):
     params = dict(SCHEME_CASES[[n for n, _ in SCHEME_CASES].index(name)][1])
     spec = _plan(frame, name, params)
+    if spec is None:  # hash folds that leave a fold empty are refused
+        return
     role = spec.folds.role_matrix(spec.n_samples)
     repeats = np.array([s.repeat for s in spec.folds.splits])
     for r in np.unique(repeats):

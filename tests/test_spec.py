@@ -10,6 +10,7 @@ import pytest
 from depgraph import DepgraphError, derive, from_metadata
 from depgraph.cli import main
 from depgraph.spec import (
+    SPEC_FORMAT_VERSION,
     Constraint,
     FoldPlan,
     FoldSplit,
@@ -115,7 +116,9 @@ BAD_SPEC_FILES = {
     "missing-sample-column": lambda text: text.replace('"sample_id":', '"sample_name":'),
     "unequal-lengths": lambda text: text.replace('"group_id": ["subject:P1",', '"group_id": ['),
     "duplicate-ids": lambda text: text.replace('"P1-T1"', '"P1-T0"', 1),
-    "unknown-major": lambda text: text.replace('"format_version": "1.0.0"', '"format_version": "3.0.0"'),
+    "unknown-major": lambda text: text.replace(
+        f'"format_version": "{SPEC_FORMAT_VERSION}"', '"format_version": "3.0.0"'
+    ),
     "tampered": lambda text: text.replace('"subject:P5","subject:P5"', '"subject:P5","subject:P4"'),
 }
 EXPECTED = {
@@ -124,7 +127,7 @@ EXPECTED = {
     "wrong-types": ("schema", "summary/n_groups"),
     "missing-sample-column": ("schema", "sample_id"),
     "unequal-lengths": ("schema", "equal lengths"),
-    "duplicate-ids": ("duplicate_id", "P1-T0"),
+    "duplicate-ids": ("integrity", "digest"),  # edited without a new digest (re-digested: test_spec_invariants)
     "unknown-major": ("version", "3.0.0"),
     "tampered": ("integrity", "digest"),
 }

@@ -9,10 +9,17 @@
 #   folds <- depgraph_rset(spec, data = my_df) # splits over your own data, matched by sample_id
 #
 # The reader accepts depgraph split specs of format_version 1.x and refuses any
-# other major version with a message saying which version it found. It does not
-# recompute the sha256 digest (depgraph's Python readers do that); it checks the
-# structure any consumer relies on: equal column lengths, unique sample ids and
-# fold positions inside the samples.
+# other major version with a message saying which version it found. It checks
+# the structure any consumer relies on: no JSON object repeats a key (R's `$`
+# would read the first of two "samples" while other readers keep the last),
+# equal column lengths, unique sample ids and fold positions inside the samples.
+#
+# It does NOT recompute the sha256 digest nor verify a signature: that needs the
+# canonical JSON form (sorted keys, numbers spelt as depgraph spells them), which
+# jsonlite cannot reproduce. Check a spec that travelled with
+#   depgraph validate spec.json [--verify-key-env VAR]
+# before reading it here. The digest and any signature are carried through in
+# attr(spec, "depgraph")$digest and $signature.
 
 DEPGRAPH_SPEC_FORMAT <- "depgraph.split-spec"
 DEPGRAPH_SPEC_MAJOR <- 1L
@@ -29,6 +36,13 @@ read_depgraph_spec <- function(path) {
     jsonlite::fromJSON(path, simplifyVector = TRUE, simplifyDataFrame = FALSE, simplifyMatrix = FALSE),
     error = function(e) stop(sprintf("depgraph spec '%s' is not valid JSON: %s", path, conditionMessage(e)), call. = FALSE)
   )
+  repeated <- depgraph_repeated_key(doc)
+  if (!is.null(repeated)) {
+    stop(sprintf(
+      "'%s' repeats the key '%s' within one object; JSON readers disagree on which value counts",
+      path, repeated
+    ), call. = FALSE)
+  }
   if (!identical(doc$format, DEPGRAPH_SPEC_FORMAT)) {
     stop(sprintf("'%s' is not a depgraph split spec (format is '%s')", path, format(doc$format)), call. = FALSE)
   }
@@ -86,9 +100,29 @@ read_depgraph_spec <- function(path) {
     recommended_resampling = doc$recommended_resampling,
     summary = doc$summary,
     warnings = doc$warnings,
+    pseudonymization = doc$pseudonymization,
+    signature = doc$signature,
     folds = folds
   )
   samples
+}
+
+# The first key some object of a parsed document repeats, named by its path as depgraph's other readers name
+# it ("samples", "folds.splits[1].test": array positions count from 0), or NULL. Objects are few; columns are
+# atomic vectors and are not walked.
+depgraph_repeated_key <- function(x, path = "") {
+  if (!is.list(x)) return(NULL)
+  keys <- names(x)
+  if (!is.null(keys)) {
+    twice <- keys[duplicated(keys)]
+    if (length(twice)) return(paste0(path, if (nzchar(path)) "." else "", twice[1]))
+  }
+  for (i in seq_along(x)) {
+    step <- if (is.null(keys)) sprintf("%s[%d]", path, i - 1L) else paste0(path, if (nzchar(path)) "." else "", keys[i])
+    found <- depgraph_repeated_key(x[[i]], step)
+    if (!is.null(found)) return(found)
+  }
+  NULL
 }
 
 # The long fold table: one row per sample and split (sample_id, repeat, fold, role).

@@ -19,10 +19,12 @@ import pandas as pd
 
 from depgraph import derive, from_metadata
 from depgraph.privacy import pseudonymize
-from depgraph.spec import FoldPlan, FoldSplit, SplitSpec, _layout, content_digest
+from depgraph.spec import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
 
 HERE = Path(__file__).resolve().parent
 FIXED_TIME = "2026-01-01T00:00:00+00:00"
+#: The key of the signed example (docs/spec.md quotes it): an example, never use it for real.
+EXAMPLE_KEY = "an example key, never use it for real"
 
 
 def cohort():
@@ -48,8 +50,20 @@ def finish(doc: dict, comment: str, digest: bool = True) -> dict:
     return doc
 
 
+def spec_bytes(doc: dict) -> bytes:
+    """A spec document laid out as depgraph writes it (one line per sample column and per fold split)."""
+    envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds")}
+    columns = {name: orjson.dumps(values) for name, values in doc["samples"].items()}
+    return b"".join(_layout(envelope, columns, doc.get("folds")))
+
+
 def write(path: Path, doc: dict) -> None:
-    path.write_bytes(_layout(doc) if "samples" in doc else orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    path.write_bytes(spec_bytes(doc) if "samples" in doc else orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def reorder(doc: dict, order: list[int]) -> None:
+    """Put the sample rows in ``order`` (fold positions left as they are)."""
+    doc["samples"] = {name: [values[i] for i in order] for name, values in doc["samples"].items()}
 
 
 def main() -> None:
@@ -60,7 +74,7 @@ def main() -> None:
     relatedness = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
     with_folds = relatedness.with_folds(FoldPlan(scheme="manual", splits=splits, seed=None))
     time = SplitSpec.from_partition(derive(graph, "time"), graph)
-    hidden = pseudonymize(subject, "an example key, never use it for real")
+    hidden = pseudonymize(subject, EXAMPLE_KEY)
 
     valid = {
         "subject.json": finish(subject.to_json_dict(), "valid: subject mode with block, time and stratum columns"),
@@ -68,6 +82,9 @@ def main() -> None:
         "time.json": finish(time.to_json_dict(), "valid: time mode, order_rank from time_index"),
         "pseudonymized.json": finish(hidden.to_json_dict(), "valid: sample and group ids replaced by HMAC-SHA256"),
     }
+    signed = finish(with_folds.to_json_dict(), f"valid: signed with HMAC-SHA256 under the key {EXAMPLE_KEY!r}")
+    signed["signature"] = Signature.of(signed["digest"], EXAMPLE_KEY).model_dump()  # over the digest, $comment in
+    valid["signed.json"] = signed
     for name, doc in valid.items():
         write(HERE / "valid" / name, doc)
     write(HERE / "valid" / "study-graph.json", {"$comment": "valid: the example cohort's graph",
@@ -86,7 +103,43 @@ def main() -> None:
         ),
         "duplicate-sample-ids.json": broken(
             lambda d: d["samples"]["sample_id"].__setitem__(1, "S1"),
-            "invalid: sample ids are unique; expect: duplicate_id",
+            "invalid: sample ids are unique (re-digested: the content contradicts itself); expect: integrity",
+        ),
+        "unsorted-sample-ids.json": broken(
+            lambda d: reorder(d, [1, 0, 2, 3, 4, 5]),
+            "invalid: samples are in sample-id order, which fold positions count in; expect: integrity",
+        ),
+        "summary-disagrees.json": broken(
+            lambda d: d["summary"].__setitem__("n_groups", 4),
+            "invalid: the summary counts the samples columns; expect: integrity",
+        ),
+        "straddling-group.json": broken(
+            lambda d: d["folds"]["splits"][0].update(test=[0], n_test=1, n_train=5),
+            "invalid: no group has a tested and a trained sample in one split; expect: integrity",
+        ),
+        "empty-test.json": broken(
+            lambda d: d["folds"]["splits"][2].update(test=[], n_test=0, n_train=6),
+            "invalid: every split tests at least one sample; expect: integrity",
+        ),
+        "raw-ids-pseudonymized.json": broken(
+            lambda d: d.__setitem__(
+                "pseudonymization",
+                {"method": "hmac-sha256", "hex_digits": 32, "key_fingerprint": "0123456789abcdef",
+                 "columns": ["sample_id", "group_id"]},
+            ),
+            "invalid: a pseudonymised spec holds pseudonyms, not raw ids; expect: integrity",
+        ),
+        "empty-sample-id.json": broken(
+            lambda d: d["samples"]["sample_id"].__setitem__(4, ""),
+            "invalid: sample ids are non-empty text (every element is checked); expect: schema",
+        ),
+        "negative-order-rank.json": broken(
+            lambda d: d["samples"].update(order_rank=[1, 2, 1, 1, -7, 2]),
+            "invalid: order_rank is an integer of at least 1; expect: schema",
+        ),
+        "position-beyond-64-bits.json": broken(
+            lambda d: d["folds"]["splits"][0]["test"].__setitem__(1, 2**63),
+            "invalid: fold positions index the samples, 2^63 included; expect: schema",
         ),
         "digest-mismatch.json": broken(
             lambda d: d["samples"]["group_id"].__setitem__(0, "relatedness:S3"),
@@ -138,6 +191,24 @@ def main() -> None:
     short["attributes"]["Timepoint"]["time_index"].pop()
     write(HERE / "invalid" / "graph-attribute-length.json",
           {"$comment": "invalid: an attribute list is as long as its node list; expect: schema", **short})  # fmt: skip
+    null_end = copy.deepcopy(gdoc)
+    null_end["edges"]["sample_belongs_to_subject"]["source"][3] = None
+    write(HERE / "invalid" / "graph-null-endpoint.json",
+          {"$comment": "invalid: edge endpoints are node keys, never null; expect: schema", **null_end})  # fmt: skip
+    nested = copy.deepcopy(gdoc)
+    nested["attributes"]["Timepoint"]["time_index"][1] = [6]
+    write(HERE / "invalid" / "graph-list-attribute.json",
+          {"$comment": "invalid: attribute values are text, numbers, booleans or null; expect: schema",
+           **nested})  # fmt: skip
+
+    # a second "samples" before the real one: the digest matches the last (what orjson and Python keep), while
+    # R's jsonlite would read the first; every depgraph reader refuses an object that repeats a key
+    twice = finish(base, "invalid: no JSON object repeats a key; expect: parse")
+    decoy = {name: list(values) for name, values in twice["samples"].items()}
+    decoy["group_id"] = ["relatedness:S1"] * len(decoy["group_id"])
+    text = spec_bytes(twice)
+    text = text.replace(b'  "samples": {', b'  "samples": ' + orjson.dumps(decoy) + b',\n  "samples": {', 1)
+    (HERE / "invalid" / "repeated-key.json").write_bytes(text)
 
 
 if __name__ == "__main__":

@@ -139,3 +139,40 @@ def test_r_rebuilds_a_real_fold_plan(tmp_path, family_meta):
         [f"Repeat{s.repeat + 1}_Fold{s.fold + 1}", ",".join(spec.sample_ids[s.test])] for s in spec.folds.splits
     ]
     assert lines == expected
+
+
+@pytest.mark.parametrize(
+    "where,key",
+    [("top", "samples"), ("nested", "folds.splits[1].test")],
+)
+def test_r_refuses_an_object_that_repeats_a_key(tmp_path, spec_with_folds, where, key):
+    text = spec_with_folds.to_json_bytes()
+    if where == "top":  # a decoy "samples" before the real one: R's `$` would read the decoy
+        decoy = b'"samples": {"sample_id": ["X"], "group_id": ["X"]},\n  "samples": {'
+        text = text.replace(b'"samples": {', decoy, 1)
+    else:
+        second = spec_with_folds.folds.splits[1].to_json_dict()
+        plain = orjson.dumps(second)
+        text = text.replace(plain, plain[:-1] + b',"test":[0]}', 1)
+    assert text != spec_with_folds.to_json_bytes()
+    (tmp_path / "twice.json").write_bytes(text)
+    result = run_r(f'read_depgraph_spec("{tmp_path / "twice.json"}")', tmp_path)
+    assert result.returncode != 0 and f"repeats the key '{key}'" in result.stderr, result.stderr
+
+
+def test_r_carries_the_signature_through(tmp_path, spec_with_folds):
+    signed = spec_with_folds.signed("a key shared by the consortium, long enough")
+    write_spec(signed, tmp_path / "signed.json")
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / "signed.json"}")\n'
+        'meta <- attr(spec, "depgraph")\n'
+        "cat(meta$signature$method, meta$signature$key_fingerprint, meta$signature$value, meta$digest)",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "hmac-sha256",
+        signed.signature.key_fingerprint,
+        signed.signature.value,
+        signed.digest,
+    ]
