@@ -24,9 +24,9 @@ import orjson
 import pandas as pd
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from depgraph.adapters.frames import fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
@@ -55,7 +55,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
+# Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
+# words are styled by Text spans (see styled), never by markup in a string.
+out = Console(highlight=False, soft_wrap=True, markup=False)
 progress_console = Console(stderr=True)
 #: Stages show a spinner with elapsed time once they have run this long (seconds), on terminals only.
 PROGRESS_DELAY = 2.0
@@ -198,18 +200,34 @@ def _print_graph(graph: StudyGraph, title: str) -> None:
     out.print(table)
 
 
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line of output from plain text and ``(text, style)`` pieces: only the pieces' styles apply, so ids and
+    paths in the text are shown as they are."""
+    return Text.assemble(*parts)
+
+
+#: The colour of each finding severity.
+SEVERITY_STYLE = {"error": "red", "warning": "yellow", "advisory": "cyan"}
+
+
 def _print_report(report: ValidationReport) -> None:
-    verdict = "[green]valid[/green]" if report.valid else "[red]INVALID[/red]"
+    verdict = ("valid", "green") if report.valid else ("INVALID", "red")
     m = report.metrics
     out.print(
-        f"validation: {verdict} — {m['n_errors']} error(s), {m['n_warnings']} warning(s), "
-        f"{m['n_advisories']} advisory(ies) over {m['n_samples']} samples"
+        styled(
+            "validation: ",
+            verdict,
+            f" — {m['n_errors']} error(s), {m['n_warnings']} warning(s), "
+            f"{m['n_advisories']} advisory(ies) over {m['n_samples']} samples",
+        )
     )
-    colour = {"error": "red", "warning": "yellow", "advisory": "cyan"}
     for issue in report.issues:
         out.print(
-            f"  [{colour[issue.severity]}]{issue.severity:<8}[/] {issue.code} ({issue.level}, {issue.count}): "
-            f"{escape(issue.message)}"  # messages quote ids, which may look like markup: "[/x]"
+            styled(
+                "  ",
+                (f"{issue.severity:<8}", SEVERITY_STYLE[issue.severity]),
+                f" {issue.code} ({issue.level}, {issue.count}): {issue.message}",
+            )
         )
 
 
@@ -226,10 +244,10 @@ def _print_spec(spec: SplitSpec, digest: str | None = None, signed: bool = False
         f"digest {digest or spec.digest} verified{signature}"
     )
     for w in spec.warnings:
-        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
+        out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {w.message}"))
     risky = _formula_like_cells(spec)
     if risky:
-        out.print(f"  [cyan]advisory[/cyan] formula_like_ids: {escape(risky)}")
+        out.print(styled("  ", ("advisory", SEVERITY_STYLE["advisory"]), f" formula_like_ids: {risky}"))
 
 
 def _formula_like_cells(spec: SplitSpec) -> str:
@@ -266,11 +284,15 @@ def _print_partition(partition: Partition) -> None:
     s = partition.summary()
     how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
     out.print(
-        f"derived [bold]{how}[/bold]: {s['n_samples']} samples in {s['n_groups']} groups; "
-        f"largest {escape(str(s['largest_group']))} ({s['largest_group_size']} samples), {s['singletons']} singletons"
+        styled(
+            "derived ",
+            (how, "bold"),
+            f": {s['n_samples']} samples in {s['n_groups']} groups; largest {s['largest_group']} "
+            f"({s['largest_group_size']} samples), {s['singletons']} singletons",
+        )
     )
     for w in partition.warnings:
-        out.print(f"  [yellow]{w.severity}[/yellow] {w.code}: {escape(w.message)}")
+        out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {w.message}"))
 
 
 # --------------------------------------------------------------------------- commands
@@ -730,7 +752,7 @@ def check_command(
             + (f" ({report.n_unused} unused rows skipped)" if report.n_unused else "")
         )
     else:
-        out.print(f"[red]{len(report.groups)} group(s) straddle the split[/red] ({report.split_column!r}):")
+        out.print(styled((f"{len(report.groups)} group(s) straddle the split", "red"), f" ({report.split_column!r}):"))
         for row in report.groups.head(20).itertuples(index=False):
             out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
         if len(report.groups) > 20:
@@ -759,7 +781,7 @@ def _print_exposure(report: ExposureReport) -> None:
             f"(dof {row.dof}, p = {row.p_value:.3g}), Cramér's V = {row.cramers_v:.3f}"
         )
     colour = "green" if report.nothing_crosses else "red"
-    out.print(f"[{colour}]{report.verdict()}[/{colour}]")
+    out.print(styled((report.verdict(), colour)))
 
 
 @app.command("audit")
@@ -847,23 +869,29 @@ def demo(
     plan.directory(output_dir, create=True)  # made, with its files, only when everything is written
     story = run_story()
     meta = story.cohort.metadata
-    out.rule("[bold]depgraph demo: a family cohort")
+    out.rule(styled(("depgraph demo: a family cohort", "bold")))
     out.print(
         f"{meta['family'].nunique()} families × 2 siblings × 3 visits, {meta['batch_id'].nunique()} batches, and "
         f"{len(story.cohort.duplicates)} specimens re-deposited under new sample and subject ids that nobody "
         f"declared — {len(meta)} samples with {story.cohort.features.shape[1] - 1} features each.\n"
     )
-    out.print("[bold]1. build[/bold] the graph from the metadata and the kinship table (first degree, ≥ 0.177)")
+    out.print(
+        styled(("1. build", "bold"), " the graph from the metadata and the kinship table (first degree, ≥ 0.177)")
+    )
     _print_graph(story.graph, "study graph")
-    out.print("\n[bold]2. validate[/bold] the declaration")
+    out.print(styled("\n", ("2. validate", "bold"), " the declaration"))
     _print_report(story.validation)
     out.print(
-        f"\n[bold]3. audit[/bold] the features for undeclared duplicates (cosine ≥ {AUDIT_THRESHOLD}): "
-        f"{len(story.audited)} pair(s) found, written back as sample_duplicate_of"
+        styled(
+            "\n",
+            ("3. audit", "bold"),
+            f" the features for undeclared duplicates (cosine ≥ {AUDIT_THRESHOLD}): "
+            f"{len(story.audited)} pair(s) found, written back as sample_duplicate_of",
+        )
     )
     for row in story.audited.itertuples(index=False):
         out.print(f"  {row.id1} ~ {row.id2}  similarity {row.similarity:.5f}")
-    out.print("\n[bold]4. derive[/bold] groups and 5 stratified folds, and check what crosses the folds")
+    out.print(styled("\n", ("4. derive", "bold"), " groups and 5 stratified folds, and check what crosses the folds"))
     for number, chapter in enumerate(story.chapters, start=1):
         table = chapter.exposure.table.set_index("relation")
         crossing = {r: int(table.loc[r, "crossing"]) for r in ("subject_related_to", "sample_duplicate_of")}
@@ -873,14 +901,14 @@ def demo(
         )
     last = story.chapters[-1]
     colour = "green" if last.exposure.nothing_crosses else "red"
-    out.print(f"\n[bold]5. verdict[/bold] for {last.title}: [{colour}]{last.exposure.verdict()}[/{colour}]")
+    out.print(styled("\n", ("5. verdict", "bold"), f" for {last.title}: ", (last.exposure.verdict(), colour)))
     if last.exposure.nothing_crosses:
         out.print(
             "With relatedness and the audited duplicates declared, every family, with its re-deposits, stays on one "
             "side of every fold (batches and sites still mix, as blocks should)."
         )
     else:
-        out.print("[red]A declared dependency still crosses a fold: the plan is wrong.[/red]")
+        out.print(styled(("A declared dependency still crosses a fold: the plan is wrong.", "red")))
     with plan:
         for table_name, frame in (
             ("metadata", meta),

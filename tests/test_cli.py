@@ -332,3 +332,46 @@ def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):
     with cli.stage("crunching numbers"):
         time.sleep(0.2)
     assert quiet.getvalue() == ""
+
+
+def test_ids_that_look_like_markup_are_printed_as_they_are(tmp_path, capsys):
+    """Ids, columns and paths are data: text such as ``[/y]`` or ``[bold]`` in them is shown, never interpreted."""
+    subjects = ["P[/y]1", "P[/y]1", "[bold]P2", "[bold]P2", "P3", "P3"]
+    meta = pd.DataFrame(
+        {
+            "sample_id": [f"S[/{i}]" for i in range(6)],
+            "subject_id": subjects,
+            "batch_id": ["[red]B1", "[red]B1", "[red]B1", "B2", "B2", "B2"],
+            "outcome_id": ["case", "control"] * 3,
+        }
+    )
+    folder = tmp_path / "[x]"
+    folder.mkdir()
+    meta.to_csv(folder / "meta.csv", index=False)
+    pd.DataFrame({"id1": ["P[/y]1"], "id2": ["[bold]P2"], "kinship": [0.25]}).to_csv(folder / "kin.csv", index=False)
+    features = pd.DataFrame({"sample_id": meta["sample_id"], "f1": [1.0, 1.0, 0.0, 0.5, 0.2, 0.9], "f2": 1.0})
+    features.to_csv(folder / "features.csv", index=False)
+    pd.DataFrame({"sample_id": meta["sample_id"], "split": ["train", "test"] * 3}).to_csv(
+        folder / "split.csv", index=False
+    )
+    graph, spec, folds = folder / "g.json", folder / "s.json", folder / "f.json"
+    printed = []
+    for args, status in (
+        (["build", folder / "meta.csv", "--kinship", folder / "kin.csv", "--kinship-threshold", "0.1", "-o", graph], 0),
+        (["validate", graph], 0),
+        (["derive", graph, "--mode", "subject", "-o", spec], 0),
+        (["folds", spec, "--scheme", "group-kfold", "-k", "2", "-o", folds], 0),
+        (["validate", folds], 0),
+        (["diff", spec, folds], 1),  # the folds differ
+        (["export", folds, "--to", "csv", "-o", folder / "samples.csv"], 0),
+        (["check", spec, folder / "split.csv", "--graph", graph], 1),  # every subject straddles
+        (["audit", graph, folder / "features.csv", "--threshold", "0.99"], 0),
+        (["report", folds, "--graph", graph, "-o", folder / "r.html"], 0),
+    ):
+        code, out, err = run(args, capsys)
+        assert code == status, (args[0], code, err)
+        assert "Traceback" not in err and "MarkupError" not in err, err
+        printed.append(out)
+    shown = "\n".join(printed)
+    for text in ("S[/0]", "P[/y]1", "[bold]P2", "[x]"):
+        assert text in shown, text
