@@ -93,11 +93,6 @@ class _Groups:
         ids = np.asarray(uniques, dtype=object)[order]
         return cls(codes, ids, np.bincount(codes, minlength=len(ids)))
 
-    @classmethod
-    def of_codes(cls, codes: np.ndarray, ids: np.ndarray) -> _Groups:
-        """Groups already coded ``0..len(ids)-1`` in the order of ``ids``."""
-        return cls(codes, ids, np.bincount(codes, minlength=len(ids)))
-
     @property
     def n(self) -> int:
         return len(self.ids)
@@ -364,22 +359,29 @@ def _kfold_splits(
     """k-fold splits of every repeat (:func:`kfold_of_samples` with ``repeat`` 0, 1, …)."""
     out = []
     for r in range(repeats):
-        fold = kfold_of_samples(groups, k, seed, strata, repeat=r)
+        fold = kfold_of_samples(groups.codes, k, seed, strata, repeat=r)
         n = len(fold)
         out += [FoldSplit.of(r, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(k)]
     return out
 
 
 def kfold_of_samples(
-    groups: _Groups, k: int, seed: int, strata: np.ndarray | None = None, repeat: int = 0
+    group_codes: np.ndarray, k: int, seed: int, strata: np.ndarray | None = None, repeat: int = 0
 ) -> np.ndarray:
     """The fold (``0..k-1``) of every sample: whole groups, balanced by sizes and, with
-    ``strata`` (a class code per sample), by class shares.
+    ``strata`` (a class code ``0..S-1`` per sample), by class shares.
 
-    This is the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
+    ``group_codes`` number the groups ``0..G-1`` (k ≤ G) in a fixed order (depgraph uses
+    sorted group ids), which with ``seed`` and ``repeat`` determines the plan. This is
+    the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
     and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`. With ``strata``,
     the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+
+    >>> kfold_of_samples(np.array([0, 0, 1, 2, 2, 3]), k=2, seed=0).tolist()
+    [1, 1, 1, 0, 0, 0]
     """
+    sizes = np.bincount(group_codes)
+    groups = _Groups(group_codes, np.arange(len(sizes)), sizes)
     if strata is None:
         vectors = groups.sizes[:, None]
         weights = np.array([k / max(1, len(groups.codes))])
