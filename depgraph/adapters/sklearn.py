@@ -261,7 +261,6 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
         self._check_parameters()
         n = _n_samples(X, groups)
         codes, n_groups = _group_codes(groups, n, type(self).__name__)
-        strata = self._classes(y, n, codes, n_groups) if self._stratified else None
         if self.n_splits > n_groups:
             raise DepgraphError(
                 "too_few_groups",
@@ -270,6 +269,7 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
                 n_groups=n_groups,
                 n_folds=int(self.n_splits),
             )
+        strata = self._classes(y, n, codes, n_groups) if self._stratified else None
         fold = kfold_of_samples(codes, int(self.n_splits), self._seed(), strata)
         return ((np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(int(self.n_splits)))
 
