@@ -95,7 +95,7 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
             unknown = ids[positions < 0]
             raise DepgraphError(
                 "reference",
-                f"{len(unknown)} row(s) name samples not in the spec: {describe_ids(unknown)}"
+                f"{len(unknown)} row(s) name samples not in the spec: {describe_ids(pd.unique(unknown))}"
                 + _not_sample_ids_hint(self.spec, X, groups, unknown, len(unknown) == len(ids)),
                 ids=list(unknown[:20]),
             )
@@ -137,10 +137,10 @@ def _not_sample_ids_hint(spec: SplitSpec, X: Any, groups: Any, unknown: np.ndarr
         group_ids = pd.Index(spec.group_ids)
         text = pd.Index(unknown.astype(str))
         theirs = text.isin(group_ids) | text.isin(group_ids.str.split(":", n=1).str[-1])  # subject:P01 or P01
-        what = "the spec's group ids" if theirs.all() else "not sample ids of the spec"
+        what = "name the spec's groups" if theirs.all() else "are not sample ids of the spec"
         return (
-            f"; groups= takes each row's sample id, and these are {what} (SpecCV reads the groups from the spec): "
-            f"pass the sample ids as groups=, or leave groups out and {index_by}, or use SpecCV(spec, ids=...)"
+            f"; groups= takes each row's sample id, but these {what} (SpecCV reads each sample's group from the "
+            f"spec): pass the sample ids as groups=, or leave groups out and {index_by}, or use SpecCV(spec, ids=...)"
         )
     if isinstance(X, (pd.DataFrame, pd.Series)) and (isinstance(X.index, pd.RangeIndex) or none_known):
         what = "row numbers (a RangeIndex)" if isinstance(X.index, pd.RangeIndex) else "no sample id of the spec"
