@@ -205,6 +205,7 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
         self.shuffle = shuffle
         self.random_state = random_state
         self._check_parameters()
+        self.n_splits = int(n_splits)  # as scikit-learn keeps it (np.int64(5) -> 5)
 
     def _check_parameters(self) -> None:
         name = type(self).__name__
@@ -370,10 +371,11 @@ class StratifiedGroupKFold(_BalancedGroupSplitter):
         labels = _labels(y, n, "y", name)
         odd = labels[~np.isfinite(labels) | (labels != np.round(labels))] if labels.dtype.kind == "f" else []
         if len(odd):
+            shown = describe_ids(pd.unique(odd)[:3])
             raise DepgraphError(
                 "invalid_argument",
-                f"{name} stratifies on class labels; y is continuous (values such as {describe_ids(odd[:3])}): "
-                "bin it first, e.g. pd.qcut(y, 5, labels=False)",
+                f"{name} stratifies on class labels; y is continuous (values such as {shown}): bin it first, "
+                "e.g. pd.qcut(y, 5, labels=False)",
             )
         codes, classes = pd.factorize(labels)
         per_group = np.bincount(group_codes * len(classes) + codes, minlength=n_groups * len(classes))
@@ -431,6 +433,8 @@ def _labels(values: Any, n: int, what: str, name: str) -> np.ndarray:
             "invalid_argument", f"{name}: {what} must hold one label per sample (1-D), not shape {np.shape(values)}"
         )
     series = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # the labels, not the order of the categories, count
+        series = series.astype(object)
     if len(series) != n:
         raise DepgraphError("invalid_argument", f"{name}: {what} has {len(series)} labels but X has {n} samples")
     missing = np.flatnonzero(series.isna().to_numpy())
@@ -454,7 +458,7 @@ def _labels(values: Any, n: int, what: str, name: str) -> np.ndarray:
         raise DepgraphError(
             "invalid_argument", f"{name}: {what} mixes labels of different types ({shown}): give them one type"
         )
-    return series.to_numpy()
+    return series.infer_objects().to_numpy()  # numbers held as objects become numbers (a float y is checked)
 
 
 def _group_codes(groups: Any, n: int, name: str) -> tuple[np.ndarray, int]:

@@ -11,6 +11,8 @@ these tests assert that depgraph's balance is no worse than scikit-learn's on th
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from itertools import combinations_with_replacement, permutations
 
@@ -68,6 +70,7 @@ from depgraph import DepgraphError, DepgraphWarning
 from depgraph.adapters.sklearn import GroupKFold, StratifiedGroupKFold
 from depgraph.folds import GroupedKFold
 from depgraph.spec import Constraint, SplitSpec
+from tests.conftest import REPO
 
 SPLITTERS = (GroupKFold, StratifiedGroupKFold)
 
@@ -725,6 +728,37 @@ def test_group_kfold_gives_the_folds_of_the_group_kfold_scheme():
     # shuffle=False is seed 0
     planned = [sorted(s.test) for s in GroupedKFold(n_folds=5, seed=0).splits(spec)]
     assert [sorted(t) for _, t in GroupKFold(5).split(np.zeros(len(y)), y, labels)] == planned
+
+
+def test_labels_count_not_their_container():
+    X = np.zeros(8)
+    y = np.array([0, 1, 0, 1, 1, 0, 1, 0])
+    labels = np.array(["b", "b", "a", "a", "c", "c", "d", "d"], dtype=object)
+    expected = [t.tolist() for _, t in StratifiedGroupKFold(2).split(X, y, labels)]
+    variants = [
+        pd.Series(pd.Categorical(labels, categories=["d", "c", "b", "a"]), index=range(10, 18)),
+        labels.tolist(),
+        labels.astype(str),
+    ]
+    for groups in variants:
+        assert [t.tolist() for _, t in StratifiedGroupKFold(2).split(X, y, groups)] == expected
+    for classes in (y.astype(object), y.astype(float), y.reshape(-1, 1), pd.Series(y).astype("category")):
+        assert [t.tolist() for _, t in StratifiedGroupKFold(2).split(X, classes, labels)] == expected
+    with pytest.raises(ValueError, match="continuous"):  # numbers held as objects are still numbers
+        list(StratifiedGroupKFold(2).split(X, (y + 0.5).astype(object), labels))
+
+
+def test_without_scikit_learn_the_error_names_the_extra():
+    code = (
+        "import sys; sys.modules['sklearn'] = None\n"
+        "import depgraph\n"
+        "try:\n    from depgraph import StratifiedGroupKFold\n"
+        "except ImportError as exc:\n    print(type(exc).__name__, exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
+    assert out.strip() == (
+        "ModuleNotFoundError depgraph.StratifiedGroupKFold needs scikit-learn: pip install 'depgraph[sklearn]'"
+    )
 
 
 def test_exported_from_depgraph():
