@@ -3138,6 +3138,8 @@ SPLITTER_CASES = [
     (_split("GroupKFold", groups=[1, "1", 2, 2, 3, 3]), "ambiguity", ["1 (int)", "'1' (str)"]),
     (_split("GroupKFold", groups=[1, "a", 2, 2, 3, 3]), "invalid_argument", ["mixes labels", "1 (int)", "'a' (str)"]),
     (_split("GroupKFold", X=np.zeros((0, 2)), groups=[]), "empty_input", ["X has no samples"]),
+    (_split("GroupKFold", n_splits=3, y=_SPLIT_Y[:4]), "invalid_argument", ["y has 4 rows but X has 6 samples"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=_SPLIT_Y[:5]), "invalid_argument", ["y has 5 rows but X has 6"]),
     (_split("StratifiedGroupKFold", n_splits=3, y=None), "invalid_argument", ["stratifies on y", "GroupKFold"]),
     (
         _split("StratifiedGroupKFold", n_splits=3, y=np.linspace(0, 1, 6)),

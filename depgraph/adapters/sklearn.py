@@ -262,6 +262,10 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
         self._check_parameters()
         n = _n_samples(X, groups)
         codes, n_groups = _group_codes(groups, n, type(self).__name__)
+        if y is not None and np.ndim(y) and np.shape(y)[0] != n:  # as scikit-learn's indexable(X, y, groups)
+            raise DepgraphError(
+                "invalid_argument", f"{type(self).__name__}: y has {np.shape(y)[0]} rows but X has {n} samples"
+            )
         if self.n_splits > n_groups:
             raise DepgraphError(
                 "too_few_groups",
