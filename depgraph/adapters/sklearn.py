@@ -245,7 +245,7 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
             return 0
         if isinstance(self.random_state, numbers.Integral):
             return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(0, MAX_SEED, dtype=np.int64))
+        return int(check_random_state(self.random_state).randint(0, MAX_SEED + 1, dtype=np.int64))
 
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield ``(train, test)`` row positions for each of the ``n_splits`` folds.
@@ -294,10 +294,10 @@ class GroupKFold(_BalancedGroupSplitter):
     """scikit-learn's ``GroupKFold``, with depgraph's balanced assignment of whole groups.
 
     Guarantee: each group is tested in exactly one of the ``n_splits`` folds
-    and is never on both sides of a split; fold sizes are as even as the group
-    sizes allow (largest groups first on the lightest fold, then improved by
-    moving or swapping groups between folds). The folds depend only on the
-    groups, never on the order of the rows.
+    and is never on both sides of a split; fold sizes are balanced (largest
+    groups first on the lightest fold, then groups moved or swapped between
+    folds while that evens them). The folds depend only on the groups, never
+    on the order of the rows.
 
     A drop-in for ``sklearn.model_selection.GroupKFold``: the same parameters,
     ``split(X, y=None, groups=...)`` with ``groups`` required, ``groups``
