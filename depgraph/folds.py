@@ -347,36 +347,67 @@ class GroupedKFold(FoldScheme):
         groups = _Groups.of(spec)
         _check_folds(self.n_folds, groups)
         _check_repeats(self.n_repeats)
-        vectors = groups.sizes[:, None]
-        weights = np.array([self.n_folds / max(1, len(groups.codes))])
-        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed)
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed)
 
     def target_fraction(self) -> float:
         return 1 / self.n_folds
 
 
 def _kfold_splits(
-    groups: _Groups,
-    vectors: np.ndarray,
-    weights: np.ndarray,
-    k: int,
-    repeats: int,
-    seed: int,
-    strata: np.ndarray | None = None,
+    groups: _Groups, k: int, repeats: int, seed: int, strata: np.ndarray | None = None
 ) -> list[FoldSplit]:
-    """k-fold splits per repeat; with ``strata``, the best of a few seeded
-    restarts by worst class-share deviation, then fold-size spread."""
+    """k-fold splits of every repeat (:func:`kfold_of_samples` with ``repeat`` 0, 1, …)."""
     out = []
-    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
     for r in range(repeats):
-        candidates = [
-            _balanced_folds(vectors, weights, k, np.random.default_rng([seed, r, t])) for t in range(restarts)
-        ]
-        fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
-        fold = fold_of_group[groups.codes]
+        fold = kfold_of_samples(groups.codes, k, seed, strata, repeat=r)
         n = len(fold)
         out += [FoldSplit.of(r, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(k)]
     return out
+
+
+def kfold_of_samples(
+    group_codes: np.ndarray, k: int, seed: int, strata: np.ndarray | None = None, repeat: int = 0
+) -> np.ndarray:
+    """The fold (``0..k-1``) of every sample: whole groups, balanced by sizes and, with
+    ``strata`` (a class code ``0..S-1`` per sample), by class shares.
+
+    ``group_codes`` number the groups ``0..G-1`` (k ≤ G) in a fixed order (depgraph uses
+    sorted group ids), which with ``seed`` and ``repeat`` determines the plan. This is
+    the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
+    and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`. With ``strata``,
+    the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+
+    >>> kfold_of_samples(np.array([0, 0, 1, 2, 2, 3]), k=2, seed=0).tolist()
+    [1, 1, 1, 0, 0, 0]
+    """
+    sizes = np.bincount(group_codes)
+    groups = _Groups(group_codes, np.arange(len(sizes)), sizes)
+    if strata is None:
+        vectors = groups.sizes[:, None]
+        weights = np.array([k / max(1, len(groups.codes))])
+    else:
+        vectors, weights = _stratified_vectors(groups, strata, k)
+    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
+    candidates = [
+        _balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
+    ]
+    fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
+    return fold_of_group[groups.codes]
+
+
+def _stratified_vectors(groups: _Groups, strata: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, its count of each stratum less its share of the group's size, then its size; and weights."""
+    n_strata = int(strata.max()) + 1
+    counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
+    counts = counts.reshape(groups.n, n_strata).astype(np.float64)
+    n = float(len(groups.codes))
+    share = counts.sum(axis=0) / n
+    # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
+    # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
+    vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
+    per_fold = n / k
+    weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
+    return vectors, weights
 
 
 _RESTARTS = 8
@@ -425,17 +456,7 @@ class StratifiedGroupedKFold(FoldScheme):
         _check_folds(self.n_folds, groups)
         _check_repeats(self.n_repeats)
         strata, _ = _categories(spec, self.stratify, "stratify")
-        n_strata = int(strata.max()) + 1
-        counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
-        counts = counts.reshape(groups.n, n_strata).astype(np.float64)
-        n = float(len(groups.codes))
-        share = counts.sum(axis=0) / n
-        # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
-        # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
-        vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
-        per_fold = n / self.n_folds
-        weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
-        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed, strata)
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed, strata)
 
     def balance_columns(self, spec: SplitSpec) -> list[str]:
         return [self.stratify]

@@ -51,6 +51,7 @@ import depgraph.demo
 import depgraph.spec
 from depgraph import derive, from_metadata, read_graph, validate, write_graph
 from depgraph.adapters.frames import fold_table, write_table
+from depgraph.adapters.sklearn import SpecCV
 from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
 from depgraph.files import read_table
@@ -3098,3 +3099,99 @@ def test_bad_graph_document(tmp_path, out_dir, capsys, graph_doc, kind, code, fr
     target = out_dir / "spec.json"
     args = ["derive", path, "--mode", "subject", "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)
+
+
+# ------------------------------------------------------------------- scikit-learn splitters and SpecCV (issue 11)
+# The drop-in splitters are Python only (no CLI face): each refusal is a DepgraphError with its code, one line, and a
+# ValueError as scikit-learn users expect; nothing is written anywhere.
+_SPLIT_X = np.zeros((6, 2))
+_SPLIT_Y = np.array([0, 1, 0, 1, 0, 1])
+_SPLIT_GROUPS = np.array(["P1", "P1", "P2", "P2", "P3", "P3"])
+
+
+def _splitter(name: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(depgraph, name)(*args, **kwargs)  # depgraph.GroupKFold, depgraph.StratifiedGroupKFold
+
+
+def _split(name: str, X: Any = _SPLIT_X, y: Any = _SPLIT_Y, groups: Any = _SPLIT_GROUPS, **kwargs: Any):
+    return lambda: list(_splitter(name, **kwargs).split(X, y, groups))
+
+
+SPLITTER_CASES = [
+    (lambda: _splitter("GroupKFold", 1), "invalid_argument", ["GroupKFold", "n_splits=2 or more, not 1"]),
+    (lambda: _splitter("GroupKFold", 2.0), "invalid_argument", ["n_splits must be an integer", "2.0"]),
+    (lambda: _splitter("GroupKFold", True), "invalid_argument", ["n_splits must be an integer", "True"]),
+    (lambda: _splitter("StratifiedGroupKFold", shuffle="yes"), "invalid_argument", ["shuffle must be True or False"]),
+    (lambda: _splitter("GroupKFold", random_state=3), "invalid_argument", ["random_state=3 has no effect"]),
+    (lambda: _splitter("GroupKFold", shuffle=True, random_state=-1), "invalid_argument", ["0..4294967295", "-1"]),
+    (lambda: _splitter("GroupKFold", shuffle=True, random_state=2**32), "invalid_argument", ["4294967296"]),
+    (
+        lambda: _splitter("GroupKFold", shuffle=True, random_state=np.random.default_rng(0)),
+        "invalid_argument",
+        ["RandomState", "Generator"],
+    ),
+    (_split("GroupKFold", groups=None), "invalid_argument", ["GroupKFold needs groups=", "params={'groups'"]),
+    (_split("GroupKFold", n_splits=4), "too_few_groups", ["n_splits=4 needs at least 4 groups; groups holds 3"]),
+    (_split("GroupKFold", groups=_SPLIT_GROUPS[:5]), "invalid_argument", ["groups has 5 labels but X has 6"]),
+    (_split("GroupKFold", groups=np.array([["P1"]] * 6)), "invalid_argument", ["1-D", "(6, 1)"]),
+    (_split("GroupKFold", groups=["P1", None, "P2", "P2", "P3", np.nan]), "missing_id", ["2 missing", "index 1, 5"]),
+    (_split("GroupKFold", groups=[1, "1", 2, 2, 3, 3]), "ambiguity", ["1 (int)", "'1' (str)"]),
+    (_split("GroupKFold", groups=[1, "a", 2, 2, 3, 3]), "invalid_argument", ["mixes labels", "1 (int)", "'a' (str)"]),
+    (_split("GroupKFold", X=np.zeros((0, 2)), groups=[]), "empty_input", ["X has no samples"]),
+    (_split("GroupKFold", n_splits=3, y=_SPLIT_Y[:4]), "invalid_argument", ["y has 4 rows but X has 6 samples"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=_SPLIT_Y[:5]), "invalid_argument", ["y has 5 rows but X has 6"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=None), "invalid_argument", ["stratifies on y", "GroupKFold"]),
+    (
+        _split("StratifiedGroupKFold", n_splits=3, y=np.linspace(0, 1, 6)),
+        "invalid_argument",
+        ["continuous", "0.2", "pd.qcut"],
+    ),
+    (_split("StratifiedGroupKFold", n_splits=3, y=np.ones((6, 2))), "invalid_argument", ["(6, 2)", "multilabel"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=[0, 1, np.nan, 1, 0, 1]), "missing_id", ["y has 1 missing", "2"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=[0, "0", 0, 1, 1, 1]), "ambiguity", ["0 (int)", "'0' (str)"]),
+    (
+        _split("StratifiedGroupKFold", n_splits=3, y=[0, 0, 1, 1, 2, 2], groups=np.arange(6)),
+        "too_few_groups",
+        ["n_splits=3 is more than the samples of every class", "largest: 2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), SPLITTER_CASES)
+def test_bad_splitter_arguments(call, code, fragments):
+    with fails_with(code, *fragments) as info:
+        call()
+    assert isinstance(info.value, ValueError)
+
+
+def test_splitter_warns_by_code_when_a_class_cannot_reach_every_fold():
+    with pytest.warns(DepgraphWarning, match=r"least populated class in y \(2\) is in only 1 group") as caught:
+        _split("StratifiedGroupKFold", n_splits=3, y=[0, 0, 0, 1, 1, 2], groups=np.arange(6))()
+    assert caught[0].message.code == "few_groups_in_class"
+
+
+def _speccv_cases() -> list:
+    groups = [f"subject:P{i // 2}" for i in range(6)]
+    frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "group_id": groups})
+    spec = assign_folds(
+        SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"),
+        "group-kfold",
+        n_folds=3,
+    )
+    X = pd.DataFrame({"sample_id": frame["sample_id"], "x": range(6)})
+    subjects = [f"P{i // 2}" for i in range(6)]
+    return [
+        pytest.param(lambda cv: cv.split(X.to_numpy(), groups=subjects),
+                     ["P0, P1, P2", "groups= takes each row's sample id, but these name the spec's groups",
+                      "X.set_index(<sample id column>)", "SpecCV(spec, ids=...)"], spec, id="subject-ids-as-groups"),
+        pytest.param(lambda cv: cv.split(X),
+                     ["X's index holds row numbers (a RangeIndex), not sample ids: X.set_index('sample_id')"], spec,
+                     id="range-index"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "fragments", "spec"), _speccv_cases())
+def test_speccv_rows_without_sample_ids(call, fragments, spec):
+    with fails_with("reference", *fragments) as info:
+        list(call(SpecCV(spec)))
+    assert isinstance(info.value, ValueError)
