@@ -3098,3 +3098,28 @@ def test_bad_graph_document(tmp_path, out_dir, capsys, graph_doc, kind, code, fr
     target = out_dir / "spec.json"
     args = ["derive", path, "--mode", "subject", "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)
+
+
+# ------------------------------------------------------------------- adversarial pass: Python API (issue 10)
+# Calls of the Python API a careful adversary or a new user makes: wrong types, degenerate inputs, documents that
+# stretch JSON (integers beyond 64 bits, nesting), objects edited in memory. Each is refused with a coded error
+# naming what is wrong, never a TypeError/ValueError from deep inside, never a confident wrong result.
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [(b"S1\nS\xe92\n", 2), (b"\xff\xfeS\x001\x00\n", 1), (b"# ok\nS1\nS2\n\xc3\n", 4)],
+    ids=["latin-1-byte", "utf-16", "truncated-utf-8"],
+)
+def test_samples_file_that_is_not_utf8(tmp_path, out_dir, graph_json, capsys, content, line):
+    samples = tmp_path / "samples.txt"
+    samples.write_bytes(content)
+    target = out_dir / "spec.json"
+    args = ["derive", graph_json, "--mode", "subject", "--samples", samples, "-o", target]
+    cli_fails(capsys, tmp_path, args, "parse", FILE, f"line {line}", "not UTF-8", output=target, file=samples)
+
+
+def test_samples_file_with_a_byte_order_mark(tmp_path, out_dir, graph_json, capsys):
+    samples = tmp_path / "samples.txt"
+    samples.write_bytes("\ufeffS1\nS2\n".encode())
+    target = out_dir / "spec.json"
+    cli_ok(capsys, ["derive", graph_json, "--mode", "subject", "--samples", samples, "-o", target])
+    assert read_spec(target).sample_ids.tolist() == ["S1", "S2"]
