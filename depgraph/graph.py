@@ -1112,9 +1112,37 @@ def _graph_from_document(doc: Any, source: str) -> StudyGraph:
     if not isinstance(overrides, dict) or not isinstance(history, list):
         raise bad("'overrides' must be an object and 'history' a list")
     try:
-        return assemble(node_pieces, edge_pieces, name=doc.get("name"), overrides=overrides, history=history)
+        graph = assemble(node_pieces, edge_pieces, name=doc.get("name"), overrides=overrides, history=history)
     except DepgraphError as exc:
         raise DepgraphError(exc.code, f"{source}: {exc.message}", **exc.details) from exc
+    for rel, entry in edges_doc.items():  # assembly keeps one edge per pair: fewer kept means the file repeats one
+        block = graph.relations.get(rel)
+        if block is not None and len(block.src) < len(entry["source"]):
+            _refuse_repeated_edge(graph, rel, entry, source)
+    return graph
+
+
+def _refuse_repeated_edge(graph: StudyGraph, relation: str, entry: Mapping[str, Any], source: str) -> None:
+    """A ``duplicate_id`` error naming the first edge ``entry`` lists twice (either way round, for an undirected
+    relation): a graph depgraph writes lists each edge once, so a repeat contradicts the file."""
+    rel = RELATION[relation]
+    src = graph.locate(rel.source, pa.array(entry["source"], type=pa.string()))
+    dst = graph.locate(rel.target, pa.array(entry["target"], type=pa.string()))
+    if not rel.directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    pair = src * graph.n_nodes + dst
+    order = np.argsort(pair, kind="stable")
+    repeats = np.flatnonzero(pair[order][1:] == pair[order][:-1])
+    first, second = sorted(int(i) for i in order[repeats[0] : repeats[0] + 2])
+    a, b = entry["source"][second], entry["target"][second]
+    link = f"{a} -> {b}" if rel.directed else f"between {a} and {b}"
+    raise DepgraphError(
+        "duplicate_id",
+        f"{source}: edges.{relation} lists the edge {link} twice (at {first} and {second} of its lists); a graph "
+        "file lists each edge once",
+        relation=relation,
+        ids=[a, b],
+    )
 
 
 def _json_column(series: pd.Series) -> list[Any]:

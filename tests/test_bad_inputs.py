@@ -3123,3 +3123,46 @@ def test_samples_file_with_a_byte_order_mark(tmp_path, out_dir, graph_json, caps
     target = out_dir / "spec.json"
     cli_ok(capsys, ["derive", graph_json, "--mode", "subject", "--samples", samples, "-o", target])
     assert read_spec(target).sample_ids.tolist() == ["S1", "S2"]
+
+
+def _repeat_edge(relation: str, at: int, reverse: bool = False, weight: float | None = None):
+    def edit(d):
+        entry = d["edges"][relation]
+        a, b = entry["source"][at], entry["target"][at]
+        entry["source"].append(b if reverse else a)
+        entry["target"].append(a if reverse else b)
+        if "weight" in entry:
+            entry["weight"].append(entry["weight"][at] if weight is None else weight)
+        if isinstance(entry.get("provenance"), list):
+            entry["provenance"].append("by hand")
+
+    return edit
+
+
+REPEATED_EDGE_CASES = [
+    pytest.param(
+        _repeat_edge("sample_belongs_to_subject", 3),
+        ["edges.sample_belongs_to_subject", "S04 -> P2", "twice"],
+        id="same-edge-twice",
+    ),
+    pytest.param(
+        _repeat_edge("subject_related_to", 0, reverse=True),
+        ["edges.subject_related_to", "between P2 and P1", "twice"],
+        id="undirected-edge-both-ways",
+    ),
+    pytest.param(
+        _repeat_edge("subject_related_to", 1, weight=0.4),
+        ["edges.subject_related_to", "between P5 and P6", "twice"],
+        id="same-pair-another-weight",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "fragments"), REPEATED_EDGE_CASES)
+def test_graph_file_that_repeats_an_edge(tmp_path, out_dir, capsys, graph_doc, edit, fragments):
+    path = _write_document(tmp_path / "graph.json", graph_doc, edit, redigest=False)
+    with fails_with("duplicate_id", FILE, *fragments, file=path):
+        read_graph(path)
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", path, "--mode", "subject", "-o", target], "duplicate_id", *fragments,
+              output=target)  # fmt: skip
