@@ -3166,3 +3166,71 @@ def test_graph_file_that_repeats_an_edge(tmp_path, out_dir, capsys, graph_doc, e
     target = out_dir / "spec.json"
     cli_fails(capsys, tmp_path, ["derive", path, "--mode", "subject", "-o", target], "duplicate_id", *fragments,
               output=target)  # fmt: skip
+
+
+def _set_path(path: tuple, value: Any):
+    def edit(d):
+        holder = d
+        for step in path[:-1]:
+            holder = holder.setdefault(step, {}) if isinstance(holder, dict) else holder[step]
+        holder[path[-1]] = value
+
+    return edit
+
+
+LONG_NUMBER_CASES = [  # spec edits are re-digested with exact integers, as another JSON library would
+    pytest.param("spec", _set_path(("folds", "seed"), 2**70 + 1), ["integer 1180591620717411303425", "64 bits"],
+                 id="seed-2^70+1"),
+    pytest.param("spec", _set_path(("constraint", "parameters", "window"), 2**64), ["18446744073709551616"],
+                 id="parameter-2^64"),
+    pytest.param("spec", _cell("sex", 3, -(2**63) - 1), ["-9223372036854775809"], id="attribute-below-int64"),
+    pytest.param("spec", _set_path(("warnings",), [{"code": "x", "severity": "warning", "message": "m",
+                                                      "count": 10**30}]), ["1000000000000000000000000000000"],
+                 id="warning-count-10^30"),
+    pytest.param("graph", _set_path(("attributes", "Sample", "sex"), [2**65] * 12), ["36893488147419103232"],
+                 id="graph-attribute-2^65"),
+    pytest.param("graph", lambda d: d["edges"]["subject_related_to"]["weight"].__setitem__(0, 10**20),
+                 ["100000000000000000000"], id="graph-weight-10^20"),
+    pytest.param("graph", _set_path(("history", 0, "rows"), 2**64 + 12), ["18446744073709551628"],
+                 id="graph-history-2^64+12"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "edit", "fragments"), LONG_NUMBER_CASES)
+def test_integers_beyond_64_bits_are_refused_not_rounded(tmp_path, capsys, spec_doc, graph_doc, kind, edit, fragments):
+    doc = spec_doc if kind == "spec" else graph_doc
+    path = _write_document(tmp_path / f"{kind}.json", doc, edit, redigest=kind == "spec")
+    with fails_with("parse", FILE, "holds the integer", *fragments, file=path):
+        (read_spec if kind == "spec" else read_graph)(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "parse", FILE, "holds the integer", *fragments, file=path)
+
+
+def test_integers_within_64_bits_and_long_digit_ids_read_exactly(tmp_path, spec_doc):
+    spec_doc["constraint"]["parameters"]["largest"] = 2**64 - 1
+    spec_doc["constraint"]["parameters"]["smallest"] = -(2**63)
+    spec_doc["constraint"]["parameters"]["barcode"] = "12345678901234567890123456789"  # digits in text: no integer
+    spec_doc["constraint"]["parameters"]["large_float"] = 1.2345678901234567e25
+    path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
+    parameters = read_spec(path).constraint.parameters
+    assert parameters["largest"] == 2**64 - 1 and parameters["smallest"] == -(2**63)
+    assert parameters["barcode"] == "12345678901234567890123456789"
+    assert parameters["large_float"] == 1.2345678901234567e25
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "levels", "depth"),
+    [
+        pytest.param("spec", ("constraint", "parameters", "deep"), 40, 43, id="spec-parameters"),
+        pytest.param("spec", ("folds", "balance", "deep"), 900, 903, id="spec-beyond-python-recursion"),
+        pytest.param("graph", ("history", 0, "deep"), 31, 34, id="graph-history"),
+    ],
+)
+def test_documents_nested_too_deeply(tmp_path, capsys, spec_doc, graph_doc, kind, where, levels, depth):
+    doc = spec_doc if kind == "spec" else graph_doc
+    _set_path(where, "@deep@")(doc)
+    nested = "[" * levels + "1" + "]" * levels  # written as text: JSON writers stop long before 900 levels
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(doc).replace('"@deep@"', nested), encoding="utf-8")
+    with fails_with("parse", FILE, f"{depth} levels deep", "more than 32", file=path):
+        (read_spec if kind == "spec" else read_graph)(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "parse", f"{depth} levels deep", file=path)
