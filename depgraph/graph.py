@@ -47,10 +47,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance
 from depgraph.arrays import distinct, packed_keys, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
-from depgraph.jsoncolumns import numbers, scalars, strings
+from depgraph.jsoncolumns import numbers, plain_json, scalars, strings
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -273,8 +274,45 @@ class StudyGraph:
     ) -> StudyGraph:
         """A graph from an edge table as given (``src, dst, relation, weight,
         provenance``), without sorting or de-duplicating it — for graphs made by
-        hand, which :func:`~depgraph.validate.validate` then inspects."""
-        return cls(nodes, attributes, _blocks_of(edges), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+        hand, which :func:`~depgraph.validate.validate` then inspects (dangling
+        positions, repeated nodes or edges, wrong signatures are its findings).
+
+        What the tables cannot mean is refused (``invalid_argument``): tables
+        that are not DataFrames or lack a column, node types and relations
+        outside the vocabulary (they would be dropped without a word), edge
+        positions that are not integers, an attribute table not aligned with
+        the nodes, overrides or history that a graph file could not hold.
+        """
+        instance(nodes, pd.DataFrame, "from_tables: nodes")
+        instance(attributes, pd.DataFrame, "from_tables: attributes")
+        instance(edges, pd.DataFrame, "from_tables: edges")
+        for table, columns in (
+            ("nodes", ("type", "key")),
+            ("edges", ("src", "dst", "relation", "weight", "provenance")),
+        ):
+            missing = [c for c in columns if c not in {"nodes": nodes, "edges": edges}[table].columns]
+            if missing:
+                raise DepgraphError(
+                    "invalid_argument", f"from_tables: {table} lacks the column(s) {describe_ids(missing)}"
+                )
+        types = pd.Categorical(nodes["type"], dtype=_TYPE_CATEGORIES)
+        _refuse_outside(nodes["type"], types, "node type", NODE_TYPES)
+        _refuse_outside(
+            edges["relation"], pd.Categorical(edges["relation"], dtype=_RELATION_CATEGORIES), "relation", RELATION_NAMES
+        )
+        for column in ("src", "dst"):
+            if len(edges) and not pd.api.types.is_integer_dtype(edges[column].dtype):
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"from_tables: edges.{column} holds {edges[column].dtype} values, not node positions (integers)",
+                )
+        if len(attributes) != len(nodes):
+            raise DepgraphError(
+                "invalid_argument",
+                f"from_tables: attributes has {len(attributes)} rows for {len(nodes)} nodes (one row per node)",
+            )
+        nodes = nodes.assign(type=types)
+        return cls(nodes, attributes, _blocks_of(edges), *_envelope(name, overrides, history))
 
     # ---- sizes and lookups -------------------------------------------------------
     @property
@@ -670,8 +708,48 @@ def checked_overrides(overrides: Mapping[str, Any], code: str, where: str) -> di
     return {k: bool(v) for k, v in overrides.items()}
 
 
+def _envelope(
+    name: Any, overrides: Mapping[str, Any] | None, history: Sequence[Mapping[str, Any]]
+) -> tuple[str | None, dict[str, bool], tuple[dict[str, Any], ...]]:
+    """A graph's name, overrides and history, checked as a graph file's are (``invalid_argument`` naming the
+    first that is not: a name that is not text, an unknown override or one that is not a boolean, a history
+    step that is not an object of JSON data)."""
+    instance(name, (str, type(None)), "the graph name")
+    overrides = {} if overrides is None else instance(overrides, Mapping, "overrides")
+    unknown = sorted(set(overrides) - KNOWN_OVERRIDES)
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument",
+            f"unknown override(s) {describe_ids(unknown)}; known: {describe_ids(sorted(KNOWN_OVERRIDES))}",
+        )
+    if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, (list, tuple)):
+        raise DepgraphError(
+            "invalid_argument", f"history must be a list of steps (objects), not {type(history).__name__}"
+        )
+    steps = []
+    for i, step in enumerate(history):
+        instance(step, Mapping, f"history[{i}]")
+        try:
+            steps.append(plain_json(dict(step), f"history[{i}]"))
+        except ValueError as exc:
+            raise DepgraphError("invalid_argument", str(exc)) from None
+    return name, checked_overrides(overrides, "invalid_value", "override"), tuple(steps)
+
+
+def _refuse_outside(given: pd.Series, known: pd.Categorical, what: str, vocabulary: Sequence[Any]) -> None:
+    """Values a categorical of the vocabulary turned into missing values: refused by name, never dropped."""
+    lost = given[(known.codes < 0) & given.notna().to_numpy()] if len(given) else given.iloc[:0]
+    if len(lost) or (len(given) and given.isna().any()):
+        shown = describe_ids(pd.unique(lost.astype(str))) if len(lost) else "a missing value"
+        names = [getattr(v, "value", v) for v in vocabulary]
+        raise DepgraphError(
+            "invalid_argument", f"from_tables: {shown} is not a {what} ({what}s: {describe_ids(names, 30)})"
+        )
+
+
 def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:
     """Write ``graph`` as JSON to ``path`` atomically."""
+    instance(graph, StudyGraph, "write_graph: the graph")
     atomic_write_bytes(path, graph.to_json_bytes())
 
 
@@ -698,6 +776,8 @@ def combine(first: StudyGraph, second: StudyGraph, *more: StudyGraph, name: str 
     ['S1', 'S2', 'S3']
     """
     graphs = (first, second, *more)
+    for i, g in enumerate(graphs):
+        instance(g, StudyGraph, f"combine: graph {i + 1}")
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
     overrides: dict[str, Any] = {}
@@ -775,7 +855,7 @@ def assemble(
     )
     attributes.index = nodes.index
     attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
-    shell = StudyGraph(nodes, attributes, {}, name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+    shell = StudyGraph(nodes, attributes, {}, *_envelope(name, overrides, history))
     shared: dict[tuple[int, ...], np.ndarray] = {}
     relations = _canonical_edges([_edge_block(shell, p, placed, shared) for p in edge_pieces])
     return StudyGraph(nodes, attributes, relations, name, shell.overrides, shell.history, shell._lookups)
