@@ -282,6 +282,7 @@ class FoldScheme(ABC):
                     f"{reach}); choose a scheme or grouping that leaves both sides",
                 )
         seed = getattr(self, "seed", None)  # schemes without randomness have none
+        seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
         return FoldPlan(
             scheme=self.name,
             parameters=self.parameters(),

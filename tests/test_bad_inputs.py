@@ -60,7 +60,19 @@ from depgraph.kinship import read_kinship
 from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.privacy import check_key, key_from_env, pseudonymize
 from depgraph.report import render_html
-from depgraph.spec import Constraint, SplitSpec, content_digest, read_spec, spec_from_document, write_spec
+from depgraph.spec import (
+    Constraint,
+    FoldPlan,
+    FoldSplit,
+    Pseudonymization,
+    SpecWarning,
+    SplitSpec,
+    Summary,
+    content_digest,
+    read_spec,
+    spec_from_document,
+    write_spec,
+)
 from depgraph.vocab import NodeType
 from tests import documents
 from tests.conftest import CONFORMANCE
@@ -3234,3 +3246,183 @@ def test_documents_nested_too_deeply(tmp_path, capsys, spec_doc, graph_doc, kind
     with fails_with("parse", FILE, f"{depth} levels deep", "more than 32", file=path):
         (read_spec if kind == "spec" else read_graph)(path)
     cli_fails(capsys, tmp_path, ["validate", path], "parse", f"{depth} levels deep", file=path)
+
+
+# a spec field the importer leaves to SplitSpec.build: the refusal still names the file, as a fault of the file
+SPLITGRAPH_BUILD_CASES = [
+    pytest.param(lambda d: _rows(d, 2, order_rank=0), ["samples.order_rank", "at least 1"], id="order-rank-0"),
+    pytest.param(lambda d: _rows(d, 0, order_rank=-4), ["samples.order_rank", "-4"], id="order-rank-negative"),
+]
+
+
+@pytest.mark.parametrize(("change", "fragments"), SPLITGRAPH_BUILD_CASES)
+def test_splitgraph_spec_refused_by_build_names_the_file(tmp_path, out_dir, capsys, change, fragments):
+    path = write(tmp_path / "sg_spec.json", json.dumps(_sg("spec_time.json", change)))
+    with fails_with("schema", FILE, *fragments, file=path) as info:
+        read_splitgraph(path)
+    assert not info.value.message.startswith("spec:") and f"splitGraph file '{path}'" in info.value.message
+    target = out_dir / "spec.json"
+    args = ["import", "splitgraph", path, "-o", target]
+    cli_fails(capsys, tmp_path, args, "schema", *fragments, output=target, file=path)
+
+
+# ---- split specs made or edited in memory: nothing a reader would refuse is accepted, nothing is ignored
+@pytest.fixture
+def api_spec(tmp_path: Path) -> SplitSpec:
+    """12 samples S01..S12 in 6 subjects, a carried attribute, 3 folds."""
+    graph = _document_cohort(tmp_path)
+    return assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"]), "group-kfold",
+                        n_folds=3)  # fmt: skip
+
+
+def _frame(**columns: Any) -> pd.DataFrame:
+    return pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["g", "h"], **columns})
+
+
+def _split(test: Any, n_test: int = 1, n_train: int = 11) -> FoldSplit:
+    return FoldSplit(repeat=0, fold=0, n_train=n_train, n_test=n_test, n_excluded=0, test=test, excluded=[])
+
+
+def _roles(*tested: int) -> FoldPlan:
+    role = np.zeros((1, 12), dtype=np.int8)
+    role[0, list(tested)] = 1
+    return FoldPlan.from_roles(role)
+
+
+SUBJECT = {"constraint": Constraint(mode="subject"), "recommended_resampling": "grouped_cv"}
+SPEC_MEMORY_CASES = [
+    # the envelope models, built from Python values
+    pytest.param(lambda s: Constraint(mode="no-such-mode"), ["Constraint: mode", "'no-such-mode' is not a mode"],
+                 id="constraint-unknown-mode"),
+    pytest.param(lambda s: Constraint(mode=None), ["Constraint: mode", "valid string"], id="constraint-mode-none"),
+    pytest.param(lambda s: Constraint(mode="composite", strategy="greedy"), ["strategy", "'greedy'"],
+                 id="constraint-unknown-strategy"),
+    pytest.param(lambda s: Constraint(mode="subject", relations=["kinship"]), ["relations", "kinship"],
+                 id="constraint-unknown-relation"),
+    pytest.param(lambda s: Constraint(mode="composite", via=["family"]), ["via", "family"], id="constraint-via"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_multi_subject_samples": "false"}),
+                 ["overrides", "'false' (string)"], id="constraint-override-string"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_multi_subject_samples": 1}),
+                 ["overrides", "1 (number)"], id="constraint-override-number"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_everything": True}),
+                 ["overrides", "allow_everything"], id="constraint-unknown-override"),
+    pytest.param(lambda s: Constraint(mode="subject", parameters={"threshold": float("nan")}),
+                 ["parameters.threshold is nan", "null"], id="constraint-parameter-nan"),
+    pytest.param(lambda s: Constraint(mode="subject", parameters={"seed": 2**70}),
+                 ["parameters.seed", "beyond 64 bits"], id="constraint-parameter-2^70"),
+    pytest.param(lambda s: Constraint(mode="subject", subset="yes"), ["subset", "valid boolean"],
+                 id="constraint-subset-text"),
+    pytest.param(lambda s: FoldSplit(repeat=0, fold=0, n_train=1, n_test=2, n_excluded=0, test=np.array([3, 2]),
+                                     excluded=np.array([], dtype=np.int64)), ["FoldSplit: test", "sorted"],
+                 id="foldsplit-unsorted"),
+    pytest.param(lambda s: _split([1.0]), ["FoldSplit: test", "integers"], id="foldsplit-float-positions"),
+    pytest.param(lambda s: _split([-1]), ["FoldSplit: test", "0 or more"], id="foldsplit-negative-position"),
+    pytest.param(lambda s: _split([1, 2]), ["n_test/n_excluded say 1/0", "2/0"], id="foldsplit-count"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [12], [], 12), ["holds position 12", "12 samples"],
+                 id="foldsplit-of-out-of-range"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [-1], [], 12), ["0 or more", "-1"], id="foldsplit-of-minus-one"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [0.5], [], 12), ["integers"], id="foldsplit-of-fraction"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [True, False], [], 12), ["bool"], id="foldsplit-of-booleans"),
+    pytest.param(lambda s: FoldPlan.from_roles(np.array([[5, 0, 1]])), ["role codes", "other values"],
+                 id="roles-code-5"),
+    pytest.param(lambda s: FoldPlan.from_roles(np.array([0, 1, 0])), ["1-d"], id="roles-one-dimensional"),
+    pytest.param(lambda s: FoldPlan(scheme="x", seed=-1, splits=[]), ["seed", "greater than or equal to 0"],
+                 id="plan-seed-negative"),
+    pytest.param(lambda s: FoldPlan(scheme="x", balance={"spread": float("inf")}, splits=[]), ["balance.spread"],
+                 id="plan-balance-infinite"),
+    # build
+    pytest.param(lambda s: SplitSpec.build(None, **SUBJECT), ["samples must be a DataFrame"], id="build-none"),
+    pytest.param(lambda s: SplitSpec.build({"sample_id": ["a"], "group_id": ["g"]}, **SUBJECT),
+                 ["samples must be a DataFrame", "dict"], id="build-dict"),
+    pytest.param(lambda s: SplitSpec.build(_frame(), recommended_resampling="grouped_cv"),
+                 ["constraint", "Field required"], id="build-without-constraint"),
+    pytest.param(lambda s: SplitSpec.build(_frame(), **SUBJECT, owner="me"), ["owner", "Extra inputs"],
+                 id="build-unknown-field"),
+    pytest.param(lambda s: SplitSpec.build(_frame(order_rank=[0, 2]), **SUBJECT), ["samples.order_rank[0] is 0"],
+                 id="build-order-rank-0"),
+    pytest.param(lambda s: SplitSpec.build(_frame(order_rank=[1.5, 2]), **SUBJECT), ["samples.order_rank[0] is 1.5"],
+                 id="build-order-rank-fraction"),
+    pytest.param(lambda s: SplitSpec.build(_frame(time_index=["x", "y"]), **SUBJECT), ["samples.time_index[0]"],
+                 id="build-time-index-text"),
+    pytest.param(lambda s: SplitSpec.build(_frame(time_index=[0, np.inf]), **SUBJECT), ["time_index[1] is infinite"],
+                 id="build-time-index-infinite"),
+    pytest.param(lambda s: SplitSpec.build(_frame(batch_group=[1, 2]), **SUBJECT), ["samples.batch_group[0] is 1"],
+                 id="build-block-column-numbers"),
+    pytest.param(lambda s: SplitSpec.build(_frame(sex=[["F"], "M"]), **SUBJECT), ["samples.sex[0]", "lists"],
+                 id="build-attribute-list"),
+    pytest.param(lambda s: SplitSpec.build(_frame(**{"Sex Code": [1, 2]}), **SUBJECT), ["'Sex Code'"],
+                 id="build-attribute-name"),
+    pytest.param(lambda s: SplitSpec.build(_frame(x=pd.Series([2**70, 1], dtype=object)), **SUBJECT),
+                 ["samples.x", "64-bit"], id="build-attribute-2^70"),
+    # replace: every field checked, digest and signature not settable
+    pytest.param(lambda s: s.replace(constraint={"mode": "junk"}), ["Constraint: mode", "'junk'"],
+                 id="replace-constraint-mode"),
+    pytest.param(lambda s: s.replace(constraint="subject"), ["constraint", "'subject'"], id="replace-constraint-text"),
+    pytest.param(lambda s: s.replace(recommended_resampling="random_cv"), ["recommended_resampling"],
+                 id="replace-resampling"),
+    pytest.param(lambda s: s.replace(format_version="9.0.0"), ["format_version", "9.0.0"], id="replace-version"),
+    pytest.param(lambda s: s.replace(graph_name=5), ["graph_name", "valid string"], id="replace-graph-name-number"),
+    pytest.param(lambda s: s.replace(summary=Summary(n_samples=3, n_groups=1, largest_group="x",
+                                                     largest_group_size=3, singletons=0)),
+                 ["summary.n_samples says 3", "12"], id="replace-summary"),
+    pytest.param(lambda s: s.replace(warnings=[SpecWarning(code="Bad Code", message="m")]), ["warnings", "Bad Code"],
+                 id="replace-warning-code"),
+    pytest.param(lambda s: s.replace(warnings=["just text"]), ["warnings.0", "SpecWarning"], id="replace-warning-text"),
+    pytest.param(lambda s: s.replace(created_at="yesterday"), ["created_at", "yesterday"], id="replace-created-at"),
+    pytest.param(lambda s: s.replace(folds=_roles(0)), ["on both sides", "a group stays whole"],
+                 id="replace-folds-cutting-a-group"),
+    pytest.param(lambda s: s.replace(folds="3-fold"), ["folds must be a FoldPlan"], id="replace-folds-text"),
+    pytest.param(lambda s: s.replace(samples=s.samples.iloc[:4]), ["folds.splits", "holds position", "4 samples"],
+                 id="replace-samples-under-folds"),
+    pytest.param(lambda s: s.replace(digest="sha256:" + "0" * 64), ["digest cannot be set"], id="replace-digest"),
+    pytest.param(lambda s: s.replace(signature=None), ["signature cannot be set", ".signed(key)"],
+                 id="replace-signature"),
+    pytest.param(lambda s: s.replace(owner="me"), ["owner", "not fields"], id="replace-unknown-field"),
+    pytest.param(lambda s: s.replace(pseudonymization=Pseudonymization(key_fingerprint="0" * 16)),
+                 ["'S01', not a pseudonym"], id="replace-pseudonymization-of-raw-ids"),
+    pytest.param(lambda s: s.with_folds("3-fold"), ["folds must be a FoldPlan"], id="with-folds-text"),
+    pytest.param(lambda s: s.with_folds(_roles(0, 1)), ["on both sides"], id="with-folds-cutting-a-group"),
+    pytest.param(lambda s: s.with_folds(FoldPlan(scheme="x", splits=[_split([0, 1, 2], 3, 8)])),
+                 ["folds.splits[0]", "n_train/n_test/n_excluded say 8/3/0", "9/3/0"], id="with-folds-miscounted"),
+    # signing keys follow the pseudonymisation key rules; keys are text or bytes
+    pytest.param(lambda s: s.signed(""), ["signing key is too weak"], id="sign-empty-key"),
+    pytest.param(lambda s: s.signed("a" * 64), ["signing key is too weak"], id="sign-repeated-key"),
+    pytest.param(lambda s: s.signed(5), ["signing key must be text or bytes", "int"], id="sign-int-key"),
+    pytest.param(lambda s: s.signed(None), ["signing key must be text or bytes"], id="sign-no-key"),
+    pytest.param(lambda s: s.signed(STRONG_KEY).verify_signature(["k"]), ["verifying key must be text or bytes"],
+                 id="verify-list-key"),
+    # writing and reading
+    pytest.param(lambda s: write_spec(s.samples, "spec.json"), ["the spec must be a SplitSpec", "DataFrame"],
+                 id="write-spec-of-a-frame"),
+    pytest.param(lambda s: write_spec(s, None), ["output must be a path", "None"], id="write-spec-to-none"),
+    pytest.param(lambda s: write_spec(s, 1), ["output must be a path", "1 (int)"], id="write-spec-to-an-fd"),
+    pytest.param(lambda s: read_spec(None), ["spec file must be a path"], id="read-spec-none"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "fragments"), SPEC_MEMORY_CASES)
+def test_specs_made_in_memory_are_checked_as_files_are(api_spec, call, fragments):
+    with fails_with("invalid_argument", *fragments):
+        call(api_spec)
+
+
+def test_a_spec_replaced_in_memory_is_one_the_reader_reads_back(tmp_path, api_spec):
+    signed = api_spec.signed(STRONG_KEY)
+    renamed = signed.replace(graph_name="cohort A", created_at="2026-01-02T03:04:05+00:00")
+    assert renamed.signature is None and renamed.digest != api_spec.digest  # graph_name is digested
+    dated = signed.replace(created_at="2026-01-02T03:04:05+00:00")
+    assert dated.signature == signed.signature and dated.digest == signed.digest  # created_at is not
+    fewer = api_spec.replace(samples=api_spec.samples.iloc[::-1], folds=None)  # rows put back in sample-id order
+    assert fewer.sample_ids.tolist() == api_spec.sample_ids.tolist() and fewer.folds is None
+    for spec in (renamed, dated, fewer):
+        write_spec(spec, tmp_path / "spec.json")
+        again = read_spec(tmp_path / "spec.json")
+        assert again.digest == spec.digest and again.graph_name == spec.graph_name
+    assert read_spec(tmp_path / "spec.json").summary == api_spec.summary
+
+
+def test_the_reader_refuses_what_the_models_refuse(tmp_path, spec_doc):
+    spec_doc["constraint"]["overrides"] = {"allow_multi_subject_samples": "false"}
+    path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
+    with fails_with("schema", FILE, "constraint/overrides/allow_multi_subject_samples", file=path):
+        read_spec(path)

@@ -49,7 +49,6 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import ValidationError
 
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
@@ -823,9 +822,9 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
             recommended_resampling=recommended or recommended_resampling(mode, strategy),
             warnings=warnings_found,
         )
-    except ValidationError as exc:  # every field is checked above; this names what slipped through
-        first = exc.errors()[0]
-        raise DepgraphError("schema", f"{source}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    except DepgraphError as exc:  # every field is checked above; what slipped through is named with the file
+        code = "schema" if exc.code == "invalid_argument" else exc.code  # the file's content, not an argument
+        raise DepgraphError(code, f"{source}: {exc.message.removeprefix('spec: ')}", **exc.details) from None
 
 
 def _coded(sentence: str) -> SpecWarning:
