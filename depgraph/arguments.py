@@ -27,7 +27,7 @@ from depgraph.errors import DepgraphError
 
 
 def _got(value: Any) -> str:
-    text = repr(value)
+    text = " ".join(repr(value).split())  # one line, whatever the object prints (a DataFrame prints many)
     text = text if len(text) <= 60 else text[:57] + "..."
     return f"{text} ({type(value).__name__})"
 
@@ -41,7 +41,9 @@ def instance(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     depgraph.errors.DepgraphError: [invalid_argument] parameters must be a dict, not None (NoneType)
     """
     if not isinstance(value, kind):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        names = " or ".join(
+            "None" if k is type(None) else k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))
+        )
         raise DepgraphError("invalid_argument", f"{what} must be a {names}, not {_got(value)}")
     return value
 
@@ -52,6 +54,15 @@ def flag(value: Any, what: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise DepgraphError("invalid_argument", f"{what} must be True or False, not {_got(value)}")
     return bool(value)
+
+
+def real_number(value: Any) -> bool:
+    """Whether ``value`` is an int or a float (numpy's too), never a bool (``True`` is no threshold).
+
+    >>> real_number(0.5), real_number(np.float32(0.5)), real_number(True), real_number("0.5")
+    (True, True, False, False)
+    """
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def whole_number(value: Any, what: str, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -88,10 +99,15 @@ def in_order(value: Any, what: str) -> Any:
     A string (one id, not a row per character), a set (no order), a mapping or a one-shot iterator is refused."""
     if isinstance(value, (str, bytes)):
         raise DepgraphError("invalid_argument", f"{what} takes one sample id per row, not one string")
-    if isinstance(value, (Set, Mapping)) or not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
+    if (
+        isinstance(value, (Set, Mapping))
+        or not hasattr(value, "__len__")
+        or not hasattr(value, "__getitem__")
+        or getattr(value, "ndim", 1) != 1
+    ):
         raise DepgraphError(
             "invalid_argument",
-            f"{what} takes one sample id per row, in row order (a list, array or Series), not {_got(value)}",
+            f"{what} takes one sample id per row, in row order (a flat list, array or Series), not {_got(value)}",
         )
     return value
 

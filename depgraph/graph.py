@@ -35,6 +35,7 @@ StudyGraph(3 nodes: 2 Sample, 1 Subject; 2 edges: 2 sample_belongs_to_subject)
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -295,11 +296,9 @@ class StudyGraph:
                 raise DepgraphError(
                     "invalid_argument", f"from_tables: {table} lacks the column(s) {describe_ids(missing)}"
                 )
-        types = pd.Categorical(nodes["type"], dtype=_TYPE_CATEGORIES)
-        _refuse_outside(nodes["type"], types, "node type", NODE_TYPES)
-        _refuse_outside(
-            edges["relation"], pd.Categorical(edges["relation"], dtype=_RELATION_CATEGORIES), "relation", RELATION_NAMES
-        )
+        _refuse_outside(nodes["type"], [t.value for t in NODE_TYPES], "node type")
+        _refuse_outside(edges["relation"], list(RELATION_NAMES), "relation")
+        types = pd.Categorical(nodes["type"].astype(str), dtype=_TYPE_CATEGORIES)
         for column in ("src", "dst"):
             if len(edges) and not pd.api.types.is_integer_dtype(edges[column].dtype):
                 raise DepgraphError(
@@ -334,7 +333,7 @@ class StudyGraph:
 
     def type_range(self, node_type: NodeType | str) -> tuple[int, int]:
         """``(start, stop)`` positions of the nodes of one type."""
-        rank = NodeType(node_type).rank
+        rank = node_type_named(node_type).rank
         off = self._type_offsets
         return int(off[rank]), int(off[rank + 1])
 
@@ -344,7 +343,7 @@ class StudyGraph:
 
     def keys(self, node_type: NodeType | str) -> pd.Index:
         """Sorted keys of one node type, as an index for fast lookups."""
-        return self._key_index(NodeType(node_type))
+        return self._key_index(node_type_named(node_type))
 
     @property
     def key_values(self) -> np.ndarray:
@@ -382,7 +381,11 @@ class StudyGraph:
         per type is remembered, so a builder that checks a vocabulary before
         adding its edges does not look it up twice.
         """
-        node_type = NodeType(node_type)
+        node_type = node_type_named(node_type)
+        if isinstance(keys, (str, bytes)) or not isinstance(
+            keys, (list, tuple, np.ndarray, pd.Series, pd.Index, pa.Array, pa.ChunkedArray)
+        ):
+            raise DepgraphError("invalid_argument", f"locate takes a list or array of keys, not {type(keys).__name__}")
         memo = self._lookups.get(("located", node_type))
         if memo is not None and memo[0] is keys:
             return memo[1]
@@ -506,6 +509,7 @@ class StudyGraph:
         """
         from depgraph.ingest import kinship_pairs
 
+        _refuse_options(kinship_pairs, options)
         piece, record = kinship_pairs(self, source, threshold, **options)
         return self._with_edges([piece], record)
 
@@ -516,6 +520,7 @@ class StudyGraph:
         """
         from depgraph.ingest import spatial_pairs
 
+        _refuse_options(spatial_pairs, options)
         piece, record = spatial_pairs(self, coords, radius, **options)
         return self._with_edges([piece], record)
 
@@ -526,6 +531,7 @@ class StudyGraph:
         """
         from depgraph.ingest import duplicate_pairs
 
+        _refuse_options(duplicate_pairs, options)
         piece, record = duplicate_pairs(self, pairs, **options)
         return self._with_edges([piece], record)
 
@@ -536,6 +542,7 @@ class StudyGraph:
         """
         from depgraph.ingest import explicit_pairs
 
+        _refuse_options(explicit_pairs, options)
         piece, record = explicit_pairs(self, pairs, relation, **options)
         return self._with_edges([piece], record)
 
@@ -708,6 +715,16 @@ def checked_overrides(overrides: Mapping[str, Any], code: str, where: str) -> di
     return {k: bool(v) for k, v in overrides.items()}
 
 
+def _refuse_options(builder: Any, options: Mapping[str, Any]) -> None:
+    """``invalid_argument`` naming an option the builder does not take (Python would raise a TypeError)."""
+    taken = [n for n, p in inspect.signature(builder).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument", f"{describe_ids(unknown)}: not an option here (options: {describe_ids(taken, 20)})"
+        )
+
+
 def _envelope(
     name: Any, overrides: Mapping[str, Any] | None, history: Sequence[Mapping[str, Any]]
 ) -> tuple[str | None, dict[str, bool], tuple[dict[str, Any], ...]]:
@@ -736,14 +753,13 @@ def _envelope(
     return name, checked_overrides(overrides, "invalid_value", "override"), tuple(steps)
 
 
-def _refuse_outside(given: pd.Series, known: pd.Categorical, what: str, vocabulary: Sequence[Any]) -> None:
-    """Values a categorical of the vocabulary turned into missing values: refused by name, never dropped."""
-    lost = given[(known.codes < 0) & given.notna().to_numpy()] if len(given) else given.iloc[:0]
-    if len(lost) or (len(given) and given.isna().any()):
-        shown = describe_ids(pd.unique(lost.astype(str))) if len(lost) else "a missing value"
-        names = [getattr(v, "value", v) for v in vocabulary]
+def _refuse_outside(given: pd.Series, vocabulary: list[str], what: str) -> None:
+    """Values outside the vocabulary are refused by name, never turned into missing values and dropped."""
+    outside = ~given.astype(object).isin(vocabulary).to_numpy()
+    if outside.any():
+        shown = describe_ids(pd.unique(given[outside].astype(str)))
         raise DepgraphError(
-            "invalid_argument", f"from_tables: {shown} is not a {what} ({what}s: {describe_ids(names, 30)})"
+            "invalid_argument", f"from_tables: {shown} is not a {what} ({what}s: {describe_ids(vocabulary, 30)})"
         )
 
 
@@ -1249,6 +1265,21 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def _frozen(mapping: Mapping[str, Any]) -> dict[str, Any]:
     # a private copy: callers' dicts never alias a graph's (graphs stay picklable)
     return dict(mapping)
+
+
+def node_type_named(value: Any) -> NodeType:
+    """The node type ``value`` names (a NodeType or its name, ``"Sample"``), else ``invalid_argument``.
+
+    >>> node_type_named("Subject")
+    <NodeType.SUBJECT: 'Subject'>
+    """
+    try:
+        return NodeType(value)
+    except ValueError:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{value!r} is not a node type (types: {describe_ids([t.value for t in NODE_TYPES], 20)})",
+        ) from None
 
 
 def node_type_of(node_id: str) -> NodeType:

@@ -145,6 +145,26 @@ def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
     return text
 
 
+def row_keys(values: Any) -> np.ndarray:
+    """The sample id each row names, to look up in a graph or spec: text exactly as given (a spec's ids are
+    matched byte for byte), numbers as :func:`normalise_keys` writes them (``1`` and ``1.0`` name ``"1"``, as
+    ``from_metadata`` reads them), ``None`` where missing. Vectorised unless the values mix text and numbers.
+
+    >>> row_keys(["S1", " S2"]).tolist(), row_keys([1, 2]).tolist(), row_keys(np.array([1.0, np.nan])).tolist()
+    (['S1', ' S2'], ['1', '2'], ['1', None])
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values, dtype=None if len(values) else object)
+    s = s.reset_index(drop=True)
+    if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        return s.to_numpy(dtype=object, na_value=None)
+    kind = pd.api.types.infer_dtype(s, skipna=True)
+    if kind in ("string", "empty"):
+        return s.to_numpy(dtype=object, na_value=None) if len(s) else np.empty(0, dtype=object)
+    if kind in ("integer", "floating", "mixed-integer-float") or not pd.api.types.is_object_dtype(s.dtype):
+        return normalise_keys(s).to_numpy(dtype=object)
+    return np.array([v if isinstance(v, str) else _key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)
+
+
 def _float_keys(arr: np.ndarray) -> np.ndarray:
     out = np.full(arr.shape, None, dtype=object)
     finite = np.isfinite(arr)

@@ -36,6 +36,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from depgraph.arguments import instance
 from depgraph.derive import FINDINGS
 from depgraph.errors import DepgraphError
 from depgraph.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the rules are documented here
@@ -91,6 +92,7 @@ def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
     >>> bool(p.samples["group_id"].str.startswith("subject:").all()), p.pseudonymization.method
     (True, 'hmac-sha256')
     """
+    instance(spec, SplitSpec, "pseudonymize: the spec")
     if spec.pseudonymization is not None:
         raise DepgraphError("invalid_argument", "the spec is already pseudonymised")
     secret = check_key(key)

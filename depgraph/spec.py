@@ -55,12 +55,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from depgraph.arguments import instance
+from depgraph.arguments import in_order, instance
 from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import KNOWN_OVERRIDES, StudyGraph, checked_overrides
+from depgraph.identifiers import row_keys
 from depgraph.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
 from depgraph.keys import check_key
 from depgraph.schemas import check_document, envelope_problem
@@ -689,6 +690,28 @@ class SplitSpec(_Model):
     def groups(self) -> dict[str, str]:
         return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
 
+    def positions_of(self, ids: Any, what: str = "ids") -> np.ndarray:
+        """The spec position (row) of the sample each of ``ids`` names, in their order; several rows may name
+        one sample. ``ids`` is one id per row (a list, array or Series; never one string or a set), text matched
+        exactly, numbers as ``from_metadata`` reads them (``1.0`` names ``"1"``). An id the spec lacks, or a
+        missing one, is a ``reference`` error naming them.
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["1", "2", "S3"], "group_id": ["a", "a", "b"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> spec.positions_of(["S3", 1.0, 2]).tolist()
+        [2, 0, 1]
+        """
+        keys = row_keys(in_order(ids, what))
+        positions = pd.Index(self.sample_ids).get_indexer(keys)
+        if (positions < 0).any():
+            unknown = ["(missing)" if k is None else k for k in keys[positions < 0]]
+            raise DepgraphError(
+                "reference",
+                f"{what}: {len(unknown)} name samples not in the spec: {describe_ids(unknown)}",
+                ids=unknown[:50],
+            )
+        return positions
+
     def grouped(self) -> Groups:
         """The samples' groups (codes, ids, sizes), counted once per samples frame."""
         if self._grouped is None or self._grouped[0] is not self.samples:
@@ -1222,8 +1245,8 @@ def _check_ids(samples: pd.DataFrame, where: str) -> None:
             raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
         try:
             text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:  # (a lone surrogate has no UTF-8)
+            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from None
         blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
         if pc.any(blank).as_py():
             i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])

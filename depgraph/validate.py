@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance, names, whole_number
 from depgraph.arrays import present
 from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
@@ -276,14 +277,15 @@ def validate(
         ``dominant_group``, ``too_few_groups``). Default: every mode the graph
         supports, plus composite/strict over all of them.
     """
+    instance(graph, StudyGraph, "validate: the graph")
     for value, allowed, what in ((levels, LEVELS, "levels"), (severities, SEVERITIES, "severities")):
-        if value is not None and not set(value) <= set(allowed):
+        if value is not None and not set(names(value, what)) <= set(allowed):
             raise DepgraphError(
                 "invalid_argument", f"{what} must be among {describe_ids(allowed)}, not {describe_ids(value)}"
             )
-    if n_folds is not None and n_folds < 2:
-        raise DepgraphError("invalid_argument", f"n_folds must be at least 2, not {n_folds}")
-    ctx = _Context(graph, n_folds, tuple(modes) if modes is not None else None)
+    if n_folds is not None:
+        n_folds = whole_number(n_folds, "n_folds", minimum=2)
+    ctx = _Context(graph, n_folds, tuple(names(modes, "modes")) if modes is not None else None)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):

@@ -49,13 +49,17 @@ from hypothesis import strategies as st
 
 import depgraph.demo
 import depgraph.spec
-from depgraph import derive, from_metadata, read_graph, validate, write_graph
-from depgraph.adapters.frames import fold_table, write_table
+from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
+from depgraph.adapters.frames import fold_table, samples_table, write_table
+from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
+from depgraph.adapters.torch import FoldSampler, GroupBatchSampler, GroupDistributedSampler
+from depgraph.audit import audit_duplicates
 from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
+from depgraph.exposure import assignment_roles, exposure, straddling_groups
 from depgraph.files import read_table
-from depgraph.folds import assign_folds
-from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_spec
+from depgraph.folds import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
+from depgraph.interop.splitgraph import graph_to_splitgraph, read_splitgraph, spec_to_splitgraph, write_splitgraph_spec
 from depgraph.kinship import read_kinship
 from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.privacy import check_key, key_from_env, pseudonymize
@@ -3426,3 +3430,216 @@ def test_the_reader_refuses_what_the_models_refuse(tmp_path, spec_doc):
     path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
     with fails_with("schema", FILE, "constraint/overrides/allow_multi_subject_samples", file=path):
         read_spec(path)
+
+
+# ---- every public call, given the wrong kind of argument: a coded refusal that names it, never a TypeError
+@pytest.fixture
+def api(tmp_path: Path) -> dict[str, Any]:
+    graph = _document_cohort(tmp_path)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
+    ids = spec.sample_ids.tolist()
+    return {"graph": graph, "spec": spec, "folded": assign_folds(spec, "group-kfold", n_folds=3), "ids": ids}
+
+
+def _pairs(**columns: Any) -> pd.DataFrame:
+    return pd.DataFrame(columns)
+
+
+KIN = {"id1": ["P1"], "id2": ["P2"], "kinship": [0.3]}
+XY = {"sample_id": ["S01", "S02"], "x": [0.0, 1.0], "y": [0.0, 0.0]}
+FEATURES = np.random.default_rng(7).normal(size=(12, 4))
+API_CASES = [
+    # building and combining graphs
+    ("from_metadata(columns='patient')", lambda a: from_metadata(pd.DataFrame({"sample_id": ["S1"]}),
+     columns="patient"), "invalid_argument", ["columns= maps canonical names"]),
+    ("from_metadata(name=123)", lambda a: from_metadata(pd.DataFrame({"sample_id": ["S1"]}), name=123),
+     "invalid_argument", ["graph name", "123 (int)"]),
+    ("from_metadata(lone surrogate)", lambda a: from_metadata(pd.DataFrame({"sample_id": pd.Series(["S\ud800", "S2"],
+     dtype=object)})), "schema", ["'sample_id'", "not valid Unicode", "row 1"]),
+    ("add_kinship(threshold=None)", lambda a: a["graph"].add_kinship(_pairs(**KIN), None), "invalid_argument",
+     ["kinship threshold must be a number", "None"]),
+    ("add_kinship(threshold=True)", lambda a: a["graph"].add_kinship(_pairs(**KIN), True), "invalid_argument",
+     ["kinship threshold", "True"]),
+    ("add_kinship(bogus option)", lambda a: a["graph"].add_kinship(_pairs(**KIN), 0.1, bogus=1), "invalid_argument",
+     ["bogus", "not an option", "id_template"]),
+    ("add_kinship(matrix ids='P1')", lambda a: a["graph"].add_kinship(np.eye(2), 0.1, ids="P1"), "invalid_argument",
+     ["ids=", "not one string"]),
+    ("add_spatial(radius='1')", lambda a: a["graph"].add_spatial(_pairs(**XY), "1"), "invalid_argument",
+     ["radius must be a number", "'1'"]),
+    ("add_spatial(radius=True)", lambda a: a["graph"].add_spatial(_pairs(**XY), True), "invalid_argument",
+     ["radius must be a number", "True"]),
+    ("add_spatial(p='x')", lambda a: a["graph"].add_spatial(_pairs(**XY), 1.0, p="x"), "invalid_argument",
+     ["p must be a number"]),
+    ("add_relations(relation=[...])", lambda a: a["graph"].add_relations(_pairs(source=["S01"], target=["S02"]),
+     ["sample_duplicate_of"]), "invalid_argument", ["unknown relation"]),
+    ("graph.keys('Nope')", lambda a: a["graph"].keys("Nope"), "invalid_argument", ["'Nope' is not a node type"]),
+    ("graph.count(None)", lambda a: a["graph"].count(None), "invalid_argument", ["None is not a node type"]),
+    ("graph.locate(type, 5)", lambda a: a["graph"].locate("Sample", 5), "invalid_argument", ["list or array of keys"]),
+    ("from_tables(edges=None)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes, None),
+     "invalid_argument", ["edges must be a DataFrame"]),
+    ("from_tables(no weight column)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.drop(columns=["weight"])), "invalid_argument", ["edges lacks", "weight"]),
+    ("from_tables(unknown relation)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.assign(relation="knows")), "invalid_argument", ["knows is not a relation"]),
+    ("from_tables(unknown node type)", lambda a: StudyGraph.from_tables(a["graph"].nodes.assign(type="Gene"),
+     a["graph"].attributes, a["graph"].edges), "invalid_argument", ["Gene is not a node type"]),
+    ("from_tables(fractional positions)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.assign(dst=1.5)), "invalid_argument", ["edges.dst", "float64"]),
+    ("from_tables(attributes misaligned)", lambda a: StudyGraph.from_tables(a["graph"].nodes,
+     a["graph"].attributes.iloc[:3], a["graph"].edges), "invalid_argument", ["attributes has 3 rows"]),
+    ("from_tables(overrides 'false')", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, overrides={"allow_multi_subject_samples": "false"}), "invalid_value", ["'false' (string)"]),
+    ("from_tables(unknown override)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, overrides={"allow_everything": True}), "invalid_argument", ["unknown override", "allow_every"]),
+    ("from_tables(history of text)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, history=["built by hand"]), "invalid_argument", ["history[0] must be a Mapping"]),
+    ("from_tables(history NaN)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, history=[{"step": "x", "radius": float("nan")}]), "invalid_argument", ["history[0].radius"]),
+    ("combine(graph, DataFrame)", lambda a: combine(a["graph"], pd.DataFrame({"a": [1, 2]})), "invalid_argument",
+     ["combine: graph 2 must be a StudyGraph", "(DataFrame)"]),
+    ("combine(name=5)", lambda a: combine(a["graph"], a["graph"], name=5), "invalid_argument", ["graph name"]),
+    ("write_graph(spec)", lambda a: write_graph(a["spec"], "graph.json"), "invalid_argument",
+     ["write_graph: the graph must be a StudyGraph", "SplitSpec"]),
+    ("write_graph(path=5)", lambda a: write_graph(a["graph"], 5), "invalid_argument", ["output must be a path"]),
+    ("read_graph(None)", lambda a: read_graph(None), "invalid_argument", ["graph file must be a path"]),
+    # validation and derivation
+    ("validate(spec)", lambda a: validate(a["spec"]), "invalid_argument", ["validate: the graph must be a StudyGraph"]),
+    ("validate(levels='structural')", lambda a: validate(a["graph"], levels="structural"), "invalid_argument",
+     ["levels takes a list of names"]),
+    ("validate(n_folds=2.5)", lambda a: validate(a["graph"], n_folds=2.5), "invalid_argument", ["n_folds", "2.5"]),
+    ("derive(None)", lambda a: derive(None, "subject"), "invalid_argument", ["derive: the graph must be"]),
+    ("derive(allow_unlinked='no')", lambda a: derive(a["graph"], "spatial", allow_unlinked="no"), "invalid_argument",
+     ["allow_unlinked must be True or False", "'no'"]),
+    ("derive(allow_single_group=1)", lambda a: derive(a["graph"], "composite", allow_single_group=1),
+     "invalid_argument", ["allow_single_group must be True or False"]),
+    ("derive(min_groups=True)", lambda a: derive(a["graph"], "subject", min_groups=True), "invalid_argument",
+     ["min_groups", "True (bool)"]),
+    ("derive(via='subject')", lambda a: derive(a["graph"], "composite", via="subject"), "invalid_argument",
+     ["via takes a list of names", "['subject']"]),
+    ("derive(samples=5)", lambda a: derive(a["graph"], "subject", samples=5), "invalid_argument", ["samples= takes"]),
+    ("derive(samples={...: ...})", lambda a: derive(a["graph"], "subject", samples={"S01": 1}), "invalid_argument",
+     ["samples= takes", "dict"]),
+    ("derive(samples=[None])", lambda a: derive(a["graph"], "subject", samples=["S01", None]), "missing_id",
+     ["samples= holds a missing", "position 1"]),
+    # folds
+    ("assign_folds(None)", lambda a: assign_folds(None, "group-kfold"), "invalid_argument",
+     ["assign_folds: the spec must be a SplitSpec"]),
+    ("assign_folds(graph)", lambda a: assign_folds(a["graph"], "group-kfold"), "invalid_argument", ["StudyGraph"]),
+    ("assign_folds(scheme=None)", lambda a: assign_folds(a["spec"], None), "invalid_argument",
+     ["scheme must be a scheme name"]),
+    ("n_repeats=True", lambda a: assign_folds(a["spec"], "group-kfold", n_folds=2, n_repeats=True), "invalid_argument",
+     ["repeats must be a positive integer", "True"]),
+    ("GroupedKFold(n_folds=True)", lambda a: assign_folds(a["spec"], GroupedKFold(n_folds=True)), "invalid_argument",
+     ["number of folds", "True"]),
+    ("stratify=['sex']", lambda a: assign_folds(a["spec"], "stratified-group-kfold", n_folds=2, stratify=["sex"]),
+     "invalid_argument", ["stratify takes one column name"]),
+    ("logo by=None", lambda a: assign_folds(a["spec"], "logo", by=None), "invalid_argument", ["takes one column name"]),
+    ("hash salt=b'x'", lambda a: HashFolds(n_folds=2, salt=b"x"), "invalid_argument", ["salt must be text", "bytes"]),
+    ("hash salt=None", lambda a: assign_folds(a["spec"], "hash", n_folds=2, salt=None), "invalid_argument",
+     ["salt must be text"]),
+    ("balance='sex'", lambda a: assign_folds(a["spec"], "balanced-holdout", balance="sex"), "invalid_argument",
+     ["balance takes a list of names", "['sex']"]),
+    ("balanced prior='spec.json'", lambda a: BalancedHoldout(balance=("sex",), prior="spec.json"),
+     "invalid_argument", ["prior must be a SplitSpec"]),
+    ("holdout test_fraction=True", lambda a: assign_folds(a["spec"], "holdout", test_fraction=True),
+     "invalid_argument", ["test fraction", "True"]),
+    # exposure, audit, pseudonyms
+    ("exposure(spec, graph)", lambda a: exposure(a["folded"], a["graph"]), "invalid_argument",
+     ["exposure: the graph must be a StudyGraph"]),
+    ("exposure(graph, None)", lambda a: exposure(a["graph"], None), "invalid_argument",
+     ["exposure: the spec must be a SplitSpec or Partition"]),
+    ("exposure(examples=-1)", lambda a: exposure(a["graph"], a["folded"], examples=-1), "invalid_argument",
+     ["examples"]),
+    ("assignment only train", lambda a: exposure(a["graph"], a["spec"], pd.DataFrame({"sample_id": a["ids"],
+     "set": ["train"] * 12})), "invalid_value", ["'set' column marks no sample 'test'"]),
+    ("assignment only test", lambda a: assignment_roles(a["spec"], pd.DataFrame({"sample_id": a["ids"][:3],
+     "set": ["TEST"] * 3})), "invalid_value", ["marks no sample 'train'"]),
+    ("assignment one fold", lambda a: assignment_roles(a["spec"], pd.DataFrame({"sample_id": a["ids"],
+     "fold": [1] * 12})), "invalid_value", ["holds one fold", "no sample to train on"]),
+    ("straddling(id_column=None)", lambda a: straddling_groups(a["spec"], pd.DataFrame({"sample_id": ["S01"],
+     "fold": [0]}), id_column=None), "invalid_argument", ["id_column takes one column name"]),
+    ("straddling(graph)", lambda a: straddling_groups(a["graph"], pd.DataFrame({"sample_id": ["S01"], "fold": [0]})),
+     "invalid_argument", ["the spec must be a SplitSpec"]),
+    ("audit(sparse)", lambda a: audit_duplicates(__import__("scipy.sparse", fromlist=["csr_matrix"]).csr_matrix(
+     FEATURES), ids=a["ids"]), "invalid_argument", ["sparse matrix", ".toarray()"]),
+    ("audit(text features)", lambda a: audit_duplicates(np.full((12, 2), "a", dtype=object), ids=a["ids"]),
+     "invalid_value", ["features must be numbers"]),
+    ("audit(ids='S01')", lambda a: audit_duplicates(FEATURES, ids="S01"), "invalid_argument", ["not one string"]),
+    ("audit(ids with None)", lambda a: audit_duplicates(FEATURES, ids=[*a["ids"][:11], None]), "missing_id",
+     ["row 12"]),
+    ("audit(threshold=True)", lambda a: audit_duplicates(FEATURES, ids=a["ids"], threshold=True), "invalid_argument",
+     ["threshold", "True"]),
+    ("audit(bits='16')", lambda a: audit_duplicates(FEATURES, ids=a["ids"], method="lsh", bits="16"),
+     "invalid_argument", ["1-62 bits"]),
+    ("audit(seed=-1)", lambda a: audit_duplicates(FEATURES, ids=a["ids"], seed=-1), "invalid_argument", ["seed"]),
+    ("pseudonymize(None)", lambda a: pseudonymize(None, STRONG_KEY), "invalid_argument", ["the spec must be"]),
+    ("pseudonymize(key=None)", lambda a: pseudonymize(a["spec"], None), "invalid_argument",
+     ["key must be text or bytes"]),
+    ("pseudonymize twice", lambda a: pseudonymize(pseudonymize(a["spec"], STRONG_KEY), STRONG_KEY),
+     "invalid_argument", ["already pseudonymised"]),
+    # scikit-learn
+    ("SpecCV(None)", lambda a: SpecCV(None), "invalid_argument", ["SpecCV: the spec must be a SplitSpec"]),
+    ("SpecCV(repeat=9)", lambda a: SpecCV(a["folded"], repeat=9), "invalid_argument", ["no repeat 9", "repeats: 0"]),
+    ("SpecCV(repeat='0')", lambda a: SpecCV(a["folded"], repeat="0"), "invalid_argument", ["no repeat '0'"]),
+    ("SpecCV(ids='S01')", lambda a: SpecCV(a["folded"], ids="S01"), "invalid_argument", ["not one string"]),
+    ("SpecCV.split(groups=set)", lambda a: list(SpecCV(a["folded"]).split(None, groups=set(a["ids"]))),
+     "invalid_argument", ["in row order"]),
+    ("SpecCV.split(groups=generator)", lambda a: list(SpecCV(a["folded"]).split(None, groups=iter(a["ids"]))),
+     "invalid_argument", ["in row order"]),
+    ("SpecCV.split(unknown ids)", lambda a: list(SpecCV(a["folded"]).split(None, groups=["S01", "S99"])),
+     "reference", ["SpecCV: groups", "S99"]),
+    ("SpecCV.split(missing id)", lambda a: list(SpecCV(a["folded"]).split(None, groups=pd.Series(["S01", None]))),
+     "reference", ["(missing)"]),
+    ("groups_for(spec, 'S01')", lambda a: groups_for(a["spec"], "S01"), "invalid_argument", ["not one string"]),
+    ("groups_for(spec, None)", lambda a: groups_for(a["spec"], None), "invalid_argument", ["in row order"]),
+    ("groups_for(spec, {ids})", lambda a: groups_for(a["spec"], {"S01", "S02"}), "invalid_argument", ["set"]),
+    ("groups_for(unknown)", lambda a: groups_for(a["spec"], ["S01", "S99"]), "reference", ["S99"]),
+    ("to_predefined_split('S01')", lambda a: to_predefined_split(a["folded"], "S01"), "invalid_argument",
+     ["not one string"]),
+    ("to_predefined_split(repeat=1)", lambda a: to_predefined_split(a["folded"], a["ids"], repeat=1),
+     "invalid_argument", ["no repeat 1"]),
+    # PyTorch
+    ("FoldSampler(shuffle='no')", lambda a: FoldSampler(a["folded"], ids=a["ids"], shuffle="no"), "invalid_argument",
+     ["shuffle must be True or False"]),
+    ("FoldSampler(in_spec_order='yes')", lambda a: FoldSampler(a["folded"], in_spec_order="yes", dataset=range(12)),
+     "invalid_argument", ["in_spec_order must be True or False"]),
+    ("FoldSampler(ids=generator)", lambda a: FoldSampler(a["folded"], ids=iter(a["ids"])), "invalid_argument",
+     ["in row order"]),
+    ("FoldSampler(unknown ids)", lambda a: FoldSampler(a["folded"], ids=[*a["ids"][:11], "S99"]), "reference",
+     ["dataset rows", "S99"]),
+    ("FoldSampler(spec=None)", lambda a: FoldSampler(None, ids=a["ids"]), "invalid_argument",
+     ["FoldSampler: the spec must be a SplitSpec"]),
+    ("GroupBatchSampler(batch_size=2.5)", lambda a: GroupBatchSampler(a["folded"], 2.5, ids=a["ids"]),
+     "invalid_argument", ["batch_size", "2.5 (float)"]),
+    ("GroupBatchSampler(batch_size=True)", lambda a: GroupBatchSampler(a["folded"], True, ids=a["ids"]),
+     "invalid_argument", ["batch_size", "True (bool)"]),
+    ("GroupBatchSampler(batch_size='4')", lambda a: GroupBatchSampler(a["folded"], "4", ids=a["ids"]),
+     "invalid_argument", ["batch_size", "'4' (str)"]),
+    ("GroupBatchSampler(max_per_group=0.5)", lambda a: GroupBatchSampler(a["folded"], 4, ids=a["ids"],
+     max_per_group=0.5), "invalid_argument", ["max_per_group"]),
+    ("GroupDistributedSampler(rank=1.0)", lambda a: GroupDistributedSampler(a["folded"], 2, 1.0, ids=a["ids"]),
+     "invalid_argument", ["rank must be an integer from 0 to 1", "1.0"]),
+    ("GroupDistributedSampler(num_replicas='2')", lambda a: GroupDistributedSampler(a["folded"], "2", 0,
+     ids=a["ids"]), "invalid_argument", ["num_replicas"]),
+    ("GroupDistributedSampler(pad='yes')", lambda a: GroupDistributedSampler(a["folded"], 2, 0, pad="yes",
+     ids=a["ids"]), "invalid_argument", ["pad must be True or False"]),
+    ("GroupDistributedSampler(more ranks than groups)", lambda a: GroupDistributedSampler(a["folded"], 5, 0,
+     ids=a["ids"]), "too_few_groups", ["group(s) for 5 replicas", "no sample"]),
+    # tables and splitGraph
+    ("samples_table(None)", lambda a: samples_table(None), "invalid_argument", ["samples_table: the spec"]),
+    ("fold_table(graph)", lambda a: fold_table(a["graph"]), "invalid_argument", ["fold_table: the spec"]),
+    ("write_table(list)", lambda a: write_table([1, 2], "t.csv"), "invalid_argument", ["write_table: the table"]),
+    ("write_table(excel_safe='yes')", lambda a: write_table(samples_table(a["spec"]), "t.csv", excel_safe="yes"),
+     "invalid_argument", ["excel_safe must be True or False"]),
+    ("spec_to_splitgraph(None)", lambda a: spec_to_splitgraph(None), "invalid_argument", ["the spec must be"]),
+    ("graph_to_splitgraph(spec)", lambda a: graph_to_splitgraph(a["spec"]), "invalid_argument", ["the graph must be"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in API_CASES])
+def test_api_calls_with_wrong_arguments(tmp_path, monkeypatch, api, call, code, fragments):
+    monkeypatch.chdir(tmp_path)  # a call that wrongly wrote would write here
+    before = _tree(tmp_path)
+    with fails_with(code, *fragments):
+        call(api)
+    assert _tree(tmp_path) == before

@@ -50,6 +50,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import KNOWN_OVERRIDES, EdgePiece, NodePiece, StudyGraph, assemble, checked_overrides
@@ -840,6 +841,7 @@ def _coded(sentence: str) -> SpecWarning:
 # --------------------------------------------------------------------------- writing
 def spec_to_splitgraph(spec: SplitSpec) -> dict[str, Any]:
     """splitGraph's ``split_spec`` JSON for ``spec`` (component labels made positional)."""
+    instance(spec, SplitSpec, "spec_to_splitgraph: the spec")
     samples = spec.samples
     mode, strategy = spec.constraint.mode, spec.constraint.strategy
     groups = _positional_labels(samples["group_id"], mode, strategy)
@@ -923,6 +925,7 @@ def _json_values(series: pd.Series) -> list[Any]:
 def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") -> tuple[dict[str, Any], list[str]]:
     """splitGraph's ``dependency_graph`` JSON for ``graph``, and a note of what
     the target splitGraph version cannot hold (left out)."""
+    instance(graph, StudyGraph, "graph_to_splitgraph: the graph")
     if splitgraph_version not in SPLITGRAPH_VERSIONS:
         raise DepgraphError(
             "invalid_argument", f"splitgraph_version must be one of {describe_ids(SPLITGRAPH_VERSIONS)}"
