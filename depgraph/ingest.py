@@ -45,7 +45,14 @@ from depgraph.graph import (
     many_distinct,
     text_array,
 )
-from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys, refuse_control_characters
+from depgraph.identifiers import (
+    _float_keys,
+    check_key_column,
+    key_array,
+    normalise_keys,
+    refuse_control_characters,
+    refuse_unicode_twins,
+)
 from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
 from depgraph.tables import attribute_values, non_number_kind
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
@@ -209,6 +216,7 @@ def from_metadata(
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
     for column, values in keys.items():
         refuse_control_characters(values, column, what)
+        refuse_unicode_twins(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]

@@ -61,7 +61,7 @@ from depgraph.derive import Partition, _time_columns, direct_relation, group_sha
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import KNOWN_OVERRIDES, StudyGraph, checked_overrides
-from depgraph.identifiers import row_keys
+from depgraph.identifiers import refuse_unicode_twins, row_keys
 from depgraph.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
 from depgraph.keys import check_key
 from depgraph.schemas import check_document, envelope_problem
@@ -873,6 +873,8 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     per_sample = np.full(stop - start, None, dtype=object)
     counts = np.bincount(sample, minlength=stop - start)
     single = counts[sample] == 1  # the usual case: one outcome, no string work
+    if not single.all():
+        _refuse_joined_outcome_ids(keys, outcome, sample[~single], keys[start + sample[~single]])
     per_sample[sample[single]] = keys[outcome[single]]
     multi_sample, multi_outcome = sample[~single], outcome[~single]  # contiguous per sample (pairs are sorted)
     cuts = np.flatnonzero(np.diff(multi_sample)) + 1
@@ -880,6 +882,20 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
                             strict=False):  # fmt: skip
         per_sample[who] = "|".join(sorted(keys[members].tolist()))
     return pd.Series(per_sample[sample_rows], dtype=object)
+
+
+def _refuse_joined_outcome_ids(keys: np.ndarray, outcomes: np.ndarray, multi: np.ndarray, names: np.ndarray) -> None:
+    """A sample's several outcomes are joined with ``|`` into its stratum, so an outcome id holding ``|`` would make
+    two different sets of outcomes one stratum (outcomes ``a`` and ``b`` against outcome ``a|b``): ``ambiguity``.
+    Outcome ids are few: each distinct one is looked at once."""
+    barred = [str(keys[o]) for o in distinct(outcomes).tolist() if "|" in str(keys[o])]
+    if barred:
+        raise DepgraphError(
+            "ambiguity",
+            f"outcome id {barred[0]!r} holds '|', which joins a sample's several outcomes into its stratum (sample "
+            f"{names[0]!r} has several): two different sets of outcomes would read as one stratum; rename the outcome",
+            ids=barred,
+        )
 
 
 def _ranges(lengths: np.ndarray) -> np.ndarray:
@@ -1253,6 +1269,7 @@ def _check_ids(samples: pd.DataFrame, where: str) -> None:
             raise DepgraphError(
                 "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
             )
+        refuse_unicode_twins(text, f"samples.{name}", where)
 
 
 def _check_columns(samples: pd.DataFrame, where: str) -> None:

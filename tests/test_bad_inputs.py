@@ -3643,3 +3643,54 @@ def test_api_calls_with_wrong_arguments(tmp_path, monkeypatch, api, call, code, 
     with fails_with(code, *fragments):
         call(api)
     assert _tree(tmp_path) == before
+
+
+# ---- ids that look alike, and the character that joins outcomes into a stratum
+UNICODE_TWIN_CASES = [
+    pytest.param("sample_id,subject_id\nS1,Jos\u00e9\nS2,Jose\u0301\nS3,P3\n",
+                 ["subject_id values 'Jos\\xe9' (row 1) and 'Jose\\u0301' (row 2)", "Unicode normalisation"],
+                 id="composed-and-decomposed-subject"),
+    pytest.param("sample_id,subject_id\n\u00c51,P1\nA\u030a1,P2\n", ["sample_id values", "'\\xc51'", "'A\\u030a1'"],
+                 id="composed-and-decomposed-sample"),
+    pytest.param("sample_id,batch_id\nS1,K7\nS2,\u212a7\n", ["batch_id values 'K7' (row 1) and '\\u212a7' (row 2)"],
+                 id="kelvin-sign-and-k"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "fragments"), UNICODE_TWIN_CASES)
+def test_ids_that_differ_only_in_unicode_normalisation(tmp_path, out_dir, capsys, text, fragments):
+    path = write(tmp_path / "cohort.csv", text)
+    with fails_with("ambiguity", *fragments, file=path):
+        from_metadata(path)
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", path, "-o", target], "ambiguity", *fragments, output=target, file=path)
+
+
+def test_distinct_accented_ids_are_kept(tmp_path):
+    graph = from_metadata(
+        write(tmp_path / "cohort.csv", "sample_id,subject_id\n\u00e91,Jos\u00e9\ne\u03012,Jos\u00e9\n")
+    )
+    assert sorted(graph.sample_ids.tolist()) == sorted(["\u00e91", "e\u03012"]) and graph.count("Subject") == 1
+
+
+def test_a_spec_built_with_look_alike_group_ids(api_spec):
+    frame = pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["Jos\u00e9", "Jose\u0301"]})
+    with fails_with("ambiguity", "samples.group_id values", "Unicode normalisation"):
+        SplitSpec.build(frame, **SUBJECT)
+
+
+def test_outcome_ids_holding_the_stratum_join_character(tmp_path, out_dir, capsys):
+    # S1 has outcomes a and b (stratum "a|b"); S2's one outcome is "a|b": two different facts, one stratum
+    meta = write(tmp_path / "cohort.csv", "sample_id,subject_id,outcome_id\nS1,P1,a\nS1,P1,b\nS2,P2,a|b\nS3,P3,a\n")
+    graph = from_metadata(meta)
+    fragments = ["outcome id 'a|b' holds '|'", "sample 'S1' has several", "rename the outcome"]
+    with fails_with("ambiguity", *fragments):
+        SplitSpec.from_partition(derive(graph, "subject"), graph)
+    graph_file = tmp_path / "graph.json"
+    write_graph(graph, graph_file)
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", graph_file, "--mode", "subject", "-o", target], "ambiguity", *fragments,
+              output=target)  # fmt: skip
+    alone = from_metadata(write(tmp_path / "single.csv", "sample_id,subject_id,outcome_id\nS1,P1,a|b\nS2,P2,a\n"))
+    spec = SplitSpec.from_partition(derive(alone, "subject"), alone)  # no sample joins outcomes: 'a|b' is one
+    assert spec.samples["stratum"].tolist() == ["a|b", "a"]
