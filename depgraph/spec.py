@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from depgraph.arguments import in_order, instance
+from depgraph.arguments import in_order, instance, names, whole_number
 from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
@@ -391,6 +391,8 @@ class FoldPlan(_Model):
         Splits are numbered ``fold = i mod folds_per_repeat`` within ``repeat = i // folds_per_repeat``.
         """
         role = np.asarray(role)
+        if folds_per_repeat is not None:
+            folds_per_repeat = whole_number(folds_per_repeat, "folds_per_repeat", minimum=1)
         if role.ndim != 2 or (role.size and (role.dtype.kind not in "iu" or not np.isin(role, (0, 1, 2)).all())):
             raise DepgraphError(
                 "invalid_argument",
@@ -502,6 +504,10 @@ class SplitSpec(_Model):
         columns, such as sex or age band) into the spec, so fold schemes can
         balance on them; ``"all"`` carries every one.
         """
+        instance(partition, Partition, "from_partition: the partition")
+        instance(graph, StudyGraph, "from_partition: the graph")
+        if attributes is not None and attributes != "all":
+            attributes = names(attributes, "attributes")  # one name, not its characters ("all": every one)
         samples = _sample_columns(partition, graph)
         if attributes:
             samples = _with_attributes(samples, graph, attributes)
@@ -794,6 +800,14 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
         positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
     else:
         positions = graph.locate(NodeType.SAMPLE, ids)
+        if (positions < 0).any():  # a partition of another graph: its columns would be read at wrong rows
+            unknown = ids[positions < 0]
+            raise DepgraphError(
+                "reference",
+                f"the partition holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}; "
+                "pass the graph it was derived from",
+                ids=unknown[:50].tolist(),
+            )
     keys = graph.key_values
     start, _ = graph.type_range(NodeType.SAMPLE)
     for mode in BLOCK_MODES:
@@ -1439,6 +1453,8 @@ def _check_fold_content(
     Linear in the positions: a group straddles a split when it has a tested
     sample and fewer tested or excluded samples than members.
     """
+    if not folds.splits:  # no split: a consumer would train and test on nothing, without a word
+        raise DepgraphError(code or "invalid_argument", f"{where} holds no split; a fold plan splits at least once")
     for i, split in enumerate(folds.splits):
         if split.n_test == 0 or not len(split.test):
             raise DepgraphError(
@@ -1446,8 +1462,6 @@ def _check_fold_content(
                 f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}) tests no sample"
                 + ("" if code else f"; the {folds.scheme} plan has more folds than its groups fill"),
             )
-    if not folds.splits:
-        return
     n_groups = len(groups.sizes)
     n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
     if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort

@@ -47,7 +47,7 @@ from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import formula_like
 from depgraph.ingest import no_grouping_message
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
@@ -285,7 +285,14 @@ def validate(
             )
     if n_folds is not None:
         n_folds = whole_number(n_folds, "n_folds", minimum=2)
-    ctx = _Context(graph, n_folds, tuple(names(modes, "modes")) if modes is not None else None)
+    if modes is not None:
+        modes = tuple(names(modes, "modes"))
+        unknown = [m for m in modes if m not in MODE]
+        if unknown:  # (group_sizes would refuse them, and the rule would pass over them without a word)
+            raise DepgraphError(
+                "invalid_argument", f"modes {describe_ids(unknown)} are not modes ({describe_ids(list(MODE), 20)})"
+            )
+    ctx = _Context(graph, n_folds, modes)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):

@@ -48,7 +48,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import depgraph.demo
+import depgraph.diff
 import depgraph.spec
+import depgraph.vocab
 from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
 from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
@@ -3694,3 +3696,43 @@ def test_outcome_ids_holding_the_stratum_join_character(tmp_path, out_dir, capsy
     alone = from_metadata(write(tmp_path / "single.csv", "sample_id,subject_id,outcome_id\nS1,P1,a|b\nS2,P2,a\n"))
     spec = SplitSpec.from_partition(derive(alone, "subject"), alone)  # no sample joins outcomes: 'a|b' is one
     assert spec.samples["stratum"].tolist() == ["a|b", "a"]
+
+
+def _empty_plan(d):
+    d["folds"]["splits"] = []
+
+
+API_MORE_CASES = [
+    ("from_partition(None, graph)", lambda a: SplitSpec.from_partition(None, a["graph"]), "invalid_argument",
+     ["the partition must be a Partition"]),
+    ("from_partition(partition, other graph)", lambda a: SplitSpec.from_partition(derive(a["graph"], "subject"),
+     from_metadata(pd.DataFrame({"sample_id": ["Z1", "Z2"], "subject_id": ["Q", "Q"]}))), "reference",
+     ["the partition holds 12 sample(s) the graph lacks", "S01", "the graph it was derived from"]),
+    ("from_partition(attributes='sex')", lambda a: SplitSpec.from_partition(derive(a["graph"], "subject"), a["graph"],
+     attributes="sex"), "invalid_argument", ["attributes takes a list of names", "['sex']"]),
+    ("FoldPlan.from_roles(folds_per_repeat='2')", lambda a: FoldPlan.from_roles(np.eye(2, 12, dtype=np.int8),
+     folds_per_repeat="2"), "invalid_argument", ["folds_per_repeat"]),
+    ("with_folds(plan without splits)", lambda a: a["spec"].with_folds(FoldPlan(scheme="custom", splits=[])),
+     "invalid_argument", ["holds no split"]),
+    ("render_html(None)", lambda a: render_html(None), "invalid_argument", ["the report's spec must be a SplitSpec"]),
+    ("render_html(title=5)", lambda a: render_html(a["folded"], title=5), "invalid_argument", ["title"]),
+    ("compare_specs(spec, graph)", lambda a: depgraph.diff.compare_specs(a["spec"], a["graph"]), "invalid_argument",
+     ["the second spec must be a SplitSpec"]),
+    ("recommended_resampling('family')", lambda a: depgraph.vocab.recommended_resampling("family"),
+     "invalid_argument", ["unknown mode 'family'"]),
+    ("validate(modes=['family'])", lambda a: validate(a["graph"], modes=["family"]), "invalid_argument",
+     ["modes family are not modes"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in API_MORE_CASES])
+def test_more_api_calls_with_wrong_arguments(api, call, code, fragments):
+    with fails_with(code, *fragments):
+        call(api)
+
+
+def test_a_spec_file_whose_fold_plan_has_no_split(tmp_path, capsys, spec_doc):
+    path = _write_document(tmp_path / "spec.json", spec_doc, _empty_plan)
+    with fails_with("integrity", FILE, "folds holds no split", file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "integrity", "holds no split")
