@@ -49,6 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance, names, real_number
 from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.spec import FoldPlan, FoldSplit, SplitSpec
@@ -107,6 +108,8 @@ def _closed_split(repeat: int, fold: int, test_mask: np.ndarray, groups: _Groups
 
 def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of a categorical spec column (missing values are a category of their own)."""
+    if not isinstance(column, str):
+        raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
     if column not in spec.samples.columns:
         raise DepgraphError(
             "invalid_argument",
@@ -282,6 +285,7 @@ class FoldScheme(ABC):
                     f"{reach}); choose a scheme or grouping that leaves both sides",
                 )
         seed = getattr(self, "seed", None)  # schemes without randomness have none
+        seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
         return FoldPlan(
             scheme=self.name,
             parameters=self.parameters(),
@@ -298,7 +302,7 @@ class FoldScheme(ABC):
 
 
 def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
-    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+    if isinstance(n_folds, (bool, np.bool_)) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise DepgraphError(
             "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_folds!r}"
         )
@@ -312,7 +316,7 @@ def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
 
 
 def _check_repeats(n_repeats: int) -> None:
-    if not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
+    if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
         raise DepgraphError("invalid_argument", f"repeats must be a positive integer, not {n_repeats!r}")
 
 
@@ -512,7 +516,7 @@ class GroupedHoldout(FoldScheme):
 
 
 def _check_fraction(value: float) -> None:
-    if not isinstance(value, (int, float)) or not 0 < value < 1:
+    if not real_number(value) or not 0 < value < 1:
         raise DepgraphError("invalid_argument", f"test fraction must lie strictly between 0 and 1, not {value!r}")
 
 
@@ -594,7 +598,11 @@ class TimeOrdered(FoldScheme):
         groups = _Groups.of(spec)
         rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
         levels = distinct(rank[~np.isnan(rank)])
-        if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 1:
+        if (
+            isinstance(self.n_splits, (bool, np.bool_))
+            or not isinstance(self.n_splits, (int, np.integer))
+            or self.n_splits < 1
+        ):
             raise DepgraphError("invalid_argument", f"n_splits must be a positive integer, not {self.n_splits!r}")
         if len(levels) < self.n_splits + 1:
             raise DepgraphError(
@@ -632,6 +640,10 @@ class HashFolds(FoldScheme):
     name: ClassVar[str] = "hash"
     n_folds: int = 5
     salt: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
+            raise DepgraphError("invalid_argument", f"salt must be text, not {type(self.salt).__name__}")
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
@@ -682,6 +694,13 @@ class BalancedHoldout(FoldScheme):
     balance: tuple[str, ...] = ("stratum",)
     seed: int = 0
     prior: SplitSpec | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.prior is not None:
+            instance(self.prior, SplitSpec, "prior")
+        if self.balance is not None:  # one name, not its characters
+            object.__setattr__(self, "balance", tuple(names(self.balance, "balance")))
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         _check_fraction(self.test_fraction)
@@ -807,6 +826,7 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
     >>> assign_folds(spec, "holdout", test_fraction=0.5, seed=3).folds.splits[0].n_test
     2
     """
+    instance(spec, SplitSpec, "assign_folds: the spec")
     if isinstance(scheme, str):
         cls = SCHEMES.get(scheme)
         if cls is None:
@@ -815,6 +835,11 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
             )
         refuse_parameters(cls, parameters)
         scheme = cls(**parameters)
+    elif not isinstance(scheme, FoldScheme):
+        raise DepgraphError(
+            "invalid_argument",
+            f"scheme must be a scheme name ({describe_ids(SCHEMES, 10)}) or a FoldScheme, not {scheme!r}",
+        )
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
     return spec.with_folds(scheme.plan(spec))

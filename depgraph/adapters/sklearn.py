@@ -43,8 +43,10 @@ from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
 from sklearn.model_selection._split import GroupsConsumerMixin  # what scikit-learn's group splitters use
 from sklearn.utils import check_random_state
 
+from depgraph.arguments import in_order, instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds import MAX_SEED, kfold_of_samples
+from depgraph.identifiers import row_keys
 from depgraph.spec import SplitSpec
 
 
@@ -66,8 +68,13 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
     """
 
     def __init__(self, spec: SplitSpec, ids: Sequence[str] | None = None, repeat: int | None = None) -> None:
+        instance(spec, SplitSpec, "SpecCV: the spec")
         if spec.folds is None:
             raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+        if ids is not None:
+            in_order(ids, "SpecCV: ids=")
+        if repeat is not None:
+            _check_repeat(spec, repeat)
         self.spec = spec
         self.ids = ids
         self.repeat = repeat
@@ -75,11 +82,14 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
     def _positions(self, X: Any, groups: Any) -> np.ndarray:
         row_numbers = isinstance(X, (pd.DataFrame, pd.Series)) and isinstance(X.index, pd.RangeIndex)
         if groups is not None:
-            ids = np.asarray(groups, dtype=object)
+            ids = groups
+            what = "groups"
         elif isinstance(X, (pd.DataFrame, pd.Series)) and not (row_numbers and self.ids is not None):
             ids = X.index.to_numpy(dtype=object)
+            what = "the rows of X (its index)"
         elif self.ids is not None:
-            ids = np.asarray(self.ids, dtype=object)
+            ids = self.ids
+            what = "ids="
             if X is not None and len(ids) != len(X):
                 raise DepgraphError(
                     "invalid_argument",
@@ -90,16 +100,17 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
                 "invalid_argument",
                 "SpecCV needs each row's sample id: pass groups=sample_ids, a DataFrame indexed by sample id, or ids=",
             )
-        positions = pd.Index(self.spec.sample_ids).get_indexer(ids.astype(str))
-        if (positions < 0).any():
-            unknown = ids[positions < 0]
-            raise DepgraphError(
-                "reference",
-                f"{len(unknown)} row(s) name samples not in the spec: {describe_ids(pd.unique(unknown))}"
-                + _not_sample_ids_hint(self.spec, X, groups, unknown, len(unknown) == len(ids)),
-                ids=list(unknown[:20]),
-            )
-        return positions
+        try:
+            return self.spec.positions_of(ids, f"SpecCV: {what}")
+        except DepgraphError as error:
+            if error.code != "reference":
+                raise
+            # the habits of GroupKFold users (group labels, row numbers) get a hint on what SpecCV reads
+            keys = row_keys(ids)
+            known = pd.Index(keys).isin(self.spec.sample_ids)
+            unknown = np.asarray(keys[~known], dtype=object)
+            hint = _not_sample_ids_hint(self.spec, X, groups, unknown, not known.any())
+            raise DepgraphError("reference", error.message + hint, **error.details) from None
 
     def _splits(self):
         return [s for s in self.spec.folds.splits if self.repeat is None or s.repeat == self.repeat]
@@ -158,10 +169,8 @@ def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
     >>> groups_for(spec, ["s3", "s1", "s2"]).tolist()
     [1, 1, 0]
     """
-    positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
-    if (positions < 0).any():
-        unknown = np.asarray(ids, dtype=object)[positions < 0]
-        raise DepgraphError("reference", f"{len(unknown)} id(s) are not samples of the spec: {describe_ids(unknown)}")
+    instance(spec, SplitSpec, "groups_for: the spec")
+    positions = spec.positions_of(ids, "groups_for: ids")
     codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
     return codes[positions]
 
@@ -172,11 +181,11 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
     Only plans in which every sample is tested once per repeat and none is
     excluded fit that shape; others raise ``invalid_argument``.
     """
+    instance(spec, SplitSpec, "to_predefined_split: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first")
+    _check_repeat(spec, repeat)
     splits = [s for s in spec.folds.splits if s.repeat == repeat]
-    if not splits:
-        raise DepgraphError("invalid_argument", f"the plan has no repeat {repeat}")
     n = spec.n_samples
     test_fold = np.full(n, -1, dtype=np.int64)
     for split in splits:
@@ -187,10 +196,7 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
                 "(use SpecCV)",
             )
         test_fold[split.test] = split.fold
-    positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
-    if (positions < 0).any():
-        unknown = np.asarray(ids, dtype=object)[positions < 0]
-        raise DepgraphError("reference", f"{len(unknown)} id(s) are not samples of the spec: {describe_ids(unknown)}")
+    positions = spec.positions_of(ids, "to_predefined_split: ids")
     return PredefinedSplit(test_fold[positions])
 
 
@@ -475,3 +481,13 @@ def _group_codes(groups: Any, n: int, name: str) -> tuple[np.ndarray, int]:
         )
     codes, uniques = pd.factorize(_labels(groups, n, "groups", name), sort=True)
     return codes.astype(np.int64), len(uniques)
+
+
+def _check_repeat(spec: SplitSpec, repeat: Any) -> None:
+    """``repeat`` names a repeat of the spec's plan (``invalid_argument`` otherwise: no split would be given)."""
+    repeats = sorted({s.repeat for s in spec.folds.splits}) if spec.folds is not None else []
+    whole = isinstance(repeat, (int, np.integer)) and not isinstance(repeat, (bool, np.bool_))
+    if not whole or repeat not in repeats:
+        raise DepgraphError(
+            "invalid_argument", f"the plan has no repeat {repeat!r} (its repeats: {describe_ids(repeats)})"
+        )
