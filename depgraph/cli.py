@@ -279,10 +279,12 @@ def _formula_like_cells(spec: SplitSpec) -> str:
 
 def _print_folds(spec: SplitSpec) -> None:
     plan = spec.folds
-    sizes = plan.balance.get("sizes", {})
+    train, test, excluded = ([getattr(s, f"n_{side}") for s in plan.splits] for side in ("train", "test", "excluded"))
+    # a time split leaves out what its gap, embargo or later levels withhold: its excluded sizes are always shown
+    shown = plan.scheme == "time" or any(excluded)
     out.print(
-        f"{plan.scheme}: {len(plan.splits)} split(s); test sizes {sizes.get('n_test')}"
-        + (f", excluded {sizes.get('n_excluded')}" if any(sizes.get("n_excluded", [])) else "")
+        f"{plan.scheme}: {len(plan.splits)} split(s); train sizes {train}, test sizes {test}"
+        + (f", excluded {excluded}" if shown else "")
     )
     for column, metrics in plan.balance.get("columns", {}).items():
         out.print(

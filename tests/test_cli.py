@@ -306,11 +306,38 @@ def test_time_folds_on_a_time_spec_and_refused_on_subjects(study, subject_spec, 
     graph, time_spec = study / "graph.json", study / "time.json"
     assert run(["derive", graph, "--mode", "time", "-o", time_spec], capsys)[0] == 0
     code, out, _ = run(["folds", time_spec, "--scheme", "time", "-k", "1", "-o", study / "tf.json"], capsys)
-    assert code == 0 and "test sizes [5]" in out
+    assert code == 0 and "train sizes [5], test sizes [5], excluded [0]" in out
     split = orjson.loads((study / "tf.json").read_bytes())["folds"]["splits"][0]
     assert (split["n_train"], split["n_test"], split["n_excluded"]) == (5, 5, 0)
     code, _, err = run(["folds", subject_spec, "--scheme", "time", "-k", "1", "-o", study / "no.json"], capsys)
     assert code == 2 and "no training samples" in err  # every subject spans both visits
+
+
+def test_time_folds_print_train_test_and_excluded_sizes_per_split(tmp_path, capsys):
+    per_level = [1, 2, 3, 4, 5, 6]  # samples at visits V0..V5
+    meta = pd.DataFrame(
+        [{"sample_id": f"S{t}-{i}", "timepoint_id": f"V{t}", "time_index": t}
+         for t, n in enumerate(per_level) for i in range(n)]
+    )  # fmt: skip
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    graph, spec, folds = tmp_path / "g.json", tmp_path / "s.json", tmp_path / "f.json"
+    assert run(["build", tmp_path / "meta.csv", "-o", graph], capsys)[0] == 0
+    assert run(["derive", graph, "--mode", "time", "-o", spec], capsys)[0] == 0
+    code, out, err = run(["folds", spec, "--scheme", "time", "-k", "2", "--gap", "1", "-o", folds], capsys)
+    assert code == 0, err
+    # six levels in three blocks of two; split i tests block i, trains on the levels before it but the gap level
+    blocks = [[0, 1], [2, 3], [4, 5]]
+    train, test, excluded = [], [], []
+    for block in blocks[1:]:
+        trained = range(0, block[0] - 1)
+        test.append(sum(per_level[t] for t in block))
+        train.append(sum(per_level[t] for t in trained))
+        excluded.append(sum(per_level) - test[-1] - train[-1])
+    assert train == [1, 6] and excluded == [13, 4]  # the arithmetic above, spelt out
+    assert f"time: 2 split(s); train sizes {train}, test sizes {test}, excluded {excluded}" in out
+    splits = orjson.loads(folds.read_bytes())["folds"]["splits"]
+    recorded = [(s["n_train"], s["n_test"], s["n_excluded"]) for s in splits]
+    assert recorded == list(zip(train, test, excluded, strict=True))
 
 
 def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):
