@@ -779,13 +779,17 @@ def check_command(
 
 
 def _print_exposure(report: ExposureReport) -> None:
-    # one plain line per relation: readable in a log and at any terminal width
-    out.print("exposure per declared relation (followed: the grouping keeps it whole):")
+    # one plain line per relation: readable in a log and at any terminal width; the words are the table's columns
+    out.print(
+        "dependencies per declared relation (followed: the grouping follows the relation) — kept whole: all their "
+        "samples in one group, no split can cut them; spread over groups: in two or more groups, a split may cut "
+        "them; crossing a split: a sample on the train side and one on the test side:"
+    )
     for row in report.table.itertuples(index=False):
-        crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing"
+        crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing a split"
         out.print(
             f"  {row.relation} ({'followed' if row.followed else 'not followed'}): {row.linked} {row.unit} link "
-            f"samples, {row.severed} severed, {row.exposed} exposed{crossing}"
+            f"samples: {row.kept_whole} kept whole, {row.spread_over_groups} spread over groups{crossing}"
             + (f" — e.g. {row.examples}" if row.examples else "")
         )
     for row in report.blocks.itertuples(index=False):

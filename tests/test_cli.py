@@ -277,10 +277,21 @@ def test_check_with_the_graph_shows_what_crosses(study, capsys):
     by_subject.to_csv(study / "folds.csv", index=False)
     code, out, _ = run(["check", spec, study / "folds.csv", "--graph", graph], capsys)
     # no group straddles, but the siblings cross: a declared dependency leaks, so the check fails (exit 1)
-    assert code == 1 and "no group straddles" in out and "exposure per declared relation" in out
+    assert code == 1 and "no group straddles" in out and "dependencies per declared relation" in out
     assert "dependencies cross a split: subject_related_to (2, not followed)" in out
-    assert "subject_related_to (not followed): 2 pairs link samples, 0 severed, 2 exposed, 2 crossing — e.g. " in out
-    assert "sample_belongs_to_subject (followed): 5 entities link samples, 5 severed, 0 exposed, 0 crossing" in out
+    # the counts in plain words, each word explained once in the header line
+    assert "kept whole: all their samples in one group, no split can cut them" in out
+    assert "spread over groups: in two or more groups, a split may cut them" in out
+    assert "crossing a split: a sample on the train side and one on the test side" in out
+    assert (
+        "subject_related_to (not followed): 2 pairs link samples: 0 kept whole, 2 spread over groups, "
+        "2 crossing a split — e.g. P1~P2" in out
+    )
+    assert (
+        "sample_belongs_to_subject (followed): 5 entities link samples: 5 kept whole, 0 spread over groups, "
+        "0 crossing a split" in out
+    )
+    assert "severed" not in out and "exposed" not in out
     assert "sample_processed_in_batch: 3 blocks over 2 test sets" in out
 
 
