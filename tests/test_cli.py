@@ -153,7 +153,11 @@ def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
     assert code == 0 and "digest sha256:" in out and "verified" in out
 
     # export: splitGraph JSON, CSV and Parquet samples tables
-    assert run(["export", spec, "--to", "splitgraph", "-o", study / "sg.json"], capsys)[0] == 0
+    assert run(["export", spec, "--to", "splitgraph", "-o", study / "sg.json"], capsys) == (
+        0,
+        f"wrote {study}/sg.json\n",
+        "",
+    )
     sg = orjson.loads((study / "sg.json").read_bytes())
     assert sg["splitGraph_object"] == "split_spec" and len(sg["sample_data"]) == 10
     assert run(["export", spec, "--to", "csv", "-o", study / "samples.csv"], capsys)[0] == 0
@@ -182,6 +186,31 @@ def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
     assert run(["derive", graph, "--mode", "batch", "-o", study / "batch.json"], capsys)[0] == 0
     code, out, _ = run(["diff", spec, study / "batch.json", "--limit", "2"], capsys)
     assert code == 1 and "8 sample(s) changed group" in out and "and 6 more" in out  # P5 stays whole
+
+
+def test_export_to_splitgraph_says_what_it_leaves_out(study, capsys):
+    graph, spec, folds = study / "graph.json", study / "spec.json", study / "folds.json"
+    assert run(["build", study / "meta.csv", "--column", "subject_id=patient", "--kinship", study / "kin.csv",
+                "--kinship-threshold", "first", "-o", graph], capsys)[0] == 0  # fmt: skip
+    assert run(["derive", graph, "--mode", "subject", "-o", spec], capsys)[0] == 0
+    assert run(["folds", spec, "--scheme", "group-kfold", "-k", "2", "-o", folds], capsys)[0] == 0
+    code, out, err = run(["export", folds, "--to", "splitgraph", "-o", study / "sg.json"], capsys)
+    assert code == 0 and out == f"wrote {study}/sg.json\n"
+    assert err == (
+        "depgraph: warning: splitgraph_export_drops: splitGraph's split_spec cannot hold the folds (2 split(s) of "
+        "group-kfold): left out\n"
+    )
+    assert "folds" not in orjson.loads((study / "sg.json").read_bytes())
+    code, out, err = run(["export", graph, "--to", "splitgraph", "--splitgraph-version", "0.2.0", "-o",
+                          study / "old.json"], capsys)  # fmt: skip
+    assert code == 0 and out == f"wrote {study}/old.json\n"
+    kin = pd.read_csv(study / "kin.csv")
+    related = int((kin["kinship"] >= 0.177).sum())  # "first": first-degree relatives and closer
+    assert err == (
+        "depgraph: warning: splitgraph_export_drops: splitGraph 0.2.0's dependency_graph cannot hold "
+        f"{related} subject_related_to edge(s): left out\n"
+    )
+    assert run(["export", graph, "--to", "splitgraph", "-o", study / "new.json"], capsys)[2] == ""  # 0.4.0 holds all
 
 
 def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):
