@@ -780,8 +780,8 @@ def _print_exposure(report: ExposureReport) -> None:
     # one plain line per relation: readable in a log and at any terminal width; the words are the table's columns
     out.print(
         "dependencies per declared relation (followed: the grouping follows the relation) — kept whole: all their "
-        "samples in one group, no split can cut them; spread over groups: in two or more groups, a split may cut "
-        "them; crossing a split: a sample on the train side and one on the test side:"
+        "samples in one group, a split of whole groups cannot cut them; spread over groups: in two or more groups, "
+        "a split may cut them; crossing a split: a sample on the train side and one on the test side:"
     )
     for row in report.table.itertuples(index=False):
         crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing a split"

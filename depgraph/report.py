@@ -425,9 +425,10 @@ def _exposure_section(report: ExposureReport, fig: Any) -> str:
     image = _img(fig, "exposure per relation") if fig is not None else ""
     legend = (
         "<p>Per declared relation (✓: the grouping follows it), the dependencies that link at least two samples: "
-        "<b>kept whole</b> — all their samples in one group, so no split can cut them; <b>spread over groups</b> — "
-        "their samples in two or more groups, so a split may cut them; <b>crossing a split</b> — a sample on the "
-        "train side and one on the test side of at least one split (— without folds).</p>"
+        "<b>kept whole</b> — all their samples in one group, so a split of whole groups cannot cut them; "
+        "<b>spread over groups</b> — their samples in two or more groups, so a split may cut them; "
+        "<b>crossing a split</b> — a sample on the train side and one on the test side of at least one split "
+        "(— without folds).</p>"
     )
     return (
         f"<h2>Exposure of declared dependencies</h2>{verdict}{image}{legend}<table><tr>{head}</tr>{rows}</table>"

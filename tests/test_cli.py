@@ -309,7 +309,7 @@ def test_check_with_the_graph_shows_what_crosses(study, capsys):
     assert code == 1 and "no group straddles" in out and "dependencies per declared relation" in out
     assert "dependencies cross a split: subject_related_to (2, not followed)" in out
     # the counts in plain words, each word explained once in the header line
-    assert "kept whole: all their samples in one group, no split can cut them" in out
+    assert "kept whole: all their samples in one group, a split of whole groups cannot cut them" in out
     assert "spread over groups: in two or more groups, a split may cut them" in out
     assert "crossing a split: a sample on the train side and one on the test side" in out
     assert (

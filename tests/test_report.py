@@ -86,7 +86,7 @@ def test_leaky_grouping_is_flagged_in_the_report(story, page):
 def test_the_exposure_table_speaks_plain_words(story, page):
     head = "<th>linked</th><th>kept whole</th><th>spread over groups</th><th>crossing a split</th>"
     assert head in page and "severed" not in page and "exposed" not in page
-    assert "<b>kept whole</b> — all their samples in one group, so no split can cut them" in page
+    assert "<b>kept whole</b> — all their samples in one group, so a split of whole groups cannot cut them" in page
     assert "<b>spread over groups</b> — their samples in two or more groups, so a split may cut them" in page
     # subject grouping never puts two subjects in one group: every related pair is spread over two groups
     leaky = render_html(story.chapters[0].spec, story.graph_after)
