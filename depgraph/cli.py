@@ -279,10 +279,12 @@ def _formula_like_cells(spec: SplitSpec) -> str:
 
 def _print_folds(spec: SplitSpec) -> None:
     plan = spec.folds
-    sizes = plan.balance.get("sizes", {})
+    train, test, excluded = ([getattr(s, f"n_{side}") for s in plan.splits] for side in ("train", "test", "excluded"))
+    # a time split leaves out what its gap, embargo or later levels withhold: its excluded sizes are always shown
+    shown = plan.scheme == "time" or any(excluded)
     out.print(
-        f"{plan.scheme}: {len(plan.splits)} split(s); test sizes {sizes.get('n_test')}"
-        + (f", excluded {sizes.get('n_excluded')}" if any(sizes.get("n_excluded", [])) else "")
+        f"{plan.scheme}: {len(plan.splits)} split(s); train sizes {train}, test sizes {test}"
+        + (f", excluded {excluded}" if shown else "")
     )
     for column, metrics in plan.balance.get("columns", {}).items():
         out.print(
@@ -587,10 +589,8 @@ def export_command(
     if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
         if target != "splitgraph":
             raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
-        with plan:
-            left_out = write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
-        if left_out:
-            out.print(f"splitGraph {splitgraph_version} cannot hold: {', '.join(left_out)} — left out")
+        with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
+            write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
         out.print(f"wrote {output}")
         return
     _refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
@@ -777,13 +777,17 @@ def check_command(
 
 
 def _print_exposure(report: ExposureReport) -> None:
-    # one plain line per relation: readable in a log and at any terminal width
-    out.print("exposure per declared relation (followed: the grouping keeps it whole):")
+    # one plain line per relation: readable in a log and at any terminal width; the words are the table's columns
+    out.print(
+        "dependencies per declared relation (followed: the grouping follows the relation) — kept whole: all their "
+        "samples in one group, a split of whole groups cannot cut them; spread over groups: in two or more groups, "
+        "a split may cut them; crossing a split: a sample on the train side and one on the test side:"
+    )
     for row in report.table.itertuples(index=False):
-        crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing"
+        crossing = "" if row.crossing is None or pd.isna(row.crossing) else f", {int(row.crossing)} crossing a split"
         out.print(
             f"  {row.relation} ({'followed' if row.followed else 'not followed'}): {row.linked} {row.unit} link "
-            f"samples, {row.severed} severed, {row.exposed} exposed{crossing}"
+            f"samples: {row.kept_whole} kept whole, {row.spread_over_groups} spread over groups{crossing}"
             + (f" — e.g. {row.examples}" if row.examples else "")
         )
     for row in report.blocks.itertuples(index=False):

@@ -47,7 +47,8 @@ from depgraph.graph import StudyGraph
 from depgraph.identifiers import normalise_keys
 from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
 
-#: A group holding more than this share of samples is reported as dominant.
+#: A group holding more than this share of samples, and at least twice as many as the next largest group, is
+#: reported as dominant (see :func:`dominates`).
 DOMINANT_SHARE = 0.5
 
 #: Every code a Partition's ``warnings`` can carry: ``code -> (severity, meaning)``.
@@ -58,7 +59,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "time_order_partial": ("warning", "some timepoints have neither time_index nor precedence"),
     "time_order_unavailable": ("warning", "no timepoint has time_index or precedence"),
     "single_group": ("warning", "every sample is in one group: no split is possible"),
-    "dominant_group": ("warning", "one group holds more than half the samples"),
+    "dominant_group": ("warning", "one group holds more than half the samples and at least twice the next largest"),
     "mostly_singletons": ("advisory", "most samples are alone in their group: dependency coverage may be sparse"),
 }
 
@@ -80,6 +81,23 @@ def group_shape(group_ids: Any) -> GroupShape:
     """
     codes, groups = pd.factorize(np.asarray(group_ids, dtype=object))
     return _shape_of(codes, np.asarray(groups, dtype=object))
+
+
+def dominates(sizes: np.ndarray) -> bool:
+    """Whether the largest of these group sizes dominates its partition: it holds more than
+    :data:`DOMINANT_SHARE` (half) of the samples *and* at least twice as many as the next largest group.
+
+    Then every split is lopsided: whichever side takes the group holds most of the samples, and no other group
+    comes near it. Two groups of nearly equal size (two sites of 124 and 122 samples) are a balanced design,
+    not a dominated one, although one of them holds a little more than half.
+
+    >>> dominates(np.array([124, 122])), dominates(np.array([3, 1])), dominates(np.array([60, 35, 5]))
+    (False, True, False)
+    """
+    if len(sizes) < 2:
+        return False  # one group is single_group, not a dominant one
+    second, largest = np.partition(np.asarray(sizes), -2)[-2:]
+    return bool(largest > DOMINANT_SHARE * int(np.sum(sizes)) and largest >= 2 * second)
 
 
 def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
@@ -273,11 +291,12 @@ def derive(
     return partition
 
 
-def group_sizes(graph: StudyGraph, mode: str) -> np.ndarray:
+def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) -> np.ndarray:
     """Samples per group of ``mode`` over all samples, without labelling groups
     (what validation needs to spot a collapsed or dominated partition).
-    ``composite`` means strict over every mode the graph supports. Raises like
-    :func:`derive` where the mode cannot be derived (two batches for a sample…)."""
+    ``composite`` means strict over the modes ``via`` (default: every mode the
+    graph supports, as :func:`derive` does). Raises like :func:`derive` where
+    the mode cannot be derived (two batches for a sample…)."""
     selected = _selected_samples(graph, None)
     spec = MODE.get(mode)
     if spec is None:
@@ -290,7 +309,7 @@ def group_sizes(graph: StudyGraph, mode: str) -> np.ndarray:
     if spec.kind == "component":
         relations = tuple(r.name for r in relations_for_mode(mode))
     else:
-        relations = tuple(dict.fromkeys(r.name for m in _via_modes(graph, None, None) for r in relations_for_mode(m)))
+        relations = tuple(dict.fromkeys(r.name for m in _via_modes(graph, via, None) for r in relations_for_mode(m)))
     labels = _components(graph, relations, selected)[selected]
     counts = np.bincount(labels)
     return counts[counts > 0]
@@ -925,7 +944,11 @@ def _with_shape_warnings(partition: Partition) -> Partition:
                 ids=(largest,),
             )
         )
-    elif shape.n_groups > 1 and size > DOMINANT_SHARE * n:
+    elif (
+        shape.n_groups > 1
+        and size > DOMINANT_SHARE * n  # cheap first: only then count every group for the runner-up
+        and dominates(partition.samples["group_id"].value_counts(sort=False).to_numpy())
+    ):
         notes.append(
             Issue(
                 "dominant_group",

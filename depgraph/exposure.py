@@ -1,9 +1,10 @@
 """Which declared dependencies a grouping keeps whole, and which a split lets cross.
 
 * :func:`exposure` — per relation of a study graph, how many dependencies a
-  spec's groups keep whole ("severed"), how many they leave spread over groups
-  ("exposed") and, when the spec carries folds, how many cross a split; for
-  batch, study and site blocks, how the folds distribute them (χ², Cramér's V).
+  spec's groups keep whole (``kept_whole``), how many they leave spread over
+  two or more groups (``spread_over_groups``: a split may cut them) and, when
+  the spec carries folds, how many cross a split (``crossing``); for batch,
+  study and site blocks, how the folds distribute them (χ², Cramér's V).
 * :func:`assignment_roles` — reads a split made elsewhere (a table with a
   fold or train/test column per sample) as splits over a spec's samples;
   ``exposure(graph, spec, assignment)`` judges that split instead of the
@@ -23,7 +24,9 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -211,19 +214,96 @@ BLOCK_RELATIONS = (
 SHARED_RELATIONS = frozenset({*BLOCK_RELATIONS, "sample_uses_featureset"})
 
 
+#: The exposure table's columns renamed in depgraph 0.2 (old name -> new name). The old names still read the
+#: new columns, with a DeprecationWarning, until depgraph 0.3.
+RENAMED_COLUMNS: dict[str, str] = {"severed": "kept_whole", "exposed": "spread_over_groups"}
+
+
+def _renamed(key: Any, stacklevel: int = 3) -> Any:
+    """``key`` with the old column names replaced by the new ones, warning for each old name used
+    (``stacklevel``: the caller's frame, seen from here)."""
+    if isinstance(key, str):
+        if key in RENAMED_COLUMNS:
+            warnings.warn(
+                f"the exposure table's column {key!r} is now {RENAMED_COLUMNS[key]!r}; the old name works until "
+                "depgraph 0.3",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
+            return RENAMED_COLUMNS[key]
+        return key
+    if isinstance(key, (tuple, list)):
+        return type(key)(_renamed(k, stacklevel + 2) for k in key)  # + the generator's frame and this one
+    return key
+
+
+class _RenamedLoc:
+    """``table.loc`` that also takes the old column names (deprecated)."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        self._loc = pd.DataFrame.loc.__get__(table)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._loc[_renamed(key)]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._loc[_renamed(key)] = value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._loc(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # pandas' own methods reach into the indexer
+        return getattr(self._loc, name)
+
+
+class ExposureTable(pd.DataFrame):
+    """The exposure table: a DataFrame that still reads the columns' old names
+    (``severed`` for ``kept_whole``, ``exposed`` for ``spread_over_groups``)
+    through ``[]``, ``.loc`` and attribute access, with a DeprecationWarning,
+    until depgraph 0.3. Frames made from it (``set_index``, slices) keep that.
+
+    >>> import warnings
+    >>> t = ExposureTable({"relation": ["sample_belongs_to_subject"], "kept_whole": [3]})
+    >>> with warnings.catch_warnings(record=True) as heard:
+    ...     warnings.simplefilter("always")
+    ...     t["severed"].tolist(), heard[0].category.__name__
+    ([3], 'DeprecationWarning')
+    """
+
+    @property
+    def _constructor(self) -> type[ExposureTable]:
+        return ExposureTable
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(_renamed(key))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in RENAMED_COLUMNS:
+            return super().__getitem__(_renamed(name))
+        return super().__getattr__(name)
+
+    @property
+    def loc(self) -> Any:  # type: ignore[override]
+        return _RenamedLoc(self)
+
+
 @dataclass(frozen=True)
 class ExposureReport:
     """Per declared relation: whether the grouping follows it, how many
-    dependencies the grouping keeps whole (*severed*: they can never leak), how
-    many it spreads over groups (*exposed*: a split may cut them) and, when the
-    spec carries folds, how many a split actually cuts (*crossing*); and for
-    block relations (batch, study, site…) how the folds distribute the blocks
-    (χ², Cramér's V).
+    dependencies the grouping keeps whole (``kept_whole``: all their samples in
+    one group, so no split of whole groups can cut them), how many it leaves
+    spread over two or more groups (``spread_over_groups``: a split may cut
+    them) and, when the spec carries folds, how many a split actually cuts
+    (``crossing``: a sample on the train side and one on the test side); and
+    for block relations (batch, study, site…) how the folds distribute the
+    blocks (χ², Cramér's V). The columns were called ``severed`` and
+    ``exposed`` before depgraph 0.2; :class:`ExposureTable` still reads those
+    names, with a DeprecationWarning.
 
     **Nothing crosses** has one definition, used by :attr:`nothing_crosses`,
     :meth:`leaking_relations`, :meth:`verdict`, ``depgraph check --graph``, the
     HTML report and the demo: no dependency of a relation that *must stay
-    whole* crosses a split (without folds: none is exposed). A relation must
+    whole* crosses a split (without folds: none is spread over groups). A relation must
     stay whole when it is a dependency — a subject's samples, related
     subjects, spatial neighbours, duplicates — whether or not the grouping
     follows it, or when the grouping follows it (a batch, under batch
@@ -233,19 +313,25 @@ class ExposureReport:
     table: pd.DataFrame
     blocks: pd.DataFrame
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.table, ExposureTable):  # a table made by hand reads the old names too
+            object.__setattr__(self, "table", ExposureTable(self.table))
+
     @property
     def judged(self) -> str:
-        """``"crossing"`` when a split was judged (the spec's folds or an assignment), else ``"exposed"``."""
-        return "crossing" if self.table["crossing"].notna().any() else "exposed"
+        """The column judged: ``"crossing"`` when a split was judged (the spec's folds or an assignment), else
+        ``"spread_over_groups"`` (``"exposed"`` before depgraph 0.2)."""
+        return "crossing" if self.table["crossing"].notna().any() else "spread_over_groups"
 
     @property
     def nothing_crosses(self) -> bool:
         """No dependency of a relation that must stay whole crosses any split (without folds: none is
-        exposed); see the class docstring."""
+        spread over groups); see the class docstring."""
         return not self.leaking_relations()
 
     def crossing_relations(self) -> list[str]:
-        """Relations with at least one dependency crossing a split (or exposed, without folds), blocks included."""
+        """Relations with at least one dependency crossing a split (or, without folds, spread over groups), blocks
+        included."""
         column = self.judged
         return self.table.loc[self.table[column].fillna(0) > 0, "relation"].tolist()
 
@@ -261,7 +347,7 @@ class ExposureReport:
 
         >>> import pandas as pd
         >>> table = pd.DataFrame({"relation": ["sample_belongs_to_subject", "subject_related_to"],
-        ...                       "followed": [True, False], "crossing": [0, 11], "exposed": [0, 11]})
+        ...                       "followed": [True, False], "crossing": [0, 11], "spread_over_groups": [0, 11]})
         >>> ExposureReport(table, pd.DataFrame()).verdict()
         'dependencies cross a split: subject_related_to (11, not followed); derive with them included ...'
         """
@@ -305,7 +391,7 @@ def exposure(
     examples: int = 3,
 ) -> ExposureReport:
     """Which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
-    exposed, and lets cross a split: the spec's own folds or, when
+    spread over groups, and lets cross a split: the spec's own folds or, when
     ``assignment`` is given, a split made elsewhere (a table of sample ids and
     a fold or train/test column, read as in :func:`assignment_roles`). A
     :class:`~depgraph.derive.Partition` is judged as the spec it makes.
@@ -321,7 +407,7 @@ def exposure(
     >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "subject_id": ["P1", "P1", "P2", "P3"]}))
     >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
     >>> spec = SplitSpec.from_partition(derive(g, "subject"), g)
-    >>> exposure(g, spec).table[["relation", "severed", "exposed"]].values.tolist()
+    >>> exposure(g, spec).table[["relation", "kept_whole", "spread_over_groups"]].values.tolist()
     [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]
     """
     instance(graph, StudyGraph, "exposure: the graph")
@@ -357,8 +443,8 @@ def exposure(
             rows.append(_pair_row(relation, src - start, dst - start, group, roles, keys, start, examples))
         else:  # subject pairs: through each subject's samples
             rows.append(_subject_pair_row(graph, relation, src, dst, group, roles, keys, start, examples))
-    table = pd.DataFrame(rows, columns=["relation", "unit", "linked", "severed", "exposed", "crossing",
-                                        "crossing_by_split", "examples"])  # fmt: skip
+    table = ExposureTable(rows, columns=["relation", "unit", "linked", "kept_whole", "spread_over_groups",
+                                         "crossing", "crossing_by_split", "examples"])  # fmt: skip
     table.insert(1, "followed", table["relation"].isin(spec.constraint.relations))
     first_repeat = spec_roles if assignment is not None else _spec_roles(spec, first_repeat_only=True)
     return ExposureReport(table, _block_balance(graph, first_repeat, positions - start))
@@ -404,16 +490,16 @@ def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
     n = len(entities)
     count, low, high = _spread(codes, group[sample], n)
     linking = count > 1
-    exposed = linking & (low != high)
+    spread = linking & (low != high)
     row = {
         "relation": relation,
         "unit": "entities",
         "linked": int(linking.sum()),
-        "severed": int((linking & ~exposed).sum()),
-        "exposed": int(exposed.sum()),
+        "kept_whole": int((linking & ~spread).sum()),
+        "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(str(keys[e]) for e in entities[np.flatnonzero(exposed)[:examples]]),
+        "examples": ", ".join(str(keys[e]) for e in entities[np.flatnonzero(spread)[:examples]]),
     }
     if len(roles):
         crossing = _crossing_entities(codes, sample, roles, n)
@@ -428,18 +514,18 @@ def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
 def _pair_row(relation, a, b, group, roles, keys, start, examples) -> dict:
     inside = (group[a] >= 0) & (group[b] >= 0)
     a, b = a[inside], b[inside]
-    exposed = group[a] != group[b]
+    spread = group[a] != group[b]
     row = {
         "relation": relation,
         "unit": "pairs",
         "linked": len(a),
-        "severed": int((~exposed).sum()),
-        "exposed": int(exposed.sum()),
+        "kept_whole": int((~spread).sum()),
+        "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
         "examples": ", ".join(
             f"{keys[x + start]}~{keys[y + start]}"
-            for x, y in zip(a[exposed][:examples], b[exposed][:examples], strict=True)
+            for x, y in zip(a[spread][:examples], b[spread][:examples], strict=True)
         ),
     }
     if len(roles):
@@ -466,8 +552,8 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
         "relation": relation,
         "unit": "pairs",
         "linked": len(subj_a),
-        "severed": int(whole.sum()),
-        "exposed": int((~whole).sum()),
+        "kept_whole": int(whole.sum()),
+        "spread_over_groups": int((~whole).sum()),
         "crossing": None,
         "crossing_by_split": None,
         "examples": ", ".join(

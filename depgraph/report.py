@@ -5,8 +5,8 @@
 * ``group_sizes`` — how many groups hold 1, 2, 3… samples;
 * ``folds`` — train / test / excluded samples per split and, with a stratum,
   each split's test share of every category against the whole;
-* ``exposure`` — per declared relation, the dependencies kept whole, exposed,
-  and crossing a split (needs the graph);
+* ``exposure`` — per declared relation, the dependencies kept whole, spread
+  over groups, and crossing a split (needs the graph);
 * ``graph`` — a drawing of the study graph, for graphs of at most
   ``DRAW_LIMIT`` nodes;
 * ``time`` — samples per ``order_rank``, split into the first split's roles.
@@ -141,8 +141,9 @@ def _exposure(report: ExposureReport) -> Any:
     fig = _figure(8, 0.5 + 0.45 * len(table))
     ax = fig.add_subplot()
     y = np.arange(len(table))
-    ax.barh(y, table["severed"], color="#55A868", label="kept whole (severed)")
-    ax.barh(y, table["exposed"], left=table["severed"], color="#DD8452", label="exposed (spread over groups)")
+    ax.barh(y, table["kept_whole"], color="#55A868", label="kept whole (one group)")
+    spread = table["spread_over_groups"]
+    ax.barh(y, spread, left=table["kept_whole"], color="#DD8452", label="spread over groups (may cross)")
     if table["crossing"].notna().any():
         ax.scatter(
             table["crossing"].fillna(0), y, color="#C44E52", marker="|", s=300, label="crossing a split", zorder=3
@@ -399,12 +400,13 @@ def _exposure_section(report: ExposureReport, fig: Any) -> str:
             f"{_e(', '.join(spread))}.</p>"
         )
     head = "".join(
-        f"<th>{h}</th>" for h in ("relation", "unit", "linked", "severed", "exposed", "crossing", "examples")
+        f"<th>{h}</th>"
+        for h in ("relation", "unit", "linked", "kept whole", "spread over groups", "crossing a split", "examples")
     )
     rows = "".join(
         f"<tr><td>{_e(r.relation)}{' ✓' if r.followed else ''}</td><td>{_e(r.unit)}</td><td>{r.linked:,}</td>"
-        f"<td>{r.severed:,}</td>"
-        f"<td>{r.exposed:,}</td><td>{_count(r.crossing)}</td><td class='mono'>{_e(r.examples)}</td></tr>"
+        f"<td>{r.kept_whole:,}</td>"
+        f"<td>{r.spread_over_groups:,}</td><td>{_count(r.crossing)}</td><td class='mono'>{_e(r.examples)}</td></tr>"
         for r in report.table.itertuples(index=False)
     )
     blocks = ""
@@ -421,7 +423,17 @@ def _exposure_section(report: ExposureReport, fig: Any) -> str:
             f"{block_rows}</table>"
         )
     image = _img(fig, "exposure per relation") if fig is not None else ""
-    return f"<h2>Exposure of declared dependencies</h2>{verdict}{image}<table><tr>{head}</tr>{rows}</table>{blocks}"
+    legend = (
+        "<p>Per declared relation (✓: the grouping follows it), the dependencies that link at least two samples: "
+        "<b>kept whole</b> — all their samples in one group, so a split of whole groups cannot cut them; "
+        "<b>spread over groups</b> — their samples in two or more groups, so a split may cut them; "
+        "<b>crossing a split</b> — a sample on the train side and one on the test side of at least one split "
+        "(— without folds).</p>"
+    )
+    return (
+        f"<h2>Exposure of declared dependencies</h2>{verdict}{image}{legend}<table><tr>{head}</tr>{rows}</table>"
+        f"{blocks}"
+    )
 
 
 def _count(value: Any) -> str:

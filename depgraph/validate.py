@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 
 from depgraph.arguments import instance, names, whole_number
 from depgraph.arrays import present
-from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
+from depgraph.derive import dominates, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
@@ -139,7 +139,11 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
         "declared duplicates belong to different subjects; subject grouping would split them",
     ),
     "single_group": ("leakage", "warning", "a mode puts every sample in one group"),
-    "dominant_group": ("leakage", "warning", "a mode puts more than half the samples in one group"),
+    "dominant_group": (
+        "leakage",
+        "warning",
+        "a mode puts more than half the samples, and at least twice the next largest group, in one group",
+    ),
     "too_few_groups": ("leakage", "warning", "a mode leaves fewer groups than the folds asked for"),
 }
 
@@ -274,8 +278,17 @@ def validate(
         this many folds (``too_few_groups``).
     modes:
         Modes whose partitions are checked for collapse (``single_group``,
-        ``dominant_group``, ``too_few_groups``). Default: every mode the graph
-        supports, plus composite/strict over all of them.
+        ``dominant_group``, ``too_few_groups``); ``composite`` is
+        composite/strict over every mode the graph supports, as
+        ``derive(graph, "composite")``. Default: every mode the graph
+        supports, plus composite/strict over its dependency modes
+        (:data:`DEPENDENCY_MODES`: subject, relatedness, spatial, duplicate)
+        when two or more of them make a grouping no single mode makes — the
+        composite a study derives to keep every dependency whole. Batches,
+        sites, visits and other blocks link most samples by design, so a
+        composite over them collapses on a valid design and is checked only
+        on request. A composite finding names the modes and relations it
+        covers (``details["via"]``, ``details["relations"]``).
     """
     instance(graph, StudyGraph, "validate: the graph")
     for value, allowed, what in ((levels, LEVELS, "levels"), (severities, SEVERITIES, "severities")):
@@ -794,6 +807,39 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     ]
 
 
+#: Modes whose relations are dependencies between samples (a subject's samples, related subjects, spatial
+#: neighbours, duplicates) rather than blocks: the default composite checked by validation combines these.
+DEPENDENCY_MODES: tuple[str, ...] = ("subject", "relatedness", "spatial", "duplicate")
+
+
+@dataclass(frozen=True)
+class _ShapeCheck:
+    """One partition whose shape validation checks: a mode, and for a composite the modes it combines."""
+
+    mode: str
+    via: tuple[str, ...] = ()
+    every_mode: bool = False  # a composite over every supported mode (what derive's default composite does)
+
+    def relations(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.name for m in self.via for r in relations_for_mode(m)))
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``subject``; ``composite/strict over subject, duplicate``."""
+        if self.mode != "composite":
+            return self.mode
+        return f"composite/strict over {'every declared mode: ' if self.every_mode else ''}{', '.join(self.via)}"
+
+    def details(self) -> dict[str, Any]:
+        if self.mode != "composite":
+            return {"mode": self.mode}
+        return {"mode": "composite/strict", "via": list(self.via), "relations": list(self.relations())}
+
+    def covers(self) -> str:
+        """For a composite, the relations it follows, as a message names them."""
+        return f" ({', '.join(self.relations())})" if self.mode == "composite" else ""
+
+
 @rule("leakage")
 def _partition_shapes(ctx: _Context) -> list[Issue]:
     """Derivations that collapse (one group), are dominated by one group, or
@@ -802,34 +848,34 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
     n = g.count(NodeType.SAMPLE)
     if n < 2:
         return []
-    modes = ctx.modes if ctx.modes is not None else _supported_modes(g)
     out: list[Issue] = []
-    for mode in modes:
+    for check in _shape_checks(g, ctx.modes):
         try:
-            sizes = group_sizes(g, mode)
+            sizes = group_sizes(g, check.mode, check.via or None)
         except DepgraphError:
-            continue  # the reason (ambiguity, time order) is reported by its own rule
-        label = mode if mode != "composite" else "composite/strict"
+            continue  # the reason (ambiguity, time order, nothing to combine) is reported by its own rule
+        label, covers = check.label, check.covers()
         largest = int(sizes.max())
         if len(sizes) == 1:
             out.append(
                 Issue(
                     "single_group",
                     "warning",
-                    f"mode {label} puts all {n} samples in one group: no split is possible",
+                    f"mode {label}{covers} puts all {n} samples in one group: no split is possible",
                     count=1,
-                    details={"mode": label},
+                    details=check.details(),
                 )
             )
-        elif largest > DOMINANT_SHARE * n:
+        elif dominates(sizes):
+            runner_up = int(np.partition(sizes, -2)[-2])
             out.append(
                 Issue(
                     "dominant_group",
                     "warning",
-                    f"mode {label}: one group holds {largest} of {n} samples ({largest / n:.0%}); "
-                    "any split will be lopsided",
+                    f"mode {label}{covers}: one group holds {largest} of {n} samples ({largest / n:.0%}), the next "
+                    f"largest {runner_up}; any split will be lopsided",
                     count=1,
-                    details={"mode": label, "largest_group_size": largest},
+                    details={**check.details(), "largest_group_size": largest},
                 )
             )
         if ctx.n_folds is not None and len(sizes) < ctx.n_folds:
@@ -837,14 +883,25 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
                 Issue(
                     "too_few_groups",
                     "warning",
-                    f"mode {label} leaves {len(sizes)} group(s), fewer than {ctx.n_folds} folds",
+                    f"mode {label}{covers} leaves {len(sizes)} group(s), fewer than {ctx.n_folds} folds",
                     count=1,
-                    details={"mode": label, "n_groups": len(sizes), "n_folds": ctx.n_folds},
+                    details={**check.details(), "n_groups": len(sizes), "n_folds": ctx.n_folds},
                 )
             )
     return out
 
 
-def _supported_modes(graph: StudyGraph) -> tuple[str, ...]:
+def _shape_checks(graph: StudyGraph, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
+    """The partitions to check: the modes asked for, or by default every mode the graph supports and the
+    composite over its dependency modes (when it groups differently from each of them alone)."""
     present = [m for m in COMBINABLE_MODES if graph.has_relation(relations_for_mode(m)[-1].name)]
-    return (*present, "composite") if len(present) > 1 else tuple(present)
+    if modes is not None:
+        every = tuple(present)
+        return [_ShapeCheck(m) if m != "composite" else _ShapeCheck(m, every, every_mode=True) for m in modes]
+    checks = [_ShapeCheck(m) for m in present]
+    dependencies = tuple(m for m in present if m in DEPENDENCY_MODES)
+    composite = _ShapeCheck("composite", dependencies)
+    alone = {frozenset(r.name for r in relations_for_mode(m)) for m in dependencies}
+    if len(dependencies) > 1 and frozenset(composite.relations()) not in alone:
+        checks.append(composite)  # subject + relatedness is relatedness again: nothing new to check
+    return checks

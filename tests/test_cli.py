@@ -153,7 +153,11 @@ def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
     assert code == 0 and "digest sha256:" in out and "verified" in out
 
     # export: splitGraph JSON, CSV and Parquet samples tables
-    assert run(["export", spec, "--to", "splitgraph", "-o", study / "sg.json"], capsys)[0] == 0
+    assert run(["export", spec, "--to", "splitgraph", "-o", study / "sg.json"], capsys) == (
+        0,
+        f"wrote {study}/sg.json\n",
+        "",
+    )
     sg = orjson.loads((study / "sg.json").read_bytes())
     assert sg["splitGraph_object"] == "split_spec" and len(sg["sample_data"]) == 10
     assert run(["export", spec, "--to", "csv", "-o", study / "samples.csv"], capsys)[0] == 0
@@ -182,6 +186,31 @@ def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
     assert run(["derive", graph, "--mode", "batch", "-o", study / "batch.json"], capsys)[0] == 0
     code, out, _ = run(["diff", spec, study / "batch.json", "--limit", "2"], capsys)
     assert code == 1 and "8 sample(s) changed group" in out and "and 6 more" in out  # P5 stays whole
+
+
+def test_export_to_splitgraph_says_what_it_leaves_out(study, capsys):
+    graph, spec, folds = study / "graph.json", study / "spec.json", study / "folds.json"
+    assert run(["build", study / "meta.csv", "--column", "subject_id=patient", "--kinship", study / "kin.csv",
+                "--kinship-threshold", "first", "-o", graph], capsys)[0] == 0  # fmt: skip
+    assert run(["derive", graph, "--mode", "subject", "-o", spec], capsys)[0] == 0
+    assert run(["folds", spec, "--scheme", "group-kfold", "-k", "2", "-o", folds], capsys)[0] == 0
+    code, out, err = run(["export", folds, "--to", "splitgraph", "-o", study / "sg.json"], capsys)
+    assert code == 0 and out == f"wrote {study}/sg.json\n"
+    assert err == (
+        "depgraph: warning: splitgraph_export_drops: splitGraph's split_spec cannot hold the folds (2 split(s) of "
+        "group-kfold): left out\n"
+    )
+    assert "folds" not in orjson.loads((study / "sg.json").read_bytes())
+    code, out, err = run(["export", graph, "--to", "splitgraph", "--splitgraph-version", "0.2.0", "-o",
+                          study / "old.json"], capsys)  # fmt: skip
+    assert code == 0 and out == f"wrote {study}/old.json\n"
+    kin = pd.read_csv(study / "kin.csv")
+    related = int((kin["kinship"] >= 0.177).sum())  # "first": first-degree relatives and closer
+    assert err == (
+        "depgraph: warning: splitgraph_export_drops: splitGraph 0.2.0's dependency_graph cannot hold "
+        f"{related} subject_related_to edge(s): left out\n"
+    )
+    assert run(["export", graph, "--to", "splitgraph", "-o", study / "new.json"], capsys)[2] == ""  # 0.4.0 holds all
 
 
 def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):
@@ -277,10 +306,21 @@ def test_check_with_the_graph_shows_what_crosses(study, capsys):
     by_subject.to_csv(study / "folds.csv", index=False)
     code, out, _ = run(["check", spec, study / "folds.csv", "--graph", graph], capsys)
     # no group straddles, but the siblings cross: a declared dependency leaks, so the check fails (exit 1)
-    assert code == 1 and "no group straddles" in out and "exposure per declared relation" in out
+    assert code == 1 and "no group straddles" in out and "dependencies per declared relation" in out
     assert "dependencies cross a split: subject_related_to (2, not followed)" in out
-    assert "subject_related_to (not followed): 2 pairs link samples, 0 severed, 2 exposed, 2 crossing — e.g. " in out
-    assert "sample_belongs_to_subject (followed): 5 entities link samples, 5 severed, 0 exposed, 0 crossing" in out
+    # the counts in plain words, each word explained once in the header line
+    assert "kept whole: all their samples in one group, a split of whole groups cannot cut them" in out
+    assert "spread over groups: in two or more groups, a split may cut them" in out
+    assert "crossing a split: a sample on the train side and one on the test side" in out
+    assert (
+        "subject_related_to (not followed): 2 pairs link samples: 0 kept whole, 2 spread over groups, "
+        "2 crossing a split — e.g. P1~P2" in out
+    )
+    assert (
+        "sample_belongs_to_subject (followed): 5 entities link samples: 5 kept whole, 0 spread over groups, "
+        "0 crossing a split" in out
+    )
+    assert "severed" not in out and "exposed" not in out
     assert "sample_processed_in_batch: 3 blocks over 2 test sets" in out
 
 
@@ -306,11 +346,38 @@ def test_time_folds_on_a_time_spec_and_refused_on_subjects(study, subject_spec, 
     graph, time_spec = study / "graph.json", study / "time.json"
     assert run(["derive", graph, "--mode", "time", "-o", time_spec], capsys)[0] == 0
     code, out, _ = run(["folds", time_spec, "--scheme", "time", "-k", "1", "-o", study / "tf.json"], capsys)
-    assert code == 0 and "test sizes [5]" in out
+    assert code == 0 and "train sizes [5], test sizes [5], excluded [0]" in out
     split = orjson.loads((study / "tf.json").read_bytes())["folds"]["splits"][0]
     assert (split["n_train"], split["n_test"], split["n_excluded"]) == (5, 5, 0)
     code, _, err = run(["folds", subject_spec, "--scheme", "time", "-k", "1", "-o", study / "no.json"], capsys)
     assert code == 2 and "no training samples" in err  # every subject spans both visits
+
+
+def test_time_folds_print_train_test_and_excluded_sizes_per_split(tmp_path, capsys):
+    per_level = [1, 2, 3, 4, 5, 6]  # samples at visits V0..V5
+    meta = pd.DataFrame(
+        [{"sample_id": f"S{t}-{i}", "timepoint_id": f"V{t}", "time_index": t}
+         for t, n in enumerate(per_level) for i in range(n)]
+    )  # fmt: skip
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    graph, spec, folds = tmp_path / "g.json", tmp_path / "s.json", tmp_path / "f.json"
+    assert run(["build", tmp_path / "meta.csv", "-o", graph], capsys)[0] == 0
+    assert run(["derive", graph, "--mode", "time", "-o", spec], capsys)[0] == 0
+    code, out, err = run(["folds", spec, "--scheme", "time", "-k", "2", "--gap", "1", "-o", folds], capsys)
+    assert code == 0, err
+    # six levels in three blocks of two; split i tests block i, trains on the levels before it but the gap level
+    blocks = [[0, 1], [2, 3], [4, 5]]
+    train, test, excluded = [], [], []
+    for block in blocks[1:]:
+        trained = range(0, block[0] - 1)
+        test.append(sum(per_level[t] for t in block))
+        train.append(sum(per_level[t] for t in trained))
+        excluded.append(sum(per_level) - test[-1] - train[-1])
+    assert train == [1, 6] and excluded == [13, 4]  # the arithmetic above, spelt out
+    assert f"time: 2 split(s); train sizes {train}, test sizes {test}, excluded {excluded}" in out
+    splits = orjson.loads(folds.read_bytes())["folds"]["splits"]
+    recorded = [(s["n_train"], s["n_test"], s["n_excluded"]) for s in splits]
+    assert recorded == list(zip(train, test, excluded, strict=True))
 
 
 def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):

@@ -27,6 +27,19 @@ def test_every_error_code_is_documented():
         assert f"| `{code.value}` |" in text, code
 
 
+def test_every_warning_code_is_documented():
+    # the codes depgraph's warnings are raised with, found where they are raised
+    raised = set()
+    for path in (REPO / "depgraph").rglob("*.py"):
+        source = path.read_text()
+        raised |= set(re.findall(r"(?:DepgraphWarning|SplitGraphWarning)\(\s*\"([a-z_]+)\"", source))
+        raised |= set(re.findall(r"notes\.add\(\s*\"([a-z_]+)\"", source))
+    assert {"splitgraph_export_drops", "splitgraph_schema_version", "few_groups_in_class"} <= raised  # the scan works
+    text = (DOCS / "errors.md").read_text().split("## Warnings", 1)[1].split("\n## ", 1)[0]
+    for code in raised:
+        assert f"| `{code}` |" in text, code
+
+
 def test_relation_and_mode_tables_match_the_vocabulary():
     text = (DOCS / "vocabulary.md").read_text()
     for rel in RELATIONS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -63,21 +65,38 @@ def test_a_grouping_without_folds_reports_what_it_keeps_whole():
     g = _study()
     report = exposure(g, SplitSpec.from_partition(derive(g, "subject"), g))
     table = report.table.set_index("relation")
-    assert table.loc["sample_belongs_to_subject", ["followed", "linked", "severed", "exposed"]].tolist() == [
-        True, 1, 1, 0,
-    ]  # fmt: skip
-    assert table.loc["subject_related_to", ["followed", "linked", "severed", "exposed"]].tolist() == [False, 1, 0, 1]
-    assert table.loc["sample_processed_in_batch", ["linked", "severed", "exposed"]].tolist() == [2, 0, 2]
+    counts = ["followed", "linked", "kept_whole", "spread_over_groups"]
+    assert table.loc["sample_belongs_to_subject", counts].tolist() == [True, 1, 1, 0]
+    assert table.loc["subject_related_to", counts].tolist() == [False, 1, 0, 1]
+    assert table.loc["sample_processed_in_batch", ["linked", "kept_whole", "spread_over_groups"]].tolist() == [2, 0, 2]
     assert table["crossing"].isna().all() and report.blocks.empty
     assert table.loc["subject_related_to", "examples"] == "P1~P2"
-    # P1~P2 lies in two groups: a dependency the grouping does not follow is exposed, so something may cross
+    # P1~P2 lies in two groups: a dependency the grouping does not follow is spread over groups, so it may cross
     assert not report.nothing_crosses and report.leaking_relations() == ["subject_related_to"]
     assert set(report.crossing_relations()) == {"subject_related_to", "sample_processed_in_batch"}
     related = derive(g, "composite", via=["subject", "relatedness"])  # a partition is judged as its spec
     assert exposure(g, related).table.equals(exposure(g, SplitSpec.from_partition(related, g)).table)
-    assert _row(exposure(g, related), "subject_related_to")[["followed", "severed", "exposed"]].tolist() == [
-        True, 1, 0,
-    ]  # fmt: skip
+    followed = _row(exposure(g, related), "subject_related_to")
+    assert followed[["followed", "kept_whole", "spread_over_groups"]].tolist() == [True, 1, 0]
+
+
+def test_the_old_column_names_still_read_with_a_deprecation_warning():
+    g = _study()
+    table = exposure(g, SplitSpec.from_partition(derive(g, "subject"), g)).table
+    with pytest.warns(DeprecationWarning, match="'severed' is now 'kept_whole'"):
+        assert table["severed"].tolist() == table["kept_whole"].tolist()
+    with pytest.warns(DeprecationWarning, match="'exposed' is now 'spread_over_groups'"):
+        assert table.exposed.tolist() == table["spread_over_groups"].tolist()
+    by_relation = table.set_index("relation")  # as the 0.1 documentation and tests read it
+    with pytest.warns(DeprecationWarning) as heard:
+        old = by_relation.loc["subject_related_to", ["severed", "exposed"]].tolist()
+        assert by_relation[["severed"]].columns.tolist() == ["kept_whole"]
+    assert old == [0, 1] and len(heard) == 3
+    assert all(w.filename == __file__ for w in heard)  # shown where the user wrote the old name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new names, and everything depgraph itself reads, never warn
+        assert by_relation.loc["subject_related_to", ["kept_whole", "spread_over_groups"]].tolist() == [0, 1]
+        exposure(g, SplitSpec.from_partition(derive(g, "subject"), g)).verdict()
 
 
 def test_an_external_assignment_is_judged_split_by_split():

@@ -83,6 +83,21 @@ def test_leaky_grouping_is_flagged_in_the_report(story, page):
     assert "class='error'" not in page
 
 
+def test_the_exposure_table_speaks_plain_words(story, page):
+    head = "<th>linked</th><th>kept whole</th><th>spread over groups</th><th>crossing a split</th>"
+    assert head in page and "severed" not in page and "exposed" not in page
+    assert "<b>kept whole</b> — all their samples in one group, so a split of whole groups cannot cut them" in page
+    assert "<b>spread over groups</b> — their samples in two or more groups, so a split may cut them" in page
+    # subject grouping never puts two subjects in one group: every related pair is spread over two groups
+    leaky = render_html(story.chapters[0].spec, story.graph_after)
+    pairs = story.graph_after.relation_counts()["subject_related_to"]
+    crossing = int(story.chapters[0].exposure.table.set_index("relation").loc["subject_related_to", "crossing"])
+    assert (
+        f"<td>subject_related_to</td><td>pairs</td><td>{pairs}</td><td>0</td><td>{pairs}</td><td>{crossing}</td>"
+        in leaky
+    )
+
+
 def test_figures_as_png_and_svg_files(story, tmp_path):
     figs = figures(story.chapters[-1].spec)
     written = save_figures(figs, tmp_path)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from depgraph import DepgraphError, from_metadata, validate, write_graph
+from depgraph import DepgraphError, derive, from_metadata, validate, write_graph
 from depgraph.cli import main
+from depgraph.derive import dominates
 from depgraph.graph import StudyGraph
 
 
@@ -101,11 +104,85 @@ def test_partition_shape_findings_and_folds(family_meta):
     g = from_metadata(family_meta)
     report = validate(g, n_folds=4)
     shapes = [(i.code, i.details["mode"]) for i in report.issues if i.code in ("single_group", "too_few_groups")]
-    assert ("single_group", "composite/strict") in shapes
+    # subjects, batches and visits: visits link every baseline and every follow-up sample, so a composite over
+    # every mode is one group; that is the design, and it is reported only when asked for
     assert ("too_few_groups", "batch") in shapes and ("too_few_groups", "time") in shapes
-    assert ("too_few_groups", "subject") not in shapes
+    assert ("too_few_groups", "subject") not in shapes and "composite/strict" not in {m for _, m in shapes}
+    (asked,) = validate(g, modes=["composite"]).issues[1:]
+    assert asked.code == "single_group" and asked.details == {
+        "mode": "composite/strict",
+        "via": ["subject", "batch", "time"],
+        "relations": ["sample_belongs_to_subject", "sample_processed_in_batch", "sample_collected_at_timepoint"],
+    }
+    assert asked.message == (
+        "mode composite/strict over every declared mode: subject, batch, time (sample_belongs_to_subject, "
+        "sample_processed_in_batch, sample_collected_at_timepoint) puts all 10 samples in one group: no split is "
+        "possible"
+    )
     only_subject = validate(g, n_folds=6, modes=["subject"])
     assert [i.details["mode"] for i in only_subject.issues if i.code == "too_few_groups"] == ["subject"]
+
+
+def _shape_findings(report):
+    return [(i.code, i.details.get("mode")) for i in report.issues if i.code in ("single_group", "dominant_group")]
+
+
+def test_a_valid_design_has_no_collapse_warning(tmp_path, capsys):
+    from depgraph.demo import demo_cohort
+
+    cohort = demo_cohort()  # the demo's families: six batches, three visits, two sites of 124 and 122 samples
+    g = from_metadata(cohort.metadata).add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates)
+    sites = cohort.metadata["site_id"].value_counts().tolist()
+    assert len(sites) == 2 and max(sites) > len(cohort.metadata) / 2  # a little over half: balanced, not dominant
+    assert _shape_findings(validate(g)) == []
+    write_graph(g, tmp_path / "graph.json")
+    assert main(["validate", str(tmp_path / "graph.json")]) == 0
+    out = capsys.readouterr().out
+    assert "valid — 0 error(s)" in out and "single_group" not in out and "dominant_group" not in out
+
+
+def test_collapse_of_the_dependencies_is_reported_with_what_it_covers():
+    # a1~b1 and b2~c1 declared duplicates chain three subjects; one batch holds everything, as on a small run
+    meta = pd.DataFrame({"sample_id": ["a1", "a2", "b1", "b2", "c1", "d1"],
+                         "subject_id": ["A", "A", "B", "B", "C", "D"], "batch_id": ["B1"] * 6})  # fmt: skip
+    g = from_metadata(meta).add_duplicates(pd.DataFrame({"id1": ["a1", "b2"], "id2": ["b1", "c1"]}))
+    report = validate(g)
+    # subjects alone (2, 2, 1, 1) and duplicates alone are fine; together they hold 5 of 6 samples in one group
+    assert _shape_findings(report) == [
+        ("single_group", "batch"), ("dominant_group", "composite/strict")
+    ]  # fmt: skip
+    finding = next(i for i in report.issues if i.code == "dominant_group")
+    assert finding.details["via"] == ["subject", "duplicate"]
+    assert finding.details["relations"] == ["sample_belongs_to_subject", "sample_duplicate_of"]
+    assert finding.message == (
+        "mode composite/strict over subject, duplicate (sample_belongs_to_subject, sample_duplicate_of): one group "
+        "holds 5 of 6 samples (83%), the next largest 1; any split will be lopsided"
+    )
+    # the batch composite is not checked unless asked: batches link samples by design
+    assert "every declared mode" not in " ".join(i.message for i in report.issues)
+
+
+def test_kinship_that_chains_everyone_is_a_single_group():
+    meta = pd.DataFrame({"sample_id": ["s1", "s2", "s3", "s4"], "subject_id": ["P1", "P2", "P3", "P4"]})
+    chain = pd.DataFrame({"id1": ["P1", "P2", "P3"], "id2": ["P2", "P3", "P4"], "kinship": [0.25] * 3})
+    report = validate(from_metadata(meta).add_kinship(chain, "first"))
+    # subject + relatedness is relatedness again: one finding, not a second one for the same grouping
+    assert _shape_findings(report) == [("single_group", "relatedness")]
+
+
+@given(st.lists(st.integers(min_value=1, max_value=50), min_size=1, max_size=8))
+def test_dominance_is_more_than_half_and_twice_the_runner_up(sizes):
+    ordered = sorted(sizes, reverse=True)
+    expected = len(sizes) > 1 and ordered[0] * 2 > sum(sizes) and ordered[0] >= 2 * ordered[1]
+    assert dominates(np.array(sizes)) == expected
+    meta = pd.DataFrame({"sample_id": [f"s{i}" for i in range(sum(sizes))],
+                         "study_id": [f"ST{k}" for k, n in enumerate(sizes) for _ in range(n)]})  # fmt: skip
+    g = from_metadata(meta)
+    found = _shape_findings(validate(g, modes=["study"]))
+    assert ("dominant_group", "study") in found if expected else ("dominant_group", "study") not in found
+    if sum(sizes) > 1:
+        warned = [w.code for w in derive(g, "study", allow_unlinked=True).warnings]
+        assert ("dominant_group" in warned) == expected  # derive and validate share the definition
 
 
 def test_dropped_pairs_are_reported(family_meta):
@@ -160,7 +237,7 @@ def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
     ]
     seen = set()
     for g in graphs:
-        for issue in validate(g, n_folds=10).issues:
+        for issue in validate(g, n_folds=10).issues + validate(g, modes=["composite"]).issues:
             level, severity, _ = CATALOGUE[issue.code]
             assert (issue.level, issue.severity) == (level, severity), issue.code
             seen.add(issue.code)

@@ -102,8 +102,12 @@ _UNLINKED = re.compile(r"^Samples missing (\w+) assignments were retained as sin
 # --------------------------------------------------------------------------- reading
 class SplitGraphWarning(DepgraphWarning):
     """A splitGraph file was read, but something in it needs the reader's eye
-    (a ``schema_version`` other than 0.1.0, an edge listed twice). Also kept
-    in the result: the graph's ``history`` or the spec's ``warnings``."""
+    (a ``schema_version`` other than 0.1.0, an edge listed twice; also kept in
+    the result: the graph's ``history`` or the spec's ``warnings``), or one is
+    written without something splitGraph's format cannot hold
+    (``splitgraph_export_drops``: the folds, carried sample columns, the
+    signature, the pseudonymisation record; a graph's nodes and edges an older
+    splitGraph release lacks)."""
 
 
 def read_splitgraph(path: str | os.PathLike[str]) -> SplitSpec | StudyGraph:
@@ -839,9 +843,42 @@ def _coded(sentence: str) -> SpecWarning:
 
 
 # --------------------------------------------------------------------------- writing
+def _tell_left_out(what: str, left_out: list[str]) -> None:
+    """Say, as a ``splitgraph_export_drops`` warning, what a splitGraph file is written without."""
+    if left_out:
+        warnings.warn(
+            SplitGraphWarning(
+                "splitgraph_export_drops", f"{what} cannot hold {'; '.join(left_out)}: left out", left_out=left_out
+            ),
+            stacklevel=_outside_depgraph(),
+        )
+
+
+def spec_left_out(spec: SplitSpec) -> list[str]:
+    """What of ``spec`` a splitGraph ``split_spec`` cannot hold, one phrase each: the folds, sample columns other
+    than splitGraph's group, block, time and stratum columns, the signature, the pseudonymisation record.
+    (The digest, the creation time and how the groups were derived — via, priority, build parameters — are not
+    carried either; the groups they made are.)"""
+    instance(spec, SplitSpec, "spec_left_out: the spec")
+    out = []
+    if spec.folds is not None:
+        out.append(f"the folds ({len(spec.folds.splits)} split(s) of {spec.folds.scheme})")
+    extra = [c for c in spec.samples.columns if c != "sample_id" and c not in _ROW_COLUMNS]
+    if extra:
+        out.append(f"sample column(s) {describe_ids(extra, 10)}")
+    if spec.signature is not None:
+        out.append(f"the signature (key fingerprint {spec.signature.key_fingerprint})")
+    if spec.pseudonymization is not None:
+        out.append("the pseudonymisation record (the ids stay pseudonyms; the file no longer says so)")
+    return out
+
+
 def spec_to_splitgraph(spec: SplitSpec) -> dict[str, Any]:
-    """splitGraph's ``split_spec`` JSON for ``spec`` (component labels made positional)."""
+    """splitGraph's ``split_spec`` JSON for ``spec`` (component labels made positional). What the format cannot
+    hold (:func:`spec_left_out`: the folds, carried sample columns, the signature, the pseudonymisation record) is
+    left out with a ``splitgraph_export_drops`` :class:`SplitGraphWarning`."""
     instance(spec, SplitSpec, "spec_to_splitgraph: the spec")
+    _tell_left_out("splitGraph's split_spec", spec_left_out(spec))
     samples = spec.samples
     mode, strategy = spec.constraint.mode, spec.constraint.strategy
     groups = _positional_labels(samples["group_id"], mode, strategy)
@@ -924,7 +961,8 @@ def _json_values(series: pd.Series) -> list[Any]:
 
 def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") -> tuple[dict[str, Any], list[str]]:
     """splitGraph's ``dependency_graph`` JSON for ``graph``, and a note of what
-    the target splitGraph version cannot hold (left out)."""
+    the target splitGraph version cannot hold (left out, and told as a
+    ``splitgraph_export_drops`` :class:`SplitGraphWarning`)."""
     instance(graph, StudyGraph, "graph_to_splitgraph: the graph")
     if splitgraph_version not in SPLITGRAPH_VERSIONS:
         raise DepgraphError(
@@ -983,6 +1021,7 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
         "nodes": nodes,
         "edges": edges,
     }
+    _tell_left_out(f"splitGraph {splitgraph_version}'s dependency_graph", notes)
     return doc, notes
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata
+from depgraph.folds import assign_folds
 from depgraph.interop.splitgraph import (
     SplitGraphWarning,
     from_splitgraph,
@@ -19,9 +21,12 @@ from depgraph.interop.splitgraph import (
     graph_to_splitgraph,
     read_splitgraph,
     spec_from_splitgraph,
+    spec_left_out,
     spec_to_splitgraph,
     write_splitgraph_graph,
+    write_splitgraph_spec,
 )
+from depgraph.privacy import pseudonymize
 from depgraph.spec import SplitSpec, read_spec, write_spec
 from tests.conftest import CONFORMANCE, as_partition, case_metadata, load_case
 
@@ -133,11 +138,44 @@ def test_export_for_splitgraph_0_2_leaves_out_what_it_cannot_read(tmp_path):
         "edge_id": "subject_related_to:1", "from": "subject:P1", "to": "subject:P2",
         "edge_type": "subject_related_to", "attrs": {"provenance": "kinship:pairs", "weight": 0.25},
     }  # fmt: skip
-    notes = write_splitgraph_graph(g, tmp_path / "old.json", splitgraph_version="0.2.0")
+    with pytest.warns(SplitGraphWarning) as told:
+        notes = write_splitgraph_graph(g, tmp_path / "old.json", splitgraph_version="0.2.0")
     old = orjson.loads((tmp_path / "old.json").read_bytes())
     assert notes == ["2 Site node(s)", "2 sample_collected_at_site edge(s)", "1 subject_related_to edge(s)"]
+    (warning,) = told  # what is left out is told, not only returned
+    assert warning.message.code == "splitgraph_export_drops" and warning.filename == __file__
+    assert str(warning.message) == (
+        "splitGraph 0.2.0's dependency_graph cannot hold 2 Site node(s); 2 sample_collected_at_site edge(s); "
+        "1 subject_related_to edge(s): left out"
+    )
     assert {n["node_type"] for n in old["nodes"]} == {"Sample", "Subject"}
     assert all("site_id" not in n["attrs"] for n in old["nodes"])
+
+
+def test_spec_export_says_what_splitgraph_cannot_hold(tmp_path):
+    meta = pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "subject_id": ["P1", "P1", "P2", "P3", "P4", "P5"],
+                         "sex": ["f", "f", "m", "f", "m", "m"]})  # fmt: skip
+    g = from_metadata(meta)
+    plain = SplitSpec.from_partition(derive(g, "subject"), g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a spec splitGraph holds whole is written without a word
+        assert spec_to_splitgraph(plain)["sample_data"]
+    rich = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g, attributes=["sex"]), "group-kfold",
+                        n_folds=3)  # fmt: skip
+    rich = pseudonymize(rich, hashlib.sha256(b"pseudonyms").digest()).signed(hashlib.sha256(b"signing").digest())
+    with pytest.warns(SplitGraphWarning) as told:
+        write_splitgraph_spec(rich, tmp_path / "sg.json")
+    (warning,) = told
+    assert warning.message.code == "splitgraph_export_drops" and warning.filename == __file__
+    message = str(warning.message)
+    assert message.startswith("splitGraph's split_spec cannot hold the folds (3 split(s) of group-kfold); ")
+    assert "; sample column(s) sex; " in message and message.endswith(": left out")
+    assert f"the signature (key fingerprint {rich.signature.key_fingerprint})" in message
+    assert "the pseudonymisation record (the ids stay pseudonyms" in message
+    assert warning.message.details["left_out"] == spec_left_out(rich) and len(spec_left_out(rich)) == 4
+    written = orjson.loads((tmp_path / "sg.json").read_bytes())
+    assert "folds" not in written and all("sex" not in row for row in written["sample_data"])
+    assert "signature" not in json.dumps(written) and "pseudonym" not in json.dumps(written)
 
 
 @pytest.mark.parametrize(
