@@ -34,12 +34,16 @@ from collections.abc import Iterator, Sequence, Sized
 
 import numpy as np
 import pandas as pd
-from torch.utils.data import Sampler
 
 from depgraph.arguments import flag, in_order, instance, whole_number
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, missing_extra
 from depgraph.folds import check_seed
 from depgraph.spec import ROLES, SplitSpec
+
+try:  # the torch extra: without it, say which extra to install rather than "No module named 'torch'"
+    from torch.utils.data import Sampler
+except ModuleNotFoundError as exc:
+    raise missing_extra(__name__, "torch", exc) from None
 
 
 def _rows(
