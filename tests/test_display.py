@@ -67,7 +67,8 @@ def test_validation_report_lists_each_finding_with_its_count_and_first_ids(big: 
     assert re.search(rf"advisory\s+leakage\s+repeated_subject_samples\s+{repeated} ", row)
     assert row.endswith(f"subject:P00000, subject:P00001, subject:P00002 and {repeated - 3} more")
     missing = next(line for line in lines if "sample_missing_subject_assignment" in line)
-    assert re.search(rf"warning\s+semantic\s+sample_missing_subject_assignment\s+1 sample:{re.escape(SCRIPT)}$", missing)
+    assert re.search(rf"warning\s+semantic\s+sample_missing_subject_assignment\s+1 sample:{re.escape(SCRIPT)}$",
+                     missing)  # fmt: skip
     for issue in report.issues:
         assert issue.code in text and issue.severity in text
 
@@ -82,9 +83,7 @@ def test_a_finding_about_no_ids_shows_its_message() -> None:
 def test_a_clean_report_is_one_line() -> None:
     graph = depgraph.from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": list("PQRS")}))
     report = depgraph.validate(graph)
-    assert report.issues == () and repr(report) == (
-        "ValidationReport(valid=True, 0 errors, 0 warnings, 0 advisories)"
-    )
+    assert report.issues == () and repr(report) == ("ValidationReport(valid=True, 0 errors, 0 warnings, 0 advisories)")
 
 
 # --------------------------------------------------------------------------- partition, spec, folds
@@ -99,7 +98,8 @@ def test_partition_mentions_its_findings(big: dict) -> None:
 
 def test_spec_prints_a_short_summary_not_its_columns(big: dict) -> None:
     spec = big["spec"]
-    assert repr(spec) == f"SplitSpec(subject: {N + 1} samples in {N // 3 + 2} groups, 5 splits (group-kfold), 1 finding)"
+    groups = N // 3 + 2
+    assert repr(spec) == f"SplitSpec(subject: {N + 1} samples in {groups} groups, 5 splits (group-kfold), 1 finding)"
     text = str(spec)
     assert len(text.splitlines()) <= 12 and len(text) < 1500
     sizes = sorted(s.n_test for s in spec.folds.splits)
@@ -113,8 +113,10 @@ def test_spec_prints_a_short_summary_not_its_columns(big: dict) -> None:
 def test_fold_plans_and_splits_show_counts_not_positions(big: dict) -> None:
     plan = big["spec"].folds
     split = plan.splits[0]
-    assert repr(split) == str(split) == (
-        f"FoldSplit(repeat=0, fold=0, n_train={split.n_train}, n_test={split.n_test}, n_excluded=0)"
+    assert (
+        repr(split)
+        == str(split)
+        == (f"FoldSplit(repeat=0, fold=0, n_train={split.n_train}, n_test={split.n_test}, n_excluded=0)")
     )
     assert repr(plan) == str(plan) and repr(plan).startswith("FoldPlan(group-kfold (seed 0): 5 splits, ")
     assert len(repr(plan)) < 100
