@@ -147,3 +147,26 @@ def test_a_module_missing_for_another_reason_is_reported_as_python_found_it() ->
     assert missing_extra("depgraph.adapters.torch", "torch", other) is other
     inner = ModuleNotFoundError("No module named 'sklearn.utils'", name="sklearn.utils")
     assert "pip install 'depgraph[sklearn]'" in str(missing_extra("x", "sklearn", inner))
+
+
+def test_without_matplotlib_the_report_says_how_to_mend_the_install(tmp_path) -> None:
+    """matplotlib is in the base install; a broken environment without it gets one line, not a traceback."""
+    code = "\n".join(
+        [
+            "import sys",
+            "sys.modules['matplotlib'] = None",
+            "import pandas as pd",
+            "from depgraph import SplitSpec, derive, from_metadata, write_spec",
+            "from depgraph.cli import main",
+            "g = from_metadata(pd.DataFrame({'sample_id': ['S1', 'S2'], 'subject_id': ['P1', 'P2']}))",
+            f"write_spec(SplitSpec.from_partition(derive(g, 'subject'), g), {str(tmp_path / 'spec.json')!r})",
+            f"sys.exit(main(['report', {str(tmp_path / 'spec.json')!r}, '-o', {str(tmp_path / 'report.html')!r}]))",
+        ]
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [
+        "depgraph: invalid_argument: the report's figures need matplotlib, which depgraph's install includes: "
+        "pip install matplotlib"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]
