@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from depgraph.arguments import in_order, instance, names, whole_number
 from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
-from depgraph.display import html_block, ids_repr, text_table
+from depgraph.display import first_ids, html_block, ids_repr, text_table
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.findings import findings_table
@@ -824,27 +824,31 @@ class SplitSpec(_Model):
         )
 
     def _summary_lines(self) -> list[str]:
+        """What ``print(spec)`` shows under the headline; ids and names made one-line (they are user data)."""
         summary, constraint = self.summary, self.constraint
+        followed = f"relations followed: {', '.join(constraint.relations) or 'none'}"
+        if constraint.via:
+            followed += f" (via {', '.join(constraint.via)})"
+        if constraint.subset:
+            followed += "; derived on a subset of the graph's samples"
+        provenance = [f"written {self.created_at} by {self.generator.package} {self.generator.version}"]
+        if self.graph_name is not None:
+            provenance.insert(0, f"graph {first_ids([self.graph_name])}")
+        provenance.append(f"digest {(self.digest or '')[:19]}…")
+        if self.signature is not None:
+            provenance.append(f"signed (key {self.signature.key_fingerprint})")
+        if self.pseudonymization is not None:
+            provenance.append(f"ids pseudonymised (key {self.pseudonymization.key_fingerprint})")
         lines = [
-            f"largest group {summary.largest_group} ({summary.largest_group_size} samples), "
+            f"largest group {first_ids([summary.largest_group])} ({summary.largest_group_size} samples), "
             f"{summary.singletons} single-sample groups",
-            f"relations followed: {', '.join(constraint.relations) or 'none'}"
-            + (f" (via {', '.join(constraint.via)})" if constraint.via else "")
-            + ("; derived on a subset of the graph's samples" if constraint.subset else ""),
+            followed,
             f"recommended resampling: {self.recommended_resampling}",
             f"columns: {', '.join(map(str, self.samples.columns))}",
         ]
         if self.folds is not None:
             lines.append(f"folds: {self.folds.summary()}")
-        lines.append(
-            f"graph {self.graph_name!r}, "
-            * (self.graph_name is not None)
-            + f"written {self.created_at} by {self.generator.package} {self.generator.version}, "
-            f"digest {(self.digest or '')[:19]}…"
-            + (f", signed (key {self.signature.key_fingerprint})" if self.signature else "")
-            + (f", ids pseudonymised (key {self.pseudonymization.key_fingerprint})" if self.pseudonymization else "")
-        )
-        return lines
+        return [*lines, ", ".join(provenance)]
 
     def __str__(self) -> str:
         """A short summary for ``print(spec)``: grouping, size, folds, provenance and findings (first ids only).

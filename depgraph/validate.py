@@ -198,7 +198,8 @@ class ValidationReport:
         )
 
     def table(self) -> pd.DataFrame:
-        """One row per finding: severity, level, code, count and the first ids (what the repr shows)."""
+        """One row per finding: severity, level, code, count, and its first ids or, for a finding about no
+        ids, its message (what the repr and the notebook table show)."""
         return findings_table(self.issues)
 
     def __repr__(self) -> str:
