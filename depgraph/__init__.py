@@ -1,12 +1,13 @@
 """depgraph: declare what must never be split, derive leakage-free groups.
 
-The flow is one direction::
+The flow is one direction, and every step is importable from ``depgraph``::
 
     metadata ──from_metadata──▶ StudyGraph ──validate──▶ ValidationReport
                                     │ add_kinship / add_spatial / add_duplicates / combine
-                                    │   (audit.audit_duplicates finds undeclared duplicates)
-                                    └──derive(mode)──▶ Partition ──▶ split spec ──folds.assign_folds──▶ folds
-                                                                        └──exposure.exposure, report.write_report
+                                    │   (audit_duplicates finds undeclared duplicates; read_graph / write_graph)
+                                    └──derive(mode)──▶ Partition ──SplitSpec.from_partition──▶ SplitSpec
+                                                         (read_spec / write_spec) ──assign_folds──▶ folds
+                                                         └──exposure──▶ ExposureReport; write_report
 
 >>> import pandas as pd
 >>> import depgraph
@@ -15,58 +16,111 @@ The flow is one direction::
 >>> depgraph.derive(g, "subject").groups()
 {'S1': 'subject:P1', 'S2': 'subject:P1', 'S3': 'subject:P2'}
 
-``depgraph.GroupKFold`` and ``depgraph.StratifiedGroupKFold`` are drop-in
-scikit-learn splitters (``cv=depgraph.StratifiedGroupKFold(5)``); they load
-scikit-learn when first used (``pip install 'depgraph[sklearn]'``).
+Adapters for optional libraries are loaded when first used, so ``import depgraph`` needs neither:
+``depgraph.SpecCV``, ``depgraph.GroupKFold`` and ``depgraph.StratifiedGroupKFold`` (drop-in scikit-learn
+splitters, ``cv=depgraph.StratifiedGroupKFold(5)``) need the ``sklearn`` extra
+(``pip install 'depgraph[sklearn]'``); ``depgraph.FoldSampler``, ``depgraph.GroupBatchSampler`` and
+``depgraph.GroupDistributedSampler`` need the ``torch`` extra. Without it, using one of them raises
+ModuleNotFoundError naming the extra to install.
 """
 
 import importlib
 from typing import Any
 
+from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
-from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode
+from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode, missing_extra
+from depgraph.exposure import ExposureReport, exposure
+from depgraph.folds import (
+    BalancedHoldout,
+    FoldScheme,
+    GroupedHoldout,
+    GroupedKFold,
+    HashFolds,
+    LeaveOneBlockOut,
+    StratifiedGroupedKFold,
+    TimeOrdered,
+    assign_folds,
+)
 from depgraph.graph import StudyGraph, combine, read_graph, write_graph
 from depgraph.ingest import from_metadata
+from depgraph.report import write_report
+from depgraph.spec import Constraint, FoldPlan, SplitSpec, read_spec, write_spec
 from depgraph.validate import Issue, ValidationReport, validate
 from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType
 
 __version__ = "0.1.0"
 
+#: Names served from an adapter that needs an optional extra: name -> (adapter module, extra).
+LAZY: dict[str, tuple[str, str]] = {
+    "SpecCV": ("depgraph.adapters.sklearn", "sklearn"),
+    "GroupKFold": ("depgraph.adapters.sklearn", "sklearn"),
+    "StratifiedGroupKFold": ("depgraph.adapters.sklearn", "sklearn"),
+    "FoldSampler": ("depgraph.adapters.torch", "torch"),
+    "GroupBatchSampler": ("depgraph.adapters.torch", "torch"),
+    "GroupDistributedSampler": ("depgraph.adapters.torch", "torch"),
+}
+
 __all__ = [
     "MODES",
     "NODE_TYPES",
     "RELATIONS",
+    "BalancedHoldout",
+    "Constraint",
     "DepgraphError",
     "DepgraphWarning",
     "ErrorCode",
+    "ExposureReport",
+    "FoldPlan",
+    "FoldSampler",
+    "FoldScheme",
+    "GroupBatchSampler",
+    "GroupDistributedSampler",
+    "GroupKFold",
+    "GroupedHoldout",
+    "GroupedKFold",
+    "HashFolds",
     "Issue",
+    "LeaveOneBlockOut",
     "NodeType",
     "Partition",
+    "SpecCV",
+    "SplitSpec",
+    "StratifiedGroupKFold",
+    "StratifiedGroupedKFold",
     "StudyGraph",
+    "TimeOrdered",
     "ValidationReport",
     "__version__",
+    "assign_folds",
+    "audit_duplicates",
     "combine",
     "derive",
+    "exposure",
     "from_metadata",
     "read_graph",
+    "read_spec",
     "validate",
     "write_graph",
+    "write_report",
+    "write_spec",
 ]
-
-#: Names served from depgraph.adapters.sklearn, which needs the ``sklearn`` extra.
-_SKLEARN_SPLITTERS = ("GroupKFold", "StratifiedGroupKFold")
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use, so that `import depgraph` works without scikit-learn (an extra).
-    if name in _SKLEARN_SPLITTERS:
-        try:
-            adapter = importlib.import_module("depgraph.adapters.sklearn")
-        except ModuleNotFoundError as exc:
-            if exc.name != "sklearn" and not (exc.name or "").startswith("sklearn."):
-                raise
-            raise ModuleNotFoundError(
-                f"depgraph.{name} needs scikit-learn: pip install 'depgraph[sklearn]'", name="sklearn"
-            ) from None
-        return getattr(adapter, name)
-    raise AttributeError(f"module 'depgraph' has no attribute {name!r}")
+    # Imported on first use, so that `import depgraph` works without the optional extras.
+    if name not in LAZY:
+        raise AttributeError(f"module 'depgraph' has no attribute {name!r}")
+    module, extra = LAZY[name]
+    try:
+        adapter = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raised = missing_extra(f"depgraph.{name}", extra, exc)
+        if raised is exc:
+            raise
+        raise raised from None
+    return getattr(adapter, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *LAZY})

@@ -41,8 +41,9 @@ from scipy.sparse.csgraph import connected_components
 
 from depgraph.arguments import flag, instance, names, whole_number
 from depgraph.arrays import distinct, present
+from depgraph.display import html_block, text_table
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue
+from depgraph.findings import Issue, findings_table
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import normalise_keys
 from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
@@ -176,9 +177,33 @@ class Partition:
     def summary(self) -> dict[str, Any]:
         return {"n_samples": self.n_samples, **self.shape._asdict()}
 
-    def __repr__(self) -> str:
+    def _headline(self) -> str:
         how = f"{self.mode}/{self.strategy}" if self.strategy else self.mode
-        return f"Partition({how}: {self.n_samples} samples in {self.n_groups} groups)"
+        found = f"; {len(self.warnings)} finding{'s' if len(self.warnings) != 1 else ''}" if self.warnings else ""
+        return f"Partition({how}: {self.n_samples} samples in {self.n_groups} groups{found})"
+
+    def __repr__(self) -> str:
+        """The headline and, when the derivation found something, one line per finding with its first ids.
+
+        >>> import pandas as pd
+        >>> from depgraph import from_metadata
+        >>> derive(from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", None]})),
+        ...        "batch", allow_unlinked=True)
+        Partition(batch: 3 samples in 2 groups; 2 findings)
+        severity code              count about
+        warning  unlinked_samples      1 S3
+        warning  dominant_group        1 batch:B1
+        """
+        return "\n".join(filter(None, [self._headline(), text_table(findings_table(self.warnings))]))
+
+    def _repr_html_(self) -> str:
+        shape = self.shape
+        lines = [
+            f"relations followed: {', '.join(self.relations) or 'none'}",
+            f"largest group: {shape.largest_group} ({shape.largest_group_size} samples); {shape.singletons} "
+            "single-sample groups",
+        ]
+        return html_block(self._headline(), lines, [("findings", findings_table(self.warnings))])
 
 
 def derive(

@@ -134,3 +134,22 @@ def describe_rows(rows: Iterable[int], limit: int = 5) -> str:
     numbers = [int(r) + 1 for r in rows]
     word = "row" if len(numbers) == 1 else "rows"
     return f"{word} {describe_ids(numbers, limit)}"
+
+
+#: The optional extras: the module each one installs, and that library's name as its users know it.
+EXTRAS: dict[str, tuple[str, str]] = {"sklearn": ("sklearn", "scikit-learn"), "torch": ("torch", "PyTorch")}
+
+
+def missing_extra(what: str, extra: str, exc: ModuleNotFoundError) -> ModuleNotFoundError:
+    """The error to raise when importing ``what`` failed with ``exc``: when the module missing is the one the
+    optional ``extra`` installs, a ModuleNotFoundError saying which extra to install; otherwise ``exc``
+    itself (another missing module is no extra's fault, and is reported as Python found it).
+
+    >>> missing = ModuleNotFoundError("No module named 'torch'", name="torch")
+    >>> str(missing_extra("depgraph.adapters.torch", "torch", missing))
+    "depgraph.adapters.torch needs PyTorch: pip install 'depgraph[torch]'"
+    """
+    module, library = EXTRAS[extra]
+    if exc.name != module and not (exc.name or "").startswith(module + "."):
+        return exc
+    return ModuleNotFoundError(f"{what} needs {library}: pip install 'depgraph[{extra}]'", name=module)

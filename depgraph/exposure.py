@@ -34,6 +34,7 @@ import pandas as pd
 from depgraph.arguments import instance, whole_number
 from depgraph.arrays import distinct
 from depgraph.derive import Partition
+from depgraph.display import html_block, text_table
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import read_table
 from depgraph.graph import StudyGraph
@@ -371,6 +372,19 @@ class ExposureReport:
 
     def _followed(self) -> set[str]:
         return set(self.table.loc[self.table["followed"], "relation"])
+
+    def __repr__(self) -> str:
+        """The verdict, then the per-relation table and the block balance as text, built from :attr:`table`
+        and :attr:`blocks` whatever their columns (list-valued columns, such as per-split counts, left out)."""
+        parts = [f"ExposureReport: {self.verdict()}", text_table(self.table)]
+        if len(self.blocks):
+            parts += ["blocks across the folds:", text_table(self.blocks)]
+        return "\n".join(filter(None, parts))
+
+    def _repr_html_(self) -> str:
+        return html_block(
+            "ExposureReport", [self.verdict()], [("per relation", self.table), ("blocks across the folds", self.blocks)]
+        )
 
     def to_dict(self) -> dict:
         return {

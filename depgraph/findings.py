@@ -8,6 +8,8 @@ first few and how many in all.
 >>> f = Issue("unlinked_samples", "warning", "2 samples have no batch", ids=("S4", "S5"))
 >>> f.count, f.to_dict()["ids"]
 (2, ['S4', 'S5'])
+>>> Issue("repeated_subject_samples", "error", "...", ids=tuple(f"S{i}" for i in range(10**5)))
+Issue('repeated_subject_samples', 'error', count=100000, ids=['S0', 'S1', 'S2', ... and 99997 more], message='...')
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
+from depgraph.display import first_ids, ids_repr
 from depgraph.vocab import LEVELS, SEVERITIES
 
 
@@ -73,6 +78,13 @@ class Issue:
             out["details"] = dict(self.details)
         return out
 
+    def __repr__(self) -> str:
+        level = f", level={self.level!r}" if self.level else ""
+        return (
+            f"Issue({self.code!r}, {self.severity!r}{level}, count={self.count}, ids={ids_repr(self.ids)}, "
+            f"message={self.message!r})"
+        )
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Issue:
         return cls(
@@ -84,3 +96,27 @@ class Issue:
             count=data.get("count"),
             details=dict(data.get("details", {})),
         )
+
+
+def findings_table(findings: Any) -> pd.DataFrame:
+    """One row per finding: severity, level (when any finding has one), code, count, and what it is about: its
+    first ids and how many more or, for a finding about no ids, its message — what a report's repr and
+    ``_repr_html_`` show. ``findings`` are :class:`Issue` objects or anything with
+    the same attributes (a spec's warnings).
+
+    >>> findings_table([Issue("unlinked_samples", "warning", "...", ids=("S4", "S5", "S6", "S7"))])
+      severity              code  count                  about
+    0  warning  unlinked_samples      4  S4, S5, S6 and 1 more
+    """
+    rows = [
+        {
+            "severity": f.severity,
+            "level": getattr(f, "level", None),
+            "code": f.code,
+            "count": int(f.count or 0),
+            "about": first_ids(f.ids, max(int(f.count or 0), len(f.ids))) if len(f.ids) else f.message,
+        }
+        for f in findings
+    ]
+    table = pd.DataFrame(rows, columns=["severity", "level", "code", "count", "about"])
+    return table if table["level"].notna().any() else table.drop(columns="level")

@@ -1,6 +1,6 @@
 """Plots and a self-contained HTML report a reviewer can open offline.
 
-:func:`figures` draws, with matplotlib (the ``plot`` extra):
+:func:`figures` draws, with matplotlib (part of the base install):
 
 * ``group_sizes`` — how many groups hold 1, 2, 3… samples;
 * ``folds`` — train / test / excluded samples per split and, with a stratum,
@@ -51,12 +51,22 @@ TYPE_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860"
                 "#CCB974", "#64B5CD", "#2F4B7C"]  # fmt: skip
 
 
-def _figure(width: float = 7.0, height: float = 3.6) -> Any:
+def _matplotlib() -> Any:
+    """matplotlib, loaded when the first figure is drawn so that ``import depgraph`` stays quick. It is a
+    dependency of depgraph's base install: without it the install is broken, and the error says how to mend it."""
     try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - the plot extra is installed with the tests
-        raise DepgraphError("invalid_argument", "plots need matplotlib: pip install 'depgraph[plot]'") from exc
-    return Figure(figsize=(width, height), layout="constrained")
+        import matplotlib
+        import matplotlib.figure
+    except ImportError as exc:
+        raise DepgraphError(
+            "invalid_argument",
+            "the report's figures need matplotlib, which depgraph's install includes: pip install matplotlib",
+        ) from exc
+    return matplotlib
+
+
+def _figure(width: float = 7.0, height: float = 3.6) -> Any:
+    return _matplotlib().figure.Figure(figsize=(width, height), layout="constrained")
 
 
 def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureReport | None = None) -> dict[str, Any]:
@@ -70,9 +80,7 @@ def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureRe
 def _plain_text() -> Iterator[None]:
     """Matplotlib reads ``$…$`` in any label as mathtext and fails on a malformed one; names,
     categories and titles from a file are text, never formulas."""
-    import matplotlib
-
-    with matplotlib.rc_context({"text.parse_math": False}):
+    with _matplotlib().rc_context({"text.parse_math": False}):
         yield
 
 
@@ -201,8 +209,7 @@ def _time(spec: SplitSpec) -> Any:
 def _encode(fig: Any, fmt: str = "png") -> bytes:
     """The figure's bytes, the same for the same figure: no creation date, a
     fixed salt for SVG element ids (matplotlib would otherwise pick both anew)."""
-    import matplotlib
-
+    matplotlib = _matplotlib()
     buffer = io.BytesIO()
     metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
     with matplotlib.rc_context({"svg.hashsalt": "depgraph", "svg.fonttype": "path", "text.parse_math": False}):

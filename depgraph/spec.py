@@ -58,8 +58,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from depgraph.arguments import in_order, instance, names, whole_number
 from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
+from depgraph.display import first_ids, html_block, ids_repr, text_table
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
+from depgraph.findings import findings_table
 from depgraph.graph import KNOWN_OVERRIDES, StudyGraph, checked_overrides
 from depgraph.identifiers import refuse_unicode_twins, row_keys
 from depgraph.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
@@ -244,6 +246,15 @@ class SpecWarning(_Model):
     count: int = 0
     ids: list[str] = Field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return (
+            f"SpecWarning({self.code!r}, {self.severity!r}, count={self.count}, ids={ids_repr(self.ids)}, "
+            f"message={self.message!r})"
+        )
+
+    def __str__(self) -> str:  # pydantic's would list every field
+        return repr(self)
+
 
 class Summary(_Model):
     n_samples: int
@@ -318,6 +329,16 @@ class FoldSplit(_Model):
             test=test,
             excluded=excluded,
         )
+
+    def __repr__(self) -> str:
+        """Counts, not the positions (a split of 10⁶ samples holds 10⁵ of them)."""
+        return (
+            f"FoldSplit(repeat={self.repeat}, fold={self.fold}, n_train={self.n_train}, n_test={self.n_test}, "
+            f"n_excluded={self.n_excluded})"
+        )
+
+    def __str__(self) -> str:  # pydantic's would list every field, positions included
+        return repr(self)
 
     def roles(self, n_samples: int) -> np.ndarray:
         """One role code per sample: 0 train, 1 test, 2 excluded."""
@@ -406,6 +427,30 @@ class FoldPlan(_Model):
             for i, r in enumerate(role)
         ]
         return cls(scheme=scheme, splits=splits, **fields)
+
+    def table(self) -> pd.DataFrame:
+        """One row per split: repeat, fold and how many samples train, test and are excluded."""
+        return pd.DataFrame(
+            [(s.repeat, s.fold, s.n_train, s.n_test, s.n_excluded) for s in self.splits],
+            columns=["repeat", "fold", "n_train", "n_test", "n_excluded"],
+        )
+
+    def summary(self) -> str:
+        """One line: scheme, seed, number of splits and the range of test sizes.
+
+        >>> FoldPlan.from_roles(np.array([[0, 1, 1], [1, 0, 0]]), scheme="custom", seed=3).summary()
+        'custom (seed 3): 2 splits, 1-2 test samples each'
+        """
+        tests = [s.n_test for s in self.splits]
+        sizes = f"{min(tests)}-{max(tests)}" if tests and min(tests) != max(tests) else str(tests[0] if tests else 0)
+        seed = f" (seed {self.seed})" if self.seed is not None else ""
+        return f"{self.scheme}{seed}: {len(self.splits)} splits, {sizes} test samples each"
+
+    def __repr__(self) -> str:
+        return f"FoldPlan({self.summary()})"
+
+    def __str__(self) -> str:  # pydantic's would list every split
+        return repr(self)
 
     def role_matrix(self, n_samples: int) -> np.ndarray:
         """Role codes as an (n_splits, n_samples) int8 matrix (for small plans and tests)."""
@@ -771,11 +816,66 @@ class SplitSpec(_Model):
         return self._encoded[1]
 
     def __repr__(self) -> str:
+        """One line: the grouping, its size, the folds it carries (never the sample columns)."""
         folds = f", {len(self.folds.splits)} splits ({self.folds.scheme})" if self.folds else ""
+        found = f", {len(self.warnings)} finding{'s' if len(self.warnings) != 1 else ''}" if self.warnings else ""
         return (
             f"SplitSpec({self.constraint.mode}{'/' + self.constraint.strategy if self.constraint.strategy else ''}: "
-            f"{self.n_samples} samples in {self.summary.n_groups} groups{folds})"
+            f"{self.n_samples} samples in {self.summary.n_groups} groups{folds}{found})"
         )
+
+    def _summary_lines(self) -> list[str]:
+        """What ``print(spec)`` shows under the headline; ids and names made one-line (they are user data)."""
+        summary, constraint = self.summary, self.constraint
+        followed = f"relations followed: {', '.join(constraint.relations) or 'none'}"
+        if constraint.via:
+            followed += f" (via {', '.join(constraint.via)})"
+        if constraint.subset:
+            followed += "; derived on a subset of the graph's samples"
+        provenance = [f"written {self.created_at} by {self.generator.package} {self.generator.version}"]
+        if self.graph_name is not None:
+            provenance.insert(0, f"graph {first_ids([self.graph_name])}")
+        provenance.append(f"digest {(self.digest or '')[:19]}…")
+        if self.signature is not None:
+            provenance.append(f"signed (key {self.signature.key_fingerprint})")
+        if self.pseudonymization is not None:
+            provenance.append(f"ids pseudonymised (key {self.pseudonymization.key_fingerprint})")
+        lines = [
+            f"largest group {first_ids([summary.largest_group])} ({summary.largest_group_size} samples), "
+            f"{summary.singletons} single-sample groups",
+            followed,
+            f"recommended resampling: {self.recommended_resampling}",
+            f"columns: {', '.join(map(str, self.samples.columns))}",
+        ]
+        if self.folds is not None:
+            lines.append(f"folds: {self.folds.summary()}")
+        return [*lines, ", ".join(provenance)]
+
+    def __str__(self) -> str:
+        """A short summary for ``print(spec)``: grouping, size, folds, provenance and findings (first ids only).
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "group_id": ["a", "a", "b"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> print(spec)
+        SplitSpec(subject: 3 samples in 2 groups)
+          largest group a (2 samples), 1 single-sample groups
+          relations followed: none
+          recommended resampling: grouped_cv
+          columns: sample_id, group_id
+          written ... by depgraph ..., digest sha256:...…
+        """
+        table = text_table(findings_table(self.warnings))
+        return "\n".join([repr(self), *("  " + line for line in self._summary_lines()), *filter(None, [table])])
+
+    def _repr_html_(self) -> str:
+        tables = [("findings", findings_table(self.warnings))]
+        if self.folds is not None:
+            tables.append(("splits", self.folds.table().head(SHOWN_SPLITS)))
+        return html_block(repr(self), self._summary_lines(), tables)
+
+
+#: Splits a spec's HTML summary lists (a leave-one-block-out plan may have hundreds).
+SHOWN_SPLITS = 10
 
 
 # --------------------------------------------------------------------------- building blocks

@@ -42,8 +42,9 @@ import pyarrow.compute as pc
 from depgraph.arguments import instance, names, whole_number
 from depgraph.arrays import present
 from depgraph.derive import dominates, group_sizes, relations_for_mode, time_order_problems
+from depgraph.display import html_block, text_table
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue
+from depgraph.findings import Issue, findings_table
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import formula_like
 from depgraph.ingest import no_grouping_message
@@ -194,11 +195,24 @@ class ValidationReport:
     def to_json_bytes(self) -> bytes:
         return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2)
 
-    def __repr__(self) -> str:
+    def _headline(self) -> str:
         return (
             f"ValidationReport(valid={self.valid}, {len(self.errors)} errors, {len(self.warnings)} warnings, "
             f"{len(self.advisories)} advisories)"
         )
+
+    def table(self) -> pd.DataFrame:
+        """One row per finding: severity, level, code, count, and its first ids or, for a finding about no
+        ids, its message (what the repr and the notebook table show)."""
+        return findings_table(self.issues)
+
+    def __repr__(self) -> str:
+        """The headline, then one line per finding with its first ids (bounded whatever the cohort's size)."""
+        return "\n".join(filter(None, [self._headline(), text_table(self.table())]))
+
+    def _repr_html_(self) -> str:
+        name = f"{self.name}: " if self.name else ""
+        return html_block(name + self._headline(), tables=[("", self.table())])
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
-from sklearn.model_selection._split import GroupsConsumerMixin  # what scikit-learn's group splitters use
-from sklearn.utils import check_random_state
 
 from depgraph.arguments import in_order, instance
-from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
 from depgraph.folds import MAX_SEED, kfold_of_samples
 from depgraph.identifiers import row_keys
 from depgraph.spec import SplitSpec
+
+try:  # the sklearn extra: without it, say which extra to install rather than "No module named 'sklearn'"
+    from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
+    from sklearn.model_selection._split import GroupsConsumerMixin  # what scikit-learn's group splitters use
+    from sklearn.utils import check_random_state
+except ModuleNotFoundError as exc:
+    raise missing_extra(__name__, "sklearn", exc) from None
 
 
 class SpecCV(GroupsConsumerMixin, BaseCrossValidator):

@@ -34,12 +34,16 @@ from collections.abc import Iterator, Sequence, Sized
 
 import numpy as np
 import pandas as pd
-from torch.utils.data import Sampler
 
 from depgraph.arguments import flag, in_order, instance, whole_number
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, missing_extra
 from depgraph.folds import check_seed
 from depgraph.spec import ROLES, SplitSpec
+
+try:  # the torch extra: without it, say which extra to install rather than "No module named 'torch'"
+    from torch.utils.data import Sampler
+except ModuleNotFoundError as exc:
+    raise missing_extra(__name__, "torch", exc) from None
 
 
 def _rows(
@@ -137,8 +141,16 @@ class FoldSampler(Sampler[int]):
     ) -> None:
         self.seed = check_seed(seed)
         self.rows, _ = _rows(spec, split, role, ids, in_spec_order, dataset, "FoldSampler")
+        self.split, self.role = int(split), role
         self.shuffle = flag(shuffle, "FoldSampler: shuffle") and role == "train"
         self.epoch = 0
+
+    def __repr__(self) -> str:
+        """Which split and side, how many dataset rows it yields, and how it orders them."""
+        return (
+            f"FoldSampler(split={self.split}, role={self.role!r}: {len(self.rows)} rows, shuffle={self.shuffle}, "
+            f"seed={self.seed}, epoch={self.epoch})"
+        )
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = _epoch(epoch)
@@ -187,7 +199,15 @@ class GroupBatchSampler(Sampler[list[int]]):
         self.shuffle = flag(shuffle, "GroupBatchSampler: shuffle")
         self.seed = check_seed(seed)
         self.rows, self.groups = _rows(spec, split, role, ids, in_spec_order, dataset, "GroupBatchSampler")
+        self.split, self.role = int(split), role
         self.epoch = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"GroupBatchSampler(split={self.split}, role={self.role!r}: {len(self.rows)} rows in "
+            f"{len(np.unique(self.groups))} groups, batch_size={self.batch_size}, "
+            f"max_per_group={self.max_per_group}, shuffle={self.shuffle}, seed={self.seed}, epoch={self.epoch})"
+        )
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = _epoch(epoch)
@@ -282,7 +302,15 @@ class GroupDistributedSampler(Sampler[int]):
                 n_groups=n_groups,
             )
         self.num_replicas, self.rank = num_replicas, rank
+        self.split, self.role = int(split), role
         self.shuffle, self.epoch = shuffle, 0
+
+    def __repr__(self) -> str:
+        return (
+            f"GroupDistributedSampler(split={self.split}, role={self.role!r}: {len(self.rows)} rows in "
+            f"{len(np.unique(self.groups))} groups, rank {self.rank} of {self.num_replicas}, pad={self.pad}, "
+            f"shuffle={self.shuffle}, seed={self.seed}, epoch={self.epoch})"
+        )
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = _epoch(epoch)
