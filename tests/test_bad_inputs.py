@@ -1882,10 +1882,6 @@ TEXT_TABLE_CASES = [
     pytest.param(b"\n\n   \n", "cohort.csv", "empty_input", [FILE, "no header line"], id="only-blank-lines"),
     pytest.param(b"sample_id\tsubject_id\n", "cohort.tsv", "empty_input", [FILE, "no rows"], id="header-only-tsv"),
     pytest.param(b"sample_id,subject_id", "cohort.csv", "empty_input", [FILE, "no rows"], id="header-without-eol"),
-    pytest.param(
-        b"sample_id;subject_id\nS1;P1\n", "cohort.csv", "schema", [FILE, "semicolons"], id="semicolon-separated"
-    ),
-    pytest.param(b"sample_id\tsubject_id\nS1\tP1\n", "cohort.csv", "schema", [FILE, ".tsv"], id="tabs-in-a-csv"),
 ]
 
 
