@@ -407,7 +407,7 @@ def _read_excel(data: bytes | mmap.mmap, path: Path, label: str, sheet: str | in
         with pd.ExcelFile(io.BytesIO(data), engine="openpyxl") as book:
             names = [str(n) for n in book.sheet_names]
             name = _sheet_name(names, sheet, label, path)
-            raw = book.parse(sheet_name=name, header=None, dtype=object, keep_default_na=False, na_values=[])
+            raw = pd.read_excel(book, sheet_name=name, header=None, dtype=object, keep_default_na=False, na_values=[])
     except ImportError:
         raise DepgraphError(
             "io",
