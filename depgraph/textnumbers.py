@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arrays import text_buffers
 from depgraph.errors import DepgraphError, describe_rows
 
 #: A number written with a decimal comma: ``0,25``, ``-1,5``, ``,5``, ``2,5e-3``.
@@ -35,7 +36,6 @@ TRUE_WORDS: tuple[str, ...] = ("True", "TRUE", "true")
 FALSE_WORDS: tuple[str, ...] = ("False", "FALSE", "false")
 
 _EXACT = 2**53  # the largest integer every float64 between -_EXACT and _EXACT holds exactly
-_POWERS_OF_TEN = np.array([10.0**k for k in range(1, 17)])  # exact in float64
 
 
 def decimal_points(values: pd.Series, column: str, what: str) -> pd.Series:
@@ -50,7 +50,7 @@ def decimal_points(values: pd.Series, column: str, what: str) -> pd.Series:
     ['0.25', '3', 'x']
     """
     text = _arrow_text(values)
-    if text is None:
+    if text is None or not _holds(text, ","):  # no comma at all: nothing to rewrite (cheaper than the pattern)
         return values
     comma = pc.fill_null(pc.match_substring_regex(text, COMMA_NUMBER), False)
     if not pc.any(comma).as_py():
@@ -98,12 +98,10 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
         return values
     first = text.drop_null()[0].as_py()
     if decimal == "," and _holds(text, ","):
-        comma = pc.fill_null(pc.match_substring_regex(text, COMMA_NUMBER), False)
-        if pc.any(comma).as_py():
-            if pc.any(pc.fill_null(pc.match_substring_regex(text, POINT_NUMBER), False)).as_py():
-                return values
-            text = pc.if_else(comma, pc.replace_substring(text, ",", "."), text)
-            first = first.replace(",", ".")
+        if _holds(text, "."):  # decimal commas beside points (or a text column): not one way of writing numbers
+            return values
+        text = pc.replace_substring(text, ",", ".")  # a cell that is not a number stays one: the casts refuse it
+        first = first.replace(",", ".")
     if first in TRUE_WORDS or first in FALSE_WORDS:
         return _booleans(text, values)
     if not _number(first):  # a text column: decided by its first value, without scanning it
@@ -112,11 +110,19 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
         floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return values
-    present = floats if not text.null_count else floats[~pc.is_null(text).to_numpy(zero_copy_only=False)]
+    present = floats if not text.null_count else floats[pc.is_valid(text).to_numpy(zero_copy_only=False)]
     if not np.isfinite(present).all():  # inf, or a NaN spelt some way pandas reads but depgraph does not
         return values
-    if (present == np.trunc(present)).all() and not any(_holds(text, mark) for mark in (".", "e", "E")):
-        return _integers(text, present, floats, values)
+    if (present == np.trunc(present)).all():
+        written = _integer_spelling(text.drop_null() if text.null_count else text)
+        if written == "plain":
+            if len(present) and np.abs(present).max() >= _EXACT:  # beyond 2**53 a float64 rounds it
+                return values
+            if text.null_count:
+                return pd.Series(floats, index=values.index, dtype=np.float64)
+            return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
+        if written == "code":
+            return values
     big = np.abs(np.nan_to_num(floats)) >= _EXACT
     if big.any():  # an integer too large for a float64 (a float written as 1e20 stays a float)
         digits = pc.match_substring_regex(text.filter(pa.array(big)), r"^[+-]?\d+$")
@@ -125,18 +131,20 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
     return pd.Series(floats, index=values.index, dtype=np.float64)
 
 
-def _integers(text: pa.Array, present: np.ndarray, floats: np.ndarray, values: pd.Series) -> pd.Series:
-    """A column of integer literals as integers (``float64`` when some are missing, as pandas reads them), or
-    ``values`` as they are when one is written other than plainly (``007``, ``+7``) or is too large for a float64."""
-    if len(present) and np.abs(present).max() >= _EXACT:
-        return values
-    plain = np.searchsorted(_POWERS_OF_TEN, np.abs(present), side="right") + 1 + (present < 0)  # digits and sign
-    written = pc.utf8_length(text.drop_null() if text.null_count else text).to_numpy(zero_copy_only=False)
-    if (written != plain).any():
-        return values
-    if text.null_count:
-        return pd.Series(floats, index=values.index, dtype=np.float64)
-    return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
+def _integer_spelling(text: pa.Array) -> str:
+    """How a column of numbers (no nulls) that are all integral is written: ``"float"`` when a cell has a point or
+    an exponent (``72.0``, ``1e3``: floats, as pandas reads them), ``"code"`` when a cell is an integer spelt other
+    than plainly (``007``, ``-0``, ``+7``: codes, not numbers), else ``"plain"``. Read from the Arrow buffers
+    (a byte or two per cell), not cell by cell."""
+    offsets, data = text_buffers(text)
+    cells = data[offsets[0] : offsets[-1]]
+    if ((cells == ord(".")) | (cells == ord("e")) | (cells == ord("E"))).any():
+        return "float"
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    first = data[starts]
+    second = np.where(lengths > 1, data[np.minimum(starts + 1, offsets[-1] - 1)], 0)
+    code = (first == ord("+")) | ((first == ord("0")) & (lengths > 1)) | ((first == ord("-")) & (second == ord("0")))
+    return "code" if code.any() else "plain"
 
 
 def _holds(text: pa.Array, mark: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -385,3 +387,26 @@ def test_tables_other_than_metadata_read_from_excel(tmp_path):
     coords = tmp_path / "coords.xlsx"
     _workbook(coords, {"xy": [["sample_id", "x"], ["S1", 0], ["S2", 0.5], ["S3", 9]]})
     assert meta.add_spatial(coords, 1.0).relation_counts()["sample_adjacent_to"] == 1
+
+
+@given(
+    values=st.one_of(
+        st.lists(st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1), min_size=1, max_size=6),
+        st.lists(st.one_of(st.none(), st.integers(min_value=-999, max_value=999)), min_size=1, max_size=6),
+        st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=6),
+        st.lists(st.booleans(), min_size=1, max_size=6),
+    ),
+    decimal=st.sampled_from([".", ","]),
+)
+@settings(max_examples=60, deadline=None)
+def test_an_attribute_column_is_typed_as_pandas_reads_it(values, decimal):
+    from depgraph.textnumbers import typed_attribute
+
+    if all(v is None for v in values):
+        values = [*values[:-1], 1]
+    cells = ["" if v is None else str(v).replace(".", decimal) for v in values]
+    text = "i;a\n" + "".join(f"{k};{cell}\n" for k, cell in enumerate(cells))  # i: no blank line pandas would skip
+    expected = pd.read_csv(io.StringIO(text), decimal=decimal, sep=";")["a"]
+    got = typed_attribute(pd.Series([c or None for c in cells], dtype="str"), decimal)
+    assert got.dtype == expected.dtype
+    assert got.equals(expected.set_axis(got.index))
