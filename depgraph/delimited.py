@@ -144,11 +144,12 @@ def content_end(data: bytes | mmap.mmap, delimiter: str | None) -> int:
 
 # --------------------------------------------------------------------------- encodings
 def checked_encoding(encoding: str | None) -> str | None:
-    """``encoding``'s canonical codec name, or None for UTF-8 (the default, with or without a
-    byte-order mark); a name Python does not know is an ``invalid_argument`` error.
+    """``encoding`` as the user spelt it (blanks stripped), or None for UTF-8 (the default, with or without a
+    byte-order mark); a name Python does not know, or a codec that does not turn bytes into text (``hex``,
+    ``zlib``), is an ``invalid_argument`` error.
 
     >>> checked_encoding("Latin-1"), checked_encoding("utf8"), checked_encoding(None)
-    ('iso8859-1', None, None)
+    ('Latin-1', None, None)
     """
     if encoding is None:
         return None
@@ -161,10 +162,10 @@ def checked_encoding(encoding: str | None) -> str | None:
             "invalid_argument", f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252, utf-16)"
         ) from None
     try:
-        b"".decode(name)
-    except LookupError:  # a codec from bytes to bytes (hex, zlib...)
+        "a".encode(name)  # a text codec encodes text; hex, zlib, rot13 and 'undefined' refuse to
+    except (LookupError, UnicodeError):
         raise DepgraphError("invalid_argument", f"{encoding!r} is not a text encoding") from None
-    return None if name in ("utf-8", "utf-8-sig") else name
+    return None if name in ("utf-8", "utf-8-sig") else encoding.strip()
 
 
 def to_utf8(data: bytes | mmap.mmap, encoding: str, path: Path, label: str) -> bytes:
@@ -180,15 +181,26 @@ def to_utf8(data: bytes | mmap.mmap, encoding: str, path: Path, label: str) -> b
         )
     try:
         return codecs.decode(raw, encoding).encode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = codecs.decode(raw[: exc.start], encoding, errors="replace").count("\n") + 1
+    except UnicodeError as exc:  # UnicodeDecodeError, or a codec's own complaint (idna, punycode)
+        start = getattr(exc, "start", None)
+        if start is None:
+            raise DepgraphError(
+                "parse", f"{label} is not {encoding} text: {_first_line(exc)}", path=str(path)
+            ) from None
+        line = codecs.decode(raw[:start], encoding, errors="replace").count("\n") + 1
+        byte = f"the byte 0x{raw[start]:02x}" if start < len(raw) else "the end of the file"
         raise DepgraphError(
             "parse",
-            f"{label} is not {encoding} text: line {line} holds the byte 0x{raw[exc.start]:02x}, which {encoding} "
+            f"{label} is not {encoding} text: line {line} holds {byte}, which {encoding} "
             "does not define (is it another encoding?)",
             path=str(path),
             line=line,
         ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def not_utf8(data: bytes | mmap.mmap | memoryview, path: Path, label: str) -> DepgraphError:
@@ -205,6 +217,6 @@ def not_utf8(data: bytes | mmap.mmap | memoryview, path: Path, label: str) -> De
 
 #: How to read a file that is not UTF-8, said to a command-line user and to a Python user alike.
 ENCODING_HINT = (
-    "name its encoding (--encoding latin-1 on the command line, encoding='latin-1' in Python; "
+    "name its encoding (depgraph build --encoding latin-1, encoding='latin-1' in Python; "
     "cp1252 for Windows exports) or save it as UTF-8"
 )

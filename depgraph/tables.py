@@ -217,7 +217,7 @@ def _read_text(
     if nul >= 0:
         raise DepgraphError(
             "parse",
-            f"{label} holds a NUL byte at line {_line_at(data, nul)} (a binary file, or not UTF-8 text?)",
+            f"{label} holds a NUL byte at line {_line_at(data, nul)} ({_nul_hint(data, start)})",
             path=str(path),
         )
     sep = header_delimiter(bytes(data[start : start + (1 << 16)]), preferred) or preferred or ","
@@ -324,6 +324,15 @@ def _is_utf8(data: bytes | mmap.mmap | pa.Buffer) -> bool:
     return True
 
 
+def _nul_hint(data: bytes | mmap.mmap, start: int) -> str:
+    """What a file holding NUL bytes may be: UTF-16 text without a byte-order mark has one in every other byte."""
+    head = bytes(data[start : start + 64])
+    for order, zeros in (("le", head[1::2]), ("be", head[0::2])):
+        if len(zeros) >= 2 and not zeros.strip(b"\x00"):
+            return f"UTF-16 text without a byte-order mark? read it with --encoding utf-16-{order} or save it as UTF-8"
+    return "a binary file, or not UTF-8 text?"
+
+
 def _line_at(data: bytes | mmap.mmap, position: int) -> int:
     """The 1-based line of a byte position (an error path: the bytes before it are copied)."""
     return bytes(data[:position]).count(b"\n") + 1
@@ -337,7 +346,7 @@ def _refuse_other_kinds(data: bytes | mmap.mmap, path: Path, label: str, encodin
     if kind is None and head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
         kind = "bzip2-compressed"
     if kind is not None and kind.startswith("UTF-16"):
-        if encoding is not None and encoding.startswith("utf-16"):
+        if encoding is not None:  # a byte-order mark of UTF-16 (or UTF-32): the named encoding decodes it or not
             return
         kind = "UTF-16 text (read it with --encoding utf-16, encoding='utf-16' in Python, or save it as UTF-8)"
     if kind is not None:
