@@ -462,7 +462,7 @@ def split_header(line: str) -> tuple[str, list[str]]:
     >>> split_header("FID1,ID1,FID2,ID2,Kinship")
     (',', ['FID1', 'ID1', 'FID2', 'ID2', 'Kinship'])
     >>> split_header(" FID1  IID1 FID2  IID2 PI_HAT")
-    ('\\s+', ['FID1', 'IID1', 'FID2', 'IID2', 'PI_HAT'])
+    ('\\\\s+', ['FID1', 'IID1', 'FID2', 'IID2', 'PI_HAT'])
     """
     sep = header_delimiter(line.encode())
     if sep is None:
