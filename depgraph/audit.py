@@ -46,8 +46,10 @@ import scipy.sparse as sp
 from depgraph.arguments import in_order, real_number, whole_number
 from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import existing_file, read_table
+from depgraph.files import describe_source, existing_file, read_table
 from depgraph.identifiers import normalise_keys
+from depgraph.tables import text_layout
+from depgraph.textnumbers import decimal_points
 
 ROUNDING = 1e-9
 EXACT_LIMIT = 50_000
@@ -144,6 +146,7 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
         names = _row_ids(ids)
     else:
         table = read_table(features, "features")
+        layout = text_layout(table)
         if ids_column in table.columns:
             names = _row_ids(table[ids_column])
             table = table.drop(columns=[ids_column])
@@ -153,6 +156,9 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
             raise DepgraphError(
                 "schema", f"features have no {ids_column!r} column; name the id column with ids_column / --ids-column"
             )
+        if layout is not None and layout["decimal"] == ",":  # a ';' file: decimal commas are numbers
+            what = describe_source(features, "features")
+            table = table.apply(lambda column: decimal_points(column, str(column.name), what))
         numeric = table.apply(pd.to_numeric, errors="coerce")
         text_only = [c for c in table.columns if numeric[c].isna().all() and table[c].notna().any()]
         numeric = numeric.drop(columns=text_only)

@@ -312,7 +312,7 @@ def _print_partition(partition: Partition) -> None:
 @app.command()
 def build(
     ctx: typer.Context,
-    metadata: Annotated[Path, typer.Argument(help="One row per sample: CSV, TSV or Parquet.")],
+    metadata: Annotated[Path, typer.Argument(help="One row per sample: CSV, TSV, Parquet or Excel (.xlsx).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.")],
     kinship: Annotated[
         Path | None,
@@ -345,6 +345,14 @@ def build(
     ] = False,
     outcome_scope: Annotated[str, typer.Option(help="Link outcome_id to 'sample' or 'subject'.")] = "sample",
     name: Annotated[str | None, typer.Option(help="A name for the graph, shown in reports.")] = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option(metavar="CODEC", help="Text encoding of the input tables when not UTF-8, e.g. latin-1 or cp1252."),
+    ] = None,
+    sheet: Annotated[
+        str | None,
+        typer.Option(metavar="NAME|N", help="The metadata workbook's sheet (.xlsx): its name, or its number from 1."),
+    ] = None,
 ) -> None:
     """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
     if unknown not in ("error", "ignore"):
@@ -369,6 +377,8 @@ def build(
             name=name or metadata.stem,
             outcome_scope=outcome_scope,  # type: ignore[arg-type]
             allow_multi_subject_samples=allow_multi_subject_samples,
+            encoding=encoding,
+            sheet=sheet,
         )
     if not (graph.has_relation("sample_has_outcome") or graph.has_relation("subject_has_outcome")):
         _refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
@@ -383,12 +393,14 @@ def build(
     if kinship is not None:
         fmt = None if kinship_format == "auto" else kinship_format
         with stage(f"reading kinship from {kinship.name}"):
-            graph = graph.add_kinship(kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template)
+            graph = graph.add_kinship(
+                kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template, encoding=encoding
+            )
     if coords is not None:
         with stage("finding neighbours within the radius"):
-            graph = graph.add_spatial(coords, radius, unknown=unknown)  # type: ignore[arg-type]
+            graph = graph.add_spatial(coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
     if duplicates is not None:
-        graph = graph.add_duplicates(duplicates, unknown=unknown)  # type: ignore[arg-type]
+        graph = graph.add_duplicates(duplicates, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
     with stage(f"writing {output.name}"), plan:
         write_graph(graph, output)
     _print_graph(graph, f"wrote {output}")

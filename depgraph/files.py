@@ -1,7 +1,7 @@
 """Reading tables and writing files, with the failures a user can cause named.
 
-Tables come as pandas, polars or pyarrow objects, or as CSV / TSV / Parquet
-paths. CSV cells are read as text so identifiers keep their spelling ("01"
+Tables come as pandas, polars or pyarrow objects, or as CSV / TSV / Parquet /
+Excel paths. CSV cells are read as text so identifiers keep their spelling ("01"
 stays "01"); the cells listed in :data:`MISSING_TOKENS` mean "missing".
 
 Every file depgraph writes goes through :func:`atomic_path` (from
@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from depgraph.arguments import path as checked_path
+from depgraph.delimited import checked_encoding
 from depgraph.errors import DepgraphError
 from depgraph.outputs import atomic_path as atomic_path
 from depgraph.outputs import atomic_write_bytes as atomic_write_bytes
@@ -67,21 +68,29 @@ def file_name(path: str | os.PathLike[str]) -> str:
     return Path(path).name
 
 
-def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
-    """A pandas DataFrame from a table object or a CSV/TSV/Parquet path.
+def read_table(
+    source: TableLike, what: str = "table", *, encoding: str | None = None, sheet: str | int | None = None
+) -> pd.DataFrame:
+    """A pandas DataFrame from a table object or a CSV/TSV/Parquet/Excel path.
 
     ``what`` names the table in messages (``"metadata"``); a path is added to
     it once. Column names are stripped of surrounding blanks; a name given
     twice is a ``schema`` error. Text files are read with every cell as a
-    string (see :mod:`depgraph.tables` for every refusal); Arrow-typed tables
+    string, with the delimiter their header uses (``,`` ``;`` tab ``|``), in
+    UTF-8 unless ``encoding`` names another (see :mod:`depgraph.tables` and
+    :mod:`depgraph.delimited` for every rule and refusal); ``sheet`` picks an
+    Excel workbook's sheet (a name, or a number from 1). Arrow-typed tables
     (Parquet, pyarrow, polars) are converted by
-    :func:`depgraph.tables.frame_from_arrow`'s rules and pandas frames checked
-    by :func:`depgraph.tables.checked_frame`'s.
+    :func:`depgraph.tables.frame_from_arrow`'s rules, pandas frames and Excel
+    sheets checked by :func:`depgraph.tables.checked_frame`'s.
 
     >>> read_table(pd.DataFrame({" sample_id ": ["S1"]})).columns.tolist()
     ['sample_id']
     """
     label = describe_source(source, what)
+    checked_encoding(encoding)  # a misspelt codec is refused whatever the source
+    if sheet is not None and not isinstance(source, (str, os.PathLike)):
+        raise DepgraphError("invalid_argument", f"sheet= applies to an Excel workbook's path; {what} is a table object")
     if isinstance(source, pd.DataFrame):
         return checked_frame(source, label)
     if isinstance(source, pa.RecordBatch):
@@ -91,10 +100,11 @@ def read_table(source: TableLike, what: str = "table") -> pd.DataFrame:
     if hasattr(source, "to_arrow") and not isinstance(source, (str, os.PathLike)):
         return frame_from_arrow(source.to_arrow(), label)  # polars DataFrame
     if isinstance(source, (str, os.PathLike)):
-        return read_table_file(existing_file(source, what), label)
+        return read_table_file(existing_file(source, what), label, encoding=encoding, sheet=sheet)
     raise DepgraphError(
         "invalid_argument",
-        f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet path, not {type(source).__name__}",
+        f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet/Excel path, "
+        f"not {type(source).__name__}",
     )
 
 

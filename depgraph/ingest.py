@@ -54,7 +54,8 @@ from depgraph.identifiers import (
     refuse_unicode_twins,
 )
 from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
-from depgraph.tables import attribute_values, non_number_kind
+from depgraph.tables import attribute_values, non_number_kind, text_layout
+from depgraph.textnumbers import decimal_points, typed_attribute
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
 
 Unknown = Literal["error", "ignore"]
@@ -152,13 +153,17 @@ def from_metadata(
     name: str | None = None,
     outcome_scope: Literal["sample", "subject"] = "sample",
     allow_multi_subject_samples: bool = False,
+    encoding: str | None = None,
+    sheet: str | int | None = None,
 ) -> StudyGraph:
     """Build a StudyGraph from one row per sample.
 
     Parameters
     ----------
     table:
-        pandas / polars / pyarrow table, or a CSV / TSV / Parquet path.
+        pandas / polars / pyarrow table, or a CSV / TSV / Parquet / Excel
+        (``.xlsx``) path. A text file's delimiter (``,`` ``;`` tab ``|``) is
+        read from its header.
     columns:
         ``{canonical_name: your_column}`` for columns named differently, e.g.
         ``{"subject_id": "patient"}``.
@@ -169,11 +174,19 @@ def from_metadata(
     allow_multi_subject_samples:
         Accept a sample listed with several subjects (rows repeating the
         sample id). Subject derivation then uses the smallest subject id.
+    encoding:
+        A text file's encoding when it is not UTF-8, e.g. ``"latin-1"``.
+    sheet:
+        An Excel workbook's sheet: its name, or its number counted from 1
+        (default: the first sheet).
 
     A sample may appear on several rows only to list several feature sets or
     outcomes; any other column must agree between its rows. A timepoint
     carries one ``time_index``; timepoints with equal ``time_index`` are ties
-    (no precedence between them). Other columns are kept as sample attributes.
+    (no precedence between them). Other columns are kept as sample attributes;
+    read from a text file, an attribute column is typed as pandas would type it
+    (:func:`depgraph.textnumbers.typed_attribute`: numbers as numbers), so a
+    file and the DataFrame read from it give the same graph.
 
     >>> meta = pd.DataFrame({
     ...     "sample_id": ["S1", "S2", "S3"],
@@ -186,12 +199,14 @@ def from_metadata(
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
     what = describe_source(table, "metadata")
-    frame = _apply_column_map(read_table(table, "metadata"), columns)
+    frame = read_table(table, "metadata", encoding=encoding, sheet=sheet)
+    layout = text_layout(frame)
+    frame = _apply_column_map(frame, columns)
     if "sample_id" not in frame.columns:
         raise DepgraphError(
             "schema",
             f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)}); "
-            f"map yours with columns={{'sample_id': 'your_column'}}{_separator_hint(frame)}",
+            f"map yours with columns={{'sample_id': 'your_column'}}",
             column="sample_id",
         )
     if len(frame) == 0:
@@ -204,6 +219,10 @@ def from_metadata(
     notes: list[dict[str, Any]] = []
     if "outcome_value" in frame.columns and "outcome_id" not in frame.columns:
         frame, notes = _outcome_from_value(frame, what)
+    if layout is not None:  # a text file: numbers in it are text until read here
+        frame = _with_decimal_points(frame, ["time_index"], what, layout)
+        for column in [c for c in frame.columns if c not in CANONICAL_COLUMNS]:
+            frame[column] = typed_attribute(frame[column], layout["decimal"])
 
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
     for column in id_columns:
@@ -437,16 +456,17 @@ def no_grouping_message(step: Mapping[str, Any]) -> str | None:
     return message
 
 
-def _separator_hint(frame: pd.DataFrame) -> str:
-    """A hint when a one-column table's header holds another separator (a TSV or a ';' CSV named .csv)."""
-    if len(frame.columns) != 1:
-        return ""
-    header = str(frame.columns[0])
-    if "\t" in header:
-        return "; the header holds tabs: is the file tab-separated? name it .tsv"
-    if ";" in header:
-        return "; the header holds semicolons: depgraph reads ',' (.csv) or tab (.tsv) separated files"
-    return ""
+def _with_decimal_points(
+    frame: pd.DataFrame, columns: list[str], what: str, layout: Mapping[str, str] | None
+) -> pd.DataFrame:
+    """``frame`` with the numbers of ``columns`` written with decimal points, when its file wrote decimal commas
+    (a semicolon-separated file; see :func:`depgraph.textnumbers.decimal_points`)."""
+    if layout is None or layout.get("decimal") != ",":
+        return frame
+    for column in columns:
+        if column in frame.columns:
+            frame[column] = decimal_points(frame[column], column, what)
+    return frame
 
 
 def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
@@ -577,9 +597,13 @@ def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece |
 
 
 # --------------------------------------------------------------------------- pairs
-def _pair_table(source: Any, noun: str, id_columns: tuple[str, str], value_column: str | None) -> pd.DataFrame:
-    """The pair table ``source`` (``noun`` names it: "kinship") with its id and value columns checked present."""
-    frame = read_table(source, noun)
+def _pair_table(
+    source: Any, noun: str, id_columns: tuple[str, str], value_column: str | None, encoding: str | None = None
+) -> pd.DataFrame:
+    """The pair table ``source`` (``noun`` names it: "kinship") with its id and value columns checked present
+    (the value column's decimal commas, in a semicolon-separated file, written as points)."""
+    frame = read_table(source, noun, encoding=encoding)
+    layout = text_layout(frame)
     what = describe_source(source, noun)
     needed = [*id_columns, *([value_column] if value_column else [])]
     missing = [c for c in needed if c not in frame.columns]
@@ -590,7 +614,7 @@ def _pair_table(source: Any, noun: str, id_columns: tuple[str, str], value_colum
             f"(columns: {describe_ids(frame.columns, 12)})",
             columns=missing,
         )
-    return frame.reset_index(drop=True)
+    return _with_decimal_points(frame.reset_index(drop=True), [value_column] if value_column else [], what, layout)
 
 
 def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> tuple[pa.Array, pa.Array]:
@@ -682,6 +706,7 @@ def kinship_pairs(
     value_column: str = "kinship",
     format: str | None = None,
     id_template: str = "{IID}",
+    encoding: str | None = None,
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """``subject_related_to`` edges for pairs with kinship ``>= threshold``.
 
@@ -694,7 +719,8 @@ def kinship_pairs(
     subject ids built by ``id_template`` from FID and IID. Ids are subject ids.
     Pair tables and matrices hold kinship coefficients in [0, 1] (NaN and
     negative values are errors); estimator files may hold negative estimates,
-    which fall below any threshold. A sparse matrix is read through its stored
+    which fall below any threshold. A text file that is not UTF-8 needs its
+    ``encoding`` (e.g. ``"latin-1"``). A sparse matrix is read through its stored
     entries only, so it needs a threshold above 0; a dense matrix is scanned
     in row blocks. A pair given twice keeps its larger kinship.
 
@@ -704,11 +730,11 @@ def kinship_pairs(
     what = describe_source(source, "kinship")
     record: dict[str, Any] = {"step": "add_kinship"}
     if format is None and isinstance(source, (str, os.PathLike)):
-        format = detect_format(source)
+        format = detect_format(source, encoding=encoding)
     if format not in (None, "pairs"):
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
-        pairs, read = read_kinship(source, format, value, id_template=id_template)
+        pairs, read = read_kinship(source, format, value, id_template=id_template, encoding=encoding)
         a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
         b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
         both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
@@ -736,7 +762,7 @@ def kinship_pairs(
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices, not pair tables")
         template = plain_table_template(id_template, what)  # a pair table has no family ids: no {FID}
-        frame = _pair_table(source, "kinship", id_columns, value_column)
+        frame = _pair_table(source, "kinship", id_columns, value_column, encoding)
         if len(frame) == 0:
             raise DepgraphError("empty_input", f"{what} has no rows")
         a, b = _pair_keys(frame, id_columns, what)
@@ -861,13 +887,15 @@ def spatial_pairs(
     *,
     p: float = 2.0,
     unknown: Unknown = "error",
+    encoding: str | None = None,
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """``sample_adjacent_to`` edges between samples at most ``radius`` apart.
 
     ``coords`` has ``sample_id`` and one to three coordinate columns ``x``,
     ``y``, ``z``. Pairs come from a KD-tree (scipy.spatial.cKDTree), never a
     distance matrix; ``p`` is the Minkowski norm (2: Euclidean). The edge weight
-    is the distance. Samples without coordinates get no adjacency.
+    is the distance. Samples without coordinates get no adjacency. A text
+    file that is not UTF-8 needs its ``encoding``.
     """
     what = describe_source(coords, "coordinates")
     for label, value in (("radius", radius), ("p", p)):  # "1" and True are no distances
@@ -878,7 +906,9 @@ def spatial_pairs(
         raise DepgraphError("invalid_argument", f"radius must be a finite number >= 0, not {radius!r}")
     if not (p >= 1):
         raise DepgraphError("invalid_argument", f"p must be >= 1 (a Minkowski norm), not {p!r}")
-    frame = read_table(coords, "coordinates").reset_index(drop=True)
+    frame = read_table(coords, "coordinates", encoding=encoding)
+    layout = text_layout(frame)
+    frame = frame.reset_index(drop=True)
     axes = [c for c in ("x", "y", "z") if c in frame.columns]
     if "sample_id" not in frame.columns or not axes:
         raise DepgraphError(
@@ -894,6 +924,7 @@ def spatial_pairs(
     if ids.duplicated().any():
         dups = ids[ids.duplicated()].unique().tolist()
         raise DepgraphError("duplicate_id", f"{what} list sample(s) {describe_ids(dups)} more than once", ids=dups)
+    frame = _with_decimal_points(frame, axes, what, layout)
     points = np.column_stack([_numeric(frame[a], a, what) for a in axes])
     nan_rows = np.flatnonzero(np.isnan(points).any(axis=1))
     if len(nan_rows):
@@ -985,14 +1016,15 @@ def duplicate_pairs(
     unknown: Unknown = "error",
     similarity_column: str | None = None,
     provenance: str = "declared",
+    encoding: str | None = None,
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """``sample_duplicate_of`` edges from a table of sample id pairs ``id1, id2``.
 
     An optional ``similarity_column`` becomes the edge weight (as written by
-    a duplicate audit).
+    a duplicate audit). A text file that is not UTF-8 needs its ``encoding``.
     """
     what = describe_source(pairs, "duplicate pairs")
-    frame = _pair_table(pairs, "duplicate pairs", ("id1", "id2"), similarity_column)
+    frame = _pair_table(pairs, "duplicate pairs", ("id1", "id2"), similarity_column, encoding)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
     a, b = _pair_keys(frame, ("id1", "id2"), what)
@@ -1021,14 +1053,16 @@ def explicit_pairs(
     source_column: str = "source",
     target_column: str = "target",
     unknown: Unknown = "error",
+    encoding: str | None = None,
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """Edges of any relation from a table of ``source, target`` keys, e.g.
-    ``featureset_generated_from_study`` between feature sets and studies."""
+    ``featureset_generated_from_study`` between feature sets and studies (a
+    text file that is not UTF-8 needs its ``encoding``)."""
     rel = RELATION.get(relation) if isinstance(relation, str) else None
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
     what = describe_source(pairs, f"{relation} pairs")
-    frame = _pair_table(pairs, f"{relation} pairs", (source_column, target_column), None)
+    frame = _pair_table(pairs, f"{relation} pairs", (source_column, target_column), None, encoding)
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
     for column in (source_column, target_column):

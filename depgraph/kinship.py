@@ -33,6 +33,8 @@ both). A template that uses ``{FID}`` on a file without family ids is an
 from __future__ import annotations
 
 import bz2
+import codecs
+import csv
 import gzip
 import io
 import lzma
@@ -50,10 +52,12 @@ import numpy as np
 import pandas as pd
 
 from depgraph.arguments import real_number
+from depgraph.delimited import ENCODING_HINT, checked_encoding, header_delimiter
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, file_name, read_table
 from depgraph.identifiers import check_key_column, normalise_keys
-from depgraph.tables import compression_failure, non_number_kind
+from depgraph.tables import EXCEL_SUFFIXES, compression_failure, non_number_kind, text_layout
+from depgraph.textnumbers import COMMA_NUMBER, POINT_NUMBER, decimal_points
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
@@ -154,7 +158,7 @@ def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
     return value, None
 
 
-def detect_format(path: str | os.PathLike[str]) -> str:
+def detect_format(path: str | os.PathLike[str], *, encoding: str | None = None) -> str:
     """The kinship format of ``path``, from its suffix and, when needed, its header.
 
     ``.kin`` is KING; ``.kin0`` is plink2 when its header starts with ``#`` or
@@ -163,7 +167,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     ``<prefix>.grm.bin`` beside it is a GCTA GRM. A compression suffix
     (``.gz``, ``.bz2``, ``.xz``, ``.zst``) is looked through. Any other file is
     recognised by its header, else it is a ``pairs`` table. The file is opened
-    only when the suffix does not decide.
+    only when the suffix does not decide. A header is read whatever its
+    delimiter (tab, ``,``, ``;``, ``|``, or runs of blanks; see
+    :func:`split_header`), so a KING table saved as CSV is still KING;
+    ``encoding`` is its text encoding when it is not UTF-8.
 
     >>> detect_format("cohort.genome"), detect_format("cohort.kin"), detect_format("cohort.grm.bin")
     ('plink-genome', 'king', 'gcta-grm')
@@ -185,13 +192,13 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if base.endswith(".genome"):
         return "plink-genome"
     if base.endswith(".kin0"):
-        tokens = _header_tokens(existing_file(p, "kinship file"))
+        tokens = _header_tokens(existing_file(p, "kinship file"), encoding)
         return "plink2-king" if _looks_plink2(tokens) else "king"
     if Path(f"{p}.grm.bin").is_file():
         return "gcta-grm"
-    if base.endswith((".parquet", ".pq")):
-        return "pairs"  # binary: no tool writes its relatedness as Parquet
-    tokens = _header_tokens(existing_file(p, "kinship file"))
+    if base.endswith((".parquet", ".pq", *EXCEL_SUFFIXES)):
+        return "pairs"  # binary: no tool writes its relatedness as Parquet or a workbook
+    tokens = _header_tokens(existing_file(p, "kinship file"), encoding)
     if "PI_HAT" in tokens and "IID1" in tokens:
         return "plink-genome"
     if _looks_plink2(tokens):
@@ -208,6 +215,7 @@ def read_kinship(
     *,
     id_template: str = "{IID}",
     chunk_rows: int = 1_000_000,
+    encoding: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Pairs with kinship ``>= threshold`` (inclusive) from a relatedness file.
 
@@ -227,6 +235,9 @@ def read_kinship(
         error for a file without family ids.
     chunk_rows:
         Lines (text formats) or matrix cells (GRM) read at a time.
+    encoding:
+        The text encoding of a text file that is not UTF-8 (e.g.
+        ``"latin-1"``); UTF-8 is read with or without a byte-order mark.
 
     Returns the pairs as a DataFrame (``id1``, ``id2``: object; ``kinship``:
     float64) in file order, and a record: ``format``, ``path`` (the file's name, not its folder),
@@ -256,12 +267,13 @@ def read_kinship(
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise DepgraphError("invalid_argument", f"chunk_rows must be a whole number >= 1, not {chunk_rows!r}")
     chunk_rows = int(chunk_rows)
+    codec = checked_encoding(encoding)
     if fmt == "gcta-grm":
         frame, counts = _read_grm(path, value, template, chunk_rows)
     elif fmt == "pairs":
-        frame, counts = _read_pairs(path, value, template)
+        frame, counts = _read_pairs(path, value, template, encoding)
     else:
-        frame, counts = _read_text(path, _LAYOUTS[fmt], value, template, chunk_rows)
+        frame, counts = _read_text(path, _LAYOUTS[fmt], value, template, chunk_rows, codec)
     record: dict[str, Any] = {
         "format": fmt,
         "path": file_name(path) if isinstance(path, (str, os.PathLike)) else type(path).__name__,
@@ -376,15 +388,15 @@ def _strip_compression(name: str) -> str:
     return name
 
 
-def _open_text(path: Path) -> Any:
-    """``path`` opened as text, through its compression if it has one."""
+def _open_binary(path: Path) -> Any:
+    """``path`` opened for reading bytes, through its compression if it has one."""
     name = path.name.lower()
     if name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
+        return gzip.open(path, "rb")
     if name.endswith(".bz2"):
-        return bz2.open(path, "rt", encoding="utf-8", newline="")
+        return bz2.open(path, "rb")
     if name.endswith(".xz"):
-        return lzma.open(path, "rt", encoding="utf-8", newline="")
+        return lzma.open(path, "rb")
     if name.endswith(".zst"):
         try:
             import zstandard
@@ -392,20 +404,44 @@ def _open_text(path: Path) -> Any:
             raise DepgraphError(
                 "io", f"{str(path)!r} is Zstandard-compressed; reading it needs the zstandard package", path=str(path)
             ) from None
-        return io.TextIOWrapper(zstandard.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return zstandard.open(path, "rb")
+    return open(path, "rb")
 
 
-def _first_line(path: Path, what: str) -> str:
-    """The header line (at most 64 kB of it); "" for an empty file. A file
-    that is not UTF-8 text, or a corrupt compressed one, is a ``parse`` error."""
+def _first_line(path: Path, what: str, encoding: str | None = None) -> str:
+    """The header line (at most 64 kB of it), without a byte-order mark; "" for an empty file. A file that is not
+    UTF-8 text (or not ``encoding`` text), or a corrupt compressed one, is a ``parse`` error."""
     try:
-        with _open_text(path) as handle:
+        with io.TextIOWrapper(_open_binary(path), encoding=encoding or "utf-8-sig", newline="") as handle:
             return handle.readline(65536).rstrip("\r\n")
     except UnicodeDecodeError:
-        raise DepgraphError("parse", f"{what} is not UTF-8 text", path=str(path)) from None
+        raise _undecodable(path, what, encoding) from None
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise _read_failure(exc, what, path) from None
+
+
+def _undecodable(path: Path, what: str, encoding: str | None) -> DepgraphError:
+    """The ``parse`` error for a text file that is not UTF-8 (or not ``encoding``) text, naming the first bad line
+    (found by reading the file again as bytes, a block at a time: this is the error path only)."""
+    decoder = codecs.getincrementaldecoder(encoding or "utf-8")()
+    line, seen = 1, b""
+    try:
+        with _open_binary(path) as handle:
+            while block := handle.read(1 << 20):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    start = max(0, exc.start - len(exc.object) + len(block))
+                    seen = block[start : start + 1]
+                    line += block[:start].count(b"\n")
+                    break
+                line += block.count(b"\n")
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        return _read_failure(exc, what, path)
+    byte = f" (line {line} holds the byte 0x{seen[0]:02x})" if seen else ""
+    if encoding is not None:
+        return DepgraphError("parse", f"{what} is not {encoding} text{byte}", path=str(path), line=line)
+    return DepgraphError("parse", f"{what} is not UTF-8 text{byte}; {ENCODING_HINT}", path=str(path), line=line)
 
 
 def _read_failure(exc: BaseException, what: str, path: Path) -> DepgraphError:
@@ -418,21 +454,25 @@ def _read_failure(exc: BaseException, what: str, path: Path) -> DepgraphError:
 
 
 def split_header(line: str) -> tuple[str, list[str]]:
-    """A tool table's separator, told by its header (tabs, commas, else runs of
-    blanks), and the header's fields: a KING table saved with commas reads as KING.
+    """A tool table's separator, told by its header (one of tab, ``,``, ``;``, ``|``
+    by :func:`depgraph.delimited.header_delimiter`'s rule, else runs of blanks),
+    and the header's fields: a KING table saved as CSV, with commas or a European
+    Excel's semicolons, reads as KING.
 
     >>> split_header("FID1,ID1,FID2,ID2,Kinship")
     (',', ['FID1', 'ID1', 'FID2', 'ID2', 'Kinship'])
+    >>> split_header(" FID1  IID1 FID2  IID2 PI_HAT")
+    ('\\\\s+', ['FID1', 'IID1', 'FID2', 'IID2', 'PI_HAT'])
     """
-    if "\t" in line:
-        return "\t", line.split("\t")
-    if "," in line:
-        return ",", line.split(",")
-    return r"\s+", line.split()
+    sep = header_delimiter(line.encode())
+    if sep is None:
+        return r"\s+", line.split()
+    return sep, next(csv.reader([line], delimiter=sep))  # quoted names unquoted, as pandas reads them
 
 
-def _header_tokens(path: Path) -> list[str]:
-    return [t.strip() for t in split_header(_first_line(path, f"kinship file {str(path)!r}"))[1]]
+def _header_tokens(path: Path, encoding: str | None = None) -> list[str]:
+    line = _first_line(path, f"kinship file {str(path)!r}", checked_encoding(encoding))
+    return [t.strip() for t in split_header(line)[1]]
 
 
 def _looks_plink2(tokens: list[str]) -> bool:
@@ -454,10 +494,11 @@ def _read_text(
     threshold: float,
     template: list[tuple[str, str | None]],
     chunk_rows: int,
+    encoding: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     p = existing_file(path, layout.label)
     what = f"{layout.label} {str(p)!r}"
-    header = _first_line(p, what)
+    header = _first_line(p, what, encoding)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
         raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
@@ -508,22 +549,26 @@ def _read_text(
             chunksize=chunk_rows,
             compression="infer",
             engine="c",
+            encoding=encoding or "utf-8",  # a UTF-8 byte-order mark is dropped by pandas
+            decimal="," if sep == ";" else ".",  # a European Excel's decimal commas (ids are read as text)
         )
     except ImportError as exc:
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError:
+        raise _undecodable(p, what, encoding) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise _read_failure(exc, what, p) from None
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
     fids = (fid1, fid2) if fid1 in id_columns else None
-    for chunk in _chunks(reader, what, p):
+    for chunk in _chunks(reader, what, p, encoding):
         _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
         if rename:
             chunk = chunk.rename(columns=rename)
         _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
-        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts)
+        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts, decimal_comma=sep == ";")
         if kept is None:
             continue
         rows, kinship = kept
@@ -538,7 +583,7 @@ def _read_text(
     return _concat(parts), counts
 
 
-def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
+def _chunks(reader: Any, what: str, path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
     """The reader's chunks, with its failures as DepgraphErrors. pandas only
     warns when the first line has more fields than the header (and drops
     them): that is refused like any longer line."""
@@ -554,7 +599,9 @@ def _chunks(reader: Any, what: str, path: Path) -> Iterator[pd.DataFrame]:
             raise DepgraphError(
                 "parse", f"{what} cannot be parsed: line 2 has more fields than the header", path=str(path), lines=[2]
             ) from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        except UnicodeDecodeError:
+            raise _undecodable(path, what, encoding) from None
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
             raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(path)) from None
         except ImportError as exc:
             raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
@@ -641,6 +688,8 @@ def _filter_chunk(
     threshold: float,
     what: str,
     counts: dict[str, Any],
+    *,
+    decimal_comma: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray] | None:
     """The chunk's rows at or above the threshold and their kinship, counting
     pairs read and missing; ``None`` when none is kept."""
@@ -674,6 +723,8 @@ def _filter_chunk(
         lines = chunk.index.to_numpy()
         rows = chunk
         missing = pd.Series(text, dtype=object).isin(MISSING_TOKENS).to_numpy()
+        if decimal_comma:  # a ';' file: 0,25 is a number (a column mixing 0,25 and 0.25 is refused)
+            text = _decimal_points(text, lines, kin, what)
         values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.isnan(values) & ~missing
         if bad.any():
@@ -711,6 +762,26 @@ def _filter_chunk(
     return rows[keep], kinship[keep]
 
 
+def _decimal_points(text: np.ndarray, lines: np.ndarray, column: str, what: str) -> np.ndarray:
+    """Cells of a semicolon-separated file with their decimal commas written as points; a column holding both
+    decimal commas and decimal points is an ``ambiguity`` error naming a line of each."""
+    cells = pd.Series(text, dtype=object)
+    comma = cells.str.fullmatch(COMMA_NUMBER[1:-1]).fillna(False).to_numpy(dtype=bool)
+    if not comma.any():
+        return text
+    point = cells.str.fullmatch(POINT_NUMBER[1:-1]).fillna(False).to_numpy(dtype=bool)
+    if point.any():
+        a, b = int(np.flatnonzero(comma)[0]), int(np.flatnonzero(point)[0])
+        raise DepgraphError(
+            "ambiguity",
+            f"{what}: {column} mixes decimal commas (line {lines[a] + 2}: {text[a]!r}) and decimal points "
+            f"(line {lines[b] + 2}: {text[b]!r}); write every number of the column one way",
+            column=column,
+            lines=[int(lines[a]) + 2, int(lines[b]) + 2],
+        )
+    return np.where(comma, cells.str.replace(",", ".", regex=False).to_numpy(dtype=object), text)
+
+
 def _require_text_ids(index: np.ndarray, columns: list[np.ndarray], what: str) -> None:
     blank = np.zeros(len(index), dtype=bool)
     for values in columns:
@@ -734,11 +805,13 @@ def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pd.DataFr
 
 # --------------------------------------------------------------------------- pair tables
 def _read_pairs(
-    path: Any, threshold: float, template: list[tuple[str, str | None]]
+    path: Any, threshold: float, template: list[tuple[str, str | None]], encoding: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     is_path = isinstance(path, (str, os.PathLike))
     what = f"kinship pairs {str(path)!r}" if is_path else "kinship pairs"
-    frame = read_table(path, "kinship pairs").reset_index(drop=True)  # read_table adds the path itself
+    frame = read_table(path, "kinship pairs", encoding=encoding)  # read_table adds the path itself
+    layout = text_layout(frame)
+    frame = frame.reset_index(drop=True)
     needed = ["id1", "id2", "kinship"]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
@@ -749,13 +822,15 @@ def _read_pairs(
             columns=missing,
         )
     _refuse_fid(template, what)
-    text_file = is_path and Path(path).suffix.lower() not in (".parquet", ".pq")
+    text_file = layout is not None
     offset, where = (2, "line") if text_file else (1, "row")  # CSV: header is line 1
 
     def place(positions: np.ndarray) -> str:
         numbers = [int(n) + offset for n in positions]
         return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
 
+    if layout is not None and layout["decimal"] == "," and "kinship" in frame.columns:
+        frame["kinship"] = decimal_points(frame["kinship"], "kinship", what)
     raw = frame["kinship"]
     kind = non_number_kind(raw)
     if kind is not None:

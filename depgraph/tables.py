@@ -3,11 +3,17 @@
 Every failure a file can cause is a :class:`~depgraph.errors.DepgraphError`
 naming the file once, and the line or column at fault:
 
-* CSV/TSV is parsed by pyarrow's multi-threaded reader, every cell as text.
-  A row with more or fewer fields than the header is a ``parse`` error naming
-  its line (the first column is never taken as an index, a short row is never
-  padded); so are bytes that are not UTF-8, NUL bytes, and files of another
-  kind (a workbook, Parquet or UTF-16 text under a ``.csv`` name).
+* CSV/TSV is parsed by pyarrow's multi-threaded reader, every cell as text,
+  with the delimiter its header uses (:func:`header_delimiter`: ``,`` ``;``
+  tab or ``|``, whatever the file's extension). A row with more or fewer
+  fields than the header is a ``parse`` error naming its line (the first
+  column is never taken as an index, a short row is never padded); so are
+  bytes that are not UTF-8 (unless an ``encoding`` is given), NUL bytes, and
+  files of another kind (a workbook, Parquet or UTF-16 text under a ``.csv``
+  name). Rows of nothing but delimiters and blanks at the end of the file (as
+  spreadsheets write them) are not rows.
+* An Excel workbook (``.xlsx``) is read through pandas and openpyxl, its cells
+  typed by Excel and checked by :func:`checked_frame`'s rules.
 * A compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``) that is
   truncated or corrupt is a ``parse`` error.
 * Column names are read as written: a name given twice (also after stripping
@@ -27,6 +33,7 @@ import bz2
 import codecs
 import contextlib
 import gzip
+import io
 import lzma
 import mmap
 import zipfile
@@ -43,6 +50,15 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from depgraph.arrays import needs_trimming
+from depgraph.delimited import (
+    BOM,
+    EXTENSION_DELIMITERS,
+    checked_encoding,
+    content_end,
+    header_delimiter,
+    not_utf8,
+    to_utf8,
+)
 from depgraph.errors import DepgraphError, describe_ids
 
 #: Cell values read as missing in CSV/TSV files (what R, pandas and spreadsheets write).
@@ -53,15 +69,29 @@ COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".z
 
 _SHOWN = 5  # offending lines named in a message
 
+#: Excel workbooks read through pandas and openpyxl.
+EXCEL_SUFFIXES: tuple[str, ...] = (".xlsx", ".xlsm")
+
+#: Workbook formats refused with a hint, and what each is.
+_UNREAD_WORKBOOKS: dict[str, str] = {
+    ".xls": "an Excel 97-2003 workbook (.xls)",
+    ".xlsb": "an Excel binary workbook (.xlsb)",
+    ".ods": "an OpenDocument spreadsheet (.ods)",
+    ".numbers": "an Apple Numbers document",
+}
+
+#: The key of a frame's ``attrs`` that tells how the text file it was read from wrote its values (:func:`text_layout`).
+TEXT_LAYOUT = "depgraph.text_layout"
+
 #: Leading bytes of files that are not delimited text, and what they are.
 _MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook?)"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel workbook? name it .xlsx)"),
     (b"\xd0\xcf\x11\xe0", "an OLE2 document (an Excel .xls workbook?)"),
     (b"\x1f\x8b", "gzip-compressed"),
     (b"\xfd7zXZ\x00", "xz-compressed"),
     (b"\x28\xb5\x2f\xfd", "Zstandard-compressed"),
-    (b"\xff\xfe", "UTF-16 text (save it as UTF-8)"),
-    (b"\xfe\xff", "UTF-16 text (save it as UTF-8)"),
+    (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
 )
 
 
@@ -79,16 +109,38 @@ def table_kind(path: Path) -> tuple[str, str | None]:
     return (suffixes[-1] if suffixes else ""), compression
 
 
-def read_table_file(path: Path, label: str) -> pd.DataFrame:
-    """A CSV/TSV/Parquet file (``label`` names it in messages: ``metadata 'x.csv'``)."""
+def read_table_file(
+    path: Path, label: str, *, encoding: str | None = None, sheet: str | int | None = None
+) -> pd.DataFrame:
+    """A CSV/TSV/Parquet/Excel file (``label`` names it in messages: ``metadata 'x.csv'``).
+
+    ``encoding`` is the text encoding of a text table (default UTF-8, with or
+    without a byte-order mark; it does not apply to Parquet or Excel files);
+    ``sheet`` names an Excel workbook's sheet (a name, or its number counted
+    from 1; default the first) and applies to workbooks only.
+    """
     kind, compression = table_kind(path)
+    codec = checked_encoding(encoding)
+    if sheet is not None and kind not in EXCEL_SUFFIXES:
+        raise DepgraphError(
+            "invalid_argument",
+            f"a sheet (--sheet, sheet=) applies to Excel workbooks (.xlsx); {label} is not one",
+            path=str(path),
+        )
+    if kind in _UNREAD_WORKBOOKS:
+        raise DepgraphError(
+            "parse",
+            f"{label} is {_UNREAD_WORKBOOKS[kind]}, which depgraph does not read; save it as .xlsx or as CSV UTF-8",
+            path=str(path),
+        )
     if path.stat().st_size == 0:
         raise DepgraphError("empty_input", f"{label} is empty (0 bytes)", path=str(path))
     data = decompressed(path, compression, label) if compression else _mapped(path, label)
     if kind in (".parquet", ".pq"):
         return _read_parquet(data, path, label)
-    sep = "\t" if kind in (".tsv", ".tab", ".txt") else ","
-    return _read_text(data, sep, path, label)
+    if kind in EXCEL_SUFFIXES:
+        return _read_excel(data, path, label, sheet)
+    return _read_text(data, EXTENSION_DELIMITERS.get(kind), path, label, codec)
 
 
 def decompressed(path: Path, compression: str, label: str) -> bytes:
@@ -150,26 +202,34 @@ def _first_line_of(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------- CSV / TSV
-def _read_text(data: bytes | mmap.mmap, sep: str, path: Path, label: str) -> pd.DataFrame:
-    """Every cell as text, through pyarrow; the failures a user can cause named by line."""
-    _refuse_other_kinds(data, path, label)
-    if not data[: 1 << 16].strip() and not bytes(data).strip():
+def _read_text(
+    data: bytes | mmap.mmap, preferred: str | None, path: Path, label: str, encoding: str | None = None
+) -> pd.DataFrame:
+    """Every cell as text, through pyarrow, with the delimiter the header uses
+    (:func:`~depgraph.delimited.header_delimiter`); the failures a user can cause named by line."""
+    _refuse_other_kinds(data, path, label, encoding)
+    if encoding is not None:
+        data = to_utf8(data, encoding, path, label)
+    start = len(BOM) if bytes(data[: len(BOM)]) == BOM else 0
+    if not data[start : start + (1 << 16)].strip() and not bytes(data[start:]).strip():
         raise DepgraphError("empty_input", f"{label} has no header line (only blank lines)", path=str(path))
     nul = data.find(b"\x00")
     if nul >= 0:
         raise DepgraphError(
             "parse",
-            f"{label} holds a NUL byte at line {_line_at(data, nul)} (a binary file, or not UTF-8 text?)",
+            f"{label} holds a NUL byte at line {_line_at(data, nul)} ({_nul_hint(data, start)})",
             path=str(path),
         )
-    buffer = pa.py_buffer(data)
+    sep = header_delimiter(bytes(data[start : start + (1 << 16)]), preferred) or preferred or ","
+    end = content_end(data, sep)
+    buffer = pa.py_buffer(data).slice(start, end - start)  # without the BOM and the rows of nothing at the end
     try:
         table = _parse(buffer, sep)
     except pa.ArrowInvalid as exc:
         message = str(exc)
         if "Empty CSV file" in message:  # a header line without a line break after it
             try:
-                table = _parse(pa.py_buffer(bytes(data) + b"\n"), sep)
+                table = _parse(pa.py_buffer(buffer.to_pybytes() + b"\n"), sep)
             except pa.ArrowInvalid:
                 raise DepgraphError(
                     "parse",
@@ -179,15 +239,27 @@ def _read_text(data: bytes | mmap.mmap, sep: str, path: Path, label: str) -> pd.
         elif "Expected" in message and "columns, got" in message:
             raise _ragged(buffer, sep, path, label) from None
         elif "UTF8" in message or "UTF-8" in message:
-            raise _not_utf8(data, path, label) from None
+            raise not_utf8(data, path, label) from None
         else:
             raise DepgraphError("parse", f"{label} cannot be parsed: {_first_line_of(exc)}", path=str(path)) from None
     try:
         table.schema.names  # noqa: B018 - pyarrow checks the cells' UTF-8, not the header's: decoding it does
     except UnicodeDecodeError:
-        raise _not_utf8(data, path, label) from None
+        raise not_utf8(data, path, label) from None
     frame = frame_from_arrow(table, label, text=True)
-    return frame.apply(_missing_to_nan) if len(frame.columns) else frame
+    frame = frame.apply(_missing_to_nan) if len(frame.columns) else frame
+    frame.attrs[TEXT_LAYOUT] = {"delimiter": sep, "decimal": "," if sep == ";" else "."}
+    return frame
+
+
+def text_layout(frame: pd.DataFrame) -> dict[str, str] | None:
+    """How the text file a frame was read from wrote its values: its ``delimiter`` and ``decimal`` mark (``,`` in a
+    semicolon-separated file, ``.`` otherwise); None for a frame that was not read from text (its cells are typed).
+
+    Read it right after :func:`read_table_file` (pandas carries a frame's ``attrs`` through most, not all, steps).
+    """
+    layout = frame.attrs.get(TEXT_LAYOUT)
+    return dict(layout) if isinstance(layout, dict) else None
 
 
 def _parse(buffer: pa.Buffer, sep: str, **read: Any) -> pa.Table:
@@ -219,7 +291,7 @@ def _ragged(buffer: pa.Buffer, sep: str, path: Path, label: str) -> DepgraphErro
         return "skip"
 
     if not _is_utf8(buffer):  # pyarrow decodes each bad row's text for the handler: bytes must be UTF-8 first
-        return _not_utf8(buffer, path, label)
+        return not_utf8(buffer, path, label)
     with contextlib.suppress(pa.ArrowInvalid):  # the lines collected before the reader stopped are named
         pacsv.read_csv(
             pa.BufferReader(buffer),
@@ -252,16 +324,13 @@ def _is_utf8(data: bytes | mmap.mmap | pa.Buffer) -> bool:
     return True
 
 
-def _not_utf8(data: bytes | mmap.mmap | pa.Buffer, path: Path, label: str) -> DepgraphError:
-    raw = bytes(data)
-    try:
-        raw.decode("utf-8")
-        where = ""
-    except UnicodeDecodeError as exc:
-        where = f" at line {_line_at(raw, exc.start)}"
-    return DepgraphError(
-        "parse", f"{label} is not UTF-8 text{where} (save it as UTF-8, e.g. 'CSV UTF-8' in Excel)", path=str(path)
-    )
+def _nul_hint(data: bytes | mmap.mmap, start: int) -> str:
+    """What a file holding NUL bytes may be: UTF-16 text without a byte-order mark has one in every other byte."""
+    head = bytes(data[start : start + 64])
+    for order, zeros in (("le", head[1::2]), ("be", head[0::2])):
+        if len(zeros) >= 2 and not zeros.strip(b"\x00"):
+            return f"UTF-16 text without a byte-order mark? read it with --encoding utf-16-{order} or save it as UTF-8"
+    return "a binary file, or not UTF-8 text?"
 
 
 def _line_at(data: bytes | mmap.mmap, position: int) -> int:
@@ -269,13 +338,17 @@ def _line_at(data: bytes | mmap.mmap, position: int) -> int:
     return bytes(data[:position]).count(b"\n") + 1
 
 
-def _refuse_other_kinds(data: bytes | mmap.mmap, path: Path, label: str) -> None:
+def _refuse_other_kinds(data: bytes | mmap.mmap, path: Path, label: str, encoding: str | None = None) -> None:
     head = bytes(data[:10])
     kind = next((k for magic, k in _MAGIC if head.startswith(magic)), None)
     if kind is None and head.startswith(b"PAR1") and bytes(data[-4:]) == b"PAR1":  # Parquet: at both ends
         kind = "a Parquet file"
     if kind is None and head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
         kind = "bzip2-compressed"
+    if kind is not None and kind.startswith("UTF-16"):
+        if encoding is not None:  # a byte-order mark of UTF-16 (or UTF-32): the named encoding decodes it or not
+            return
+        kind = "UTF-16 text (read it with --encoding utf-16, encoding='utf-16' in Python, or save it as UTF-8)"
     if kind is not None:
         raise DepgraphError("parse", f"{label} is {kind}, not delimited text", path=str(path))
 
@@ -330,10 +403,92 @@ def _without_pandas_index(table: pa.Table) -> pa.Table:
     return table.replace_schema_metadata(None)
 
 
+# --------------------------------------------------------------------------- Excel
+def _read_excel(data: bytes | mmap.mmap, path: Path, label: str, sheet: str | int | None) -> pd.DataFrame:
+    """One sheet of an Excel workbook through pandas and openpyxl (the first sheet unless ``sheet`` names one).
+
+    The header is the sheet's first row holding a value. Cells keep the type
+    Excel gave them (numbers, dates, booleans, text) and follow
+    :func:`checked_frame`'s rules; an integral number is an integer (``1``, not
+    ``1.0``); text cells are stripped and :data:`MISSING_TOKENS` are missing,
+    as in a CSV file. Rows of empty cells below the table are not rows."""
+    try:
+        with pd.ExcelFile(io.BytesIO(data), engine="openpyxl") as book:
+            names = [str(n) for n in book.sheet_names]
+            name = _sheet_name(names, sheet, label, path)
+            raw = pd.read_excel(book, sheet_name=name, header=None, dtype=object, keep_default_na=False, na_values=[])
+    except ImportError:
+        raise DepgraphError(
+            "io",
+            f"{label} is an Excel workbook; reading it needs openpyxl: pip install 'depgraph[excel]' "
+            "(or save the sheet as CSV UTF-8)",
+            path=str(path),
+        ) from None
+    except DepgraphError:
+        raise
+    except Exception as exc:  # openpyxl and zipfile raise many kinds of error on a damaged workbook
+        raise DepgraphError(
+            "parse", f"{label} cannot be read as an Excel workbook: {_first_line_of(exc)}", path=str(path)
+        ) from None
+    where = f"{label} sheet {name!r}"
+    cells = raw.apply(_excel_cells) if len(raw.columns) else raw
+    filled = cells.notna().any(axis=1).to_numpy()
+    if not filled.any():
+        raise DepgraphError("empty_input", f"{where} is empty", path=str(path), sheet=name)
+    top, bottom = int(np.flatnonzero(filled)[0]), int(np.flatnonzero(filled)[-1])
+    header = ["" if pd.isna(v) else _header_text(v) for v in cells.iloc[top]]
+    body = cells.iloc[top + 1 : bottom + 1].reset_index(drop=True).infer_objects()
+    body.columns = pd.RangeIndex(len(header))
+    frame = checked_frame(body.set_axis(check_names(header, where), axis=1), where)
+    return frame
+
+
+def _sheet_name(names: list[str], sheet: str | int | None, label: str, path: Path) -> str:
+    """The sheet ``sheet`` names: a sheet's name, or its number counted from 1 (as a number or as digits that name
+    no sheet); the first sheet when None."""
+    listed = describe_ids([repr(n) for n in names], 10)
+    if not names:
+        raise DepgraphError("empty_input", f"{label} holds no sheet", path=str(path))
+    if sheet is None:
+        return names[0]
+    if isinstance(sheet, str) and sheet in names:
+        return sheet
+    number: int | None = None
+    if isinstance(sheet, (int, np.integer)) and not isinstance(sheet, bool):
+        number = int(sheet)
+    elif isinstance(sheet, str) and sheet.strip().isdigit():
+        number = int(sheet.strip())
+    if number is None:
+        raise DepgraphError(
+            "invalid_argument", f"{label} has no sheet {sheet!r} (its sheets: {listed})", path=str(path), sheet=sheet
+        )
+    if not 1 <= number <= len(names):
+        raise DepgraphError(
+            "invalid_argument",
+            f"{label} has no sheet number {number}: sheets are numbered from 1 to {len(names)} ({listed})",
+            path=str(path),
+            sheet=sheet,
+        )
+    return names[number - 1]
+
+
+def _excel_cells(column: pd.Series) -> pd.Series:
+    """Text cells stripped, the missing tokens missing; other cells (numbers, dates, booleans) as Excel typed them."""
+    return column.map(lambda v: (None if v.strip() in MISSING_TOKENS else v.strip()) if isinstance(v, str) else v)
+
+
+def _header_text(value: Any) -> str:
+    """A header cell as a column name: an integral number without ``.0``."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 # --------------------------------------------------------------------------- cell types
 def check_names(names: Sequence[Any], label: str) -> list[str]:
     """Column names as text, stripped; a repeated name, a NUL byte, or a
-    non-text name is refused."""
+    non-text name is refused. Columns without a name may be several (they are
+    dropped when empty, see :func:`frame_from_arrow`)."""
     stripped = [str(c).strip() for c in names]
     nul = [c for c in stripped if "\x00" in c]
     if nul:
@@ -341,29 +496,33 @@ def check_names(names: Sequence[Any], label: str) -> list[str]:
     seen: set[str] = set()
     repeated = []
     for name in stripped:
-        if name in seen and name not in repeated:
+        if name in seen and name not in repeated and name:
             repeated.append(name)
         seen.add(name)
     if repeated:
-        named = [n for n in repeated if n] or ["''"]
-        raise DepgraphError("schema", f"{label} has the column {describe_ids(named)} more than once", columns=repeated)
+        raise DepgraphError(
+            "schema", f"{label} has the column {describe_ids(repeated)} more than once", columns=repeated
+        )
     return stripped
 
 
 def _unnamed(frame: pd.DataFrame, label: str) -> pd.DataFrame:
-    """An empty column without a name (a trailing separator) is dropped; one holding values is refused."""
-    if "" not in frame.columns:
+    """Empty columns without a name (trailing separators, a spreadsheet's empty
+    columns) are dropped; one holding values is refused."""
+    names = list(frame.columns)
+    if "" not in names:
         return frame
-    column = frame[""]
-    if column.notna().any():
-        position = list(frame.columns).index("") + 1
-        row = int(np.flatnonzero(column.notna().to_numpy())[0]) + 1
-        raise DepgraphError(
-            "schema",
-            f"{label}: column {position} has no name but holds values (e.g. row {row}); name it in the header",
-            column=position,
-        )
-    return frame.drop(columns=[""])
+    nameless = [i for i, name in enumerate(names) if name == ""]
+    for position in nameless:
+        present = frame.iloc[:, position].notna().to_numpy()
+        if present.any():
+            row = int(np.flatnonzero(present)[0]) + 1
+            raise DepgraphError(
+                "schema",
+                f"{label}: column {position + 1} has no name but holds values (e.g. row {row}); name it in the header",
+                column=position + 1,
+            )
+    return frame.iloc[:, [i for i in range(len(names)) if names[i] != ""]]
 
 
 def _nested(t: pa.DataType) -> bool:

@@ -1906,10 +1906,6 @@ TEXT_TABLE_CASES = [
     pytest.param(b"\n\n   \n", "cohort.csv", "empty_input", [FILE, "no header line"], id="only-blank-lines"),
     pytest.param(b"sample_id\tsubject_id\n", "cohort.tsv", "empty_input", [FILE, "no rows"], id="header-only-tsv"),
     pytest.param(b"sample_id,subject_id", "cohort.csv", "empty_input", [FILE, "no rows"], id="header-without-eol"),
-    pytest.param(
-        b"sample_id;subject_id\nS1;P1\n", "cohort.csv", "schema", [FILE, "semicolons"], id="semicolon-separated"
-    ),
-    pytest.param(b"sample_id\tsubject_id\nS1\tP1\n", "cohort.csv", "schema", [FILE, ".tsv"], id="tabs-in-a-csv"),
 ]
 
 
@@ -3838,3 +3834,159 @@ def test_a_spec_file_whose_fold_plan_has_no_split(tmp_path, capsys, spec_doc):
     with fails_with("integrity", FILE, "folds holds no split", file=path):
         read_spec(path)
     cli_fails(capsys, tmp_path, ["validate", path], "integrity", "holds no split")
+
+
+# ------------------------------------------------------------------- tables as people export them (issue 11)
+# Tables come with any of the delimiters , ; tab |, with or without a byte-order mark, in another encoding when
+# named, or as Excel workbooks. The strict reader's refusals hold on every one of these paths, and each new
+# option (--encoding, --sheet) refuses what it cannot mean.
+def _workbook(path: Path, sheets: dict[str, list[list[Any]]]) -> Path:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.save(path)
+    return path
+
+
+EXPORTED_TABLE_CASES = [
+    pytest.param(b"sample_id;subject_id\nS1;P1\nS2;P2;X\n", "cohort.csv", [], "parse",
+                 [FILE, "line 3 has 3 field(s)", "header has 2"], id="semicolon-ragged-row"),
+    pytest.param(b"sample_id|subject_id|subject_id\nS1|P1|P2\n", "cohort.csv", [], "schema",
+                 [FILE, "subject_id more than once"], id="pipe-repeated-column"),
+    pytest.param(b"sample_id; subject_id ;subject_id\nS1;P1;P2\n", "cohort.txt", [], "schema",
+                 [FILE, "subject_id more than once"], id="semicolon-repeated-after-stripping"),
+    pytest.param(b"sample_id\t\tsubject_id\nS1\tx\tP1\n", "cohort.csv", [], "schema",
+                 [FILE, "column 2 has no name", "row 1"], id="tab-in-csv-nameless-column-with-values"),
+    pytest.param(b"\xef\xbb\xbfsample_id,subject_id\nS1,P1\nS2\n", "cohort.csv", [], "parse",
+                 [FILE, "line 3 has 1 field(s)"], id="bom-ragged-row"),
+    pytest.param(b"\xef\xbb\xbfsample_id|sample_id\nS1|S2\n", "cohort.csv", [], "schema",
+                 [FILE, "sample_id more than once"], id="bom-repeated-column"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n,,\nS2,P1\n", "cohort.csv", [], "parse",
+                 [FILE, "line 3 has 3 field(s)"], id="row-of-nothing-with-too-many-fields-between-rows"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n,\nS2,P1\n", "cohort.csv", [], "missing_id",
+                 [FILE, "row 2"], id="row-of-nothing-between-rows"),
+    pytest.param(b"sample_id,subject_id\nS1;P1\nS2;P2\n", "cohort.csv", [], "parse",
+                 [FILE, "lines 2, 3", "header's 2 fields"], id="comma-header-semicolon-rows"),
+    pytest.param(b"sample_id;subject_id;timepoint_id;time_index\nS1;P1;T0;0,5\nS2;P1;T1;1.5\n", "cohort.csv", [],
+                 "ambiguity", [FILE, "time_index mixes decimal commas", "row 1: '0,5'", "row 2: '1.5'"],
+                 id="semicolon-time_index-mixing-decimal-commas-and-points"),
+    pytest.param(b"sample_id;subject_id\nS1;P1\nS2;J\xf6rg\n", "cohort.csv", [], "parse",
+                 [FILE, "not UTF-8", "line 3", "0xf6", "--encoding latin-1"], id="latin-1-without-encoding"),
+    pytest.param(b"sample_id,subject_id\nS1,J\xf6rg\nS2\n", "cohort.csv", ["--encoding", "latin-1"], "parse",
+                 [FILE, "line 3 has 1 field(s)"], id="latin-1-ragged-row"),
+    pytest.param(b"sample_id,subject_id\nS1,J\xf6rg\nS2,P\x001\n", "cohort.csv", ["--encoding", "latin-1"], "parse",
+                 [FILE, "NUL byte at line 3"], id="latin-1-NUL-byte"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\nS2,J\xf6rg\n", "cohort.csv", ["--encoding", "ascii"], "parse",
+                 [FILE, "not ascii text", "line 3", "0xf6"], id="byte-the-encoding-does-not-define"),
+    pytest.param(b"sample_id,subject_id\nS1,P\x811\n", "cohort.csv", ["--encoding", "cp1252"], "parse",
+                 [FILE, "not cp1252 text", "line 2", "0x81"], id="cp1252-undefined-byte"),
+    pytest.param(b"\xef\xbb\xbfsample_id,subject_id\nS1,P1\n", "cohort.csv", ["--encoding", "latin-1"], "parse",
+                 [FILE, "UTF-8 byte-order mark", "not latin-1", "without an encoding"], id="bom-read-as-latin-1"),
+    pytest.param("sample_id,subject_id\nS1,P1\n".encode("utf-16-le"), "cohort.csv", [], "parse",
+                 [FILE, "NUL byte at line 1", "UTF-16 text without a byte-order mark", "--encoding utf-16-le"],
+                 id="utf-16-without-bom"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n", "cohort.csv", ["--encoding", "utf-16"], "parse",
+                 [FILE, "not utf-16 text"], id="utf-8-read-as-utf-16"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n", "cohort.csv", ["--encoding", "klingon"], "invalid_argument",
+                 ["unknown encoding 'klingon'", "latin-1"], id="unknown-encoding"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n", "cohort.csv", ["--encoding", "hex"], "invalid_argument",
+                 ["'hex' is not a text encoding"], id="bytes-codec-as-encoding"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n", "cohort.csv", ["--encoding", " "], "invalid_argument",
+                 ["encoding must be a codec name"], id="blank-encoding"),
+    pytest.param(b"sample_id,subject_id\nS1,P1\n", "cohort.csv", ["--sheet", "2"], "invalid_argument",
+                 [FILE, "applies to Excel workbooks", "is not one"], id="sheet-of-a-csv"),
+    pytest.param(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00\x00", "cohort.xls", [], "parse",
+                 [FILE, "Excel 97-2003 workbook", "save it as .xlsx or as CSV UTF-8"], id="xls-workbook"),
+    pytest.param(b"PK\x03\x04not really", "cohort.ods", [], "parse",
+                 [FILE, "OpenDocument spreadsheet", "save it as .xlsx"], id="ods-spreadsheet"),
+    pytest.param(b"this is not a workbook", "cohort.xlsx", [], "parse",
+                 [FILE, "cannot be read as an Excel workbook"], id="xlsx-that-is-not-a-workbook"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("content", "name", "extra", "code", "fragments"), EXPORTED_TABLE_CASES)
+def test_exported_text_tables_keep_every_refusal(tmp_path, out_dir, capsys, content, name, extra, code, fragments):
+    path = tmp_path / name
+    path.write_bytes(content)
+    options = dict(zip(["encoding" if o == "--encoding" else "sheet" for o in extra[::2]], extra[1::2], strict=True))
+    with fails_with(code, *fragments, file=path):
+        from_metadata(path, **options)
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", path, *extra, "-o", target], code, *fragments, output=target, file=path)
+
+
+WORKBOOK_CASES = [
+    pytest.param({"Samples": []}, [], "empty_input", [FILE, "sheet 'Samples' is empty"], id="empty-sheet"),
+    pytest.param({"Samples": [["sample_id", "subject_id"]]}, [], "empty_input", [FILE, "no rows"], id="header-only"),
+    pytest.param({"S": [["sample_id", "subject_id", "subject_id"], ["S1", "P1", "P2"]]}, [], "schema",
+                 [FILE, "sheet 'S'", "subject_id more than once"], id="repeated-column"),
+    pytest.param({"S": [["sample_id", None, "subject_id"], ["S1", "x", "P1"]]}, [], "schema",
+                 [FILE, "sheet 'S'", "column 2 has no name but holds values", "row 1"],
+                 id="nameless-column-with-values"),
+    pytest.param({"S": [["sample_id", "subject_id"], ["S1", "P1"], [None, "P1"], ["S3", "P2"]]}, [], "missing_id",
+                 [FILE, "row 2"], id="empty-sample_id-between-rows"),
+    pytest.param({"Sheet1": [["sample_id"], ["S1"]], "Notes": [["x"]]}, ["--sheet", "Samples"], "invalid_argument",
+                 [FILE, "has no sheet 'Samples'", "'Sheet1', 'Notes'"], id="sheet-name-not-in-workbook"),
+    pytest.param({"Sheet1": [["sample_id"], ["S1"]]}, ["--sheet", "3"], "invalid_argument",
+                 [FILE, "no sheet number 3", "from 1 to 1"], id="sheet-number-beyond-the-last"),
+    pytest.param({"Sheet1": [["sample_id"], ["S1"]]}, ["--sheet", "0"], "invalid_argument",
+                 [FILE, "no sheet number 0"], id="sheet-number-zero"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sheets", "extra", "code", "fragments"), WORKBOOK_CASES)
+def test_workbook_refusals(tmp_path, out_dir, capsys, sheets, extra, code, fragments):
+    path = _workbook(tmp_path / "cohort.xlsx", sheets)
+    with fails_with(code, *fragments, file=path):
+        from_metadata(path, **({"sheet": extra[1]} if extra else {}))
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", path, *extra, "-o", target], code, *fragments, output=target, file=path)
+
+
+def test_a_workbook_without_openpyxl_names_the_extra(tmp_path, out_dir, capsys, monkeypatch):
+    path = _workbook(tmp_path / "cohort.xlsx", {"Sheet1": [["sample_id", "subject_id"], ["S1", "P1"]]})
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # as if it were not installed
+    fragments = [FILE, "reading it needs openpyxl", "pip install 'depgraph[excel]'"]
+    with fails_with("io", *fragments, file=path):
+        from_metadata(path)
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", path, "-o", target], "io", *fragments, output=target, file=path)
+
+
+def test_sheet_of_a_table_object_is_refused():
+    with fails_with("invalid_argument", "sheet= applies to an Excel workbook's path"):
+        from_metadata(pd.DataFrame({"sample_id": ["S1"]}), sheet=1)
+
+
+KIN_THRESHOLD = ["--kinship-threshold", "0.1"]
+EXPORTED_PAIR_CASES = [
+    pytest.param("kinship.csv", "FID1;ID1;FID2;ID2;N_SNP;HetHet;IBS0;Kinship\nF;P1;F;P2;100;0,1;0,0;0,25\n"
+                 "F;P1;F;P3;100;0,1;0,0;0.125\n", "--kinship", KIN_THRESHOLD, "ambiguity",
+                 [FILE, "Kinship", "decimal commas", "line 2", "line 3"], id="king-as-semicolon-csv-mixing-decimals"),
+    pytest.param("kinship.csv", b"id1,id2,kinship\nP1,J\xf6rg,0.25\n", "--kinship", KIN_THRESHOLD, "parse",
+                 [FILE, "not UTF-8", "line 2", "--encoding"], id="pair-table-in-latin-1"),
+    pytest.param("kinship.kin0",
+                 b"#FID1\tIID1\tFID2\tIID2\tNSNP\tHETHET\tIBS0\tKINSHIP\nF\tJ\xf6rg\tF\tP2\t1\t0\t0\t0.3\n",
+                 "--kinship", KIN_THRESHOLD, "parse", [FILE, "not UTF-8", "line 2", "0xf6", "--encoding"],
+                 id="plink2-table-in-latin-1"),
+    pytest.param("coords.csv", "sample_id;x\nS1;0,5\nS2;1.5\n", "--coords", ["--radius", "1"], "ambiguity",
+                 [FILE, "x mixes decimal commas", "row 1: '0,5'", "row 2: '1.5'"], id="coordinates-mixing-decimals"),
+    pytest.param("coords.tsv", "sample_id\tx\nS1\t0,5\nS2\t1\n", "--coords", ["--radius", "1"], "invalid_value",
+                 [FILE, "'0,5'"], id="decimal-comma-in-a-tab-file"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "option", "extra", "code", "fragments"), EXPORTED_PAIR_CASES)
+def test_exported_pair_tables_keep_every_refusal(tmp_path, out_dir, capsys, name, content, option, extra, code,
+                                                 fragments):  # fmt: skip
+    meta = write(tmp_path / "cohort.csv", META)
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", meta, option, path, *extra, "-o", target], code, *fragments, output=target,
+              file=path)  # fmt: skip

@@ -50,3 +50,11 @@ def test_formula_benchmark_runs_and_finds_every_formula_like_id():
 
     row = measure(5000)
     assert row["n_ids"] == 5000 and row["formula_like_arrow_s"] >= 0 and row["for_spreadsheets_s"] >= 0
+
+
+def test_table_layout_benchmark_reads_every_layout_alike(tmp_path):
+    from benchmarks.bench_tables import LAYOUTS, measure
+
+    rows = measure(500, tmp_path, repeats=1)
+    assert [r["file"] for r in rows] == list(LAYOUTS)
+    assert len({r["n_nodes"] for r in rows}) == 1 and rows[0]["n_nodes"] > 500

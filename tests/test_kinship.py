@@ -509,3 +509,73 @@ def test_add_kinship_reads_tool_files_and_the_cli_builds_with_them(tmp_path, cap
     code = main(["build", str(tmp_path / "meta.csv"), "--kinship", str(kin0), "--kinship-format", "king",
                  "--kinship-threshold", "0.2", "-o", str(tmp_path / "g.json")])  # fmt: skip
     assert code == 0 and "subject_related_to" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- tool tables saved as CSV (issue 11)
+# What a tool wrote, opened in a spreadsheet or pandas and saved again: commas, a European Excel's semicolons with
+# decimal commas, tabs, each with or without a UTF-8 byte-order mark, under the tool's suffix or as .csv / .txt.
+# The pairs expected at 'second' (0.0884) are worked out by hand from the fixtures' comments.
+SAVED_LAYOUTS = [
+    pytest.param("cohort.kin", KING_KIN, "king",
+                 [("P1", "P2", 0.2461), ("P1", "P3", 0.2514), ("Q1", "Q2", 0.0884)], id="king-kin"),
+    pytest.param("cohort.kin0", KING_KIN0_ALIGNED, "king",
+                 [("P2", "R1", 0.3542), ("Q2", "R2", 0.177), ("Q3", "R3", 0.1769)], id="king-kin0"),
+    pytest.param("cohort.kin0", KING_RELATED_KIN0, "king", [("P1", "Q1", 0.24)], id="king-related"),
+    pytest.param("cohort.kin0", PLINK2_KIN0, "plink2-king",
+                 [("P2", "P1", 0.246104), ("Q1", "P2", 0.177), ("Q2", "Q1", 0.0884)], id="plink2"),
+    pytest.param("cohort.kin0", PLINK2_KIN0_NO_FID, "plink2-king", [("P2", "P1", 0.246104)], id="plink2-no-fid"),
+    pytest.param("cohort.genome", GENOME, "plink-genome",
+                 [("P1", "P2", 0.25), ("P1", "Q1", 0.0885), ("P2", "Q1", 0.177)], id="plink-genome"),
+]  # fmt: skip
+
+
+def saved_as(text: str, delimiter: str, decimal_comma: bool) -> str:
+    """The tool's table as a spreadsheet saves it: fields split on tabs or runs of blanks, joined by ``delimiter``;
+    with ``decimal_comma`` every decimal number written with a comma (0.2461 -> 0,2461)."""
+    rows = []
+    for line in text.splitlines():
+        fields = line.split()
+        if decimal_comma:
+            fields = [f.replace(".", ",") if f.replace(".", "", 1).lstrip("-").isdigit() else f for f in fields]
+        rows.append(delimiter.join(fields))
+    return "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize(("name", "text", "fmt", "expected"), SAVED_LAYOUTS)
+@pytest.mark.parametrize(
+    ("delimiter", "decimal_comma"),
+    [(",", False), (";", True), (";", False), ("\t", False), ("|", False)],
+    ids=["comma", "semicolon-decimal-comma", "semicolon", "tab", "pipe"],
+)
+@pytest.mark.parametrize("bom", [False, True], ids=["utf8", "bom"])
+@pytest.mark.parametrize("suffix", ["tool", ".csv", ".txt"])
+def test_a_tool_table_saved_as_csv_is_still_its_format(
+    tmp_path, name, text, fmt, expected, delimiter, decimal_comma, bom, suffix
+):
+    path = tmp_path / (name if suffix == "tool" else f"relatedness{suffix}")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + saved_as(text, delimiter, decimal_comma).encode())
+    assert detect_format(path) == fmt
+    pairs, record = read_kinship(path, fmt, "second")
+    assert as_records(pairs) == expected
+    assert record["pairs_read"] == len(text.splitlines()) - 1
+
+
+def test_a_semicolon_tool_table_mixing_decimal_commas_and_points_is_refused(tmp_path):
+    text = saved_as(PLINK2_KIN0, ";", True).replace("0,177\n", "0.177\n")
+    err = error_of(read_kinship, write(tmp_path, "rel.csv", text), "plink2-king", "second")
+    assert err.code == "ambiguity" and "KINSHIP" in err.message
+    assert "line 2" in err.message and "line 4" in err.message and err.details["lines"] == [2, 4]
+
+
+def test_a_tool_table_in_latin_1_needs_its_encoding(tmp_path):
+    path = tmp_path / "rel.kin0"
+    path.write_bytes(KING_KIN0_ALIGNED.replace("P2 ", "Jörg").encode("latin-1"))
+    err = error_of(read_kinship, path, "king", "second")
+    assert err.code == "parse" and "line 3" in err.message and "0xf6" in err.message and "--encoding" in err.message
+    pairs, _ = read_kinship(path, "king", "second", encoding="latin-1")
+    assert as_records(pairs)[0] == ("Jörg", "R1", 0.3542)
+    assert detect_format(path, encoding="latin-1") == "king"
+    gz = tmp_path / "rel.kin0.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert error_of(read_kinship, gz, "king", "second").message.count("line 3") == 1
+    assert as_records(read_kinship(gz, "king", "second", encoding="latin-1")[0])[0][0] == "Jörg"
