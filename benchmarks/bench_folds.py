@@ -1,18 +1,23 @@
 """Fold quality: depgraph's schemes against the usual alternatives.
 
-    python benchmarks/bench_folds.py [--cohorts 200] [--seeds 100]
+    python benchmarks/bench_folds.py [--cohorts 200] [--seeds 100] [--only stratified,splitters,holdout]
 
 1. Stratified grouped k-fold vs scikit-learn's StratifiedGroupKFold (shuffle=True)
    on many random grouped cohorts (group sizes 1-12, 2-4 classes with
    group-correlated labels, prevalence 5-50 %, k = 5): the worst deviation of a
    test fold's class share from the cohort's, and the fold-size spread
    (max - min) / (n / k).
-2. Balanced holdout vs per-stratum random 80:20 on a 5,000-patient cohort with
+2. The drop-in splitters, as a user switching ``cv=`` gets them:
+   depgraph.StratifiedGroupKFold / depgraph.GroupKFold against scikit-learn's
+   splitters of the same names on the same cohorts, with the defaults
+   (shuffle=False) and shuffled (random_state = the cohort's seed).
+3. Balanced holdout vs per-stratum random 80:20 on a 5,000-patient cohort with
    site, sex, age band, race and modality (one to three samples per patient),
    over many seeds: per category the scaled difference
    (N_test - f * N_total) / (f * N_total), worst over categories.
 
-Prints tables and writes benchmarks/results/folds.json.
+Prints tables and writes benchmarks/results/folds.json (the parts run replace
+their entries; the others are kept).
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import GroupKFold as SkGroupKFold
+from sklearn.model_selection import StratifiedGroupKFold as SkStratifiedGroupKFold
 
+import depgraph
 from depgraph.folds import BalancedHoldout, StratifiedGroupedKFold
 from depgraph.spec import Constraint, SplitSpec
 
@@ -70,8 +78,6 @@ def fold_quality(frame: pd.DataFrame, fold: np.ndarray, k: int) -> tuple[float, 
 
 
 def compare_stratified(n_cohorts: int, k: int = 5) -> dict:
-    from sklearn.model_selection import StratifiedGroupKFold
-
     ours, theirs = [], []
     for seed in range(n_cohorts):
         frame = grouped_cohort(seed)
@@ -83,24 +89,59 @@ def compare_stratified(n_cohorts: int, k: int = 5) -> dict:
         sk_fold = np.full(len(frame), -1)
         with warnings.catch_warnings():  # sklearn warns when a class has fewer groups than folds
             warnings.simplefilter("ignore")
-            cv = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
+            cv = SkStratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
             for f, (_, test) in enumerate(cv.split(frame, frame["stratum"], frame["group_id"])):
                 sk_fold[test] = f
         theirs.append(fold_quality(frame, sk_fold, k))
-    ours_a, theirs_a = np.array(ours), np.array(theirs)
+    return {"cohorts": n_cohorts, "k": k, **_versus(np.array(ours), np.array(theirs))}
 
-    def stats(a: np.ndarray, col: int) -> dict:
-        return {"mean": round(float(a[:, col].mean()), 4), "p95": round(float(np.quantile(a[:, col], 0.95)), 4),
-                "max": round(float(a[:, col].max()), 4)}  # fmt: skip
 
+def _stats(a: np.ndarray, col: int) -> dict:
+    return {"mean": round(float(a[:, col].mean()), 4), "p95": round(float(np.quantile(a[:, col], 0.95)), 4),
+            "max": round(float(a[:, col].max()), 4)}  # fmt: skip
+
+
+def _versus(ours: np.ndarray, theirs: np.ndarray) -> dict:
+    """Both sides' (class share, size spread) statistics and depgraph's wins / ties / losses."""
     return {
-        "cohorts": n_cohorts,
-        "k": k,
-        "depgraph": {"worst_class_share_deviation": stats(ours_a, 0), "fold_size_spread": stats(ours_a, 1)},
-        "sklearn": {"worst_class_share_deviation": stats(theirs_a, 0), "fold_size_spread": stats(theirs_a, 1)},
-        "share_wins_ties_losses": _wtl(ours_a[:, 0], theirs_a[:, 0]),
-        "spread_wins_ties_losses": _wtl(ours_a[:, 1], theirs_a[:, 1]),
+        "depgraph": {"worst_class_share_deviation": _stats(ours, 0), "fold_size_spread": _stats(ours, 1)},
+        "sklearn": {"worst_class_share_deviation": _stats(theirs, 0), "fold_size_spread": _stats(theirs, 1)},
+        "share_wins_ties_losses": _wtl(ours[:, 0], theirs[:, 0]),
+        "spread_wins_ties_losses": _wtl(ours[:, 1], theirs[:, 1]),
     }
+
+
+def _splitter_folds(cv, frame: pd.DataFrame) -> np.ndarray:
+    fold = np.full(len(frame), -1)
+    with warnings.catch_warnings():  # both warn when a class has fewer groups (samples) than folds
+        warnings.simplefilter("ignore")
+        for f, (_, test) in enumerate(cv.split(frame, frame["stratum"], frame["group_id"])):
+            fold[test] = f
+    return fold
+
+
+def compare_splitters(n_cohorts: int, k: int = 5) -> dict:
+    """The drop-in splitters against scikit-learn's, defaults and shuffled, on the cohorts of compare_stratified."""
+    pairs = {
+        "StratifiedGroupKFold": (depgraph.StratifiedGroupKFold, SkStratifiedGroupKFold),
+        "GroupKFold": (depgraph.GroupKFold, SkGroupKFold),
+    }
+    rows: dict[tuple[str, bool], tuple[list, list]] = {(n, s): ([], []) for n in pairs for s in (False, True)}
+    seconds = {"depgraph": 0.0, "sklearn": 0.0}
+    for seed in range(n_cohorts):
+        frame = grouped_cohort(seed)
+        for name, (ours_cls, theirs_cls) in pairs.items():
+            for shuffle in (False, True):
+                options = {"shuffle": True, "random_state": seed} if shuffle else {}
+                for who, cls, out in (("depgraph", ours_cls, 0), ("sklearn", theirs_cls, 1)):
+                    started = time.perf_counter()
+                    fold = _splitter_folds(cls(k, **options), frame)
+                    seconds[who] += time.perf_counter() - started
+                    rows[name, shuffle][out].append(fold_quality(frame, fold, k))
+    out: dict = {"cohorts": n_cohorts, "k": k, "seconds": {w: round(t, 1) for w, t in seconds.items()}}
+    for (name, shuffle), (ours, theirs) in rows.items():
+        out[f"{name}(shuffle={shuffle})"] = _versus(np.array(ours), np.array(theirs))
+    return out
 
 
 def _wtl(ours: np.ndarray, theirs: np.ndarray, tol: float = 1e-12) -> list[int]:
@@ -190,25 +231,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cohorts", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--only", default="stratified,splitters,holdout", help="parts to run, comma-separated")
     args = parser.parse_args()
-    stratified = compare_stratified(args.cohorts)
-    holdout = compare_holdout(args.seeds)
-    print(f"stratified grouped {stratified['k']}-fold over {stratified['cohorts']} random cohorts")
+    parts = set(args.only.split(","))
+    path = RESULTS / "folds.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
+    if "stratified" in parts:
+        results["stratified"] = stratified = compare_stratified(args.cohorts)
+        print(f"stratified grouped {stratified['k']}-fold over {stratified['cohorts']} random cohorts")
+        _print_versus(stratified)
+    if "splitters" in parts:
+        results["splitters"] = splitters = compare_splitters(args.cohorts)
+        print(f"\ndrop-in splitters over {splitters['cohorts']} random cohorts (depgraph.X vs sklearn X)")
+        for name in [key for key in splitters if "(" in key]:
+            print(name)
+            _print_versus(splitters[name])
+        print(f"seconds in split: {splitters['seconds']}")
+    if "holdout" in parts:
+        results["holdout"] = holdout = compare_holdout(args.seeds)
+        print(f"\nbalanced holdout ({holdout['patients']} patients, {holdout['samples']} samples, "
+              f"{holdout['seeds']} seeds), worst |scaled difference| over {len(BALANCE)} columns")  # fmt: skip
+        print(f"  depgraph balanced holdout: mean {holdout['depgraph_worst_scaled_difference']['mean']}, "
+              f"max {holdout['depgraph_worst_scaled_difference']['max']}")  # fmt: skip
+        print(f"  per-stratum random 80:20:  mean {holdout['per_stratum_random_worst_scaled_difference']['mean']}, "
+              f"max {holdout['per_stratum_random_worst_scaled_difference']['max']}")  # fmt: skip
+        print(f"  depgraph better in {holdout['depgraph_better']} of {holdout['seeds']} seeds")
+    RESULTS.mkdir(exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _print_versus(result: dict) -> None:
     print(f"{'':12} {'worst class-share deviation (mean / p95 / max)':>48} {'fold-size spread (mean / p95 / max)':>40}")
     for who in ("depgraph", "sklearn"):
-        d, s = stratified[who]["worst_class_share_deviation"], stratified[who]["fold_size_spread"]
+        d, s = result[who]["worst_class_share_deviation"], result[who]["fold_size_spread"]
         print(f"{who:12} {d['mean']:>20} / {d['p95']} / {d['max']:<14} {s['mean']:>16} / {s['p95']} / {s['max']}")
-    print(f"depgraph better / equal / worse: class share {stratified['share_wins_ties_losses']}, "
-          f"fold-size spread {stratified['spread_wins_ties_losses']}")  # fmt: skip
-    print(f"\nbalanced holdout ({holdout['patients']} patients, {holdout['samples']} samples, "
-          f"{holdout['seeds']} seeds), worst |scaled difference| over {len(BALANCE)} columns")  # fmt: skip
-    print(f"  depgraph balanced holdout: mean {holdout['depgraph_worst_scaled_difference']['mean']}, "
-          f"max {holdout['depgraph_worst_scaled_difference']['max']}")  # fmt: skip
-    print(f"  per-stratum random 80:20:  mean {holdout['per_stratum_random_worst_scaled_difference']['mean']}, "
-          f"max {holdout['per_stratum_random_worst_scaled_difference']['max']}")  # fmt: skip
-    print(f"  depgraph better in {holdout['depgraph_better']} of {holdout['seeds']} seeds")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "folds.json").write_text(json.dumps({"stratified": stratified, "holdout": holdout}, indent=2) + "\n")
+    print(f"depgraph better / equal / worse: class share {result['share_wins_ties_losses']}, "
+          f"fold-size spread {result['spread_wins_ties_losses']}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -14,7 +14,14 @@ The flow is one direction::
 ...     "sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P1", "P2"]}))
 >>> depgraph.derive(g, "subject").groups()
 {'S1': 'subject:P1', 'S2': 'subject:P1', 'S3': 'subject:P2'}
+
+``depgraph.GroupKFold`` and ``depgraph.StratifiedGroupKFold`` are drop-in
+scikit-learn splitters (``cv=depgraph.StratifiedGroupKFold(5)``); they load
+scikit-learn when first used (``pip install 'depgraph[sklearn]'``).
 """
+
+import importlib
+from typing import Any
 
 from depgraph.derive import Partition, derive
 from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode
@@ -45,3 +52,21 @@ __all__ = [
     "validate",
     "write_graph",
 ]
+
+#: Names served from depgraph.adapters.sklearn, which needs the ``sklearn`` extra.
+_SKLEARN_SPLITTERS = ("GroupKFold", "StratifiedGroupKFold")
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so that `import depgraph` works without scikit-learn (an extra).
+    if name in _SKLEARN_SPLITTERS:
+        try:
+            adapter = importlib.import_module("depgraph.adapters.sklearn")
+        except ModuleNotFoundError as exc:
+            if exc.name != "sklearn" and not (exc.name or "").startswith("sklearn."):
+                raise
+            raise ModuleNotFoundError(
+                f"depgraph.{name} needs scikit-learn: pip install 'depgraph[sklearn]'", name="sklearn"
+            ) from None
+        return getattr(adapter, name)
+    raise AttributeError(f"module 'depgraph' has no attribute {name!r}")

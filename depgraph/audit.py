@@ -41,10 +41,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
+from depgraph.arguments import in_order, real_number, whole_number
 from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import existing_file, read_table
+from depgraph.identifiers import normalise_keys
 
 ROUNDING = 1e-9
 EXACT_LIMIT = 50_000
@@ -87,8 +90,10 @@ def audit_duplicates(
     Returns a frame ``id1, id2, similarity`` (``id1 < id2``), most similar first.
     """
     matrix, names = _features(features, ids, ids_column)
-    if not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+    if not real_number(threshold) or not 0 < threshold <= 1:
         raise DepgraphError("invalid_argument", f"threshold must lie in (0, 1], not {threshold!r}")
+    bands = whole_number(bands, "bands", minimum=1)
+    seed = whole_number(seed, "seed", minimum=0, maximum=2**32 - 1)
     if method not in ("auto", "exact", "lsh"):
         raise DepgraphError("invalid_argument", f"method must be auto, exact or lsh, not {method!r}")
     norms = np.linalg.norm(matrix, axis=1)
@@ -108,7 +113,7 @@ def audit_duplicates(
     cut = threshold - ROUNDING
     if bits is None:
         bits = max(16, int(np.ceil(np.log2(len(unit)))))
-    if not 1 <= bits <= 62 or bands < 1:
+    if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 62:
         raise DepgraphError("invalid_argument", f"lsh needs 1-62 bits and at least one band, not {bits} and {bands}")
     i, j, sim = _exact(unit, cut) if method == "exact" else _lsh(unit, cut, bits, bands, seed)
     sim = np.clip(sim, -1.0, 1.0)
@@ -128,18 +133,22 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
             features = np.load(path, allow_pickle=False)
         except (ValueError, OSError) as exc:
             raise DepgraphError("parse", f"features {str(path)!r} is not a numpy array file: {exc}") from exc
+    if sp.issparse(features):
+        raise DepgraphError(
+            "invalid_argument", "features must be a dense matrix or a table (a sparse matrix: pass .toarray())"
+        )
     if isinstance(features, np.ndarray):
         matrix = features
         if ids is None:
             raise DepgraphError("invalid_argument", "a feature matrix needs ids= naming its rows")
-        names = np.asarray([str(x) for x in ids], dtype=object)
+        names = _row_ids(ids)
     else:
         table = read_table(features, "features")
         if ids_column in table.columns:
-            names = table[ids_column].astype(str).to_numpy(dtype=object)
+            names = _row_ids(table[ids_column])
             table = table.drop(columns=[ids_column])
         elif ids is not None:
-            names = np.asarray([str(x) for x in ids], dtype=object)
+            names = _row_ids(ids)
         else:
             raise DepgraphError(
                 "schema", f"features have no {ids_column!r} column; name the id column with ids_column / --ids-column"
@@ -150,6 +159,11 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
         if numeric.shape[1] == 0:
             raise DepgraphError("schema", "features hold no numeric column")
         matrix = numeric.to_numpy(dtype=np.float64)
+    if matrix.dtype == object or matrix.dtype.kind not in "biuf":
+        try:
+            matrix = np.asarray(matrix, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DepgraphError("invalid_value", f"features must be numbers, not {matrix.dtype} values") from None
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or len(matrix) != len(names):
         raise DepgraphError("schema", f"features must be one row per sample: {matrix.shape} for {len(names)} ids")
@@ -167,6 +181,16 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
         dups = pd.Series(names)[repeated].unique().tolist()
         raise DepgraphError("duplicate_id", f"features list sample(s) {describe_ids(dups)} twice", ids=dups)
     return matrix, names
+
+
+def _row_ids(ids: Any) -> np.ndarray:
+    """Sample ids of the feature rows, read as from_metadata reads ids (``1.0`` is ``"1"``); a missing one is
+    refused (it would become the text ``"nan"``)."""
+    keys = normalise_keys(in_order(ids, "ids="), "ids")
+    if keys.isna().any():
+        row = int(np.flatnonzero(keys.isna().to_numpy())[0])
+        raise DepgraphError("missing_id", f"features: the sample id of row {row + 1} is missing or blank")
+    return keys.to_numpy(dtype=object)
 
 
 def _exact(unit: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

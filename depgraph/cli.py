@@ -301,7 +301,18 @@ def read_sample_list(path: Path) -> list[str]:
     else:
         from depgraph.files import read_bytes
 
-        text = read_bytes(path, "samples file").decode("utf-8", errors="replace")
+        raw = read_bytes(path, "samples file")
+        try:  # strict: a byte that is not UTF-8 would otherwise become U+FFFD and name another sample
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise DepgraphError(
+                "parse",
+                f"samples file {str(path)!r} line {line} is not UTF-8 text (byte {raw[exc.start]:#04x}); "
+                "save the file as UTF-8",
+                path=str(path),
+                line=line,
+            ) from None
         ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
         ids = [i for i in ids if i]
     if not ids:

@@ -28,7 +28,7 @@ on the order of input rows.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -39,10 +39,12 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from depgraph.arguments import flag, instance, names, whole_number
 from depgraph.arrays import distinct, present
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
+from depgraph.identifiers import normalise_keys
 from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
 
 #: A group holding more than this share of samples is reported as dominant.
@@ -218,11 +220,16 @@ def derive(
     >>> derive(g, "relatedness").groups()
     {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
     """
+    instance(graph, StudyGraph, "derive: the graph")
     spec = MODE.get(mode) if isinstance(mode, str) else None
     if spec is None:
         raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids(list(MODE), 20)}")
-    if min_groups is not None and (not isinstance(min_groups, (int, np.integer)) or min_groups < 1):
-        raise DepgraphError("invalid_argument", f"min_groups must be a positive integer, not {min_groups!r}")
+    if min_groups is not None:
+        min_groups = whole_number(min_groups, "min_groups", minimum=1)
+    allow_unlinked = flag(allow_unlinked, "allow_unlinked")  # "no" would be true
+    allow_single_group = flag(allow_single_group, "allow_single_group")
+    via = None if via is None else names(via, "via")
+    priority = None if priority is None else names(priority, "priority")
     if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
         raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
     by_default = spec.kind == "composite" and via is None and priority is None
@@ -405,7 +412,16 @@ def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.nd
         return np.arange(start, stop, dtype=np.int64)
     if isinstance(samples, str):  # one id, not its characters
         samples = [samples]
-    wanted = pd.unique(np.array([str(s) for s in samples], dtype=object))
+    if isinstance(samples, (bytes, Mapping)) or not isinstance(samples, Iterable):
+        raise DepgraphError(
+            "invalid_argument", f"samples= takes sample ids (a list, array or set), not {type(samples).__name__}"
+        )
+    # ids as from_metadata reads them (1.0 is "1", blanks trimmed); a missing one names no sample
+    keys = normalise_keys(pd.Series(list(samples), dtype=object), "samples")
+    if keys.isna().any():
+        i = int(np.flatnonzero(keys.isna().to_numpy())[0])
+        raise DepgraphError("missing_id", f"samples= holds a missing or blank id (at position {i})")
+    wanted = pd.unique(keys.to_numpy(dtype=object))
     if len(wanted) == 0:
         raise DepgraphError("empty_input", "samples= is empty")
     positions = graph.locate(NodeType.SAMPLE, wanted)

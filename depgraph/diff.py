@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.arguments import instance
 from depgraph.spec import SplitSpec
 
 
@@ -45,6 +46,8 @@ class SpecDiff:
 
 
 def compare_specs(first: SplitSpec, second: SplitSpec) -> SpecDiff:
+    instance(first, SplitSpec, "compare_specs: the first spec")
+    instance(second, SplitSpec, "compare_specs: the second spec")
     a = first.samples[["sample_id", "group_id"]]
     b = second.samples[["sample_id", "group_id"]]
     joined = a.merge(b, on="sample_id", how="inner", suffixes=("_first", "_second"))

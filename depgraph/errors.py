@@ -2,7 +2,9 @@
 
 Callers branch on :attr:`DepgraphError.code` (one of :class:`ErrorCode`), never
 on message text. Messages say what is wrong and where: the offending ids or
-rows, the first few of them and how many in all.
+rows, the first few of them and how many in all. A ``DepgraphError`` is also a
+``ValueError``, so code written for scikit-learn or pandas (``except ValueError``)
+catches it too.
 
 >>> err = DepgraphError("reference", "kinship names unknown subjects: P9", ids=["P9"])
 >>> err.code, err.details["ids"]
@@ -44,8 +46,13 @@ class ErrorCode(str, Enum):
 ERROR_CODES: frozenset[str] = frozenset(c.value for c in ErrorCode)
 
 
-class DepgraphError(Exception):
+class DepgraphError(ValueError):
     """A failure caused by the input, with a stable :class:`ErrorCode`.
+
+    It is a ``ValueError`` whatever its code: each code says that a value the
+    caller gave (an argument, a file's content, a path) cannot be used, and
+    scikit-learn users expect bad arguments to raise ``ValueError``. One class
+    for every code keeps one name in tracebacks; branch on :attr:`code`.
 
     Parameters
     ----------
@@ -66,6 +73,11 @@ class DepgraphError(Exception):
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from code and message (the default would call DepgraphError(message)), so the error
+        # survives pickling: joblib workers (scikit-learn's n_jobs) send exceptions back pickled.
+        return (type(self), (self.code, self.message), self.__dict__)
 
 
 class DepgraphWarning(UserWarning):

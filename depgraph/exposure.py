@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.arguments import instance, whole_number
 from depgraph.arrays import distinct
 from depgraph.derive import Partition
 from depgraph.errors import DepgraphError, describe_ids
@@ -67,6 +68,7 @@ def straddling_groups(
     split. Rows whose value is missing or ``excluded`` are not checked; rows
     naming samples the spec does not have are a ``reference`` error.
     """
+    instance(spec, SplitSpec, "straddling_groups: the spec")
     rows, values, n_unused, split_column = _read_assignment(spec, assignment, id_column, split_column)
     frame = pd.DataFrame(
         {
@@ -92,6 +94,9 @@ def _read_assignment(
 ) -> tuple[np.ndarray, np.ndarray, int, str]:
     """Spec positions and split values of the used rows of an assignment table,
     the number of unused rows, and the split column read."""
+    for label, name in (("id_column", id_column), ("split_column", split_column)):
+        if not isinstance(name, str) and (label == "id_column" or name is not None):
+            raise DepgraphError("invalid_argument", f"{label} takes one column name, not {name!r}")
     table = read_table(assignment, "assignment")
     if id_column not in table.columns:
         raise DepgraphError(
@@ -152,10 +157,24 @@ def assignment_roles(
         raise DepgraphError("empty_input", f"the assignment puts no sample in a split ({split_column!r} all unused)")
     lowered = np.array([str(v).lower() for v in values], dtype=object)
     if len(values) and set(lowered) <= {"train", "test"}:
+        for side in ("test", "train"):  # a holdout with an empty side is no split to judge: "nothing crosses" is empty
+            if side not in set(lowered):
+                raise DepgraphError(
+                    "invalid_value",
+                    f"the assignment's {split_column!r} column marks no sample {side!r}: a split needs both sides",
+                    column=split_column,
+                )
         roles = np.full((1, spec.n_samples), 2, dtype=np.int8)
         roles[0, rows] = np.where(lowered == "test", 1, 0)
         return roles
-    codes, _ = pd.factorize(pd.Series(values, dtype=object), sort=True)
+    codes, folds = pd.factorize(pd.Series(values, dtype=object), sort=True)
+    if len(folds) < 2:
+        raise DepgraphError(
+            "invalid_value",
+            f"the assignment's {split_column!r} column holds one fold ({folds[0]!r}): testing it leaves no sample to "
+            "train on, so there is no split to judge",
+            column=split_column,
+        )
     roles = np.full((codes.max(initial=-1) + 1, spec.n_samples), 2, dtype=np.int8)
     for fold in range(len(roles)):
         roles[fold, rows] = np.where(codes == fold, 1, 0)
@@ -305,6 +324,9 @@ def exposure(
     >>> exposure(g, spec).table[["relation", "severed", "exposed"]].values.tolist()
     [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]
     """
+    instance(graph, StudyGraph, "exposure: the graph")
+    instance(spec, (SplitSpec, Partition), "exposure: the spec")
+    examples = whole_number(examples, "examples", minimum=0)
     if isinstance(spec, Partition):
         spec = SplitSpec.from_partition(spec, graph)
     start, stop = graph.type_range(NodeType.SAMPLE)

@@ -49,6 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance, names, real_number
 from depgraph.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.spec import FoldPlan, FoldSplit, SplitSpec
@@ -107,6 +108,8 @@ def _closed_split(repeat: int, fold: int, test_mask: np.ndarray, groups: _Groups
 
 def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of a categorical spec column (missing values are a category of their own)."""
+    if not isinstance(column, str):
+        raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
     if column not in spec.samples.columns:
         raise DepgraphError(
             "invalid_argument",
@@ -282,6 +285,7 @@ class FoldScheme(ABC):
                     f"{reach}); choose a scheme or grouping that leaves both sides",
                 )
         seed = getattr(self, "seed", None)  # schemes without randomness have none
+        seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
         return FoldPlan(
             scheme=self.name,
             parameters=self.parameters(),
@@ -298,7 +302,7 @@ class FoldScheme(ABC):
 
 
 def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
-    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+    if isinstance(n_folds, (bool, np.bool_)) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise DepgraphError(
             "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_folds!r}"
         )
@@ -312,7 +316,7 @@ def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
 
 
 def _check_repeats(n_repeats: int) -> None:
-    if not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
+    if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
         raise DepgraphError("invalid_argument", f"repeats must be a positive integer, not {n_repeats!r}")
 
 
@@ -347,36 +351,67 @@ class GroupedKFold(FoldScheme):
         groups = _Groups.of(spec)
         _check_folds(self.n_folds, groups)
         _check_repeats(self.n_repeats)
-        vectors = groups.sizes[:, None]
-        weights = np.array([self.n_folds / max(1, len(groups.codes))])
-        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed)
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed)
 
     def target_fraction(self) -> float:
         return 1 / self.n_folds
 
 
 def _kfold_splits(
-    groups: _Groups,
-    vectors: np.ndarray,
-    weights: np.ndarray,
-    k: int,
-    repeats: int,
-    seed: int,
-    strata: np.ndarray | None = None,
+    groups: _Groups, k: int, repeats: int, seed: int, strata: np.ndarray | None = None
 ) -> list[FoldSplit]:
-    """k-fold splits per repeat; with ``strata``, the best of a few seeded
-    restarts by worst class-share deviation, then fold-size spread."""
+    """k-fold splits of every repeat (:func:`kfold_of_samples` with ``repeat`` 0, 1, …)."""
     out = []
-    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
     for r in range(repeats):
-        candidates = [
-            _balanced_folds(vectors, weights, k, np.random.default_rng([seed, r, t])) for t in range(restarts)
-        ]
-        fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
-        fold = fold_of_group[groups.codes]
+        fold = kfold_of_samples(groups.codes, k, seed, strata, repeat=r)
         n = len(fold)
         out += [FoldSplit.of(r, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(k)]
     return out
+
+
+def kfold_of_samples(
+    group_codes: np.ndarray, k: int, seed: int, strata: np.ndarray | None = None, repeat: int = 0
+) -> np.ndarray:
+    """The fold (``0..k-1``) of every sample: whole groups, balanced by sizes and, with
+    ``strata`` (a class code ``0..S-1`` per sample), by class shares.
+
+    ``group_codes`` number the groups ``0..G-1`` (k ≤ G) in a fixed order (depgraph uses
+    sorted group ids), which with ``seed`` and ``repeat`` determines the plan. This is
+    the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
+    and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`. With ``strata``,
+    the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+
+    >>> kfold_of_samples(np.array([0, 0, 1, 2, 2, 3]), k=2, seed=0).tolist()
+    [1, 1, 1, 0, 0, 0]
+    """
+    sizes = np.bincount(group_codes)
+    groups = _Groups(group_codes, np.arange(len(sizes)), sizes)
+    if strata is None:
+        vectors = groups.sizes[:, None]
+        weights = np.array([k / max(1, len(groups.codes))])
+    else:
+        vectors, weights = _stratified_vectors(groups, strata, k)
+    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
+    candidates = [
+        _balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
+    ]
+    fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
+    return fold_of_group[groups.codes]
+
+
+def _stratified_vectors(groups: _Groups, strata: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, its count of each stratum less its share of the group's size, then its size; and weights."""
+    n_strata = int(strata.max()) + 1
+    counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
+    counts = counts.reshape(groups.n, n_strata).astype(np.float64)
+    n = float(len(groups.codes))
+    share = counts.sum(axis=0) / n
+    # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
+    # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
+    vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
+    per_fold = n / k
+    weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
+    return vectors, weights
 
 
 _RESTARTS = 8
@@ -425,17 +460,7 @@ class StratifiedGroupedKFold(FoldScheme):
         _check_folds(self.n_folds, groups)
         _check_repeats(self.n_repeats)
         strata, _ = _categories(spec, self.stratify, "stratify")
-        n_strata = int(strata.max()) + 1
-        counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
-        counts = counts.reshape(groups.n, n_strata).astype(np.float64)
-        n = float(len(groups.codes))
-        share = counts.sum(axis=0) / n
-        # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
-        # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
-        vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
-        per_fold = n / self.n_folds
-        weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
-        return _kfold_splits(groups, vectors, weights, self.n_folds, self.n_repeats, self.seed, strata)
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed, strata)
 
     def balance_columns(self, spec: SplitSpec) -> list[str]:
         return [self.stratify]
@@ -491,7 +516,7 @@ class GroupedHoldout(FoldScheme):
 
 
 def _check_fraction(value: float) -> None:
-    if not isinstance(value, (int, float)) or not 0 < value < 1:
+    if not real_number(value) or not 0 < value < 1:
         raise DepgraphError("invalid_argument", f"test fraction must lie strictly between 0 and 1, not {value!r}")
 
 
@@ -573,7 +598,11 @@ class TimeOrdered(FoldScheme):
         groups = _Groups.of(spec)
         rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
         levels = distinct(rank[~np.isnan(rank)])
-        if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 1:
+        if (
+            isinstance(self.n_splits, (bool, np.bool_))
+            or not isinstance(self.n_splits, (int, np.integer))
+            or self.n_splits < 1
+        ):
             raise DepgraphError("invalid_argument", f"n_splits must be a positive integer, not {self.n_splits!r}")
         if len(levels) < self.n_splits + 1:
             raise DepgraphError(
@@ -611,6 +640,10 @@ class HashFolds(FoldScheme):
     name: ClassVar[str] = "hash"
     n_folds: int = 5
     salt: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
+            raise DepgraphError("invalid_argument", f"salt must be text, not {type(self.salt).__name__}")
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
@@ -661,6 +694,13 @@ class BalancedHoldout(FoldScheme):
     balance: tuple[str, ...] = ("stratum",)
     seed: int = 0
     prior: SplitSpec | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.prior is not None:
+            instance(self.prior, SplitSpec, "prior")
+        if self.balance is not None:  # one name, not its characters
+            object.__setattr__(self, "balance", tuple(names(self.balance, "balance")))
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         _check_fraction(self.test_fraction)
@@ -786,6 +826,7 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
     >>> assign_folds(spec, "holdout", test_fraction=0.5, seed=3).folds.splits[0].n_test
     2
     """
+    instance(spec, SplitSpec, "assign_folds: the spec")
     if isinstance(scheme, str):
         cls = SCHEMES.get(scheme)
         if cls is None:
@@ -794,6 +835,11 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
             )
         refuse_parameters(cls, parameters)
         scheme = cls(**parameters)
+    elif not isinstance(scheme, FoldScheme):
+        raise DepgraphError(
+            "invalid_argument",
+            f"scheme must be a scheme name ({describe_ids(SCHEMES, 10)}) or a FoldScheme, not {scheme!r}",
+        )
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
     return spec.with_folds(scheme.plan(spec))

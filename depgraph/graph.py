@@ -35,6 +35,7 @@ StudyGraph(3 nodes: 2 Sample, 1 Subject; 2 edges: 2 sample_belongs_to_subject)
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,10 +48,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance
 from depgraph.arrays import distinct, packed_keys, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
-from depgraph.jsoncolumns import numbers, scalars, strings
+from depgraph.jsoncolumns import numbers, plain_json, scalars, strings
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -273,8 +275,43 @@ class StudyGraph:
     ) -> StudyGraph:
         """A graph from an edge table as given (``src, dst, relation, weight,
         provenance``), without sorting or de-duplicating it — for graphs made by
-        hand, which :func:`~depgraph.validate.validate` then inspects."""
-        return cls(nodes, attributes, _blocks_of(edges), name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+        hand, which :func:`~depgraph.validate.validate` then inspects (dangling
+        positions, repeated nodes or edges, wrong signatures are its findings).
+
+        What the tables cannot mean is refused (``invalid_argument``): tables
+        that are not DataFrames or lack a column, node types and relations
+        outside the vocabulary (they would be dropped without a word), edge
+        positions that are not integers, an attribute table not aligned with
+        the nodes, overrides or history that a graph file could not hold.
+        """
+        instance(nodes, pd.DataFrame, "from_tables: nodes")
+        instance(attributes, pd.DataFrame, "from_tables: attributes")
+        instance(edges, pd.DataFrame, "from_tables: edges")
+        for table, columns in (
+            ("nodes", ("type", "key")),
+            ("edges", ("src", "dst", "relation", "weight", "provenance")),
+        ):
+            missing = [c for c in columns if c not in {"nodes": nodes, "edges": edges}[table].columns]
+            if missing:
+                raise DepgraphError(
+                    "invalid_argument", f"from_tables: {table} lacks the column(s) {describe_ids(missing)}"
+                )
+        _refuse_outside(nodes["type"], [t.value for t in NODE_TYPES], "node type")
+        _refuse_outside(edges["relation"], list(RELATION_NAMES), "relation")
+        types = pd.Categorical(nodes["type"].astype(str), dtype=_TYPE_CATEGORIES)
+        for column in ("src", "dst"):
+            if len(edges) and not pd.api.types.is_integer_dtype(edges[column].dtype):
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"from_tables: edges.{column} holds {edges[column].dtype} values, not node positions (integers)",
+                )
+        if len(attributes) != len(nodes):
+            raise DepgraphError(
+                "invalid_argument",
+                f"from_tables: attributes has {len(attributes)} rows for {len(nodes)} nodes (one row per node)",
+            )
+        nodes = nodes.assign(type=types)
+        return cls(nodes, attributes, _blocks_of(edges), *_envelope(name, overrides, history))
 
     # ---- sizes and lookups -------------------------------------------------------
     @property
@@ -296,7 +333,7 @@ class StudyGraph:
 
     def type_range(self, node_type: NodeType | str) -> tuple[int, int]:
         """``(start, stop)`` positions of the nodes of one type."""
-        rank = NodeType(node_type).rank
+        rank = node_type_named(node_type).rank
         off = self._type_offsets
         return int(off[rank]), int(off[rank + 1])
 
@@ -306,7 +343,7 @@ class StudyGraph:
 
     def keys(self, node_type: NodeType | str) -> pd.Index:
         """Sorted keys of one node type, as an index for fast lookups."""
-        return self._key_index(NodeType(node_type))
+        return self._key_index(node_type_named(node_type))
 
     @property
     def key_values(self) -> np.ndarray:
@@ -344,7 +381,11 @@ class StudyGraph:
         per type is remembered, so a builder that checks a vocabulary before
         adding its edges does not look it up twice.
         """
-        node_type = NodeType(node_type)
+        node_type = node_type_named(node_type)
+        if isinstance(keys, (str, bytes)) or not isinstance(
+            keys, (list, tuple, np.ndarray, pd.Series, pd.Index, pa.Array, pa.ChunkedArray)
+        ):
+            raise DepgraphError("invalid_argument", f"locate takes a list or array of keys, not {type(keys).__name__}")
         memo = self._lookups.get(("located", node_type))
         if memo is not None and memo[0] is keys:
             return memo[1]
@@ -468,6 +509,7 @@ class StudyGraph:
         """
         from depgraph.ingest import kinship_pairs
 
+        _refuse_options(kinship_pairs, options)
         piece, record = kinship_pairs(self, source, threshold, **options)
         return self._with_edges([piece], record)
 
@@ -478,6 +520,7 @@ class StudyGraph:
         """
         from depgraph.ingest import spatial_pairs
 
+        _refuse_options(spatial_pairs, options)
         piece, record = spatial_pairs(self, coords, radius, **options)
         return self._with_edges([piece], record)
 
@@ -488,6 +531,7 @@ class StudyGraph:
         """
         from depgraph.ingest import duplicate_pairs
 
+        _refuse_options(duplicate_pairs, options)
         piece, record = duplicate_pairs(self, pairs, **options)
         return self._with_edges([piece], record)
 
@@ -498,6 +542,7 @@ class StudyGraph:
         """
         from depgraph.ingest import explicit_pairs
 
+        _refuse_options(explicit_pairs, options)
         piece, record = explicit_pairs(self, pairs, relation, **options)
         return self._with_edges([piece], record)
 
@@ -670,8 +715,57 @@ def checked_overrides(overrides: Mapping[str, Any], code: str, where: str) -> di
     return {k: bool(v) for k, v in overrides.items()}
 
 
+def _refuse_options(builder: Any, options: Mapping[str, Any]) -> None:
+    """``invalid_argument`` naming an option the builder does not take (Python would raise a TypeError)."""
+    taken = [n for n, p in inspect.signature(builder).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument", f"{describe_ids(unknown)}: not an option here (options: {describe_ids(taken, 20)})"
+        )
+
+
+def _envelope(
+    name: Any, overrides: Mapping[str, Any] | None, history: Sequence[Mapping[str, Any]]
+) -> tuple[str | None, dict[str, bool], tuple[dict[str, Any], ...]]:
+    """A graph's name, overrides and history, checked as a graph file's are (``invalid_argument`` naming the
+    first that is not: a name that is not text, an unknown override or one that is not a boolean, a history
+    step that is not an object of JSON data)."""
+    instance(name, (str, type(None)), "the graph name")
+    overrides = {} if overrides is None else instance(overrides, Mapping, "overrides")
+    unknown = sorted(set(overrides) - KNOWN_OVERRIDES)
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument",
+            f"unknown override(s) {describe_ids(unknown)}; known: {describe_ids(sorted(KNOWN_OVERRIDES))}",
+        )
+    if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, (list, tuple)):
+        raise DepgraphError(
+            "invalid_argument", f"history must be a list of steps (objects), not {type(history).__name__}"
+        )
+    steps = []
+    for i, step in enumerate(history):
+        instance(step, Mapping, f"history[{i}]")
+        try:
+            steps.append(plain_json(dict(step), f"history[{i}]"))
+        except ValueError as exc:
+            raise DepgraphError("invalid_argument", str(exc)) from None
+    return name, checked_overrides(overrides, "invalid_value", "override"), tuple(steps)
+
+
+def _refuse_outside(given: pd.Series, vocabulary: list[str], what: str) -> None:
+    """Values outside the vocabulary are refused by name, never turned into missing values and dropped."""
+    outside = ~given.astype(object).isin(vocabulary).to_numpy()
+    if outside.any():
+        shown = describe_ids(pd.unique(given[outside].astype(str)))
+        raise DepgraphError(
+            "invalid_argument", f"from_tables: {shown} is not a {what} ({what}s: {describe_ids(vocabulary, 30)})"
+        )
+
+
 def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:
     """Write ``graph`` as JSON to ``path`` atomically."""
+    instance(graph, StudyGraph, "write_graph: the graph")
     atomic_write_bytes(path, graph.to_json_bytes())
 
 
@@ -698,6 +792,8 @@ def combine(first: StudyGraph, second: StudyGraph, *more: StudyGraph, name: str 
     ['S1', 'S2', 'S3']
     """
     graphs = (first, second, *more)
+    for i, g in enumerate(graphs):
+        instance(g, StudyGraph, f"combine: graph {i + 1}")
     node_pieces: list[NodePiece] = []
     edge_pieces: list[EdgePiece] = []
     overrides: dict[str, Any] = {}
@@ -775,7 +871,7 @@ def assemble(
     )
     attributes.index = nodes.index
     attributes = attributes.loc[:, attributes.notna().any()]  # a column with no value declares nothing
-    shell = StudyGraph(nodes, attributes, {}, name, _frozen(overrides or {}), tuple(map(_frozen, history)))
+    shell = StudyGraph(nodes, attributes, {}, *_envelope(name, overrides, history))
     shared: dict[tuple[int, ...], np.ndarray] = {}
     relations = _canonical_edges([_edge_block(shell, p, placed, shared) for p in edge_pieces])
     return StudyGraph(nodes, attributes, relations, name, shell.overrides, shell.history, shell._lookups)
@@ -1112,9 +1208,37 @@ def _graph_from_document(doc: Any, source: str) -> StudyGraph:
     if not isinstance(overrides, dict) or not isinstance(history, list):
         raise bad("'overrides' must be an object and 'history' a list")
     try:
-        return assemble(node_pieces, edge_pieces, name=doc.get("name"), overrides=overrides, history=history)
+        graph = assemble(node_pieces, edge_pieces, name=doc.get("name"), overrides=overrides, history=history)
     except DepgraphError as exc:
         raise DepgraphError(exc.code, f"{source}: {exc.message}", **exc.details) from exc
+    for rel, entry in edges_doc.items():  # assembly keeps one edge per pair: fewer kept means the file repeats one
+        block = graph.relations.get(rel)
+        if block is not None and len(block.src) < len(entry["source"]):
+            _refuse_repeated_edge(graph, rel, entry, source)
+    return graph
+
+
+def _refuse_repeated_edge(graph: StudyGraph, relation: str, entry: Mapping[str, Any], source: str) -> None:
+    """A ``duplicate_id`` error naming the first edge ``entry`` lists twice (either way round, for an undirected
+    relation): a graph depgraph writes lists each edge once, so a repeat contradicts the file."""
+    rel = RELATION[relation]
+    src = graph.locate(rel.source, pa.array(entry["source"], type=pa.string()))
+    dst = graph.locate(rel.target, pa.array(entry["target"], type=pa.string()))
+    if not rel.directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    pair = src * graph.n_nodes + dst
+    order = np.argsort(pair, kind="stable")
+    repeats = np.flatnonzero(pair[order][1:] == pair[order][:-1])
+    first, second = sorted(int(i) for i in order[repeats[0] : repeats[0] + 2])
+    a, b = entry["source"][second], entry["target"][second]
+    link = f"{a} -> {b}" if rel.directed else f"between {a} and {b}"
+    raise DepgraphError(
+        "duplicate_id",
+        f"{source}: edges.{relation} lists the edge {link} twice (at {first} and {second} of its lists); a graph "
+        "file lists each edge once",
+        relation=relation,
+        ids=[a, b],
+    )
 
 
 def _json_column(series: pd.Series) -> list[Any]:
@@ -1141,6 +1265,21 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 def _frozen(mapping: Mapping[str, Any]) -> dict[str, Any]:
     # a private copy: callers' dicts never alias a graph's (graphs stay picklable)
     return dict(mapping)
+
+
+def node_type_named(value: Any) -> NodeType:
+    """The node type ``value`` names (a NodeType or its name, ``"Sample"``), else ``invalid_argument``.
+
+    >>> node_type_named("Subject")
+    <NodeType.SUBJECT: 'Subject'>
+    """
+    try:
+        return NodeType(value)
+    except ValueError:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{value!r} is not a node type (types: {describe_ids([t.value for t in NODE_TYPES], 20)})",
+        ) from None
 
 
 def node_type_of(node_id: str) -> NodeType:

@@ -8,6 +8,7 @@ missing, integers and integral floats are written without a decimal part
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,52 @@ def refuse_control_characters(keys: pa.Array, column: str, what: str) -> None:
     )
 
 
+def refuse_unicode_twins(keys: pa.Array, column: str, what: str) -> None:
+    """Refuse two ids that differ only in Unicode normalisation (``"é"`` written as one code point or as ``"e"``
+    and a combining accent; the Kelvin sign and ``K``): every person and spreadsheet sees one id, depgraph would
+    see two entities, so a subject written both ways would be split across train and test (``ambiguity``, naming
+    both spellings escaped and their rows). ASCII ids cost one pass; only the distinct non-ASCII ids are
+    normalised (NFC) and compared, in Arrow.
+
+    >>> refuse_unicode_twins(pa.array(["Jos\u00e9", "Jose\u0301"]), "subject_id", "metadata")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [ambiguity] metadata: subject_id values 'Jos\xe9' (row 1) and 'Jose\u0301' ...
+    """
+    ascii_only = pc.fill_null(pc.string_is_ascii(keys), True)
+    if pc.all(ascii_only).as_py():
+        return
+    written = pc.unique(keys.filter(pc.invert(ascii_only)))
+    composed = pc.utf8_normalize(written, form="NFC")
+    changed = pc.not_equal(composed, written)
+    seen = pc.unique(keys.drop_null())
+    twin = pc.or_(pc.and_(changed, pc.is_in(composed, value_set=seen)), _repeats(composed))
+    if not pc.any(twin).as_py():
+        return
+    i = int(np.flatnonzero(twin.to_numpy(zero_copy_only=False))[0])
+    spelled = [v for v in written.to_pylist() if unicodedata.normalize("NFC", v) == composed[i].as_py()]
+    if composed[i].as_py() in seen.to_pylist() and composed[i].as_py() not in spelled:
+        spelled.insert(0, composed[i].as_py())
+    first, second = spelled[0], next(v for v in spelled if v != spelled[0])
+    values = keys.to_pylist()
+    rows = [values.index(first) + 1, values.index(second) + 1]
+    raise DepgraphError(
+        "ambiguity",
+        f"{what}: {column} values {first!a} (row {rows[0]}) and {second!a} (row {rows[1]}) differ only in "
+        "Unicode normalisation (a composed and a decomposed accent, or a compatibility letter): they look the same "
+        "but would be two ids; write one of them as the other",
+        column=column,
+        ids=[first, second],
+        rows=rows,
+    )
+
+
+def _repeats(values: pa.Array) -> pa.Array:
+    """Which values occur more than once."""
+    codes = values.dictionary_encode().indices.to_numpy(zero_copy_only=False)
+    return pa.array(np.bincount(codes, minlength=len(values))[codes] > 1)
+
+
 def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
     """Identifiers as text, ``None`` where missing.
 
@@ -143,6 +190,26 @@ def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
     if blank.any():  # empty text is missing (a null already has no bytes)
         text = pc.if_else(pa.array(blank), pa.scalar(None, pa.string()), text)
     return text
+
+
+def row_keys(values: Any) -> np.ndarray:
+    """The sample id each row names, to look up in a graph or spec: text exactly as given (a spec's ids are
+    matched byte for byte), numbers as :func:`normalise_keys` writes them (``1`` and ``1.0`` name ``"1"``, as
+    ``from_metadata`` reads them), ``None`` where missing. Vectorised unless the values mix text and numbers.
+
+    >>> row_keys(["S1", " S2"]).tolist(), row_keys([1, 2]).tolist(), row_keys(np.array([1.0, np.nan])).tolist()
+    (['S1', ' S2'], ['1', '2'], ['1', None])
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values, dtype=None if len(values) else object)
+    s = s.reset_index(drop=True)
+    if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        return s.to_numpy(dtype=object, na_value=None)
+    kind = pd.api.types.infer_dtype(s, skipna=True)
+    if kind in ("string", "empty"):
+        return s.to_numpy(dtype=object, na_value=None) if len(s) else np.empty(0, dtype=object)
+    if kind in ("integer", "floating", "mixed-integer-float") or not pd.api.types.is_object_dtype(s.dtype):
+        return normalise_keys(s).to_numpy(dtype=object)
+    return np.array([v if isinstance(v, str) else _key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)
 
 
 def _float_keys(arr: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from depgraph.arguments import in_order, real_number
 from depgraph.arrays import sorted_codes
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
 from depgraph.files import describe_source, file_name, read_table
@@ -44,7 +45,14 @@ from depgraph.graph import (
     many_distinct,
     text_array,
 )
-from depgraph.identifiers import _float_keys, check_key_column, key_array, normalise_keys, refuse_control_characters
+from depgraph.identifiers import (
+    _float_keys,
+    check_key_column,
+    key_array,
+    normalise_keys,
+    refuse_control_characters,
+    refuse_unicode_twins,
+)
 from depgraph.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
 from depgraph.tables import attribute_values, non_number_kind
 from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
@@ -208,6 +216,7 @@ def from_metadata(
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
     for column, values in keys.items():
         refuse_control_characters(values, column, what)
+        refuse_unicode_twins(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     time_index = _numeric(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
@@ -441,6 +450,11 @@ def _separator_hint(frame: pd.DataFrame) -> str:
 
 
 def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
+    if columns is not None and not isinstance(columns, Mapping):
+        raise DepgraphError(
+            "invalid_argument",
+            f"columns= maps canonical names to your columns, e.g. {{'subject_id': 'patient'}}, not {columns!r}",
+        )
     if not columns:
         return frame
     unknown = [c for c in columns if c not in CANONICAL_COLUMNS]
@@ -773,6 +787,7 @@ def _matrix_ids(matrix: Any, ids: Any, what: str) -> pd.Series:
     """The normalised ids of a square kinship matrix's rows and columns."""
     if ids is None:
         raise DepgraphError("invalid_argument", f"a {what} matrix needs ids= naming its rows and columns")
+    in_order(ids, "ids=")  # one id per row and column: never one string read as its characters
     names = normalise_keys(pd.Series(list(ids), dtype=object), "ids")
     _require_ids(names, "ids", what)
     shape = matrix.shape
@@ -855,10 +870,10 @@ def spatial_pairs(
     is the distance. Samples without coordinates get no adjacency.
     """
     what = describe_source(coords, "coordinates")
-    try:
-        r = float(radius)
-    except (TypeError, ValueError):
-        raise DepgraphError("invalid_argument", f"radius must be a number, not {radius!r}") from None
+    for label, value in (("radius", radius), ("p", p)):  # "1" and True are no distances
+        if not real_number(value):
+            raise DepgraphError("invalid_argument", f"{label} must be a number, not {value!r}")
+    r = float(radius)
     if not math.isfinite(r) or r < 0:
         raise DepgraphError("invalid_argument", f"radius must be a finite number >= 0, not {radius!r}")
     if not (p >= 1):
@@ -1009,7 +1024,7 @@ def explicit_pairs(
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """Edges of any relation from a table of ``source, target`` keys, e.g.
     ``featureset_generated_from_study`` between feature sets and studies."""
-    rel = RELATION.get(relation)
+    rel = RELATION.get(relation) if isinstance(relation, str) else None
     if rel is None:
         raise DepgraphError("invalid_argument", f"unknown relation {relation!r}")
     what = describe_source(pairs, f"{relation} pairs")

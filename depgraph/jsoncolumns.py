@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.errors import DepgraphError
+from depgraph.files import JSON_INTEGERS, MAX_NESTING
 
 #: What ``infer_dtype`` (missing values skipped) calls a column of plain JSON scalars.
 _SCALAR_KINDS = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
@@ -252,3 +253,51 @@ def positions(values: Any, where: str, n: int) -> np.ndarray:
             i = int(np.flatnonzero(steps)[0]) + 1
             raise _fail(where, i, values[i], "positions are sorted, without repeats")
     return found
+
+
+def plain_json(value: Any, where: str) -> Any:
+    """``value`` as JSON data that a write and a read give back unchanged, or ``ValueError`` naming the first
+    value that would not be (pydantic validators raise it; the model names the field).
+
+    Text, booleans and ``None`` pass; integers within 64 bits (:data:`~depgraph.files.JSON_INTEGERS`) and finite
+    floats pass, numpy scalars and arrays become the Python values they hold, tuples become lists; objects need
+    text keys. Refused: NaN and infinities (JSON has no such number: a writer puts ``null``), integers beyond 64
+    bits (a reader rounds them to a float), nesting deeper than :data:`~depgraph.files.MAX_NESTING`, anything else.
+
+    >>> plain_json({"k": (np.int64(3), 0.5)}, "parameters")
+    {'k': [3, 0.5]}
+    >>> plain_json({"k": float("nan")}, "parameters")
+    Traceback (most recent call last):
+    ...
+    ValueError: parameters.k is nan: JSON has no NaN or infinity (it would be written as null)
+    """
+    return _plain(value, where, 1)
+
+
+def _plain(value: Any, where: str, level: int) -> Any:
+    if level > MAX_NESTING:
+        raise ValueError(f"{where} nests deeper than {MAX_NESTING} levels")
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not JSON_INTEGERS[0] <= value <= JSON_INTEGERS[1]:
+            raise ValueError(f"{where} is {_shown(value)}, beyond 64 bits: JSON readers round it to a float")
+        return value
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            raise ValueError(f"{where} is {value!r}: JSON has no NaN or infinity (it would be written as null)")
+        return value
+    if isinstance(value, dict):
+        bad = next((k for k in value if not isinstance(k, str)), None)
+        if bad is not None:
+            raise ValueError(f"{where} has the key {bad!r}; JSON object keys are text")
+        return {k: _plain(v, f"{where}.{k}", level + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]", level + 1) for i, v in enumerate(value)]
+    if isinstance(value, str | bool) or value is None:  # np.str_, np.bool_ after .item()
+        return value
+    raise ValueError(f"{where} is {_shown(value)} ({type(value).__name__}), not JSON data")

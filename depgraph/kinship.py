@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from depgraph.arguments import real_number
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import MISSING_TOKENS, existing_file, file_name, read_table
 from depgraph.identifiers import check_key_column, normalise_keys
@@ -130,6 +131,11 @@ def resolve_threshold(threshold: float | str) -> tuple[float, str | None]:
     >>> resolve_threshold(0.1)
     (0.1, None)
     """
+    if not (isinstance(threshold, str) or real_number(threshold)):
+        raise DepgraphError(
+            "invalid_argument",
+            f"kinship threshold must be a number or one of {describe_ids(KING_DEGREE_THRESHOLDS)}, not {threshold!r}",
+        )
     if isinstance(threshold, str):
         named = threshold.strip().lower()
         if named in KING_DEGREE_THRESHOLDS:

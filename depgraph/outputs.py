@@ -58,6 +58,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from pathlib import Path
 
+from depgraph.arguments import path as checked_path
 from depgraph.errors import DepgraphError
 
 #: The output path that means standard output.
@@ -169,7 +170,7 @@ class Outputs:
 
     def _target(self, path: PathLike, what: str, binary: bool = False) -> _Target:
         """The checked target of ``path`` (checked once per plan)."""
-        shown = str(path)
+        shown = str(checked_path(path, what))  # never an int: os.stat would take it for a file descriptor
         if shown == STDOUT:
             if binary and _is_terminal(sys.stdout):
                 raise DepgraphError(

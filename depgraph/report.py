@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from depgraph.arguments import instance
 from depgraph.errors import DepgraphError
 from depgraph.exposure import ExposureReport, exposure
 from depgraph.graph import StudyGraph
@@ -264,6 +265,8 @@ def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | N
     balance keys and values, exposure examples) is HTML-escaped, and a Content-Security-Policy
     (:data:`CONTENT_SECURITY_POLICY`) forbids any script but the page's own.
     """
+    instance(spec, SplitSpec, "the report's spec")
+    instance(title, (str, type(None)), "title")
     report = exposure(graph, spec) if graph is not None else None
     figs = figures(spec, graph, report)
     c, s = spec.constraint, spec.summary

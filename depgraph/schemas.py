@@ -75,6 +75,7 @@ def _common(kind: str, title: str, description: str) -> dict[str, Any]:
 
 def split_spec_schema() -> dict[str, Any]:
     """The JSON Schema of a split spec, built from the vocabulary and spec models."""
+    from depgraph.graph import KNOWN_OVERRIDES
     from depgraph.spec import SAMPLE_COLUMNS, SPEC_FORMAT
 
     version = _format_version("split-spec")
@@ -125,7 +126,11 @@ def split_spec_schema() -> dict[str, Any]:
                 "via": _string_list(COMBINABLE_MODES),
                 "priority": _string_list(COMBINABLE_MODES),
                 "parameters": {"type": "object"},
-                "overrides": {"type": "object"},
+                "overrides": {
+                    "type": "object",
+                    "properties": {name: {"type": "boolean"} for name in sorted(KNOWN_OVERRIDES)},
+                    "additionalProperties": False,
+                },
                 "subset": {"type": "boolean"},
             },
             "required": ["mode"],
@@ -371,11 +376,21 @@ def check_document(doc: Any, kind: str, source: str) -> dict[str, Any]:
         hint = f" (it is a {other[0]}: use the matching command)" if other else ""
         raise DepgraphError("schema", f"{source}: 'format' must be {expected!r}, found {found!r}{hint}")
     doc = _version_policy(doc, kind, source)
-    problem = best_match(_validator(kind).iter_errors(_without_long_arrays(doc)))
+    problem = envelope_problem(doc, kind)
     if problem is not None:
-        where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
-        raise DepgraphError("schema", f"{source}: {where}: {_short(problem.message)}")
+        raise DepgraphError("schema", f"{source}: {problem}")
     return doc
+
+
+def envelope_problem(doc: dict[str, Any], kind: str) -> str | None:
+    """The first rule of ``kind``'s schema that ``doc`` breaks, as ``"where: what"`` (the long arrays left out:
+    readers check their every element), or None. Writers check what they build in memory with it too, so
+    nothing is written that a reader would refuse."""
+    problem = best_match(_validator(kind).iter_errors(_without_long_arrays(doc)))
+    if problem is None:
+        return None
+    where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"
+    return f"{where}: {_short(problem.message)}"
 
 
 def json_kind(value: Any) -> str:

@@ -53,15 +53,19 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from depgraph.arguments import in_order, instance, names, whole_number
 from depgraph.arrays import distinct, sorted_codes, text_buffers
 from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
-from depgraph.graph import StudyGraph
-from depgraph.jsoncolumns import integers, numbers, optional_text, positions, scalar_objects, text
-from depgraph.vocab import NodeType, recommended_resampling
+from depgraph.graph import KNOWN_OVERRIDES, StudyGraph, checked_overrides
+from depgraph.identifiers import refuse_unicode_twins, row_keys
+from depgraph.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
+from depgraph.keys import check_key
+from depgraph.schemas import check_document, envelope_problem
+from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, recommended_resampling
 
 SPEC_FORMAT = "depgraph.split-spec"
 SPEC_FORMAT_VERSION = "1.1.0"
@@ -93,7 +97,43 @@ _DEPENDENCIES = ("numpy", "pandas", "scipy", "networkx", "pydantic", "jsonschema
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """A frozen, strict envelope model. Built from Python values (``Constraint(mode=...)``), a wrong field is a
+    DepgraphError(invalid_argument) naming the model, the field and the value; readers validate documents with
+    ``model_validate`` and report the same problem as a ``schema`` error of the file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # strict: "3" is no int, "yes" no bool
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise model_refusal(type(self).__name__, exc) from None
+
+
+def model_refusal(where: str, exc: ValidationError, code: str = "invalid_argument", within: str = "") -> DepgraphError:
+    """The first problem pydantic found, as a one-line DepgraphError: ``where``, the field's path (after
+    ``within``, e.g. ``"folds."``), what is wrong and the value given."""
+    first = exc.errors()[0]
+    path = within + ".".join(str(p) for p in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    given = first.get("input")
+    shown = "" if first["type"] in ("missing", "value_error") or isinstance(given, dict) else f" (given {given!r:.60})"
+    text = f"{path}: {message}{shown}" if path else f"{message}{shown}"
+    return DepgraphError(code, f"{where}: {text}", field=path, problem=text)
+
+
+def _read_model(model: type[_Model], values: dict[str, Any], source: str, within: str = "") -> Any:
+    """``model`` validated from a document's ``values``; a problem is a ``schema`` error of ``source``, the
+    field named by its path in the document (pydantic runs the models' own ``__init__`` on nested values, which
+    refuse as ``invalid_argument``: re-coded here)."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise model_refusal(source, exc, "schema", within) from None
+    except DepgraphError as exc:
+        problem = exc.details.get("problem", exc.message)
+        where = within if exc.details.get("field") else within.rstrip(".") + (": " if within else "")
+        raise DepgraphError("schema", f"{source}: {where}{problem}") from None
 
 
 class Generator(_Model):
@@ -123,7 +163,17 @@ def _current_generator() -> Generator:
 
 
 class Constraint(_Model):
-    """How the groups were derived."""
+    """How the groups were derived.
+
+    Every field holds what a spec file may hold: a mode, strategy, relations and via/priority modes of the
+    vocabulary; ``overrides`` naming known overrides with boolean values (``"false"`` is refused, never read as
+    true); ``parameters`` that JSON carries exactly (no NaN, no integer beyond 64 bits).
+
+    >>> Constraint(mode="no-such-mode")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] Constraint: mode: 'no-such-mode' is not a mode; modes are ...
+    """
 
     mode: str
     strategy: str | None = None
@@ -131,8 +181,58 @@ class Constraint(_Model):
     via: list[str] = Field(default_factory=list)
     priority: list[str] = Field(default_factory=list)
     parameters: dict[str, Any] = Field(default_factory=dict)
-    overrides: dict[str, Any] = Field(default_factory=dict)
+    overrides: dict[str, bool] = Field(default_factory=dict)
     subset: bool = False
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, mode: str) -> str:
+        if mode not in MODE:
+            raise ValueError(f"{mode!r} is not a mode; modes are {describe_ids(list(MODE), 20)}")
+        return mode
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, strategy: str | None) -> str | None:
+        if strategy is not None and strategy not in STRATEGIES:
+            raise ValueError(f"{strategy!r} is not a strategy; strategies are {describe_ids(STRATEGIES)}")
+        return strategy
+
+    @field_validator("relations")
+    @classmethod
+    def _known_relations(cls, relations: list[str]) -> list[str]:
+        unknown = [r for r in relations if r not in RELATION]
+        if unknown:
+            raise ValueError(f"{describe_ids(unknown)} are not relations of the vocabulary")
+        return relations
+
+    @field_validator("via", "priority")
+    @classmethod
+    def _known_modes(cls, modes: list[str]) -> list[str]:
+        unknown = [m for m in modes if m not in COMBINABLE_MODES]
+        if unknown:
+            raise ValueError(f"{describe_ids(unknown)} are not modes a composite combines")
+        return modes
+
+    @field_validator("parameters")
+    @classmethod
+    def _json_parameters(cls, parameters: dict[str, Any]) -> dict[str, Any]:
+        return plain_json(parameters, "parameters")
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _boolean_overrides(cls, overrides: Any) -> Any:
+        if not isinstance(overrides, dict):
+            return overrides  # pydantic names the type
+        unknown = sorted(set(overrides) - KNOWN_OVERRIDES)
+        if unknown:
+            raise ValueError(
+                f"{describe_ids(unknown)} are not overrides (known: {describe_ids(sorted(KNOWN_OVERRIDES))})"
+            )
+        try:
+            return checked_overrides(overrides, "invalid_value", "override")
+        except DepgraphError as exc:  # pydantic names the field
+            raise ValueError(exc.message) from None
 
 
 class SpecWarning(_Model):
@@ -158,22 +258,55 @@ class FoldSplit(_Model):
     and excludes (positions into the spec's samples, 0-based, sorted); every
     other sample trains."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True)
 
-    repeat: int
-    fold: int
-    n_train: int
-    n_test: int
-    n_excluded: int
+    repeat: int = Field(ge=0)
+    fold: int = Field(ge=0)
+    n_train: int = Field(ge=0)
+    n_test: int = Field(ge=0)
+    n_excluded: int = Field(ge=0)
     test: np.ndarray = Field(exclude=True)
     excluded: np.ndarray = Field(exclude=True)
 
+    @field_validator("test", "excluded", mode="before")
     @classmethod
-    def of(cls, repeat: int, fold: int, test: np.ndarray, excluded: np.ndarray, n_samples: int) -> FoldSplit:
-        """A split from test and excluded positions (any order; made sorted and unique)."""
-        test = _sorted_positions(test)
+    def _positions(cls, values: Any) -> np.ndarray:
+        """Sorted, distinct, non-negative integer positions (a list or an integer array)."""
+        found = _integer_positions(values)
+        if len(found) > 1 and not (found[1:] > found[:-1]).all():
+            raise ValueError("positions must be sorted, without repeats (FoldSplit.of sorts them)")
+        return found
+
+    @model_validator(mode="after")
+    def _counts(self) -> FoldSplit:
+        if (self.n_test, self.n_excluded) != (len(self.test), len(self.excluded)):
+            raise ValueError(
+                f"n_test/n_excluded say {self.n_test}/{self.n_excluded}, the positions give "
+                f"{len(self.test)}/{len(self.excluded)}"
+            )
+        return self
+
+    @classmethod
+    def of(cls, repeat: int, fold: int, test: Any, excluded: Any, n_samples: int) -> FoldSplit:
+        """A split from test and excluded positions (any order, repeats allowed; made sorted and unique), each
+        an integer in ``range(n_samples)`` (``invalid_argument`` otherwise: ``-1`` is no position)."""
+        if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+            raise DepgraphError("invalid_argument", f"FoldSplit.of: n_samples must be a count, not {n_samples!r}")
+        arrays = []
+        for name, values in (("test", test), ("excluded", excluded)):
+            try:
+                found = _integer_positions(values)
+            except ValueError as exc:
+                raise DepgraphError("invalid_argument", f"FoldSplit.of: {name}: {exc}") from None
+            if len(found) and found.max() >= n_samples:
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"FoldSplit.of: {name} holds position {int(found.max())}; there are {n_samples} samples",
+                )
+            arrays.append(found)
+        test = _sorted_positions(arrays[0])
         left_out = np.zeros(n_samples, dtype=bool)
-        left_out[np.asarray(excluded, dtype=np.int64)] = True
+        left_out[arrays[1]] = True
         left_out[test] = False
         excluded = np.flatnonzero(left_out)
         return cls(
@@ -204,6 +337,22 @@ class FoldSplit(_Model):
         return doc
 
 
+def _integer_positions(values: Any) -> np.ndarray:
+    """``values`` as a 1-d int64 array of non-negative integers, or ValueError (floats, booleans, text,
+    negative numbers and nested lists are no positions)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"positions are a list or an array of integers, not {type(values).__name__}")
+    found = np.asarray(values)
+    if found.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if found.ndim != 1 or found.dtype.kind not in "iu":
+        what = f"a {found.ndim}-d array" if found.ndim != 1 else f"{found.dtype} values"
+        raise ValueError(f"positions are a flat list of integers, not {what}")
+    if found.min() < 0:
+        raise ValueError(f"positions are 0 or more, not {int(found.min())}")
+    return found.astype(np.int64, copy=False)
+
+
 def _sorted_positions(values: Any) -> np.ndarray:
     """Positions as a sorted int64 array without repeats (cheap when already so)."""
     positions = np.asarray(values, dtype=np.int64)
@@ -224,9 +373,14 @@ class FoldPlan(_Model):
 
     scheme: str
     parameters: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, le=2**64 - 1)  # JSON carries it exactly; schemes use 0..2**32-1
     splits: list[FoldSplit]
     balance: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("parameters", "balance")
+    @classmethod
+    def _json_values(cls, values: dict[str, Any], info: Any) -> dict[str, Any]:
+        return plain_json(values, info.field_name)
 
     @classmethod
     def from_roles(
@@ -237,6 +391,15 @@ class FoldPlan(_Model):
         Splits are numbered ``fold = i mod folds_per_repeat`` within ``repeat = i // folds_per_repeat``.
         """
         role = np.asarray(role)
+        if folds_per_repeat is not None:
+            folds_per_repeat = whole_number(folds_per_repeat, "folds_per_repeat", minimum=1)
+        if role.ndim != 2 or (role.size and (role.dtype.kind not in "iu" or not np.isin(role, (0, 1, 2)).all())):
+            raise DepgraphError(
+                "invalid_argument",
+                "FoldPlan.from_roles takes an (n_splits, n_samples) matrix of role codes 0 (train), 1 (test) and "
+                f"2 (excluded), not a {role.ndim}-d {role.dtype} array"
+                + (" with other values" if role.ndim == 2 else ""),
+            )
         per = folds_per_repeat or len(role)
         splits = [
             FoldSplit.of(i // per, i % per, np.flatnonzero(r == 1), np.flatnonzero(r == 2), role.shape[1])
@@ -300,9 +463,13 @@ def signing_key_fingerprint(key: str | bytes) -> str:
 
 
 class SplitSpec(_Model):
-    """A split spec in memory. ``samples`` is a pandas frame of equal-length columns."""
+    """A split spec in memory. ``samples`` is a pandas frame of equal-length columns.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    Every way of making one (:meth:`from_partition`, :meth:`build`, :meth:`replace`, :meth:`with_folds`,
+    :func:`read_spec`) checks what a reader checks: a spec in memory never holds what its file could not.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True)
 
     format: Literal["depgraph.split-spec"] = SPEC_FORMAT
     format_version: str = SPEC_FORMAT_VERSION
@@ -337,6 +504,10 @@ class SplitSpec(_Model):
         columns, such as sex or age band) into the spec, so fold schemes can
         balance on them; ``"all"`` carries every one.
         """
+        instance(partition, Partition, "from_partition: the partition")
+        instance(graph, StudyGraph, "from_partition: the graph")
+        if attributes is not None and attributes != "all":
+            attributes = names(attributes, "attributes")  # one name, not its characters ("all": every one)
         samples = _sample_columns(partition, graph)
         if attributes:
             samples = _with_attributes(samples, graph, attributes)
@@ -393,15 +564,19 @@ class SplitSpec(_Model):
     def _assemble(cls, samples: pd.DataFrame, fields: dict[str, Any], trusted: bool) -> SplitSpec:
         """The spec of ``samples`` and ``fields``, checked as :meth:`build` says; ``trusted`` samples
         (a partition's: in sample-id order, with their summary) skip the checks of rows and counts."""
+        instance(samples, pd.DataFrame, "samples")
         fields = {k: v for k, v in fields.items() if k not in ("digest", "signature")}
         fields.setdefault("created_at", _now())
         if "generator" not in fields:
             fields["generator"] = Generator.current()
         samples = samples.reset_index(drop=True)
         folds = fields.pop("folds", None)
+        if folds is not None:
+            instance(folds, FoldPlan, "folds")
         groups = None
         if not trusted:
             _check_ids(samples, "spec")
+            _check_columns(samples, "spec")
             samples, folds = _in_sample_order(samples, folds, "spec")
             groups = Groups.of(samples, "spec")
             if len(samples) == 0:
@@ -417,10 +592,12 @@ class SplitSpec(_Model):
         if groups is not None:
             spec._grouped = (samples, groups)
         if folds is not None:
-            _check_splits(folds.splits, len(samples), "folds")
+            _check_splits(folds.splits, len(samples), "folds", "invalid_argument")
             _check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
             spec = spec.model_copy(update={"folds": folds})
-        return spec.model_copy(update={"digest": spec.compute_digest()})
+        spec = spec.model_copy(update={"digest": spec.compute_digest()})
+        _check_envelope(spec)
+        return spec
 
     def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
         """The same spec carrying ``folds`` (digest recomputed, any signature dropped).
@@ -429,28 +606,59 @@ class SplitSpec(_Model):
         not fill it) and keep each group on one side (``invalid_argument``).
         """
         if folds is not None:
-            _check_splits(folds.splits, self.n_samples, "folds")
+            instance(folds, FoldPlan, "folds")
+            _check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
             _check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
-        return updated.model_copy(update={"digest": updated.compute_digest()})
+        updated = updated.model_copy(update={"digest": updated.compute_digest()})
+        _check_envelope(updated)
+        return updated
 
     def replace(self, **fields: Any) -> SplitSpec:
-        """A copy with some fields replaced (digest recomputed; a signature is kept only if the digest is
-        unchanged). New ``samples`` are put in sample-id order, the folds following their samples, and
-        checked as :meth:`build` checks them."""
-        if "samples" in fields or "pseudonymization" in fields or "summary" in fields:
-            samples = fields.pop("samples", self.samples)
-            merged = {**self.model_dump(exclude={"samples", "folds", "digest", "signature"}), **fields}
-            merged["folds"] = fields.get("folds", self.folds)
-            if "summary" not in fields:  # new samples, new counts
-                merged.pop("summary")
-            merged = {k: v for k, v in merged.items() if v is not None or k in fields}
-            updated = type(self)._assemble(samples, merged, trusted=False)
-        else:
-            updated = self.model_copy(update=fields)
+        """A copy with some fields replaced, checked as :meth:`build` checks a new spec (every field, the
+        samples, their summary, the folds, pseudonyms): nothing :func:`read_spec` would refuse. The digest
+        is recomputed; a signature is kept only if the digest is unchanged. New ``samples`` are put in
+        sample-id order, the folds following their samples. ``digest`` and ``signature`` are not fields to
+        set (``invalid_argument``): the digest is computed, a signature made with :meth:`signed`.
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["a", "b"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> spec.replace(graph_name="cohort A").graph_name
+        'cohort A'
+        >>> spec.replace(recommended_resampling="random_cv")
+        Traceback (most recent call last):
+        ...
+        depgraph.errors.DepgraphError: [invalid_argument] SplitSpec: recommended_resampling: Input should be ...
+        """
+        if not fields:
+            return self
+        unknown = sorted(set(fields) - set(type(self).model_fields))
+        if unknown:
+            raise DepgraphError("invalid_argument", f"replace: {describe_ids(unknown)} are not fields of a split spec")
+        fixed = sorted({"digest", "signature"} & set(fields))
+        if fixed:
+            raise DepgraphError(
+                "invalid_argument",
+                f"replace: {describe_ids(fixed)} cannot be set: the digest is computed from the content, and a "
+                "signature is made with .signed(key)",
+            )
+        samples = fields.pop("samples", self.samples)
+        merged = {**self.model_dump(exclude={"samples", "folds", "digest", "signature"}), **fields}
+        merged["folds"] = fields.get("folds", self.folds)
+        if "summary" not in fields:  # counted again from the samples
+            merged.pop("summary")
+        merged = {k: v for k, v in merged.items() if v is not None or k in fields}
+        updated = type(self)._assemble(samples, merged, trusted=False)
         digest = updated.compute_digest()
-        signature = updated.signature if digest == self.digest else None
+        signature = self.signature if digest == self.digest else None
         return updated.model_copy(update={"digest": digest, "signature": signature})
+
+    def _own_digest(self) -> SplitSpec:
+        """The spec with the digest of what it holds (a signature kept only if that is the digest it signed)."""
+        digest = self.compute_digest()
+        return self.model_copy(
+            update={"digest": digest, "signature": self.signature if digest == self.digest else None}
+        )
 
     def signed(self, key: str | bytes) -> SplitSpec:
         """The spec with a :class:`Signature` of its digest under ``key`` (see :mod:`depgraph.privacy` for
@@ -465,12 +673,12 @@ class SplitSpec(_Model):
         """
         if self.digest is None:  # pragma: no cover - every constructor sets it
             raise DepgraphError("integrity", "a spec without a digest cannot be signed")
-        return self.model_copy(update={"signature": Signature.of(self.digest, key)})
+        return self.model_copy(update={"signature": Signature.of(self.digest, check_key(key, "the signing key"))})
 
     def verify_signature(self, key: str | bytes, source: str = "spec") -> None:
         """Return if the spec carries a signature of its digest under ``key``; DepgraphError(integrity) if
         it carries none, or one made with another key or over another digest."""
-        _verify_signature(self.signature, self.digest or "", key, source)
+        _verify_signature(self.signature, self.digest or "", check_key(key, "the verifying key"), source)
 
     # ---- reading the content ----------------------------------------------------
     @property
@@ -487,6 +695,28 @@ class SplitSpec(_Model):
 
     def groups(self) -> dict[str, str]:
         return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
+
+    def positions_of(self, ids: Any, what: str = "ids") -> np.ndarray:
+        """The spec position (row) of the sample each of ``ids`` names, in their order; several rows may name
+        one sample. ``ids`` is one id per row (a list, array or Series; never one string or a set), text matched
+        exactly, numbers as ``from_metadata`` reads them (``1.0`` names ``"1"``). An id the spec lacks, or a
+        missing one, is a ``reference`` error naming them.
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["1", "2", "S3"], "group_id": ["a", "a", "b"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> spec.positions_of(["S3", 1.0, 2]).tolist()
+        [2, 0, 1]
+        """
+        keys = row_keys(in_order(ids, what))
+        positions = pd.Index(self.sample_ids).get_indexer(keys)
+        if (positions < 0).any():
+            unknown = ["(missing)" if k is None else k for k in keys[positions < 0]]
+            raise DepgraphError(
+                "reference",
+                f"{what}: {len(unknown)} name samples not in the spec: {describe_ids(unknown)}",
+                ids=unknown[:50],
+            )
+        return positions
 
     def grouped(self) -> Groups:
         """The samples' groups (codes, ids, sizes), counted once per samples frame."""
@@ -570,6 +800,14 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
         positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
     else:
         positions = graph.locate(NodeType.SAMPLE, ids)
+        if (positions < 0).any():  # a partition of another graph: its columns would be read at wrong rows
+            unknown = ids[positions < 0]
+            raise DepgraphError(
+                "reference",
+                f"the partition holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}; "
+                "pass the graph it was derived from",
+                ids=unknown[:50].tolist(),
+            )
     keys = graph.key_values
     start, _ = graph.type_range(NodeType.SAMPLE)
     for mode in BLOCK_MODES:
@@ -649,6 +887,8 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     per_sample = np.full(stop - start, None, dtype=object)
     counts = np.bincount(sample, minlength=stop - start)
     single = counts[sample] == 1  # the usual case: one outcome, no string work
+    if not single.all():
+        _refuse_joined_outcome_ids(keys, outcome, sample[~single], keys[start + sample[~single]])
     per_sample[sample[single]] = keys[outcome[single]]
     multi_sample, multi_outcome = sample[~single], outcome[~single]  # contiguous per sample (pairs are sorted)
     cuts = np.flatnonzero(np.diff(multi_sample)) + 1
@@ -656,6 +896,20 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
                             strict=False):  # fmt: skip
         per_sample[who] = "|".join(sorted(keys[members].tolist()))
     return pd.Series(per_sample[sample_rows], dtype=object)
+
+
+def _refuse_joined_outcome_ids(keys: np.ndarray, outcomes: np.ndarray, multi: np.ndarray, names: np.ndarray) -> None:
+    """A sample's several outcomes are joined with ``|`` into its stratum, so an outcome id holding ``|`` would make
+    two different sets of outcomes one stratum (outcomes ``a`` and ``b`` against outcome ``a|b``): ``ambiguity``.
+    Outcome ids are few: each distinct one is looked at once."""
+    barred = [str(keys[o]) for o in distinct(outcomes).tolist() if "|" in str(keys[o])]
+    if barred:
+        raise DepgraphError(
+            "ambiguity",
+            f"outcome id {barred[0]!r} holds '|', which joins a sample's several outcomes into its stratum (sample "
+            f"{names[0]!r} has several): two different sets of outcomes would read as one stratum; rename the outcome",
+            ids=barred,
+        )
 
 
 def _ranges(lengths: np.ndarray) -> np.ndarray:
@@ -776,6 +1030,7 @@ def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str
 # --------------------------------------------------------------------------- files
 def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
     """Write ``spec`` as JSON to ``path`` atomically."""
+    instance(spec, SplitSpec, "write_spec: the spec")
     atomic_write_bytes(path, spec._json_pieces())
 
 
@@ -806,19 +1061,14 @@ def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes |
     its own way (``6`` in ``time_index`` is ``6.0``); then the digest is
     recomputed and a signature, which signed the file's digest, is dropped.
     """
-    from depgraph.schemas import check_document
-
+    if verify_key is not None:  # a wrong key is the caller's mistake, named before the file is judged
+        verify_key = check_key(verify_key, "the verifying key")
     original = doc
     doc = check_document(doc, "split-spec", source)  # format, version, envelope schema; migrates
     samples, exact, arrays = _samples_frame(doc["samples"], source)
     folds = _folds(doc.get("folds"), len(samples), source)
     envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds", "$comment") and not k.startswith("x-")}
-    try:
-        spec = SplitSpec(**envelope, samples=samples, folds=folds)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DepgraphError("schema", f"{source}: {where}: {first['msg']}") from exc
+    spec = _read_model(SplitSpec, {**envelope, "samples": samples, "folds": folds}, source)
     try:
         expected = content_digest(original)  # over the document as written, fields this reader ignores included
     except (TypeError, orjson.JSONEncodeError) as exc:  # a document built in Python holding non-JSON values
@@ -833,7 +1083,7 @@ def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes |
         _verify_signature(spec.signature, expected, verify_key, source)
     _check_content(spec, source, *arrays)
     if not (exact and _same_envelope(original, spec)):
-        spec = spec.replace()  # the digest of what this spec holds; the file's signature does not sign it
+        spec = spec._own_digest()  # the digest of what this spec holds; the file's signature does not sign it
     return spec
 
 
@@ -893,22 +1143,28 @@ def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataF
     arrow: dict[str, pa.Array] = {}
     exact = True
     for name, values in columns.items():
-        kind = SAMPLE_COLUMNS.get(name, "any")
         where = f"{source}: samples.{name}"
         if name in REQUIRED_SAMPLE_COLUMNS:
             elements, arrow[name] = text(values, where, non_empty=True)
             frame[name] = pd.Series(elements, dtype=object, copy=False)
-        elif kind == "string":
-            frame[name] = pd.Series(optional_text(values, where), dtype=object, copy=False)
-        elif kind == "number":
-            column, as_floats = numbers(values, where)
-            frame[name] = pd.Series(column)
-            exact &= as_floats
-        elif kind == "integer":
-            frame[name] = pd.Series(integers(values, where, nullable=True, minimum=1 if name == "order_rank" else None))
         else:
-            frame[name] = pd.Series(scalar_objects(values, where)[0], dtype=object, copy=False)  # kept as written
+            frame[name], as_written = _read_column(name, values, where)
+            exact &= as_written
     return pd.DataFrame(frame), exact, (arrow["sample_id"], arrow["group_id"])
+
+
+def _read_column(name: str, values: Any, where: str) -> tuple[pd.Series, bool]:
+    """A sample column other than the ids, every element checked by its kind; and whether the column spells
+    every value as the document does (integers in a number column are read as floats)."""
+    kind = SAMPLE_COLUMNS.get(name, "any")
+    if kind == "string":
+        return pd.Series(optional_text(values, where), dtype=object, copy=False), True
+    if kind == "number":
+        column, as_floats = numbers(values, where)
+        return pd.Series(column), as_floats
+    if kind == "integer":
+        return pd.Series(integers(values, where, nullable=True, minimum=1 if name == "order_rank" else None)), True
+    return pd.Series(scalar_objects(values, where)[0], dtype=object, copy=False), True  # kept as written
 
 
 def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
@@ -918,45 +1174,37 @@ def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
     for i, entry in enumerate(doc.get("splits", [])):
         arrays = {name: positions(entry.get(name), f"{source}: folds.splits[{i}].{name}", n_samples)
                   for name in ("test", "excluded")}  # fmt: skip
-        try:
-            splits.append(FoldSplit(**{k: v for k, v in entry.items() if k not in arrays}, **arrays))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise DepgraphError("schema", f"{source}: folds.splits[{i}].{where}: {first['msg']}") from exc
+        values = {**{k: v for k, v in entry.items() if k not in arrays}, **arrays}
+        splits.append(_read_model(FoldSplit, values, source, f"folds.splits[{i}]."))
     _check_splits(splits, n_samples, f"{source}: folds")
-    try:
-        return FoldPlan(**{k: v for k, v in doc.items() if k != "splits"}, splits=splits)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DepgraphError("schema", f"{source}: folds.{where}: {first['msg']}") from exc
+    return _read_model(
+        FoldPlan, {**{k: v for k, v in doc.items() if k != "splits"}, "splits": splits}, source, "folds."
+    )
 
 
-def _check_splits(splits: list[FoldSplit], n_samples: int, where: str) -> None:
+def _check_splits(splits: list[FoldSplit], n_samples: int, where: str, code: str = "schema") -> None:
     """Positions in range, sorted and unique, test and excluded disjoint, counts consistent
-    (each split in time linear in its positions, not in the samples)."""
+    (each split in time linear in its positions, not in the samples); ``schema`` errors of a file, or
+    ``invalid_argument`` for folds made in memory."""
     for i, split in enumerate(splits):
         for name in ("test", "excluded"):
             values = getattr(split, name)
             if len(values) and (values.min() < 0 or values.max() >= n_samples):
                 bad = int(values[(values < 0) | (values >= n_samples)][0])
                 raise DepgraphError(
-                    "schema", f"{where}.splits[{i}].{name} holds position {bad}; the spec has {n_samples} samples"
+                    code, f"{where}.splits[{i}].{name} holds position {bad}; the spec has {n_samples} samples"
                 )
             if len(values) > 1 and (np.diff(values) <= 0).any():
-                raise DepgraphError("schema", f"{where}.splits[{i}].{name} must be sorted positions without repeats")
+                raise DepgraphError(code, f"{where}.splits[{i}].{name} must be sorted positions without repeats")
         if len(split.test) and len(split.excluded):
             found = split.test[np.minimum(np.searchsorted(split.test, split.excluded), len(split.test) - 1)]
             both = split.excluded[found == split.excluded]
             if len(both):
-                raise DepgraphError(
-                    "schema", f"{where}.splits[{i}]: position {int(both[0])} is both tested and excluded"
-                )
+                raise DepgraphError(code, f"{where}.splits[{i}]: position {int(both[0])} is both tested and excluded")
         counts = (n_samples - len(split.test) - len(split.excluded), len(split.test), len(split.excluded))
         if (split.n_train, split.n_test, split.n_excluded) != counts:
             raise DepgraphError(
-                "schema",
+                code,
                 f"{where}.splits[{i}]: n_train/n_test/n_excluded say {split.n_train}/{split.n_test}/{split.n_excluded},"
                 f" the positions give {counts[0]}/{counts[1]}/{counts[2]}",
             )
@@ -1027,14 +1275,56 @@ def _check_ids(samples: pd.DataFrame, where: str) -> None:
             raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
         try:
             text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from exc
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:  # (a lone surrogate has no UTF-8)
+            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from None
         blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
         if pc.any(blank).as_py():
             i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
             raise DepgraphError(
                 "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
             )
+        refuse_unicode_twins(text, f"samples.{name}", where)
+
+
+def _check_columns(samples: pd.DataFrame, where: str) -> None:
+    """The columns other than sample and group ids, as a reader would read them back from the file
+    (``invalid_argument`` naming the first value it would refuse or read differently): names a spec column
+    may have, values JSON carries (no infinity, which a writer spells ``null``; no integer beyond 64 bits;
+    no list or object), and the types of the spec's own columns (``order_rank`` whole numbers of at least 1,
+    ``time_index`` numbers, block and time ids text)."""
+    for name in samples.columns:
+        if name in REQUIRED_SAMPLE_COLUMNS:
+            continue
+        series = samples[name]
+        try:
+            if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+                raise DepgraphError("invalid_argument", f"column {name!r}: names are lower-case letters, digits and _")
+            if pd.api.types.is_float_dtype(series.dtype) and np.isinf(series.to_numpy(np.float64)).any():
+                i = int(np.flatnonzero(np.isinf(series.to_numpy(np.float64)))[0])
+                raise DepgraphError("invalid_argument", f"samples.{name}[{i}] is infinite; JSON has no infinity")
+            try:
+                values = orjson.loads(_column_bytes(series))
+            except (TypeError, orjson.JSONEncodeError) as exc:
+                raise DepgraphError(
+                    "invalid_argument", f"samples.{name} holds a value JSON cannot carry ({exc})"
+                ) from None
+            _read_column(name, values, f"samples.{name}")
+        except DepgraphError as exc:
+            raise DepgraphError("invalid_argument", f"{where}: {exc.message}", column=name) from None
+
+
+def _check_envelope(spec: SplitSpec) -> None:
+    """What a reader checks of a spec's envelope (its JSON Schema), on a spec made in memory
+    (``invalid_argument``): a file depgraph writes is one depgraph reads."""
+    doc = spec._envelope()
+    doc["samples"] = {c: [] for c in spec.samples.columns}
+    if spec.folds is not None:
+        plan = spec.folds.model_dump(mode="json")
+        plan["splits"] = [{**split, "test": [], "excluded": []} for split in plan["splits"]]
+        doc["folds"] = plan
+    problem = envelope_problem(doc, "split-spec")
+    if problem is not None:
+        raise DepgraphError("invalid_argument", f"spec: {problem}")
 
 
 def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Array) -> None:
@@ -1163,6 +1453,8 @@ def _check_fold_content(
     Linear in the positions: a group straddles a split when it has a tested
     sample and fewer tested or excluded samples than members.
     """
+    if not folds.splits:  # no split: a consumer would train and test on nothing, without a word
+        raise DepgraphError(code or "invalid_argument", f"{where} holds no split; a fold plan splits at least once")
     for i, split in enumerate(folds.splits):
         if split.n_test == 0 or not len(split.test):
             raise DepgraphError(
@@ -1170,8 +1462,6 @@ def _check_fold_content(
                 f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}) tests no sample"
                 + ("" if code else f"; the {folds.scheme} plan has more folds than its groups fill"),
             )
-    if not folds.splits:
-        return
     n_groups = len(groups.sizes)
     n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
     if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort

@@ -483,6 +483,36 @@ def checked_frame(frame: pd.DataFrame, label: str) -> pd.DataFrame:
     return _unnamed(frame, label)
 
 
+def _refuse_surrogates(column: pd.Series, name: str, label: str) -> None:
+    """Text cells must be Unicode a file can hold: a lone surrogate (``"\\ud800"``, from a bad decode) has no
+    UTF-8 form, so no file depgraph writes could carry it. Only object columns can hold one (pandas' own text
+    columns refuse it); Arrow checks the whole column at once."""
+    text = column.to_numpy(dtype=object)
+    strings = (
+        text[[isinstance(v, str) for v in text]] if pd.api.types.infer_dtype(column, skipna=True) == "mixed" else text
+    )
+    try:
+        pa.array(strings, type=pa.string(), from_pandas=True)
+    except UnicodeEncodeError:
+        row = next(i for i, v in enumerate(text) if isinstance(v, str) and not _encodable(v))
+        raise DepgraphError(
+            "schema",
+            f"{label}: column {name!r} holds text that is not valid Unicode (a lone surrogate, e.g. row {row + 1}: "
+            f"{text[row]!r})",
+            column=name,
+        ) from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text after all: the kinds are checked elsewhere
+        return
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _checked_column(column: pd.Series, name: str, label: str) -> pd.Series | None:
     """``column`` converted (or None when it is fine as it is), or a ``schema`` error."""
     dtype = column.dtype
@@ -506,6 +536,8 @@ def _checked_column(column: pd.Series, name: str, label: str) -> pd.Series | Non
                 column=name,
                 rows=np.flatnonzero(huge).tolist(),
             )
+    if kind in ("string", "mixed", "mixed-integer"):
+        _refuse_surrogates(column, name, label)
     if kind in ("string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "categorical"):
         return None
     if kind == "bytes":

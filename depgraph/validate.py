@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import instance, names, whole_number
 from depgraph.arrays import present
 from depgraph.derive import DOMINANT_SHARE, group_sizes, relations_for_mode, time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
@@ -46,7 +47,7 @@ from depgraph.findings import Issue
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import formula_like
 from depgraph.ingest import no_grouping_message
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
@@ -276,14 +277,22 @@ def validate(
         ``dominant_group``, ``too_few_groups``). Default: every mode the graph
         supports, plus composite/strict over all of them.
     """
+    instance(graph, StudyGraph, "validate: the graph")
     for value, allowed, what in ((levels, LEVELS, "levels"), (severities, SEVERITIES, "severities")):
-        if value is not None and not set(value) <= set(allowed):
+        if value is not None and not set(names(value, what)) <= set(allowed):
             raise DepgraphError(
                 "invalid_argument", f"{what} must be among {describe_ids(allowed)}, not {describe_ids(value)}"
             )
-    if n_folds is not None and n_folds < 2:
-        raise DepgraphError("invalid_argument", f"n_folds must be at least 2, not {n_folds}")
-    ctx = _Context(graph, n_folds, tuple(modes) if modes is not None else None)
+    if n_folds is not None:
+        n_folds = whole_number(n_folds, "n_folds", minimum=2)
+    if modes is not None:
+        modes = tuple(names(modes, "modes"))
+        unknown = [m for m in modes if m not in MODE]
+        if unknown:  # (group_sizes would refuse them, and the rule would pass over them without a word)
+            raise DepgraphError(
+                "invalid_argument", f"modes {describe_ids(unknown)} are not modes ({describe_ids(list(MODE), 20)})"
+            )
+    ctx = _Context(graph, n_folds, modes)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):

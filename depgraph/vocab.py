@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
+from depgraph.errors import DepgraphError
+
 
 class NodeType(str, Enum):
     """The eleven kinds of entity a study declaration can name."""
@@ -233,6 +235,8 @@ def recommended_resampling(mode: str, strategy: str | None = None) -> str:
     >>> recommended_resampling("composite", "rule_based")
     'grouped_cv'
     """
+    if not isinstance(mode, str) or mode not in MODE:
+        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {', '.join(MODE)}")
     if mode == "composite" and strategy == "rule_based":
         return "grouped_cv"  # each group is one entity of the chosen mode
     return MODE[mode].recommended_resampling

@@ -48,19 +48,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import depgraph.demo
+import depgraph.diff
 import depgraph.spec
-from depgraph import derive, from_metadata, read_graph, validate, write_graph
-from depgraph.adapters.frames import fold_table, write_table
+import depgraph.vocab
+from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
+from depgraph.adapters.frames import fold_table, samples_table, write_table
+from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
+from depgraph.adapters.torch import FoldSampler, GroupBatchSampler, GroupDistributedSampler
+from depgraph.audit import audit_duplicates
 from depgraph.cli import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
+from depgraph.exposure import assignment_roles, exposure, straddling_groups
 from depgraph.files import read_table
-from depgraph.folds import assign_folds
-from depgraph.interop.splitgraph import read_splitgraph, write_splitgraph_spec
+from depgraph.folds import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
+from depgraph.interop.splitgraph import graph_to_splitgraph, read_splitgraph, spec_to_splitgraph, write_splitgraph_spec
 from depgraph.kinship import read_kinship
 from depgraph.outputs import Outputs, atomic_write_bytes
 from depgraph.privacy import check_key, key_from_env, pseudonymize
 from depgraph.report import render_html
-from depgraph.spec import Constraint, SplitSpec, content_digest, read_spec, spec_from_document, write_spec
+from depgraph.spec import (
+    Constraint,
+    FoldPlan,
+    FoldSplit,
+    Pseudonymization,
+    SpecWarning,
+    SplitSpec,
+    Summary,
+    content_digest,
+    read_spec,
+    spec_from_document,
+    write_spec,
+)
 from depgraph.vocab import NodeType
 from tests import documents
 from tests.conftest import CONFORMANCE
@@ -3098,3 +3116,719 @@ def test_bad_graph_document(tmp_path, out_dir, capsys, graph_doc, kind, code, fr
     target = out_dir / "spec.json"
     args = ["derive", path, "--mode", "subject", "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)
+
+
+# ------------------------------------------------------------------- scikit-learn splitters and SpecCV (issue 11)
+# The drop-in splitters are Python only (no CLI face): each refusal is a DepgraphError with its code, one line, and a
+# ValueError as scikit-learn users expect; nothing is written anywhere.
+_SPLIT_X = np.zeros((6, 2))
+_SPLIT_Y = np.array([0, 1, 0, 1, 0, 1])
+_SPLIT_GROUPS = np.array(["P1", "P1", "P2", "P2", "P3", "P3"])
+
+
+def _splitter(name: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(depgraph, name)(*args, **kwargs)  # depgraph.GroupKFold, depgraph.StratifiedGroupKFold
+
+
+def _split(name: str, X: Any = _SPLIT_X, y: Any = _SPLIT_Y, groups: Any = _SPLIT_GROUPS, **kwargs: Any):
+    return lambda: list(_splitter(name, **kwargs).split(X, y, groups))
+
+
+SPLITTER_CASES = [
+    (lambda: _splitter("GroupKFold", 1), "invalid_argument", ["GroupKFold", "n_splits=2 or more, not 1"]),
+    (lambda: _splitter("GroupKFold", 2.0), "invalid_argument", ["n_splits must be an integer", "2.0"]),
+    (lambda: _splitter("GroupKFold", True), "invalid_argument", ["n_splits must be an integer", "True"]),
+    (lambda: _splitter("StratifiedGroupKFold", shuffle="yes"), "invalid_argument", ["shuffle must be True or False"]),
+    (lambda: _splitter("GroupKFold", random_state=3), "invalid_argument", ["random_state=3 has no effect"]),
+    (lambda: _splitter("GroupKFold", shuffle=True, random_state=-1), "invalid_argument", ["0..4294967295", "-1"]),
+    (lambda: _splitter("GroupKFold", shuffle=True, random_state=2**32), "invalid_argument", ["4294967296"]),
+    (
+        lambda: _splitter("GroupKFold", shuffle=True, random_state=np.random.default_rng(0)),
+        "invalid_argument",
+        ["RandomState", "Generator"],
+    ),
+    (_split("GroupKFold", groups=None), "invalid_argument", ["GroupKFold needs groups=", "params={'groups'"]),
+    (_split("GroupKFold", n_splits=4), "too_few_groups", ["n_splits=4 needs at least 4 groups; groups holds 3"]),
+    (_split("GroupKFold", groups=_SPLIT_GROUPS[:5]), "invalid_argument", ["groups has 5 labels but X has 6"]),
+    (_split("GroupKFold", groups=np.array([["P1"]] * 6)), "invalid_argument", ["1-D", "(6, 1)"]),
+    (_split("GroupKFold", groups=["P1", None, "P2", "P2", "P3", np.nan]), "missing_id", ["2 missing", "index 1, 5"]),
+    (_split("GroupKFold", groups=[1, "1", 2, 2, 3, 3]), "ambiguity", ["1 (int)", "'1' (str)"]),
+    (_split("GroupKFold", groups=[1, "a", 2, 2, 3, 3]), "invalid_argument", ["mixes labels", "1 (int)", "'a' (str)"]),
+    (_split("GroupKFold", X=np.zeros((0, 2)), groups=[]), "empty_input", ["X has no samples"]),
+    (_split("GroupKFold", n_splits=3, y=_SPLIT_Y[:4]), "invalid_argument", ["y has 4 rows but X has 6 samples"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=_SPLIT_Y[:5]), "invalid_argument", ["y has 5 rows but X has 6"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=None), "invalid_argument", ["stratifies on y", "GroupKFold"]),
+    (
+        _split("StratifiedGroupKFold", n_splits=3, y=np.linspace(0, 1, 6)),
+        "invalid_argument",
+        ["continuous", "0.2", "pd.qcut"],
+    ),
+    (_split("StratifiedGroupKFold", n_splits=3, y=np.ones((6, 2))), "invalid_argument", ["(6, 2)", "multilabel"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=[0, 1, np.nan, 1, 0, 1]), "missing_id", ["y has 1 missing", "2"]),
+    (_split("StratifiedGroupKFold", n_splits=3, y=[0, "0", 0, 1, 1, 1]), "ambiguity", ["0 (int)", "'0' (str)"]),
+    (
+        _split("StratifiedGroupKFold", n_splits=3, y=[0, 0, 1, 1, 2, 2], groups=np.arange(6)),
+        "too_few_groups",
+        ["n_splits=3 is more than the samples of every class", "largest: 2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), SPLITTER_CASES)
+def test_bad_splitter_arguments(call, code, fragments):
+    with fails_with(code, *fragments) as info:
+        call()
+    assert isinstance(info.value, ValueError)
+
+
+def test_splitter_warns_by_code_when_a_class_cannot_reach_every_fold():
+    with pytest.warns(DepgraphWarning, match=r"least populated class in y \(2\) is in only 1 group") as caught:
+        _split("StratifiedGroupKFold", n_splits=3, y=[0, 0, 0, 1, 1, 2], groups=np.arange(6))()
+    assert caught[0].message.code == "few_groups_in_class"
+
+
+def _speccv_cases() -> list:
+    groups = [f"subject:P{i // 2}" for i in range(6)]
+    frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "group_id": groups})
+    spec = assign_folds(
+        SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"),
+        "group-kfold",
+        n_folds=3,
+    )
+    X = pd.DataFrame({"sample_id": frame["sample_id"], "x": range(6)})
+    subjects = [f"P{i // 2}" for i in range(6)]
+    return [
+        pytest.param(lambda cv: cv.split(X.to_numpy(), groups=subjects),
+                     ["P0, P1, P2", "groups= takes each row's sample id, but these name the spec's groups",
+                      "X.set_index(<sample id column>)", "SpecCV(spec, ids=...)"], spec, id="subject-ids-as-groups"),
+        pytest.param(lambda cv: cv.split(X),
+                     ["X's index holds row numbers (a RangeIndex), not sample ids: X.set_index('sample_id')"], spec,
+                     id="range-index"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "fragments", "spec"), _speccv_cases())
+def test_speccv_rows_without_sample_ids(call, fragments, spec):
+    with fails_with("reference", *fragments) as info:
+        list(call(SpecCV(spec)))
+    assert isinstance(info.value, ValueError)
+
+
+# ------------------------------------------------------------------- adversarial pass: Python API (issue 10)
+# Calls of the Python API a careful adversary or a new user makes: wrong types, degenerate inputs, documents that
+# stretch JSON (integers beyond 64 bits, nesting), objects edited in memory. Each is refused with a coded error
+# naming what is wrong, never a TypeError/ValueError from deep inside, never a confident wrong result.
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [(b"S1\nS\xe92\n", 2), (b"\xff\xfeS\x001\x00\n", 1), (b"# ok\nS1\nS2\n\xc3\n", 4)],
+    ids=["latin-1-byte", "utf-16", "truncated-utf-8"],
+)
+def test_samples_file_that_is_not_utf8(tmp_path, out_dir, graph_json, capsys, content, line):
+    samples = tmp_path / "samples.txt"
+    samples.write_bytes(content)
+    target = out_dir / "spec.json"
+    args = ["derive", graph_json, "--mode", "subject", "--samples", samples, "-o", target]
+    cli_fails(capsys, tmp_path, args, "parse", FILE, f"line {line}", "not UTF-8", output=target, file=samples)
+
+
+def test_samples_file_with_a_byte_order_mark(tmp_path, out_dir, graph_json, capsys):
+    samples = tmp_path / "samples.txt"
+    samples.write_bytes("\ufeffS1\nS2\n".encode())
+    target = out_dir / "spec.json"
+    cli_ok(capsys, ["derive", graph_json, "--mode", "subject", "--samples", samples, "-o", target])
+    assert read_spec(target).sample_ids.tolist() == ["S1", "S2"]
+
+
+def _repeat_edge(relation: str, at: int, reverse: bool = False, weight: float | None = None):
+    def edit(d):
+        entry = d["edges"][relation]
+        a, b = entry["source"][at], entry["target"][at]
+        entry["source"].append(b if reverse else a)
+        entry["target"].append(a if reverse else b)
+        if "weight" in entry:
+            entry["weight"].append(entry["weight"][at] if weight is None else weight)
+        if isinstance(entry.get("provenance"), list):
+            entry["provenance"].append("by hand")
+
+    return edit
+
+
+REPEATED_EDGE_CASES = [
+    pytest.param(
+        _repeat_edge("sample_belongs_to_subject", 3),
+        ["edges.sample_belongs_to_subject", "S04 -> P2", "twice"],
+        id="same-edge-twice",
+    ),
+    pytest.param(
+        _repeat_edge("subject_related_to", 0, reverse=True),
+        ["edges.subject_related_to", "between P2 and P1", "twice"],
+        id="undirected-edge-both-ways",
+    ),
+    pytest.param(
+        _repeat_edge("subject_related_to", 1, weight=0.4),
+        ["edges.subject_related_to", "between P5 and P6", "twice"],
+        id="same-pair-another-weight",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "fragments"), REPEATED_EDGE_CASES)
+def test_graph_file_that_repeats_an_edge(tmp_path, out_dir, capsys, graph_doc, edit, fragments):
+    path = _write_document(tmp_path / "graph.json", graph_doc, edit, redigest=False)
+    with fails_with("duplicate_id", FILE, *fragments, file=path):
+        read_graph(path)
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", path, "--mode", "subject", "-o", target], "duplicate_id", *fragments,
+              output=target)  # fmt: skip
+
+
+def _set_path(path: tuple, value: Any):
+    def edit(d):
+        holder = d
+        for step in path[:-1]:
+            holder = holder.setdefault(step, {}) if isinstance(holder, dict) else holder[step]
+        holder[path[-1]] = value
+
+    return edit
+
+
+LONG_NUMBER_CASES = [  # spec edits are re-digested with exact integers, as another JSON library would
+    pytest.param("spec", _set_path(("folds", "seed"), 2**70 + 1), ["integer 1180591620717411303425", "64 bits"],
+                 id="seed-2^70+1"),
+    pytest.param("spec", _set_path(("constraint", "parameters", "window"), 2**64), ["18446744073709551616"],
+                 id="parameter-2^64"),
+    pytest.param("spec", _cell("sex", 3, -(2**63) - 1), ["-9223372036854775809"], id="attribute-below-int64"),
+    pytest.param("spec", _set_path(("warnings",), [{"code": "x", "severity": "warning", "message": "m",
+                                                      "count": 10**30}]), ["1000000000000000000000000000000"],
+                 id="warning-count-10^30"),
+    pytest.param("graph", _set_path(("attributes", "Sample", "sex"), [2**65] * 12), ["36893488147419103232"],
+                 id="graph-attribute-2^65"),
+    pytest.param("graph", lambda d: d["edges"]["subject_related_to"]["weight"].__setitem__(0, 10**20),
+                 ["100000000000000000000"], id="graph-weight-10^20"),
+    pytest.param("graph", _set_path(("history", 0, "rows"), 2**64 + 12), ["18446744073709551628"],
+                 id="graph-history-2^64+12"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "edit", "fragments"), LONG_NUMBER_CASES)
+def test_integers_beyond_64_bits_are_refused_not_rounded(tmp_path, capsys, spec_doc, graph_doc, kind, edit, fragments):
+    doc = spec_doc if kind == "spec" else graph_doc
+    path = _write_document(tmp_path / f"{kind}.json", doc, edit, redigest=kind == "spec")
+    with fails_with("parse", FILE, "holds the integer", *fragments, file=path):
+        (read_spec if kind == "spec" else read_graph)(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "parse", FILE, "holds the integer", *fragments, file=path)
+
+
+def test_integers_within_64_bits_and_long_digit_ids_read_exactly(tmp_path, spec_doc):
+    spec_doc["constraint"]["parameters"]["largest"] = 2**64 - 1
+    spec_doc["constraint"]["parameters"]["smallest"] = -(2**63)
+    spec_doc["constraint"]["parameters"]["barcode"] = "12345678901234567890123456789"  # digits in text: no integer
+    spec_doc["constraint"]["parameters"]["large_float"] = 1.2345678901234567e25
+    path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
+    parameters = read_spec(path).constraint.parameters
+    assert parameters["largest"] == 2**64 - 1 and parameters["smallest"] == -(2**63)
+    assert parameters["barcode"] == "12345678901234567890123456789"
+    assert parameters["large_float"] == 1.2345678901234567e25
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "levels", "depth"),
+    [
+        pytest.param("spec", ("constraint", "parameters", "deep"), 40, 43, id="spec-parameters"),
+        pytest.param("spec", ("folds", "balance", "deep"), 900, 903, id="spec-beyond-python-recursion"),
+        pytest.param("graph", ("history", 0, "deep"), 31, 34, id="graph-history"),
+    ],
+)
+def test_documents_nested_too_deeply(tmp_path, capsys, spec_doc, graph_doc, kind, where, levels, depth):
+    doc = spec_doc if kind == "spec" else graph_doc
+    _set_path(where, "@deep@")(doc)
+    nested = "[" * levels + "1" + "]" * levels  # written as text: JSON writers stop long before 900 levels
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(doc).replace('"@deep@"', nested), encoding="utf-8")
+    with fails_with("parse", FILE, f"{depth} levels deep", "more than 32", file=path):
+        (read_spec if kind == "spec" else read_graph)(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "parse", f"{depth} levels deep", file=path)
+
+
+# a spec field the importer leaves to SplitSpec.build: the refusal still names the file, as a fault of the file
+SPLITGRAPH_BUILD_CASES = [
+    pytest.param(lambda d: _rows(d, 2, order_rank=0), ["samples.order_rank", "at least 1"], id="order-rank-0"),
+    pytest.param(lambda d: _rows(d, 0, order_rank=-4), ["samples.order_rank", "-4"], id="order-rank-negative"),
+]
+
+
+@pytest.mark.parametrize(("change", "fragments"), SPLITGRAPH_BUILD_CASES)
+def test_splitgraph_spec_refused_by_build_names_the_file(tmp_path, out_dir, capsys, change, fragments):
+    path = write(tmp_path / "sg_spec.json", json.dumps(_sg("spec_time.json", change)))
+    with fails_with("schema", FILE, *fragments, file=path) as info:
+        read_splitgraph(path)
+    assert not info.value.message.startswith("spec:") and f"splitGraph file '{path}'" in info.value.message
+    target = out_dir / "spec.json"
+    args = ["import", "splitgraph", path, "-o", target]
+    cli_fails(capsys, tmp_path, args, "schema", *fragments, output=target, file=path)
+
+
+# ---- split specs made or edited in memory: nothing a reader would refuse is accepted, nothing is ignored
+@pytest.fixture
+def api_spec(tmp_path: Path) -> SplitSpec:
+    """12 samples S01..S12 in 6 subjects, a carried attribute, 3 folds."""
+    graph = _document_cohort(tmp_path)
+    return assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"]), "group-kfold",
+                        n_folds=3)  # fmt: skip
+
+
+def _frame(**columns: Any) -> pd.DataFrame:
+    return pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["g", "h"], **columns})
+
+
+def _split(test: Any, n_test: int = 1, n_train: int = 11) -> FoldSplit:
+    return FoldSplit(repeat=0, fold=0, n_train=n_train, n_test=n_test, n_excluded=0, test=test, excluded=[])
+
+
+def _roles(*tested: int) -> FoldPlan:
+    role = np.zeros((1, 12), dtype=np.int8)
+    role[0, list(tested)] = 1
+    return FoldPlan.from_roles(role)
+
+
+SUBJECT = {"constraint": Constraint(mode="subject"), "recommended_resampling": "grouped_cv"}
+SPEC_MEMORY_CASES = [
+    # the envelope models, built from Python values
+    pytest.param(lambda s: Constraint(mode="no-such-mode"), ["Constraint: mode", "'no-such-mode' is not a mode"],
+                 id="constraint-unknown-mode"),
+    pytest.param(lambda s: Constraint(mode=None), ["Constraint: mode", "valid string"], id="constraint-mode-none"),
+    pytest.param(lambda s: Constraint(mode="composite", strategy="greedy"), ["strategy", "'greedy'"],
+                 id="constraint-unknown-strategy"),
+    pytest.param(lambda s: Constraint(mode="subject", relations=["kinship"]), ["relations", "kinship"],
+                 id="constraint-unknown-relation"),
+    pytest.param(lambda s: Constraint(mode="composite", via=["family"]), ["via", "family"], id="constraint-via"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_multi_subject_samples": "false"}),
+                 ["overrides", "'false' (string)"], id="constraint-override-string"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_multi_subject_samples": 1}),
+                 ["overrides", "1 (number)"], id="constraint-override-number"),
+    pytest.param(lambda s: Constraint(mode="subject", overrides={"allow_everything": True}),
+                 ["overrides", "allow_everything"], id="constraint-unknown-override"),
+    pytest.param(lambda s: Constraint(mode="subject", parameters={"threshold": float("nan")}),
+                 ["parameters.threshold is nan", "null"], id="constraint-parameter-nan"),
+    pytest.param(lambda s: Constraint(mode="subject", parameters={"seed": 2**70}),
+                 ["parameters.seed", "beyond 64 bits"], id="constraint-parameter-2^70"),
+    pytest.param(lambda s: Constraint(mode="subject", subset="yes"), ["subset", "valid boolean"],
+                 id="constraint-subset-text"),
+    pytest.param(lambda s: FoldSplit(repeat=0, fold=0, n_train=1, n_test=2, n_excluded=0, test=np.array([3, 2]),
+                                     excluded=np.array([], dtype=np.int64)), ["FoldSplit: test", "sorted"],
+                 id="foldsplit-unsorted"),
+    pytest.param(lambda s: _split([1.0]), ["FoldSplit: test", "integers"], id="foldsplit-float-positions"),
+    pytest.param(lambda s: _split([-1]), ["FoldSplit: test", "0 or more"], id="foldsplit-negative-position"),
+    pytest.param(lambda s: _split([1, 2]), ["n_test/n_excluded say 1/0", "2/0"], id="foldsplit-count"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [12], [], 12), ["holds position 12", "12 samples"],
+                 id="foldsplit-of-out-of-range"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [-1], [], 12), ["0 or more", "-1"], id="foldsplit-of-minus-one"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [0.5], [], 12), ["integers"], id="foldsplit-of-fraction"),
+    pytest.param(lambda s: FoldSplit.of(0, 0, [True, False], [], 12), ["bool"], id="foldsplit-of-booleans"),
+    pytest.param(lambda s: FoldPlan.from_roles(np.array([[5, 0, 1]])), ["role codes", "other values"],
+                 id="roles-code-5"),
+    pytest.param(lambda s: FoldPlan.from_roles(np.array([0, 1, 0])), ["1-d"], id="roles-one-dimensional"),
+    pytest.param(lambda s: FoldPlan(scheme="x", seed=-1, splits=[]), ["seed", "greater than or equal to 0"],
+                 id="plan-seed-negative"),
+    pytest.param(lambda s: FoldPlan(scheme="x", balance={"spread": float("inf")}, splits=[]), ["balance.spread"],
+                 id="plan-balance-infinite"),
+    # build
+    pytest.param(lambda s: SplitSpec.build(None, **SUBJECT), ["samples must be a DataFrame"], id="build-none"),
+    pytest.param(lambda s: SplitSpec.build({"sample_id": ["a"], "group_id": ["g"]}, **SUBJECT),
+                 ["samples must be a DataFrame", "dict"], id="build-dict"),
+    pytest.param(lambda s: SplitSpec.build(_frame(), recommended_resampling="grouped_cv"),
+                 ["constraint", "Field required"], id="build-without-constraint"),
+    pytest.param(lambda s: SplitSpec.build(_frame(), **SUBJECT, owner="me"), ["owner", "Extra inputs"],
+                 id="build-unknown-field"),
+    pytest.param(lambda s: SplitSpec.build(_frame(order_rank=[0, 2]), **SUBJECT), ["samples.order_rank[0] is 0"],
+                 id="build-order-rank-0"),
+    pytest.param(lambda s: SplitSpec.build(_frame(order_rank=[1.5, 2]), **SUBJECT), ["samples.order_rank[0] is 1.5"],
+                 id="build-order-rank-fraction"),
+    pytest.param(lambda s: SplitSpec.build(_frame(time_index=["x", "y"]), **SUBJECT), ["samples.time_index[0]"],
+                 id="build-time-index-text"),
+    pytest.param(lambda s: SplitSpec.build(_frame(time_index=[0, np.inf]), **SUBJECT), ["time_index[1] is infinite"],
+                 id="build-time-index-infinite"),
+    pytest.param(lambda s: SplitSpec.build(_frame(batch_group=[1, 2]), **SUBJECT), ["samples.batch_group[0] is 1"],
+                 id="build-block-column-numbers"),
+    pytest.param(lambda s: SplitSpec.build(_frame(sex=[["F"], "M"]), **SUBJECT), ["samples.sex[0]", "lists"],
+                 id="build-attribute-list"),
+    pytest.param(lambda s: SplitSpec.build(_frame(**{"Sex Code": [1, 2]}), **SUBJECT), ["'Sex Code'"],
+                 id="build-attribute-name"),
+    pytest.param(lambda s: SplitSpec.build(_frame(x=pd.Series([2**70, 1], dtype=object)), **SUBJECT),
+                 ["samples.x", "64-bit"], id="build-attribute-2^70"),
+    # replace: every field checked, digest and signature not settable
+    pytest.param(lambda s: s.replace(constraint={"mode": "junk"}), ["Constraint: mode", "'junk'"],
+                 id="replace-constraint-mode"),
+    pytest.param(lambda s: s.replace(constraint="subject"), ["constraint", "'subject'"], id="replace-constraint-text"),
+    pytest.param(lambda s: s.replace(recommended_resampling="random_cv"), ["recommended_resampling"],
+                 id="replace-resampling"),
+    pytest.param(lambda s: s.replace(format_version="9.0.0"), ["format_version", "9.0.0"], id="replace-version"),
+    pytest.param(lambda s: s.replace(graph_name=5), ["graph_name", "valid string"], id="replace-graph-name-number"),
+    pytest.param(lambda s: s.replace(summary=Summary(n_samples=3, n_groups=1, largest_group="x",
+                                                     largest_group_size=3, singletons=0)),
+                 ["summary.n_samples says 3", "12"], id="replace-summary"),
+    pytest.param(lambda s: s.replace(warnings=[SpecWarning(code="Bad Code", message="m")]), ["warnings", "Bad Code"],
+                 id="replace-warning-code"),
+    pytest.param(lambda s: s.replace(warnings=["just text"]), ["warnings.0", "SpecWarning"], id="replace-warning-text"),
+    pytest.param(lambda s: s.replace(created_at="yesterday"), ["created_at", "yesterday"], id="replace-created-at"),
+    pytest.param(lambda s: s.replace(folds=_roles(0)), ["on both sides", "a group stays whole"],
+                 id="replace-folds-cutting-a-group"),
+    pytest.param(lambda s: s.replace(folds="3-fold"), ["folds must be a FoldPlan"], id="replace-folds-text"),
+    pytest.param(lambda s: s.replace(samples=s.samples.iloc[:4]), ["folds.splits", "holds position", "4 samples"],
+                 id="replace-samples-under-folds"),
+    pytest.param(lambda s: s.replace(digest="sha256:" + "0" * 64), ["digest cannot be set"], id="replace-digest"),
+    pytest.param(lambda s: s.replace(signature=None), ["signature cannot be set", ".signed(key)"],
+                 id="replace-signature"),
+    pytest.param(lambda s: s.replace(owner="me"), ["owner", "not fields"], id="replace-unknown-field"),
+    pytest.param(lambda s: s.replace(pseudonymization=Pseudonymization(key_fingerprint="0" * 16)),
+                 ["'S01', not a pseudonym"], id="replace-pseudonymization-of-raw-ids"),
+    pytest.param(lambda s: s.with_folds("3-fold"), ["folds must be a FoldPlan"], id="with-folds-text"),
+    pytest.param(lambda s: s.with_folds(_roles(0, 1)), ["on both sides"], id="with-folds-cutting-a-group"),
+    pytest.param(lambda s: s.with_folds(FoldPlan(scheme="x", splits=[_split([0, 1, 2], 3, 8)])),
+                 ["folds.splits[0]", "n_train/n_test/n_excluded say 8/3/0", "9/3/0"], id="with-folds-miscounted"),
+    # signing keys follow the pseudonymisation key rules; keys are text or bytes
+    pytest.param(lambda s: s.signed(""), ["signing key is too weak"], id="sign-empty-key"),
+    pytest.param(lambda s: s.signed("a" * 64), ["signing key is too weak"], id="sign-repeated-key"),
+    pytest.param(lambda s: s.signed(5), ["signing key must be text or bytes", "int"], id="sign-int-key"),
+    pytest.param(lambda s: s.signed(None), ["signing key must be text or bytes"], id="sign-no-key"),
+    pytest.param(lambda s: s.signed(STRONG_KEY).verify_signature(["k"]), ["verifying key must be text or bytes"],
+                 id="verify-list-key"),
+    # writing and reading
+    pytest.param(lambda s: write_spec(s.samples, "spec.json"), ["the spec must be a SplitSpec", "DataFrame"],
+                 id="write-spec-of-a-frame"),
+    pytest.param(lambda s: write_spec(s, None), ["output must be a path", "None"], id="write-spec-to-none"),
+    pytest.param(lambda s: write_spec(s, 1), ["output must be a path", "1 (int)"], id="write-spec-to-an-fd"),
+    pytest.param(lambda s: read_spec(None), ["spec file must be a path"], id="read-spec-none"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "fragments"), SPEC_MEMORY_CASES)
+def test_specs_made_in_memory_are_checked_as_files_are(api_spec, call, fragments):
+    with fails_with("invalid_argument", *fragments):
+        call(api_spec)
+
+
+def test_a_spec_replaced_in_memory_is_one_the_reader_reads_back(tmp_path, api_spec):
+    signed = api_spec.signed(STRONG_KEY)
+    renamed = signed.replace(graph_name="cohort A", created_at="2026-01-02T03:04:05+00:00")
+    assert renamed.signature is None and renamed.digest != api_spec.digest  # graph_name is digested
+    dated = signed.replace(created_at="2026-01-02T03:04:05+00:00")
+    assert dated.signature == signed.signature and dated.digest == signed.digest  # created_at is not
+    fewer = api_spec.replace(samples=api_spec.samples.iloc[::-1], folds=None)  # rows put back in sample-id order
+    assert fewer.sample_ids.tolist() == api_spec.sample_ids.tolist() and fewer.folds is None
+    for spec in (renamed, dated, fewer):
+        write_spec(spec, tmp_path / "spec.json")
+        again = read_spec(tmp_path / "spec.json")
+        assert again.digest == spec.digest and again.graph_name == spec.graph_name
+    assert read_spec(tmp_path / "spec.json").summary == api_spec.summary
+
+
+def test_the_reader_refuses_what_the_models_refuse(tmp_path, spec_doc):
+    spec_doc["constraint"]["overrides"] = {"allow_multi_subject_samples": "false"}
+    path = _write_document(tmp_path / "spec.json", spec_doc, lambda d: None)
+    with fails_with("schema", FILE, "constraint/overrides/allow_multi_subject_samples", file=path):
+        read_spec(path)
+
+
+# ---- every public call, given the wrong kind of argument: a coded refusal that names it, never a TypeError
+@pytest.fixture
+def api(tmp_path: Path) -> dict[str, Any]:
+    graph = _document_cohort(tmp_path)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
+    ids = spec.sample_ids.tolist()
+    return {"graph": graph, "spec": spec, "folded": assign_folds(spec, "group-kfold", n_folds=3), "ids": ids}
+
+
+def _pairs(**columns: Any) -> pd.DataFrame:
+    return pd.DataFrame(columns)
+
+
+KIN = {"id1": ["P1"], "id2": ["P2"], "kinship": [0.3]}
+XY = {"sample_id": ["S01", "S02"], "x": [0.0, 1.0], "y": [0.0, 0.0]}
+FEATURES = np.random.default_rng(7).normal(size=(12, 4))
+API_CASES = [
+    # building and combining graphs
+    ("from_metadata(columns='patient')", lambda a: from_metadata(pd.DataFrame({"sample_id": ["S1"]}),
+     columns="patient"), "invalid_argument", ["columns= maps canonical names"]),
+    ("from_metadata(name=123)", lambda a: from_metadata(pd.DataFrame({"sample_id": ["S1"]}), name=123),
+     "invalid_argument", ["graph name", "123 (int)"]),
+    ("from_metadata(lone surrogate)", lambda a: from_metadata(pd.DataFrame({"sample_id": pd.Series(["S\ud800", "S2"],
+     dtype=object)})), "schema", ["'sample_id'", "not valid Unicode", "row 1"]),
+    ("add_kinship(threshold=None)", lambda a: a["graph"].add_kinship(_pairs(**KIN), None), "invalid_argument",
+     ["kinship threshold must be a number", "None"]),
+    ("add_kinship(threshold=True)", lambda a: a["graph"].add_kinship(_pairs(**KIN), True), "invalid_argument",
+     ["kinship threshold", "True"]),
+    ("add_kinship(bogus option)", lambda a: a["graph"].add_kinship(_pairs(**KIN), 0.1, bogus=1), "invalid_argument",
+     ["bogus", "not an option", "id_template"]),
+    ("add_kinship(matrix ids='P1')", lambda a: a["graph"].add_kinship(np.eye(2), 0.1, ids="P1"), "invalid_argument",
+     ["ids=", "not one string"]),
+    ("add_spatial(radius='1')", lambda a: a["graph"].add_spatial(_pairs(**XY), "1"), "invalid_argument",
+     ["radius must be a number", "'1'"]),
+    ("add_spatial(radius=True)", lambda a: a["graph"].add_spatial(_pairs(**XY), True), "invalid_argument",
+     ["radius must be a number", "True"]),
+    ("add_spatial(p='x')", lambda a: a["graph"].add_spatial(_pairs(**XY), 1.0, p="x"), "invalid_argument",
+     ["p must be a number"]),
+    ("add_relations(relation=[...])", lambda a: a["graph"].add_relations(_pairs(source=["S01"], target=["S02"]),
+     ["sample_duplicate_of"]), "invalid_argument", ["unknown relation"]),
+    ("graph.keys('Nope')", lambda a: a["graph"].keys("Nope"), "invalid_argument", ["'Nope' is not a node type"]),
+    ("graph.count(None)", lambda a: a["graph"].count(None), "invalid_argument", ["None is not a node type"]),
+    ("graph.locate(type, 5)", lambda a: a["graph"].locate("Sample", 5), "invalid_argument", ["list or array of keys"]),
+    ("from_tables(edges=None)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes, None),
+     "invalid_argument", ["edges must be a DataFrame"]),
+    ("from_tables(no weight column)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.drop(columns=["weight"])), "invalid_argument", ["edges lacks", "weight"]),
+    ("from_tables(unknown relation)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.assign(relation="knows")), "invalid_argument", ["knows is not a relation"]),
+    ("from_tables(unknown node type)", lambda a: StudyGraph.from_tables(a["graph"].nodes.assign(type="Gene"),
+     a["graph"].attributes, a["graph"].edges), "invalid_argument", ["Gene is not a node type"]),
+    ("from_tables(fractional positions)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges.assign(dst=1.5)), "invalid_argument", ["edges.dst", "float64"]),
+    ("from_tables(attributes misaligned)", lambda a: StudyGraph.from_tables(a["graph"].nodes,
+     a["graph"].attributes.iloc[:3], a["graph"].edges), "invalid_argument", ["attributes has 3 rows"]),
+    ("from_tables(overrides 'false')", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, overrides={"allow_multi_subject_samples": "false"}), "invalid_value", ["'false' (string)"]),
+    ("from_tables(unknown override)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, overrides={"allow_everything": True}), "invalid_argument", ["unknown override", "allow_every"]),
+    ("from_tables(history of text)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, history=["built by hand"]), "invalid_argument", ["history[0] must be a Mapping"]),
+    ("from_tables(history NaN)", lambda a: StudyGraph.from_tables(a["graph"].nodes, a["graph"].attributes,
+     a["graph"].edges, history=[{"step": "x", "radius": float("nan")}]), "invalid_argument", ["history[0].radius"]),
+    ("combine(graph, DataFrame)", lambda a: combine(a["graph"], pd.DataFrame({"a": [1, 2]})), "invalid_argument",
+     ["combine: graph 2 must be a StudyGraph", "(DataFrame)"]),
+    ("combine(name=5)", lambda a: combine(a["graph"], a["graph"], name=5), "invalid_argument", ["graph name"]),
+    ("write_graph(spec)", lambda a: write_graph(a["spec"], "graph.json"), "invalid_argument",
+     ["write_graph: the graph must be a StudyGraph", "SplitSpec"]),
+    ("write_graph(path=5)", lambda a: write_graph(a["graph"], 5), "invalid_argument", ["output must be a path"]),
+    ("read_graph(None)", lambda a: read_graph(None), "invalid_argument", ["graph file must be a path"]),
+    # validation and derivation
+    ("validate(spec)", lambda a: validate(a["spec"]), "invalid_argument", ["validate: the graph must be a StudyGraph"]),
+    ("validate(levels='structural')", lambda a: validate(a["graph"], levels="structural"), "invalid_argument",
+     ["levels takes a list of names"]),
+    ("validate(n_folds=2.5)", lambda a: validate(a["graph"], n_folds=2.5), "invalid_argument", ["n_folds", "2.5"]),
+    ("derive(None)", lambda a: derive(None, "subject"), "invalid_argument", ["derive: the graph must be"]),
+    ("derive(allow_unlinked='no')", lambda a: derive(a["graph"], "spatial", allow_unlinked="no"), "invalid_argument",
+     ["allow_unlinked must be True or False", "'no'"]),
+    ("derive(allow_single_group=1)", lambda a: derive(a["graph"], "composite", allow_single_group=1),
+     "invalid_argument", ["allow_single_group must be True or False"]),
+    ("derive(min_groups=True)", lambda a: derive(a["graph"], "subject", min_groups=True), "invalid_argument",
+     ["min_groups", "True (bool)"]),
+    ("derive(via='subject')", lambda a: derive(a["graph"], "composite", via="subject"), "invalid_argument",
+     ["via takes a list of names", "['subject']"]),
+    ("derive(samples=5)", lambda a: derive(a["graph"], "subject", samples=5), "invalid_argument", ["samples= takes"]),
+    ("derive(samples={...: ...})", lambda a: derive(a["graph"], "subject", samples={"S01": 1}), "invalid_argument",
+     ["samples= takes", "dict"]),
+    ("derive(samples=[None])", lambda a: derive(a["graph"], "subject", samples=["S01", None]), "missing_id",
+     ["samples= holds a missing", "position 1"]),
+    # folds
+    ("assign_folds(None)", lambda a: assign_folds(None, "group-kfold"), "invalid_argument",
+     ["assign_folds: the spec must be a SplitSpec"]),
+    ("assign_folds(graph)", lambda a: assign_folds(a["graph"], "group-kfold"), "invalid_argument", ["StudyGraph"]),
+    ("assign_folds(scheme=None)", lambda a: assign_folds(a["spec"], None), "invalid_argument",
+     ["scheme must be a scheme name"]),
+    ("n_repeats=True", lambda a: assign_folds(a["spec"], "group-kfold", n_folds=2, n_repeats=True), "invalid_argument",
+     ["repeats must be a positive integer", "True"]),
+    ("GroupedKFold(n_folds=True)", lambda a: assign_folds(a["spec"], GroupedKFold(n_folds=True)), "invalid_argument",
+     ["number of folds", "True"]),
+    ("stratify=['sex']", lambda a: assign_folds(a["spec"], "stratified-group-kfold", n_folds=2, stratify=["sex"]),
+     "invalid_argument", ["stratify takes one column name"]),
+    ("logo by=None", lambda a: assign_folds(a["spec"], "logo", by=None), "invalid_argument", ["takes one column name"]),
+    ("hash salt=b'x'", lambda a: HashFolds(n_folds=2, salt=b"x"), "invalid_argument", ["salt must be text", "bytes"]),
+    ("hash salt=None", lambda a: assign_folds(a["spec"], "hash", n_folds=2, salt=None), "invalid_argument",
+     ["salt must be text"]),
+    ("balance='sex'", lambda a: assign_folds(a["spec"], "balanced-holdout", balance="sex"), "invalid_argument",
+     ["balance takes a list of names", "['sex']"]),
+    ("balanced prior='spec.json'", lambda a: BalancedHoldout(balance=("sex",), prior="spec.json"),
+     "invalid_argument", ["prior must be a SplitSpec"]),
+    ("holdout test_fraction=True", lambda a: assign_folds(a["spec"], "holdout", test_fraction=True),
+     "invalid_argument", ["test fraction", "True"]),
+    # exposure, audit, pseudonyms
+    ("exposure(spec, graph)", lambda a: exposure(a["folded"], a["graph"]), "invalid_argument",
+     ["exposure: the graph must be a StudyGraph"]),
+    ("exposure(graph, None)", lambda a: exposure(a["graph"], None), "invalid_argument",
+     ["exposure: the spec must be a SplitSpec or Partition"]),
+    ("exposure(examples=-1)", lambda a: exposure(a["graph"], a["folded"], examples=-1), "invalid_argument",
+     ["examples"]),
+    ("assignment only train", lambda a: exposure(a["graph"], a["spec"], pd.DataFrame({"sample_id": a["ids"],
+     "set": ["train"] * 12})), "invalid_value", ["'set' column marks no sample 'test'"]),
+    ("assignment only test", lambda a: assignment_roles(a["spec"], pd.DataFrame({"sample_id": a["ids"][:3],
+     "set": ["TEST"] * 3})), "invalid_value", ["marks no sample 'train'"]),
+    ("assignment one fold", lambda a: assignment_roles(a["spec"], pd.DataFrame({"sample_id": a["ids"],
+     "fold": [1] * 12})), "invalid_value", ["holds one fold", "no sample to train on"]),
+    ("straddling(id_column=None)", lambda a: straddling_groups(a["spec"], pd.DataFrame({"sample_id": ["S01"],
+     "fold": [0]}), id_column=None), "invalid_argument", ["id_column takes one column name"]),
+    ("straddling(graph)", lambda a: straddling_groups(a["graph"], pd.DataFrame({"sample_id": ["S01"], "fold": [0]})),
+     "invalid_argument", ["the spec must be a SplitSpec"]),
+    ("audit(sparse)", lambda a: audit_duplicates(__import__("scipy.sparse", fromlist=["csr_matrix"]).csr_matrix(
+     FEATURES), ids=a["ids"]), "invalid_argument", ["sparse matrix", ".toarray()"]),
+    ("audit(text features)", lambda a: audit_duplicates(np.full((12, 2), "a", dtype=object), ids=a["ids"]),
+     "invalid_value", ["features must be numbers"]),
+    ("audit(ids='S01')", lambda a: audit_duplicates(FEATURES, ids="S01"), "invalid_argument", ["not one string"]),
+    ("audit(ids with None)", lambda a: audit_duplicates(FEATURES, ids=[*a["ids"][:11], None]), "missing_id",
+     ["row 12"]),
+    ("audit(threshold=True)", lambda a: audit_duplicates(FEATURES, ids=a["ids"], threshold=True), "invalid_argument",
+     ["threshold", "True"]),
+    ("audit(bits='16')", lambda a: audit_duplicates(FEATURES, ids=a["ids"], method="lsh", bits="16"),
+     "invalid_argument", ["1-62 bits"]),
+    ("audit(seed=-1)", lambda a: audit_duplicates(FEATURES, ids=a["ids"], seed=-1), "invalid_argument", ["seed"]),
+    ("pseudonymize(None)", lambda a: pseudonymize(None, STRONG_KEY), "invalid_argument", ["the spec must be"]),
+    ("pseudonymize(key=None)", lambda a: pseudonymize(a["spec"], None), "invalid_argument",
+     ["key must be text or bytes"]),
+    ("pseudonymize twice", lambda a: pseudonymize(pseudonymize(a["spec"], STRONG_KEY), STRONG_KEY),
+     "invalid_argument", ["already pseudonymised"]),
+    # scikit-learn
+    ("SpecCV(None)", lambda a: SpecCV(None), "invalid_argument", ["SpecCV: the spec must be a SplitSpec"]),
+    ("SpecCV(repeat=9)", lambda a: SpecCV(a["folded"], repeat=9), "invalid_argument", ["no repeat 9", "repeats: 0"]),
+    ("SpecCV(repeat='0')", lambda a: SpecCV(a["folded"], repeat="0"), "invalid_argument", ["no repeat '0'"]),
+    ("SpecCV(ids='S01')", lambda a: SpecCV(a["folded"], ids="S01"), "invalid_argument", ["not one string"]),
+    ("SpecCV.split(groups=set)", lambda a: list(SpecCV(a["folded"]).split(None, groups=set(a["ids"]))),
+     "invalid_argument", ["in row order"]),
+    ("SpecCV.split(groups=generator)", lambda a: list(SpecCV(a["folded"]).split(None, groups=iter(a["ids"]))),
+     "invalid_argument", ["in row order"]),
+    ("SpecCV.split(unknown ids)", lambda a: list(SpecCV(a["folded"]).split(None, groups=["S01", "S99"])),
+     "reference", ["SpecCV: groups", "S99"]),
+    ("SpecCV.split(missing id)", lambda a: list(SpecCV(a["folded"]).split(None, groups=pd.Series(["S01", None]))),
+     "reference", ["(missing)"]),
+    ("groups_for(spec, 'S01')", lambda a: groups_for(a["spec"], "S01"), "invalid_argument", ["not one string"]),
+    ("groups_for(spec, None)", lambda a: groups_for(a["spec"], None), "invalid_argument", ["in row order"]),
+    ("groups_for(spec, {ids})", lambda a: groups_for(a["spec"], {"S01", "S02"}), "invalid_argument", ["set"]),
+    ("groups_for(unknown)", lambda a: groups_for(a["spec"], ["S01", "S99"]), "reference", ["S99"]),
+    ("to_predefined_split('S01')", lambda a: to_predefined_split(a["folded"], "S01"), "invalid_argument",
+     ["not one string"]),
+    ("to_predefined_split(repeat=1)", lambda a: to_predefined_split(a["folded"], a["ids"], repeat=1),
+     "invalid_argument", ["no repeat 1"]),
+    # PyTorch
+    ("FoldSampler(shuffle='no')", lambda a: FoldSampler(a["folded"], ids=a["ids"], shuffle="no"), "invalid_argument",
+     ["shuffle must be True or False"]),
+    ("FoldSampler(in_spec_order='yes')", lambda a: FoldSampler(a["folded"], in_spec_order="yes", dataset=range(12)),
+     "invalid_argument", ["in_spec_order must be True or False"]),
+    ("FoldSampler(ids=generator)", lambda a: FoldSampler(a["folded"], ids=iter(a["ids"])), "invalid_argument",
+     ["in row order"]),
+    ("FoldSampler(unknown ids)", lambda a: FoldSampler(a["folded"], ids=[*a["ids"][:11], "S99"]), "reference",
+     ["dataset rows", "S99"]),
+    ("FoldSampler(spec=None)", lambda a: FoldSampler(None, ids=a["ids"]), "invalid_argument",
+     ["FoldSampler: the spec must be a SplitSpec"]),
+    ("GroupBatchSampler(batch_size=2.5)", lambda a: GroupBatchSampler(a["folded"], 2.5, ids=a["ids"]),
+     "invalid_argument", ["batch_size", "2.5 (float)"]),
+    ("GroupBatchSampler(batch_size=True)", lambda a: GroupBatchSampler(a["folded"], True, ids=a["ids"]),
+     "invalid_argument", ["batch_size", "True (bool)"]),
+    ("GroupBatchSampler(batch_size='4')", lambda a: GroupBatchSampler(a["folded"], "4", ids=a["ids"]),
+     "invalid_argument", ["batch_size", "'4' (str)"]),
+    ("GroupBatchSampler(max_per_group=0.5)", lambda a: GroupBatchSampler(a["folded"], 4, ids=a["ids"],
+     max_per_group=0.5), "invalid_argument", ["max_per_group"]),
+    ("GroupDistributedSampler(rank=1.0)", lambda a: GroupDistributedSampler(a["folded"], 2, 1.0, ids=a["ids"]),
+     "invalid_argument", ["rank must be an integer from 0 to 1", "1.0"]),
+    ("GroupDistributedSampler(num_replicas='2')", lambda a: GroupDistributedSampler(a["folded"], "2", 0,
+     ids=a["ids"]), "invalid_argument", ["num_replicas"]),
+    ("GroupDistributedSampler(pad='yes')", lambda a: GroupDistributedSampler(a["folded"], 2, 0, pad="yes",
+     ids=a["ids"]), "invalid_argument", ["pad must be True or False"]),
+    ("GroupDistributedSampler(more ranks than groups)", lambda a: GroupDistributedSampler(a["folded"], 5, 0,
+     ids=a["ids"]), "too_few_groups", ["group(s) for 5 replicas", "no sample"]),
+    # tables and splitGraph
+    ("samples_table(None)", lambda a: samples_table(None), "invalid_argument", ["samples_table: the spec"]),
+    ("fold_table(graph)", lambda a: fold_table(a["graph"]), "invalid_argument", ["fold_table: the spec"]),
+    ("write_table(list)", lambda a: write_table([1, 2], "t.csv"), "invalid_argument", ["write_table: the table"]),
+    ("write_table(excel_safe='yes')", lambda a: write_table(samples_table(a["spec"]), "t.csv", excel_safe="yes"),
+     "invalid_argument", ["excel_safe must be True or False"]),
+    ("spec_to_splitgraph(None)", lambda a: spec_to_splitgraph(None), "invalid_argument", ["the spec must be"]),
+    ("graph_to_splitgraph(spec)", lambda a: graph_to_splitgraph(a["spec"]), "invalid_argument", ["the graph must be"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in API_CASES])
+def test_api_calls_with_wrong_arguments(tmp_path, monkeypatch, api, call, code, fragments):
+    monkeypatch.chdir(tmp_path)  # a call that wrongly wrote would write here
+    before = _tree(tmp_path)
+    with fails_with(code, *fragments):
+        call(api)
+    assert _tree(tmp_path) == before
+
+
+# ---- ids that look alike, and the character that joins outcomes into a stratum
+UNICODE_TWIN_CASES = [
+    pytest.param("sample_id,subject_id\nS1,Jos\u00e9\nS2,Jose\u0301\nS3,P3\n",
+                 ["subject_id values 'Jos\\xe9' (row 1) and 'Jose\\u0301' (row 2)", "Unicode normalisation"],
+                 id="composed-and-decomposed-subject"),
+    pytest.param("sample_id,subject_id\n\u00c51,P1\nA\u030a1,P2\n", ["sample_id values", "'\\xc51'", "'A\\u030a1'"],
+                 id="composed-and-decomposed-sample"),
+    pytest.param("sample_id,batch_id\nS1,K7\nS2,\u212a7\n", ["batch_id values 'K7' (row 1) and '\\u212a7' (row 2)"],
+                 id="kelvin-sign-and-k"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "fragments"), UNICODE_TWIN_CASES)
+def test_ids_that_differ_only_in_unicode_normalisation(tmp_path, out_dir, capsys, text, fragments):
+    path = write(tmp_path / "cohort.csv", text)
+    with fails_with("ambiguity", *fragments, file=path):
+        from_metadata(path)
+    target = out_dir / "graph.json"
+    cli_fails(capsys, tmp_path, ["build", path, "-o", target], "ambiguity", *fragments, output=target, file=path)
+
+
+def test_distinct_accented_ids_are_kept(tmp_path):
+    graph = from_metadata(
+        write(tmp_path / "cohort.csv", "sample_id,subject_id\n\u00e91,Jos\u00e9\ne\u03012,Jos\u00e9\n")
+    )
+    assert sorted(graph.sample_ids.tolist()) == sorted(["\u00e91", "e\u03012"]) and graph.count("Subject") == 1
+
+
+def test_a_spec_built_with_look_alike_group_ids(api_spec):
+    frame = pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["Jos\u00e9", "Jose\u0301"]})
+    with fails_with("ambiguity", "samples.group_id values", "Unicode normalisation"):
+        SplitSpec.build(frame, **SUBJECT)
+
+
+def test_outcome_ids_holding_the_stratum_join_character(tmp_path, out_dir, capsys):
+    # S1 has outcomes a and b (stratum "a|b"); S2's one outcome is "a|b": two different facts, one stratum
+    meta = write(tmp_path / "cohort.csv", "sample_id,subject_id,outcome_id\nS1,P1,a\nS1,P1,b\nS2,P2,a|b\nS3,P3,a\n")
+    graph = from_metadata(meta)
+    fragments = ["outcome id 'a|b' holds '|'", "sample 'S1' has several", "rename the outcome"]
+    with fails_with("ambiguity", *fragments):
+        SplitSpec.from_partition(derive(graph, "subject"), graph)
+    graph_file = tmp_path / "graph.json"
+    write_graph(graph, graph_file)
+    target = out_dir / "spec.json"
+    cli_fails(capsys, tmp_path, ["derive", graph_file, "--mode", "subject", "-o", target], "ambiguity", *fragments,
+              output=target)  # fmt: skip
+    alone = from_metadata(write(tmp_path / "single.csv", "sample_id,subject_id,outcome_id\nS1,P1,a|b\nS2,P2,a\n"))
+    spec = SplitSpec.from_partition(derive(alone, "subject"), alone)  # no sample joins outcomes: 'a|b' is one
+    assert spec.samples["stratum"].tolist() == ["a|b", "a"]
+
+
+def _empty_plan(d):
+    d["folds"]["splits"] = []
+
+
+API_MORE_CASES = [
+    ("from_partition(None, graph)", lambda a: SplitSpec.from_partition(None, a["graph"]), "invalid_argument",
+     ["the partition must be a Partition"]),
+    ("from_partition(partition, other graph)", lambda a: SplitSpec.from_partition(derive(a["graph"], "subject"),
+     from_metadata(pd.DataFrame({"sample_id": ["Z1", "Z2"], "subject_id": ["Q", "Q"]}))), "reference",
+     ["the partition holds 12 sample(s) the graph lacks", "S01", "the graph it was derived from"]),
+    ("from_partition(attributes='sex')", lambda a: SplitSpec.from_partition(derive(a["graph"], "subject"), a["graph"],
+     attributes="sex"), "invalid_argument", ["attributes takes a list of names", "['sex']"]),
+    ("FoldPlan.from_roles(folds_per_repeat='2')", lambda a: FoldPlan.from_roles(np.eye(2, 12, dtype=np.int8),
+     folds_per_repeat="2"), "invalid_argument", ["folds_per_repeat"]),
+    ("with_folds(plan without splits)", lambda a: a["spec"].with_folds(FoldPlan(scheme="custom", splits=[])),
+     "invalid_argument", ["holds no split"]),
+    ("render_html(None)", lambda a: render_html(None), "invalid_argument", ["the report's spec must be a SplitSpec"]),
+    ("render_html(title=5)", lambda a: render_html(a["folded"], title=5), "invalid_argument", ["title"]),
+    ("compare_specs(spec, graph)", lambda a: depgraph.diff.compare_specs(a["spec"], a["graph"]), "invalid_argument",
+     ["the second spec must be a SplitSpec"]),
+    ("recommended_resampling('family')", lambda a: depgraph.vocab.recommended_resampling("family"),
+     "invalid_argument", ["unknown mode 'family'"]),
+    ("validate(modes=['family'])", lambda a: validate(a["graph"], modes=["family"]), "invalid_argument",
+     ["modes family are not modes"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "code", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in API_MORE_CASES])
+def test_more_api_calls_with_wrong_arguments(api, call, code, fragments):
+    with fails_with(code, *fragments):
+        call(api)
+
+
+def test_a_spec_file_whose_fold_plan_has_no_split(tmp_path, capsys, spec_doc):
+    path = _write_document(tmp_path / "spec.json", spec_doc, _empty_plan)
+    with fails_with("integrity", FILE, "folds holds no split", file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "integrity", "holds no split")

@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.arguments import flag, instance
+from depgraph.arguments import path as checked_path
 from depgraph.errors import DepgraphError
 from depgraph.identifiers import formula_like
 from depgraph.outputs import STDOUT, Outputs, atomic_path
@@ -29,6 +31,7 @@ TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "pa
 
 def samples_table(spec: SplitSpec) -> pd.DataFrame:
     """One row per sample: the spec's sample columns, in the spec's order."""
+    instance(spec, SplitSpec, "samples_table: the spec")
     return spec.samples.copy()
 
 
@@ -44,6 +47,7 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     >>> fold_table(assign_folds(s, "group-kfold", n_folds=2)).to_dict("list")["role"]
     ['test', 'train', 'train', 'test']
     """
+    instance(spec, SplitSpec, "fold_table: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     n = spec.n_samples
@@ -101,7 +105,9 @@ def write_table(
 
     ``excel_safe`` writes :func:`for_spreadsheets` of the table (CSV and TSV only: a Parquet file is not opened
     as formulas, and keeps ids exact)."""
-    target = Path(path)
+    instance(frame, pd.DataFrame, "write_table: the table")
+    excel_safe = flag(excel_safe, "excel_safe")
+    target = Path(checked_path(path, "output"))
     kind = table_format(target, kind)
     if excel_safe:
         if kind == "parquet":

@@ -12,6 +12,13 @@ are skipped). Sample ids come, in this order of preference, from ``groups``
 For scikit-learn's own group splitters use :func:`groups_for`; for a single
 k-fold repeat as a ``PredefinedSplit`` use :func:`to_predefined_split`.
 
+Without a spec, :class:`GroupKFold` and :class:`StratifiedGroupKFold` are
+drop-in replacements for scikit-learn's splitters of the same names: they take
+``groups=`` the same way and assign whole groups with depgraph's balanced
+assignment (the one behind the ``group-kfold`` and ``stratified-group-kfold``
+fold schemes), so ``cv=StratifiedGroupKFold(5)`` becomes
+``cv=depgraph.StratifiedGroupKFold(5)``.
+
 >>> import numpy as np, pandas as pd
 >>> from depgraph.spec import Constraint, SplitSpec
 >>> from depgraph.folds import assign_folds
@@ -25,15 +32,21 @@ k-fold repeat as a ``PredefinedSplit`` use :func:`to_predefined_split`.
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
 from sklearn.model_selection._split import GroupsConsumerMixin  # what scikit-learn's group splitters use
+from sklearn.utils import check_random_state
 
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.arguments import in_order, instance
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
+from depgraph.folds import MAX_SEED, kfold_of_samples
+from depgraph.identifiers import row_keys
 from depgraph.spec import SplitSpec
 
 
@@ -55,19 +68,28 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
     """
 
     def __init__(self, spec: SplitSpec, ids: Sequence[str] | None = None, repeat: int | None = None) -> None:
+        instance(spec, SplitSpec, "SpecCV: the spec")
         if spec.folds is None:
             raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+        if ids is not None:
+            in_order(ids, "SpecCV: ids=")
+        if repeat is not None:
+            _check_repeat(spec, repeat)
         self.spec = spec
         self.ids = ids
         self.repeat = repeat
 
     def _positions(self, X: Any, groups: Any) -> np.ndarray:
+        row_numbers = isinstance(X, (pd.DataFrame, pd.Series)) and isinstance(X.index, pd.RangeIndex)
         if groups is not None:
-            ids = np.asarray(groups, dtype=object)
-        elif isinstance(X, (pd.DataFrame, pd.Series)):
+            ids = groups
+            what = "groups"
+        elif isinstance(X, (pd.DataFrame, pd.Series)) and not (row_numbers and self.ids is not None):
             ids = X.index.to_numpy(dtype=object)
+            what = "the rows of X (its index)"
         elif self.ids is not None:
-            ids = np.asarray(self.ids, dtype=object)
+            ids = self.ids
+            what = "ids="
             if X is not None and len(ids) != len(X):
                 raise DepgraphError(
                     "invalid_argument",
@@ -78,13 +100,17 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
                 "invalid_argument",
                 "SpecCV needs each row's sample id: pass groups=sample_ids, a DataFrame indexed by sample id, or ids=",
             )
-        positions = pd.Index(self.spec.sample_ids).get_indexer(ids.astype(str))
-        if (positions < 0).any():
-            unknown = ids[positions < 0]
-            raise DepgraphError(
-                "reference", f"{len(unknown)} row(s) name samples not in the spec: {describe_ids(unknown)}"
-            )
-        return positions
+        try:
+            return self.spec.positions_of(ids, f"SpecCV: {what}")
+        except DepgraphError as error:
+            if error.code != "reference":
+                raise
+            # the habits of GroupKFold users (group labels, row numbers) get a hint on what SpecCV reads
+            keys = row_keys(ids)
+            known = pd.Index(keys).isin(self.spec.sample_ids)
+            unknown = np.asarray(keys[~known], dtype=object)
+            hint = _not_sample_ids_hint(self.spec, X, groups, unknown, not known.any())
+            raise DepgraphError("reference", error.message + hint, **error.details) from None
 
     def _splits(self):
         return [s for s in self.spec.folds.splits if self.repeat is None or s.repeat == self.repeat]
@@ -110,6 +136,29 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
         raise NotImplementedError
 
 
+def _not_sample_ids_hint(spec: SplitSpec, X: Any, groups: Any, unknown: np.ndarray, none_known: bool) -> str:
+    """What to do when SpecCV's rows do not carry sample ids (the habits of GroupKFold users)."""
+    if isinstance(X, pd.DataFrame) and "sample_id" in X.columns:
+        index_by = "X.set_index('sample_id')"
+    else:
+        index_by = "index X by sample id (X.set_index(<sample id column>))"
+    if groups is not None:
+        if not none_known:  # some rows are found: a subset or a typo, not a habit
+            return ""
+        group_ids = pd.Index(spec.group_ids)
+        text = pd.Index(unknown.astype(str))
+        theirs = text.isin(group_ids) | text.isin(group_ids.str.split(":", n=1).str[-1])  # subject:P01 or P01
+        what = "name the spec's groups" if theirs.all() else "are not sample ids of the spec"
+        return (
+            f"; groups= takes each row's sample id, but these {what} (SpecCV reads each sample's group from the "
+            f"spec): pass the sample ids as groups=, or leave groups out and {index_by}, or use SpecCV(spec, ids=...)"
+        )
+    if isinstance(X, (pd.DataFrame, pd.Series)) and (isinstance(X.index, pd.RangeIndex) or none_known):
+        what = "row numbers (a RangeIndex)" if isinstance(X.index, pd.RangeIndex) else "no sample id of the spec"
+        return f"; X's index holds {what}, not sample ids: {index_by}, or pass groups=sample_ids or ids="
+    return ""
+
+
 def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
     """Integer group codes of the given sample ids, for any scikit-learn group splitter.
 
@@ -120,10 +169,8 @@ def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
     >>> groups_for(spec, ["s3", "s1", "s2"]).tolist()
     [1, 1, 0]
     """
-    positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
-    if (positions < 0).any():
-        unknown = np.asarray(ids, dtype=object)[positions < 0]
-        raise DepgraphError("reference", f"{len(unknown)} id(s) are not samples of the spec: {describe_ids(unknown)}")
+    instance(spec, SplitSpec, "groups_for: the spec")
+    positions = spec.positions_of(ids, "groups_for: ids")
     codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
     return codes[positions]
 
@@ -134,11 +181,11 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
     Only plans in which every sample is tested once per repeat and none is
     excluded fit that shape; others raise ``invalid_argument``.
     """
+    instance(spec, SplitSpec, "to_predefined_split: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first")
+    _check_repeat(spec, repeat)
     splits = [s for s in spec.folds.splits if s.repeat == repeat]
-    if not splits:
-        raise DepgraphError("invalid_argument", f"the plan has no repeat {repeat}")
     n = spec.n_samples
     test_fold = np.full(n, -1, dtype=np.int64)
     for split in splits:
@@ -149,8 +196,298 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
                 "(use SpecCV)",
             )
         test_fold[split.test] = split.fold
-    positions = pd.Index(spec.sample_ids).get_indexer(np.asarray(ids, dtype=object))
-    if (positions < 0).any():
-        unknown = np.asarray(ids, dtype=object)[positions < 0]
-        raise DepgraphError("reference", f"{len(unknown)} id(s) are not samples of the spec: {describe_ids(unknown)}")
+    positions = spec.positions_of(ids, "to_predefined_split: ids")
     return PredefinedSplit(test_fold[positions])
+
+
+# --------------------------------------------------------------------------- drop-in splitters
+class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
+    """What GroupKFold and StratifiedGroupKFold share: parameters, groups, the k folds."""
+
+    _stratified: ClassVar[bool] = False
+
+    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state: Any = None) -> None:
+        self.n_splits = n_splits
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self._check_parameters()
+        self.n_splits = int(n_splits)  # as scikit-learn keeps it (np.int64(5) -> 5)
+
+    def _check_parameters(self) -> None:
+        name = type(self).__name__
+        k = self.n_splits
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise DepgraphError("invalid_argument", f"{name}: n_splits must be an integer of at least 2, not {k!r}")
+        if k < 2:
+            raise DepgraphError(
+                "invalid_argument", f"{name}: k-fold cross-validation needs n_splits=2 or more, not {k}"
+            )
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise DepgraphError("invalid_argument", f"{name}: shuffle must be True or False, not {self.shuffle!r}")
+        state = self.random_state
+        if state is None:
+            return
+        if not self.shuffle:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{name}: random_state={state!r} has no effect since shuffle is False: leave random_state to its "
+                "default (None), or set shuffle=True",
+            )
+        if isinstance(state, bool) or not isinstance(state, (numbers.Integral, np.random.RandomState)):
+            raise DepgraphError(
+                "invalid_argument",
+                f"{name}: random_state must be None, an integer in 0..{MAX_SEED} or a numpy.random.RandomState, "
+                f"not {state!r}",
+            )
+        if isinstance(state, numbers.Integral) and not 0 <= state <= MAX_SEED:
+            raise DepgraphError(
+                "invalid_argument", f"{name}: random_state must be an integer in 0..{MAX_SEED}, not {state!r}"
+            )
+
+    def _seed(self) -> int:
+        """The seed of depgraph's assignment: 0 without shuffling, random_state with an int, else drawn
+        from the RandomState (or numpy's global one), so each call to split draws again, as in scikit-learn."""
+        if not self.shuffle:
+            return 0
+        if isinstance(self.random_state, numbers.Integral):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(0, MAX_SEED + 1, dtype=np.int64))
+
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(train, test)`` row positions for each of the ``n_splits`` folds.
+
+        Parameters
+        ----------
+        X: the samples (array-like, sparse matrix or DataFrame; only its length is used).
+        y: class labels (StratifiedGroupKFold stratifies on them; GroupKFold ignores them).
+        groups: the group of every sample (subject, family, site…): required. Each group is
+            tested in exactly one fold and never trained on in that fold.
+
+        Arguments are checked when ``split`` is called, not when its first split is drawn.
+        """
+        self._check_parameters()
+        n = _n_samples(X, groups)
+        codes, n_groups = _group_codes(groups, n, type(self).__name__)
+        if y is not None and np.ndim(y) and np.shape(y)[0] != n:  # as scikit-learn's indexable(X, y, groups)
+            raise DepgraphError(
+                "invalid_argument", f"{type(self).__name__}: y has {np.shape(y)[0]} rows but X has {n} samples"
+            )
+        if self.n_splits > n_groups:
+            raise DepgraphError(
+                "too_few_groups",
+                f"{type(self).__name__}: n_splits={self.n_splits} needs at least {self.n_splits} groups; "
+                f"groups holds {n_groups}",
+                n_groups=n_groups,
+                n_folds=int(self.n_splits),
+            )
+        strata = self._classes(y, n, codes, n_groups) if self._stratified else None
+        fold = kfold_of_samples(codes, int(self.n_splits), self._seed(), strata)
+        return ((np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(int(self.n_splits)))
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """``n_splits`` (the arguments are ignored, as in scikit-learn)."""
+        return int(self.n_splits)
+
+    def _classes(self, y: Any, n: int, codes: np.ndarray, n_groups: int) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        # "depgraph." tells it from scikit-learn's splitter of the same name in logs and reprs
+        return f"depgraph.{super().__repr__()}"
+
+
+class GroupKFold(_BalancedGroupSplitter):
+    """scikit-learn's ``GroupKFold``, with depgraph's balanced assignment of whole groups.
+
+    Guarantee: each group is tested in exactly one of the ``n_splits`` folds
+    and is never on both sides of a split; fold sizes are balanced (largest
+    groups first on the lightest fold, then groups moved or swapped between
+    folds while that evens them). The folds depend only on the groups, never
+    on the order of the rows.
+
+    A drop-in for ``sklearn.model_selection.GroupKFold``: the same parameters,
+    ``split(X, y=None, groups=...)`` with ``groups`` required, ``groups``
+    requested through metadata routing. ``shuffle=False`` (default) gives one
+    fixed plan; ``shuffle=True`` draws among equally balanced plans from
+    ``random_state`` (an int reproduces it; a ``RandomState`` or ``None`` draws
+    again at every ``split``). Bad arguments raise :class:`~depgraph.DepgraphError`,
+    which is a ``ValueError``.
+
+    This is the ``group-kfold`` fold scheme (:class:`depgraph.folds.GroupedKFold`)
+    for data that has no spec: the scheme plans folds into a spec, shared and
+    recorded; this splitter splits arrays in memory and records nothing. For
+    string group labels, ``GroupKFold(k, shuffle=True, random_state=s)`` gives
+    the folds ``GroupedKFold(n_folds=k, seed=s)`` plans for a spec with those
+    groups.
+
+    >>> import numpy as np
+    >>> groups = np.array(["P1", "P1", "P2", "P3", "P3", "P3", "P4", "P4"])
+    >>> cv = GroupKFold(n_splits=2)
+    >>> [sorted(set(groups[test].tolist())) for _, test in cv.split(np.zeros((8, 1)), groups=groups)]
+    [['P1', 'P4'], ['P2', 'P3']]
+    """
+
+    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state: Any = None) -> None:
+        super().__init__(n_splits, shuffle=shuffle, random_state=random_state)
+
+
+class StratifiedGroupKFold(_BalancedGroupSplitter):
+    """scikit-learn's ``StratifiedGroupKFold``, with depgraph's balanced assignment of whole groups.
+
+    Guarantee: as :class:`GroupKFold`, and each fold's share of every class
+    of ``y`` is kept close to the whole's while fold sizes stay even (the two
+    are balanced together: on 200 random cohorts in benchmarks/bench_folds.py
+    class shares are closer on average, and fold sizes far more even, than
+    with scikit-learn's ``StratifiedGroupKFold``). Relabelling the classes, or
+    reordering the rows, never changes which groups are tested together.
+
+    A drop-in for ``sklearn.model_selection.StratifiedGroupKFold`` (same
+    parameters, ``split(X, y, groups)``); ``y`` (class labels: binary or
+    multiclass, one column) is required, as are ``groups``. A class carried by
+    fewer groups than ``n_splits`` cannot reach every fold: a
+    ``few_groups_in_class`` :class:`~depgraph.DepgraphWarning` says so.
+
+    This is the ``stratified-group-kfold`` fold scheme
+    (:class:`depgraph.folds.StratifiedGroupedKFold`) for data that has no spec.
+
+    >>> import numpy as np
+    >>> y = np.array([1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])
+    >>> groups = np.repeat(["A", "B", "C", "D", "E", "F"], 2)
+    >>> cv = StratifiedGroupKFold(n_splits=2)
+    >>> [(len(test), int(y[test].sum())) for _, test in cv.split(np.zeros((12, 1)), y, groups)]
+    [(6, 2), (6, 2)]
+    """
+
+    _stratified: ClassVar[bool] = True
+
+    def __init__(self, n_splits: int = 5, shuffle: bool = False, random_state: Any = None) -> None:
+        super().__init__(n_splits, shuffle=shuffle, random_state=random_state)
+
+    def _classes(self, y: Any, n: int, group_codes: np.ndarray, n_groups: int) -> np.ndarray:
+        """A class code per sample, classes ordered by a rule blind to their labels and to row order."""
+        name = type(self).__name__
+        if y is None:
+            raise DepgraphError(
+                "invalid_argument", f"{name} stratifies on y: pass the class labels as y, or use depgraph.GroupKFold"
+            )
+        if np.ndim(y) == 2 and np.shape(y)[1] == 1:
+            y = np.asarray(y)[:, 0]
+        if np.ndim(y) != 1:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{name} stratifies on one column of class labels; y has shape {np.shape(y)} (multilabel or "
+                "multi-output): pass the column to stratify on",
+            )
+        labels = _labels(y, n, "y", name)
+        odd = labels[~np.isfinite(labels) | (labels != np.round(labels))] if labels.dtype.kind == "f" else []
+        if len(odd):
+            shown = describe_ids(pd.unique(odd)[:3])
+            raise DepgraphError(
+                "invalid_argument",
+                f"{name} stratifies on class labels; y is continuous (values such as {shown}): bin it first, "
+                "e.g. pd.qcut(y, 5, labels=False)",
+            )
+        codes, classes = pd.factorize(labels)
+        per_group = np.bincount(group_codes * len(classes) + codes, minlength=n_groups * len(classes))
+        per_group = per_group.reshape(n_groups, len(classes))
+        sizes = per_group.sum(axis=0)
+        # Larger classes first; equal sizes by how the class spreads over the (sorted) groups. Classes
+        # that tie spread identically, so their order cannot matter: the plan is blind to the labels.
+        order = sorted(range(len(classes)), key=lambda c: (-sizes[c], per_group[:, c].tobytes()))
+        rank = np.empty(len(classes), dtype=np.int64)
+        rank[order] = np.arange(len(classes))
+        k = int(self.n_splits)
+        if (sizes < k).all():
+            raise DepgraphError(
+                "too_few_groups",
+                f"{name}: n_splits={k} is more than the samples of every class of y (largest: {sizes.max()}): "
+                "no fold can be stratified; use fewer splits",
+            )
+        reach = (per_group > 0).sum(axis=0)
+        if reach.min() < k:
+            few = int(np.argmin(reach))
+            warnings.warn(
+                DepgraphWarning(
+                    "few_groups_in_class",
+                    f"{name}: the least populated class in y ({_plain(classes[few])!r}) is in only {reach[few]} "
+                    f"group(s), fewer than n_splits={k}: some test folds will hold none of it",
+                ),
+                stacklevel=3,
+            )
+        return rank[codes]
+
+
+def _n_samples(X: Any, groups: Any) -> int:
+    if X is None:
+        if groups is None:
+            raise DepgraphError("invalid_argument", "split needs X (the samples) and groups")
+        return len(groups)
+    shape = getattr(X, "shape", None)
+    try:
+        n = int(shape[0]) if shape is not None and len(shape) else len(X)
+    except TypeError:
+        raise DepgraphError("invalid_argument", f"X must be array-like with one row per sample, not {X!r}") from None
+    if n == 0:
+        raise DepgraphError("empty_input", "split: X has no samples")
+    return n
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _labels(values: Any, n: int, what: str, name: str) -> np.ndarray:
+    """One label per sample as a 1-D array; refuses missing labels, wrong lengths and mixed types."""
+    if np.ndim(values) != 1:
+        raise DepgraphError(
+            "invalid_argument", f"{name}: {what} must hold one label per sample (1-D), not shape {np.shape(values)}"
+        )
+    series = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # the labels, not the order of the categories, count
+        series = series.astype(object)
+    if len(series) != n:
+        raise DepgraphError("invalid_argument", f"{name}: {what} has {len(series)} labels but X has {n} samples")
+    missing = np.flatnonzero(series.isna().to_numpy())
+    if len(missing):
+        raise DepgraphError(
+            "missing_id",
+            f"{name}: {what} has {len(missing)} missing label(s) (NaN/None) at index {describe_ids(missing)}: every "
+            "sample needs one",
+            rows=missing[:20].tolist(),
+        )
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=False) in ("mixed", "mixed-integer"):
+        distinct = series.drop_duplicates()
+        text = distinct.astype(str)
+        clash = distinct[text.duplicated(keep=False).to_numpy()]
+        examples = clash if len(clash) else distinct[~distinct.map(type).duplicated().to_numpy()]  # one per type
+        shown = describe_ids([f"{v!r} ({type(v).__name__})" for v in examples[:4]], 4)
+        if len(clash):
+            raise DepgraphError(
+                "ambiguity", f"{name}: {what} holds labels that read the same but differ in type: {shown}"
+            )
+        raise DepgraphError(
+            "invalid_argument", f"{name}: {what} mixes labels of different types ({shown}): give them one type"
+        )
+    return series.infer_objects().to_numpy()  # numbers held as objects become numbers (a float y is checked)
+
+
+def _group_codes(groups: Any, n: int, name: str) -> tuple[np.ndarray, int]:
+    """Groups coded 0..G-1 in sorted label order (as depgraph codes a spec's group ids), and G."""
+    if groups is None:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{name} needs groups=: the group of every sample (subject, family, site…), which no fold splits; "
+            "pass split(X, y, groups), groups= to cross_validate, or params={'groups': ...} with metadata routing",
+        )
+    codes, uniques = pd.factorize(_labels(groups, n, "groups", name), sort=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _check_repeat(spec: SplitSpec, repeat: Any) -> None:
+    """``repeat`` names a repeat of the spec's plan (``invalid_argument`` otherwise: no split would be given)."""
+    repeats = sorted({s.repeat for s in spec.folds.splits}) if spec.folds is not None else []
+    whole = isinstance(repeat, (int, np.integer)) and not isinstance(repeat, (bool, np.bool_))
+    if not whole or repeat not in repeats:
+        raise DepgraphError(
+            "invalid_argument", f"the plan has no repeat {repeat!r} (its repeats: {describe_ids(repeats)})"
+        )

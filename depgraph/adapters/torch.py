@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 from torch.utils.data import Sampler
 
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.arguments import flag, in_order, instance, whole_number
+from depgraph.errors import DepgraphError
 from depgraph.folds import check_seed
 from depgraph.spec import ROLES, SplitSpec
 
@@ -51,6 +52,8 @@ def _rows(
     sampler: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dataset rows holding the split's samples of ``role``, and those rows' group codes."""
+    instance(spec, SplitSpec, f"{sampler}: the spec")
+    in_spec_order = flag(in_spec_order, f"{sampler}: in_spec_order")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     if role not in ROLES[:2]:
@@ -83,20 +86,12 @@ def _rows(
             )
         positions = np.arange(spec.n_samples)
     else:
-        if isinstance(ids, (str, bytes)):
-            raise DepgraphError("invalid_argument", f"{sampler}: ids= takes one sample id per row, not one string")
-        values = np.asarray(ids, dtype=object)
-        if values.ndim != 1:
-            raise DepgraphError("invalid_argument", f"{sampler}: ids= takes one sample id per row (a flat sequence)")
-        if n_rows is not None and len(values) != n_rows:
+        in_order(ids, f"{sampler}: ids=")
+        if n_rows is not None and len(ids) != n_rows:
             raise DepgraphError(
-                "invalid_argument", f"{sampler}: ids= names {len(values)} rows but the dataset has {n_rows}"
+                "invalid_argument", f"{sampler}: ids= names {len(ids)} rows but the dataset has {n_rows}"
             )
-        positions = pd.Index(spec.sample_ids).get_indexer(values)
-        if (positions < 0).any():
-            unknown = values[positions < 0]
-            raise DepgraphError("reference", f"{len(unknown)} dataset row(s) name samples not in the spec: "
-                                f"{describe_ids(unknown)}")  # fmt: skip
+        positions = spec.positions_of(ids, f"{sampler}: ids= (dataset rows)")
     roles = spec.folds.splits[split].roles(spec.n_samples)
     group_codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
     wanted = roles[positions] == ROLES.index(role)
@@ -142,7 +137,7 @@ class FoldSampler(Sampler[int]):
     ) -> None:
         self.seed = check_seed(seed)
         self.rows, _ = _rows(spec, split, role, ids, in_spec_order, dataset, "FoldSampler")
-        self.shuffle = shuffle and role == "train"
+        self.shuffle = flag(shuffle, "FoldSampler: shuffle") and role == "train"
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -183,13 +178,15 @@ class GroupBatchSampler(Sampler[list[int]]):
         in_spec_order: bool = False,
         dataset: Sized | None = None,
     ) -> None:
-        if batch_size < 1 or (max_per_group is not None and max_per_group < 1):
-            raise DepgraphError("invalid_argument", "batch_size and max_per_group must be positive")
+        self.batch_size = whole_number(batch_size, "GroupBatchSampler: batch_size", minimum=1)
+        self.max_per_group = (
+            None
+            if max_per_group is None
+            else whole_number(max_per_group, "GroupBatchSampler: max_per_group", minimum=1)
+        )
+        self.shuffle = flag(shuffle, "GroupBatchSampler: shuffle")
         self.seed = check_seed(seed)
         self.rows, self.groups = _rows(spec, split, role, ids, in_spec_order, dataset, "GroupBatchSampler")
-        self.batch_size = batch_size
-        self.max_per_group = max_per_group
-        self.shuffle = shuffle
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -265,15 +262,25 @@ class GroupDistributedSampler(Sampler[int]):
         in_spec_order: bool = False,
         dataset: Sized | None = None,
     ) -> None:
-        if num_replicas < 1 or not 0 <= rank < num_replicas:
-            raise DepgraphError("invalid_argument", f"rank must lie in 0..{num_replicas - 1}, not {rank}")
-        self.pad = (role == "train") if pad is None else pad
+        num_replicas = whole_number(num_replicas, "GroupDistributedSampler: num_replicas", minimum=1)
+        rank = whole_number(rank, "GroupDistributedSampler: rank", minimum=0, maximum=num_replicas - 1)
+        shuffle = flag(shuffle, "GroupDistributedSampler: shuffle")
+        self.pad = (role == "train") if pad is None else flag(pad, "GroupDistributedSampler: pad")
         if self.pad and role == "test":
             raise DepgraphError(
                 "invalid_argument", "evaluation shards are never padded: duplicates would be scored twice"
             )
         self.seed = check_seed(seed)
         self.rows, self.groups = _rows(spec, split, role, ids, in_spec_order, dataset, "GroupDistributedSampler")
+        n_groups = len(np.unique(self.groups))
+        if self.pad and n_groups < num_replicas:  # some rank would get no group: nothing of its own to pad with
+            raise DepgraphError(
+                "too_few_groups",
+                f"GroupDistributedSampler: the {role} side of split {split} holds {n_groups} group(s) for "
+                f"{num_replicas} replicas; with whole groups per rank some ranks would get no sample (padded shards "
+                "must have the same length): use fewer replicas",
+                n_groups=n_groups,
+            )
         self.num_replicas, self.rank = num_replicas, rank
         self.shuffle, self.epoch = shuffle, 0
 

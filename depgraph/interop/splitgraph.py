@@ -49,8 +49,8 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import ValidationError
 
+from depgraph.arguments import instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
 from depgraph.graph import KNOWN_OVERRIDES, EdgePiece, NodePiece, StudyGraph, assemble, checked_overrides
@@ -823,9 +823,9 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
             recommended_resampling=recommended or recommended_resampling(mode, strategy),
             warnings=warnings_found,
         )
-    except ValidationError as exc:  # every field is checked above; this names what slipped through
-        first = exc.errors()[0]
-        raise DepgraphError("schema", f"{source}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    except DepgraphError as exc:  # every field is checked above; what slipped through is named with the file
+        code = "schema" if exc.code == "invalid_argument" else exc.code  # the file's content, not an argument
+        raise DepgraphError(code, f"{source}: {exc.message.removeprefix('spec: ')}", **exc.details) from None
 
 
 def _coded(sentence: str) -> SpecWarning:
@@ -841,6 +841,7 @@ def _coded(sentence: str) -> SpecWarning:
 # --------------------------------------------------------------------------- writing
 def spec_to_splitgraph(spec: SplitSpec) -> dict[str, Any]:
     """splitGraph's ``split_spec`` JSON for ``spec`` (component labels made positional)."""
+    instance(spec, SplitSpec, "spec_to_splitgraph: the spec")
     samples = spec.samples
     mode, strategy = spec.constraint.mode, spec.constraint.strategy
     groups = _positional_labels(samples["group_id"], mode, strategy)
@@ -924,6 +925,7 @@ def _json_values(series: pd.Series) -> list[Any]:
 def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") -> tuple[dict[str, Any], list[str]]:
     """splitGraph's ``dependency_graph`` JSON for ``graph``, and a note of what
     the target splitGraph version cannot hold (left out)."""
+    instance(graph, StudyGraph, "graph_to_splitgraph: the graph")
     if splitgraph_version not in SPLITGRAPH_VERSIONS:
         raise DepgraphError(
             "invalid_argument", f"splitgraph_version must be one of {describe_ids(SPLITGRAPH_VERSIONS)}"

@@ -111,3 +111,73 @@ def test_predefined_split_reproduces_one_repeat(grouped, tmp_path):
     # and check agrees that these folds never cut a group
     table = pd.DataFrame({"sample_id": X.index, "fold": predefined.test_fold})
     assert straddling_groups(spec, table).clean
+
+
+# --------------------------------------------------------------------------- GroupKFold habits (issue 11)
+def _subjects(spec, ids):
+    return np.array([_group_of(spec)[s].split(":", 1)[1] for s in ids], dtype=object)
+
+
+@pytest.mark.parametrize("as_given", ["bare", "prefixed"])
+def test_subject_ids_passed_as_groups_are_named_with_the_fix(grouped, as_given):
+    spec, X, y = grouped
+    subjects = _subjects(spec, X.index)  # P00, P01... as a GroupKFold user would pass them
+    if as_given == "prefixed":
+        subjects = np.array([f"subject:{s}" for s in subjects], dtype=object)
+    with pytest.raises(ValueError) as err:  # a DepgraphError is a ValueError
+        list(SpecCV(spec).split(X.to_numpy(), y, groups=subjects))
+    assert err.value.code == "reference"
+    message = err.value.message
+    assert "groups= takes each row's sample id, but these name the spec's groups" in message
+    assert "set_index" in message and "SpecCV(spec, ids=...)" in message and "\n" not in message
+
+
+def test_groups_that_are_nothing_of_the_spec_are_named_as_not_sample_ids(grouped):
+    spec, X, y = grouped
+    with pytest.raises(DepgraphError) as err:
+        list(SpecCV(spec).split(X.to_numpy(), y, groups=np.arange(len(X))))
+    assert err.value.code == "reference" and "these are not sample ids of the spec" in err.value.message
+
+
+def test_a_few_unknown_sample_ids_get_no_habit_hint(grouped):
+    spec, X, y = grouped
+    ids = X.index.to_numpy(dtype=object).copy()
+    ids[3] = "stranger"
+    with pytest.raises(DepgraphError) as err:
+        list(SpecCV(spec).split(X.to_numpy(), y, groups=ids))
+    assert err.value.message == "1 row(s) name samples not in the spec: stranger"
+
+
+def test_subject_ids_routed_through_cross_validate_are_refused_with_the_fix(grouped):
+    spec, X, y = grouped
+    with sklearn.config_context(enable_metadata_routing=True), pytest.raises(ValueError) as err:
+        cross_validate(LogisticRegression(), X.to_numpy(), y, cv=SpecCV(spec),
+                       params={"groups": _subjects(spec, X.index)})  # fmt: skip
+    assert err.value.code == "reference" and "groups= takes each row's sample id" in err.value.message
+
+
+def test_a_frame_with_a_range_index_is_named_with_the_fix(grouped):
+    spec, X, y = grouped
+    frame = X.reset_index()  # sample_id becomes a column; the index counts rows
+    with pytest.raises(DepgraphError) as err:
+        list(SpecCV(spec).split(frame, y))
+    message = err.value.message
+    assert err.value.code == "reference"
+    assert "X's index holds row numbers (a RangeIndex), not sample ids: X.set_index('sample_id')" in message
+    # without a sample_id column the hint names the general fix
+    with pytest.raises(DepgraphError, match=r"X.set_index\(<sample id column>\)"):
+        list(SpecCV(spec).split(frame.drop(columns="sample_id"), y))
+    # and the suggested fixes work: set_index, or ids= (which a RangeIndex never overrides)
+    expected = [set(spec.sample_ids[s.test]) for s in spec.folds.splits]
+    indexed = frame.set_index("sample_id")
+    assert [set(indexed.index[t]) for _, t in SpecCV(spec).split(indexed, y)] == expected
+    by_ids = [set(frame["sample_id"][t]) for _, t in SpecCV(spec, ids=frame["sample_id"]).split(frame, y)]
+    assert by_ids == expected
+
+
+def test_a_range_index_that_holds_the_sample_ids_is_used():
+    spec = SplitSpec.build(pd.DataFrame({"sample_id": [str(i) for i in range(6)], "group_id": list("aabbcc")}),
+                           constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")  # fmt: skip
+    spec = assign_folds(spec, "group-kfold", n_folds=3)
+    frame = pd.DataFrame({"x": range(6)})
+    assert [sorted(t.tolist()) for _, t in SpecCV(spec).split(frame)] == [sorted(s.test) for s in spec.folds.splits]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata
 from depgraph.interop.splitgraph import (
+    SplitGraphWarning,
     from_splitgraph,
     graph_from_splitgraph,
     graph_to_splitgraph,
@@ -151,9 +152,13 @@ def test_export_for_splitgraph_0_2_leaves_out_what_it_cannot_read(tmp_path):
 def test_bad_splitgraph_documents(tmp_path, doc, fragment):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(DepgraphError) as err:
+    with warnings.catch_warnings(record=True) as told, pytest.raises(DepgraphError) as err:
+        warnings.simplefilter("always")
         read_splitgraph(path)
     assert err.value.code == "schema" and fragment in err.value.message
+    # a file of a known kind without schema_version is read as 0.1.0, with splitGraph's warning, before the refusal
+    codes = [w.message.code for w in told if isinstance(w.message, SplitGraphWarning)]
+    assert codes == ([] if doc["splitGraph_object"] == "banana" else ["splitgraph_schema_version"])
 
 
 def test_partitions_survive_a_trip_through_splitgraph_for_every_case():
