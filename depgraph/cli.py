@@ -28,6 +28,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from depgraph import __version__
 from depgraph.adapters.frames import fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
@@ -452,6 +453,21 @@ def _print_partition(partition: Partition) -> None:
 
 
 # --------------------------------------------------------------------------- commands
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"depgraph {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def depgraph_command(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Declare what must never be split between training and evaluation data; derive leakage-free groups."""
+
+
 @app.command(cls=Command)
 def build(
     ctx: typer.Context,
