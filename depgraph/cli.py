@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from depgraph import __version__
-from depgraph.adapters.frames import fold_table, samples_table, table_format, write_table
+from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
@@ -55,6 +55,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 # Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
 # words are styled by Text spans (see styled), never by markup in a string.
@@ -183,30 +184,35 @@ SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parq
 
 
 def _outputs(
-    *files: Path | None, writes: tuple[str, ...], inputs: tuple[Path | None, ...] = (), binary: bool = False
+    *files: Path | None, writes: tuple[str, ...] | None, inputs: tuple[Path | None, ...] = (), binary: bool = False
 ) -> Outputs:
     """The command's outputs plan, every file checked now, before any work; ``-`` is standard output,
     and then what depgraph says to the user goes to stderr so that stdout carries the data only. ``writes``: the
-    kinds (:data:`SUFFIX_KINDS` values) the files receive; a suffix naming another kind is refused."""
+    kinds (:data:`SUFFIX_KINDS` values) the files receive; a suffix naming another kind is refused (``None``: the
+    command checks the suffixes itself, later)."""
     plan = Outputs(inputs)
     for path in files:
         if path is not None:
-            _check_suffix(path, writes)
-            plan.file(path, binary=binary)
+            plan.file(path, binary=binary)  # what the path is (an input, a device, a directory) comes first
+            if writes is not None:
+                _check_suffix(path, writes)
     if plan.writes_stdout:
         out.stderr = True  # reset by main()
     return plan
 
 
 def _check_suffix(path: Path, writes: tuple[str, ...]) -> None:
+    """Refuse ``path`` when its suffix says another kind of file than ``writes``; a FIFO or a device that exists is
+    written through whatever its name, and ``-`` is standard output."""
     said = SUFFIX_KINDS.get(path.suffix.lower())
-    if said is not None and said not in writes and str(path) != "-":
-        what = " or ".join(writes)
-        raise DepgraphError(
-            "invalid_argument",
-            f"output {str(path)!r} is named {path.suffix} ({said}) but receives {what}: name it for what it holds",
-            path=str(path),
-        )
+    if said is None or said in writes or str(path) == "-" or (path.exists() and not path.is_file()):
+        return
+    raise DepgraphError(
+        "invalid_argument",
+        f"output {str(path)!r} is named {path.suffix} ({said}) but receives {' or '.join(writes)}: "
+        "name it for what it holds",
+        path=str(path),
+    )
 
 
 def _column_map(pairs: list[str] | None) -> dict[str, str]:
@@ -754,8 +760,17 @@ def export_command(
     target = to.strip().lower()
     if target not in ("splitgraph", "csv", "parquet", "fold-table"):
         raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
-    # the samples table as CSV, or TSV when the file is named .tsv; the fold table by its suffix
-    kind = {"csv": _text_table(output), "parquet": "parquet", "splitgraph": "json"}.get(target) or table_format(output)
+    # the samples table as CSV, or TSV when the file is named .tsv; the fold table by its suffix (told after the
+    # output is checked: an output that is the input is refused as such first)
+    kind = {"csv": _text_table(output), "parquet": "parquet", "splitgraph": "json"}.get(target)
+    kind = kind or TABLE_FORMATS.get(output.suffix.lower()) or ("csv" if str(output) == "-" else None)
+    if target != "splitgraph":
+        _refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
+    plan = _outputs(
+        output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document,),
+        binary=kind == "parquet",
+    )  # fmt: skip
+    kind = kind or table_format(output)  # refused: cannot tell
     if excel_safe and kind not in ("csv", "tsv"):  # refused before anything is read: it is for text tables only
         raise DepgraphError(
             "invalid_argument",
@@ -763,9 +778,6 @@ def export_command(
             + (f" written as {kind}" if target == "fold-table" else "")
             + " (that file keeps ids exact and is not opened as formulas)",
         )
-    if target != "splitgraph":
-        _refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
-    plan = _outputs(output, writes=(TABLE_KINDS.get(kind, "JSON"),), inputs=(document,), binary=kind == "parquet")
     doc = read_json(document, "file")
     if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
         if target != "splitgraph":
@@ -1102,7 +1114,7 @@ def report_command(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report (figures embedded) a reviewer can open offline."""
-    plan = _outputs(output, writes=("HTML",), inputs=(document, graph_file))
+    plan = _outputs(output, writes=None, inputs=(document, graph_file))
     if plots_dir is not None:
         plan.directory(plots_dir, "plot directory")
     spec = read_spec(document)
@@ -1111,6 +1123,7 @@ def report_command(
         write_report(output, spec, graph)
         if plots_dir is not None:
             save_figures(figures(spec, graph), plots_dir)
+        _check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))
 
 

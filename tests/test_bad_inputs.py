@@ -3933,7 +3933,7 @@ def test_command_line_as_typed(tmp_path, capsys, monkeypatch, study_files, args,
     cli_fails(capsys, tmp_path, args, code, *fragments)
 
 
-def _rows(path: Path) -> list[str]:
+def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
@@ -3946,12 +3946,12 @@ def test_outputs_named_as_people_name_them_are_written(tmp_path, capsys, monkeyp
         cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", name])
         assert read_spec(out / name).n_samples == 4
     cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "t.tsv"])
-    assert _rows(out / "t.tsv")[0].split("\t")[0] == "sample_id"  # named .tsv, written as TSV
+    assert _lines(out / "t.tsv")[0].split("\t")[0] == "sample_id"  # named .tsv, written as TSV
     cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "t.txt"])
-    assert _rows(out / "t.txt")[0].split(",")[0] == "sample_id"
+    assert _lines(out / "t.txt")[0].split(",")[0] == "sample_id"
     assert cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "-"]).startswith("sample_id,")
     cli_ok(capsys, ["audit", study_files["graph"], study_files["features"], "--threshold", "0.99", "-o", "p.tsv"])
-    assert _rows(out / "p.tsv")[0].split("\t") == ["id1", "id2", "similarity"]
+    assert _lines(out / "p.tsv")[0].split("\t") == ["id1", "id2", "similarity"]
     cli_ok(capsys, ["audit", study_files["graph"], study_files["features"], "--threshold", "0.99", "-o", "p.parquet"])
     assert pd.read_parquet(out / "p.parquet").columns.tolist() == ["id1", "id2", "similarity"]
     cli_ok(capsys, ["diff", study_files["spec"], study_files["spec"], "--limit", "0"])
