@@ -10,9 +10,11 @@ before its work and commits them together at the end (:mod:`depgraph.outputs`).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from collections.abc import Iterator
@@ -49,14 +51,6 @@ from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document,
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
 
-app = typer.Typer(
-    name="depgraph",
-    help="Declare what must never be split between training and evaluation data; derive leakage-free groups.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
 # Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
 # words are styled by Text spans (see styled), never by markup in a string.
 out = Console(highlight=False, soft_wrap=True, markup=False)
@@ -93,14 +87,171 @@ FILE_OUTPUTS = frozenset({"output"})
 DIRECTORY_OUTPUTS = frozenset({"output_dir", "plots_dir"})
 
 
+#: Old spellings that still work for one minor version, with a warning naming the new one.
+DEPRECATED = {"--ids-column": "--id-column", "--n-folds": "-k/--folds"}
+#: The release that drops the deprecated spellings: the next minor version.
+DROPPED_IN = "{}.{}".format(*(lambda v: (v[0], int(v[1]) + 1))(__version__.split(".")))
+#: What goes where an option takes a value, as the help shows it (never a Python type such as <str>).
+METAVARS = {
+    "output": "FILE", "kinship": "FILE", "coords": "FILE", "duplicates": "FILE", "samples": "FILE",
+    "output_dir": "DIR", "plots_dir": "DIR", "graph_file": "GRAPH.json", "prior": "SPEC.json",
+    "kinship_threshold": "X|DEGREE", "kinship_format": "FORMAT", "id_template": "TEMPLATE", "radius": "R",
+    "column": "CANONICAL=COL", "unknown": "error|ignore", "outcome_scope": "sample|subject", "name": "TEXT",
+    "n_folds": "K", "k": "K", "verify_key_env": "VAR", "key_env": "VAR", "sign_key_env": "VAR", "salt_env": "VAR",
+    "mode": "MODE", "strategy": "strict|rule-based", "via": "MODES", "priority": "MODES", "min_groups": "N",
+    "attributes": "COLS|all", "to": "FORMAT", "source": "FORMAT", "splitgraph_version": "VERSION", "limit": "N",
+    "scheme": "SCHEME", "repeats": "N", "seed": "S", "stratify": "COL", "by": "COL", "test_fraction": "F",
+    "balance": "COLS", "gap": "G", "embargo": "E", "id_column": "COL", "split_column": "COL", "threshold": "X",
+    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json", "ids_column": "COL",
+}  # fmt: skip
+
+
 class Command(typer.core.TyperCommand):
     """A depgraph command. Before typer converts any value, the command line as typed is checked for what a parser
-    resolves without a word (:func:`check_command_line`)."""
+    resolves without a word (:func:`check_command_line`), and a deprecated spelling is told. Its help is plain text
+    that fits the terminal: option names whole, metavars that say what goes there (:data:`METAVARS`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None and param.name in METAVARS:
+                param.metavar = METAVARS[param.name]
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if args:
-            check_command_line(self, ctx, list(args))
+            args = _old_import_form(self, ctx, list(args))
+            check_command_line(self, ctx, args)
+            _tell_deprecated(args)
         return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        params = [p for p in self.get_params(ctx) if not p.hidden]
+        arguments = [p for p in params if p.param_type_name == "argument"]
+        usage = ["[OPTIONS]", *(p.display_name_raw if p.required else f"[{p.display_name_raw}]" for p in arguments)]
+        sections = {
+            "Arguments": [(p.display_name_raw, p.help or "") for p in arguments],
+            "Options": [_option_help(p) for p in params if p.param_type_name == "option"],
+        }
+        formatter.write(help_page(f"{ctx.command_path} {' '.join(usage)}", self.help, sections, formatter.width))
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The command's line in ``depgraph --help``: its first sentence, whole (the list wraps it)."""
+        return self.short_help or (self.help or "").split(". ")[0].split("\n\n")[0].rstrip(".")
+
+
+class Group(typer.core.TyperGroup):
+    """``depgraph`` itself: its help as plain text that fits the terminal, like its commands' (:func:`help_page`)."""
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        options = [_option_help(p) for p in self.get_params(ctx) if not p.hidden]
+        commands = [(name, self.commands[name].get_short_help_str()) for name in self.list_commands(ctx)]
+        page = help_page(f"{ctx.command_path} [OPTIONS] COMMAND [ARGS]...", self.help, {"Options": options,
+                         "Commands": commands}, formatter.width)  # fmt: skip
+        formatter.write(page)
+
+
+app = typer.Typer(
+    name="depgraph",
+    help="Declare what must never be split between training and evaluation data; derive leakage-free groups.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=Group,
+)
+
+
+def help_page(usage: str, text: str | None, sections: dict[str, list[tuple[str, str]]], width: int) -> str:
+    """A help page ``width`` columns wide: names whole (a long one puts its description on the next line), text
+    wrapped between words only (never inside ``--allow-unlinked`` or ``group-kfold``).
+
+    >>> print(help_page("depgraph x [OPTIONS]", "Does x.", {"Options": [("--flag", "A flag.")]}, 40))
+    Usage: depgraph x [OPTIONS]
+    <BLANKLINE>
+      Does x.
+    <BLANKLINE>
+    Options:
+      --flag  A flag.
+    <BLANKLINE>
+    """
+    lines = [*_wrap(f"Usage: {usage}", width, "", " " * 7), ""]
+    for paragraph in inspect.cleandoc(text or "").split("\n\n"):
+        if paragraph.strip():
+            lines += [*_wrap(paragraph, width, "  "), ""]
+    for title, rows in sections.items():
+        if not rows:
+            continue
+        lines.append(f"{title}:")
+        column = min(max(len(name) for name, _ in rows), 30)
+        for name, description in rows:
+            said = _wrap(description, width, " " * (column + 4)) or [""]
+            if len(name) <= column:
+                lines.append(f"  {name.ljust(column)}  {said[0].lstrip()}".rstrip())
+                lines += said[1:]
+            else:
+                lines += [f"  {name}", *(said if description else [])]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int, indent: str, subsequent: str | None = None) -> list[str]:
+    return textwrap.wrap(
+        " ".join(text.split()), width=width, initial_indent=indent,
+        subsequent_indent=indent if subsequent is None else subsequent, break_on_hyphens=False,
+        break_long_words=False,
+    )  # fmt: skip
+
+
+def _canonical(name: str, joiner: str) -> str:
+    """A mode, strategy, scheme or format name as depgraph spells it: ``rule-based`` and ``rule_based`` are one
+    name (``joiner`` is the one depgraph uses), in any case."""
+    return name.strip().lower().replace("_" if joiner == "-" else "-", joiner)
+
+
+def _shown(opts: list[str]) -> list[str]:
+    return [o for o in opts if o not in DEPRECATED]
+
+
+def _option_help(param: Any) -> tuple[str, str]:
+    """``-o, --output FILE`` and its help with its default, as the help lists an option."""
+    names = ", ".join(sorted(_shown(param.opts), key=len))
+    if param.secondary_opts:
+        names += " / " + ", ".join(param.secondary_opts)
+    if not param.is_flag:
+        names += f" {param.metavar}"
+    notes = []
+    if not param.is_flag and param.default not in (None, "") and not param.multiple and param.show_default is not False:
+        notes.append(f"default: {param.default}")
+    if param.required:
+        notes.append("required")
+    return names, " ".join([param.help or "", f"[{'; '.join(notes)}]" if notes else ""]).strip()
+
+
+def _old_import_form(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> list[str]:
+    """``import splitgraph FILE`` (deprecated) read as ``import --from splitgraph FILE``, with its warning."""
+    if command.name != "import" or any(a == "--help" for a in args):
+        return args
+    opts, extra, _ = command.make_parser(ctx).parse_args(args=list(args))
+    given = opts.get("file")
+    if not extra or opts.get("source") is not None or not isinstance(given, str) or "." in given:
+        return args  # the new form, or a mistake the parser names
+    deprecated(f"import {given} FILE", f"import --from {given} FILE")
+    rest = list(args)
+    rest.remove(given)
+    return ["--from", given, *rest]
+
+
+def _tell_deprecated(args: list[str]) -> None:
+    for typed in dict.fromkeys(a.split("=", 1)[0] for a in args if a.startswith("--")):
+        if typed in DEPRECATED:
+            deprecated(typed, DEPRECATED[typed])
+
+
+def deprecated(old: str, new: str) -> None:
+    """Tell (a ``deprecated`` warning, one line on stderr once the command is done) that ``old`` is now ``new``."""
+    warnings.warn(
+        DepgraphWarning("deprecated", f"{old} is now {new}; the old spelling goes in {DROPPED_IN}"), stacklevel=2
+    )
 
 
 def check_command_line(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> None:
@@ -116,7 +267,7 @@ def check_command_line(command: typer.core.TyperCommand, ctx: typer.Context, arg
 
     ``--help`` anywhere shows the help instead. Parsing errors (an unknown option) are the parser's own.
     """
-    opts, _, order = command.make_parser(ctx).parse_args(args=args)
+    opts, _, order = command.make_parser(ctx).parse_args(args=list(args))  # the parser consumes the list it gets
     if any(p.name == "help" for p in order):
         return
     spellings = {o for p in command.params for o in (*p.opts, *p.secondary_opts) if p.param_type_name == "option"}
@@ -143,7 +294,7 @@ def _spelt(param: Any) -> str:
     """How the user spells ``param``: ``--output/-o``, ``--train-after/--no-train-after``, ``SPEC.json``."""
     if param.param_type_name == "argument":
         return str(param.display_name_raw)
-    return "/".join((*param.opts, *param.secondary_opts))
+    return "/".join((*_shown(param.opts), *param.secondary_opts))
 
 
 def _names_path(param: Any) -> bool:
@@ -279,7 +430,7 @@ def _typed(ctx: typer.Context, parameter: str) -> bool:
 def _option_name(ctx: typer.Context, parameter: str) -> str:
     """How the user spells the option ``parameter``: ``--seed``, ``-k/--folds``."""
     found = next(p for p in ctx.command.params if p.name == parameter)
-    return "/".join(found.opts)
+    return "/".join(found.opts)  # with a deprecated spelling, which the user may have typed
 
 
 def _refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
@@ -551,7 +702,7 @@ def build(
         if warning:  # a graph of singletons is legal, but never a silent one
             typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
     if kinship is not None:
-        fmt = None if kinship_format == "auto" else kinship_format
+        fmt = None if kinship_format == "auto" else _canonical(kinship_format, "-")
         with stage(f"reading kinship from {kinship.name}"):
             graph = graph.add_kinship(kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template)
     if coords is not None:
@@ -564,7 +715,7 @@ def build(
     _print_graph(graph, f"wrote {output}")
 
 
-@app.command("validate", cls=Command)
+@app.command("validate", cls=Command, short_help="Validate a study graph, or check a split spec.")
 def validate_command(
     ctx: typer.Context,
     document: Annotated[
@@ -572,7 +723,10 @@ def validate_command(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     n_folds: Annotated[
-        int | None, typer.Option(help="Graphs: also flag modes that leave fewer groups than this many folds.")
+        int | None,
+        typer.Option(
+            "-k", "--folds", "--n-folds", help="Graphs: also flag modes that leave fewer groups than K folds."
+        ),
     ] = None,
     verify_key_env: Annotated[
         str | None,
@@ -624,7 +778,7 @@ def derive_command(
     ],
     mode: Annotated[str, typer.Option(help=f"Derivation mode: {MODE_NAMES}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.", readable=False)],
-    strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule_based.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule-based.")] = None,
     via: Annotated[str | None, typer.Option(help="Composite: modes to combine, comma-separated.")] = None,
     priority: Annotated[str | None, typer.Option(help="Rule-based: modes in priority order, comma-separated.")] = None,
     samples: Annotated[
@@ -676,8 +830,8 @@ def derive_command(
     with stage(f"deriving {mode} groups"):
         partition = derive(
             graph,
-            mode.strip().lower(),
-            strategy=strategy,
+            _canonical(mode, "_"),
+            strategy=None if strategy is None else _canonical(strategy, "_"),
             via=_name_list(via, "--via"),
             priority=_name_list(priority, "--priority"),
             samples=subset,
@@ -701,21 +855,21 @@ def _attribute_names(text: str) -> str | list[str]:
     return "all" if text.strip().lower() == "all" else _name_list(text, "--attributes") or []
 
 
-@app.command("import", cls=Command)
+@app.command("import", cls=Command, short_help="Read a splitGraph split_spec or dependency_graph.")
 def import_command(
-    source_format: Annotated[str, typer.Argument(metavar="FORMAT", help="Where the file comes from: splitgraph.")],
     file: Annotated[
         Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.", readable=False)
     ],
+    source: Annotated[str, typer.Option("--from", help="Where the file comes from: splitgraph.")],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.", readable=False)
     ],
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP + " Specs only.")] = None,
 ) -> None:
     """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
-    a splitGraph dependency_graph a depgraph graph."""
-    if source_format.strip().lower() != "splitgraph":
-        raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    a splitGraph dependency_graph a depgraph graph (the symmetric of export --to splitgraph)."""
+    if _canonical(source, "-") != "splitgraph":
+        raise DepgraphError("invalid_argument", f"import --from reads splitgraph files, not {source!r}")
     signing = _signing_key(sign_key_env)
     plan = _outputs(output, writes=("JSON",), inputs=(file,))
     imported = read_splitgraph(file)
@@ -735,7 +889,7 @@ def import_command(
     out.print(f"wrote {output}" + (_signed_note(imported) if isinstance(imported, SplitSpec) else ""))
 
 
-@app.command("export", cls=Command)
+@app.command("export", cls=Command, short_help="Write a spec for other tools, or as a table.")
 def export_command(
     ctx: typer.Context,
     document: Annotated[
@@ -757,7 +911,7 @@ def export_command(
 ) -> None:
     """Write a spec for other tools: splitGraph JSON, the samples table (CSV / Parquet),
     or the long fold table (sample_id, repeat, fold, role) as CSV or Parquet by the file suffix."""
-    target = to.strip().lower()
+    target = _canonical(to, "-")
     if target not in ("splitgraph", "csv", "parquet", "fold-table"):
         raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
     # the samples table as CSV, or TSV when the file is named .tsv; the fold table by its suffix (told after the
@@ -914,7 +1068,7 @@ def folds_command(
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
     signing = _signing_key(sign_key_env)
-    name = scheme.strip().lower()
+    name = _canonical(scheme, "-")
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
     values = {"k": k, "repeats": repeats, "seed": seed, "stratify": stratify, "by": by, "test_fraction": test_fraction,
@@ -1014,7 +1168,7 @@ def _print_exposure(report: ExposureReport) -> None:
     out.print(styled((report.verdict(), colour)))
 
 
-@app.command("audit", cls=Command)
+@app.command("audit", cls=Command, short_help="Find near-identical samples; optionally declare them.")
 def audit_command(
     ctx: typer.Context,
     graph_file: Annotated[
@@ -1026,7 +1180,9 @@ def audit_command(
             metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.", readable=False
         ),
     ],
-    ids_column: Annotated[str, typer.Option(help="The sample id column of a feature table.")] = "sample_id",
+    ids_column: Annotated[
+        str, typer.Option("--id-column", "--ids-column", help="The sample id column of a feature table.")
+    ] = "sample_id",
     threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
     method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/exposure-audit-report.md).")] = "auto",
     write_back: Annotated[
@@ -1099,7 +1255,7 @@ def _feature_table(path: Path, ids_column: str, graph: StudyGraph) -> pd.DataFra
     return table
 
 
-@app.command("report", cls=Command)
+@app.command("report", cls=Command, short_help="Write a self-contained HTML report.")
 def report_command(
     document: Annotated[
         Path, typer.Argument(metavar="SPEC.json", help="A split spec (with or without folds).", readable=False)
@@ -1127,7 +1283,7 @@ def report_command(
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))
 
 
-@app.command(cls=Command)
+@app.command(cls=Command, short_help="The bundled family cohort, end to end, with its report.")
 def demo(
     output_dir: Annotated[
         Path,
