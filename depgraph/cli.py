@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -1400,7 +1401,7 @@ def main(argv: list[str] | None = None) -> int:
         print("depgraph: interrupted", file=sys.stderr)
         return 128 + exc.signum
     except DepgraphError as exc:
-        print(f"depgraph: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"depgraph: {exc.code}: {for_the_command_line(exc.message)}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         _tell(heard)
@@ -1421,12 +1422,46 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+#: The library's messages address Python callers by keyword argument (``columns={'sample_id': ...}``,
+#: ``samples=``); the CLI shows its own options instead. Applied in order, to each error and warning it prints.
+CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
+    (r"columns=\{'(\w+)': '(\w+)'\}", r"--column \1=\2"),
+    (r"(?<![-\w])columns= maps", "--column maps"),
+    (r"(?<![-\w])id_template uses", "--id-template uses"),
+    (r"(?<![-\w])id_template='([^']*)'", r"--id-template '\1'"),
+    (r"unknown='ignore', or --unknown ignore on the command line", "--unknown ignore"),
+    (r"(?<![-\w])unknown='ignore'", "--unknown ignore"),
+    (r"(?<![-\w])samples=", "--samples"),
+    (r"(?<![-\w])strategy, via and priority apply", "--strategy, --via and --priority apply"),
+    (r"(?<![-\w])strategy must be", "--strategy must be"),
+    (r"(?<![-\w])via/priority take", "--via/--priority take"),
+    (r"(?<![-\w])min_groups must be", "--min-groups must be"),
+    (r"(?<![-\w])n_folds must be", "-k/--folds must be"),
+    (r"(?<![-\w])allow_single_group \(--allow-single-group\)", "--allow-single-group"),
+    (r" / allow_(unlinked|single_group)=True", ""),
+    (r"(?<![-\w])via=(\S+)", r"--via \1"),
+    (r"ids_column / --ids-column", "--id-column"),
+    (r"(?<![-\w])stratify column", "--stratify column"),
+]]  # fmt: skip
+
+
+def for_the_command_line(message: str) -> str:
+    """``message`` with the Python keyword arguments it names spelt as the CLI's options.
+
+    >>> for_the_command_line("metadata 'm.csv' has no sample_id column; map yours with columns={'sample_id': 'x'}")
+    "metadata 'm.csv' has no sample_id column; map yours with --column sample_id=x"
+    """
+    for pattern, spelling in CLI_SPELLINGS:
+        message = pattern.sub(spelling, message)
+    return message
+
+
 def _tell(heard: list[warnings.WarningMessage]) -> None:
     """Print each DepgraphWarning a command raised, one line each on stderr:
     only when it did not fail, whose stderr is its one error line."""
     for w in heard:
         if isinstance(w.message, DepgraphWarning):
-            print(f"depgraph: warning: {w.message.code}: {w.message.message}", file=sys.stderr)
+            print(f"depgraph: warning: {w.message.code}: {for_the_command_line(w.message.message)}", file=sys.stderr)
 
 
 def run() -> None:  # pragma: no cover - console-script shim

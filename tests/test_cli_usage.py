@@ -215,3 +215,62 @@ def test_import_from_symmetric_with_export_to(files, capsys):
     code, _, err = run(capsys, "import", "rsample", SPLITGRAPH_SPEC, "-o", files["dir"] / "x.json")
     assert code == 2 and err == "depgraph: invalid_argument: import --from reads splitgraph files, not 'rsample'\n"
     assert not (files["dir"] / "x.json").exists()
+
+
+# --------------------------------------------------------------------------- messages name CLI options
+INPUTS = {
+    "nosid.csv": "sid,subject_id\nS1,P1\nS2,P2\n",
+    "both.csv": "sample_id,subject_id,patient\nS1,P1,Q1\nS2,P2,Q2\n",
+    "k.kin0": "ID1\tID2\tKinship\nP1\tP2\t0.25\n",
+    "dups.csv": "id1,id2\nS1,X9\n",
+    "samples.txt": "S1\nX9\n",
+    "feat.csv": "id,f1\nS1,1\nS2,1\n",
+}
+MESSAGE_CASES = [
+    ("no-sample-id", ["build", "nosid.csv", "-o", "g.json"], "schema",
+     "metadata 'nosid.csv' has no sample_id column (columns: sid, subject_id); map yours with "
+     "--column sample_id=your_column"),
+    ("column-onto-a-present-one", ["build", "both.csv", "--column", "subject_id=patient", "-o", "g.json"], "ambiguity",
+     "metadata already has a subject_id column and --column maps another column onto it"),
+    ("id-template-without-fid", ["build", "{meta}", "--kinship", "k.kin0", "--kinship-threshold", "0.1",
+     "--id-template", "{FID}_{IID}", "-o", "g.json"], "invalid_argument",
+     "--id-template uses {FID} but KING kinship file 'k.kin0' has no family-id column; use --id-template '{IID}'"),
+    ("duplicates-unknown-ids", ["build", "{meta}", "--duplicates", "dups.csv", "-o", "g.json"], "reference",
+     "duplicate pairs 'dups.csv' names 1 Sample id(s) not in the graph: X9 (to drop them instead: --unknown ignore)"),
+    ("samples-unknown", ["derive", "{graph}", "--mode", "subject", "--samples", "samples.txt", "-o", "s.json"],
+     "reference", "--samples names 1 sample(s) not in the graph: X9"),
+    ("strategy-outside-composite", ["derive", "{graph}", "--mode", "subject", "--strategy", "strict", "-o", "s.json"],
+     "invalid_argument", "--strategy, --via and --priority apply to mode 'composite', not 'subject'"),
+    ("strategy-unknown", ["derive", "{graph}", "--mode", "composite", "--strategy", "bogus", "-o", "s.json"],
+     "invalid_argument", "--strategy must be one of strict, rule_based, not 'bogus'"),
+    ("via-not-a-mode", ["derive", "{graph}", "--mode", "composite", "--via", "kinship", "-o", "s.json"],
+     "invalid_argument", "--via/--priority take mode names"),
+    ("min-groups-negative", ["derive", "{graph}", "--mode", "subject", "--min-groups", "-1", "-o", "s.json"],
+     "invalid_argument", "--min-groups must be an integer of at least 1, not -1"),
+    ("single-group-with-via", ["derive", "{graph}", "--mode", "composite", "--allow-single-group", "--via", "subject",
+     "-o", "s.json"], "invalid_argument",
+     "--allow-single-group applies to mode 'composite' without via or priority, not to composite with --via subject"),
+    ("audit-no-id-column", ["audit", "{graph}", "feat.csv"], "schema",
+     "features have no 'sample_id' column; name the id column with --id-column"),
+    ("validate-one-fold", ["validate", "{graph}", "-k", "1"], "invalid_argument",
+     "-k/--folds must be an integer of at least 2, not 1"),
+    ("stratify-not-in-spec", ["folds", "{spec}", "--scheme", "stratified-group-kfold", "--stratify", "nope", "-o",
+     "f.json"], "invalid_argument", "--stratify column 'nope' is not in the spec"),
+]  # fmt: skip
+#: Python keyword arguments a CLI user never sees.
+PYTHON_SPELLINGS = re.compile(r"(?<![-\w])(columns|id_template|unknown|samples|strategy|via|min_groups|n_folds|"
+                              r"allow_unlinked|allow_single_group|ids_column|stratify)=|ids_column")  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [pytest.param(*c[1:], id=c[0]) for c in MESSAGE_CASES])
+def test_messages_name_cli_options(files, capsys, monkeypatch, args, code, message):
+    monkeypatch.chdir(files["dir"])
+    for name, text in INPUTS.items():
+        Path(name).write_text(text)
+    subs = {"{meta}": "meta.csv", "{graph}": str(files["graph"]), "{spec}": str(files["spec"])}
+    status, _, err = run(capsys, *[subs.get(a, a) for a in args])  # meta.csv: the files fixture's metadata
+    assert status == 2 and err.startswith(f"depgraph: {code}: ") and err.count("\n") == 1
+    assert message in err
+    assert not PYTHON_SPELLINGS.search(err), err
+    for name in INPUTS:  # a file is named once
+        assert err.count(name) <= 1, err
