@@ -137,7 +137,7 @@ class Command(typer.core.TyperCommand):
 
     def get_short_help_str(self, limit: int = 45) -> str:
         """The command's line in ``depgraph --help``: its first sentence, whole (the list wraps it)."""
-        return self.short_help or (self.help or "").split(". ")[0].split("\n\n")[0].rstrip(".")
+        return (self.short_help or (self.help or "").split(". ")[0].split("\n\n")[0]).rstrip(".")
 
 
 class Group(typer.core.TyperGroup):

@@ -1400,7 +1400,7 @@ def test_a_repeated_edge_imports_and_warns(tmp_path, out_dir, capsys):
     path = write(tmp_path / "twice.json", json.dumps(_sg("graph.json", lambda d: d["edges"].append(d["edges"][0]))))
     target = out_dir / "graph.json"
     capsys.readouterr()
-    assert main(["import", "splitgraph", str(path), "-o", str(target)]) == 0
+    assert main(["import", "--from", "splitgraph", str(path), "-o", str(target)]) == 0
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("depgraph: warning: duplicate_edge: ") and "sample:S1" in line
     assert read_graph(target).relation_counts()["sample_belongs_to_subject"] == 5
@@ -3875,7 +3875,7 @@ CLI_LINE_CASES = [
      ["is named .parquet (Parquet) but receives JSON"]),
     ("folds-named-html", ["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "-o", "{out}/f.html"],
      "invalid_argument", ["is named .html (HTML) but receives JSON"]),
-    ("import-named-csv", ["import", "splitgraph", "{splitgraph}", "-o", "{out}/s.csv"], "invalid_argument",
+    ("import-named-csv", ["import", "--from", "splitgraph", "{splitgraph}", "-o", "{out}/s.csv"], "invalid_argument",
      ["is named .csv (CSV) but receives JSON"]),
     ("csv-export-named-parquet", ["export", "{spec}", "--to", "csv", "-o", "{out}/t.parquet"], "invalid_argument",
      ["is named .parquet (Parquet) but receives CSV"]),
