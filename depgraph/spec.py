@@ -710,10 +710,11 @@ class SplitSpec(_Model):
         keys = row_keys(in_order(ids, what))
         positions = pd.Index(self.sample_ids).get_indexer(keys)
         if (positions < 0).any():
-            unknown = ["(missing)" if k is None else k for k in keys[positions < 0]]
+            rows = keys[positions < 0]
+            unknown = ["(missing)" if k is None else k for k in pd.unique(rows)]
             raise DepgraphError(
                 "reference",
-                f"{what}: {len(unknown)} name samples not in the spec: {describe_ids(unknown)}",
+                f"{what}: {len(rows)} row(s) name samples not in the spec: {describe_ids(unknown)}",
                 ids=unknown[:50],
             )
         return positions

@@ -589,6 +589,12 @@ def _temps(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if ".depgraph-" in p.name and p.name.endswith(".tmp"))
 
 
+def _own_temps(directory: Path) -> list[str]:
+    """This process's temporary files in a shared ``directory`` such as the system's temp folder (other
+    processes, other test runs, may be writing there at the same time)."""
+    return [name for name in _temps(directory) if f"-{os.getpid()}-" in name]
+
+
 def _kind(path: Path) -> str:
     mode = os.lstat(path).st_mode
     for test, name in ((stat.S_ISLNK, "link"), (stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"),
@@ -744,13 +750,13 @@ def test_refused_outputs_leave_everything_as_it_was(tmp_path, study_files, capsy
     files = {**study_files, "target": made}
     kind_before = _kind(made) if os.path.lexists(made) else None
     bytes_before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
-    before_tmp = _temps(Path(tempfile.gettempdir()))
+    before_tmp = _own_temps(Path(tempfile.gettempdir()))
     cli_fails(capsys, tmp_path, [_fill(a, files) for a in args], "io", *fragments)
     if kind_before is not None:
         assert _kind(made) == kind_before, f"{made} was a {kind_before}, is now a {_kind(made)}"
     for path, content in bytes_before.items():  # inputs (and the old report) untouched, byte for byte
         assert path.read_bytes() == content, path
-    assert _temps(Path(tempfile.gettempdir())) == before_tmp  # nothing staged for a stream either
+    assert _own_temps(Path(tempfile.gettempdir())) == before_tmp  # nothing staged for a stream either
 
 
 def test_an_output_directory_without_write_permission(tmp_path, meta_csv, capsys):
@@ -848,7 +854,7 @@ def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path, study_files, capsy
     assert _kind(fifo) == "fifo" and f"wrote {fifo}" in out
     doc = json.loads(received)
     assert doc["format"] == "depgraph.split-spec" and len(doc["folds"]["splits"]) == 2
-    assert _temps(tmp_path) == [] and _temps(Path(tempfile.gettempdir())) == []
+    assert _temps(tmp_path) == [] and _own_temps(Path(tempfile.gettempdir())) == []
     # a command that fails after its report is written sends nothing down the pipe: the content is staged, and
     # poured only when every output is in place
     (study_files["plots"] / "group_sizes.svg").mkdir()
@@ -856,7 +862,7 @@ def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path, study_files, capsy
     cli_fails(capsys, tmp_path, ["report", study_files["spec"], "-o", fifo, "--plots-dir", study_files["plots"]], "io",
               "group_sizes.svg")  # fmt: skip
     assert reader.result() == b"" and _kind(fifo) == "fifo"
-    assert _temps(Path(tempfile.gettempdir())) == []
+    assert _own_temps(Path(tempfile.gettempdir())) == []
 
 
 def test_a_character_device_is_written_through_and_stays_a_device(tmp_path, study_files, capsys):
@@ -880,7 +886,7 @@ def test_dash_writes_to_standard_output_and_messages_go_to_stderr(tmp_path, stud
     assert main(["export", str(study_files["folds"]), "--to", "fold-table", "-o", "-"]) == 0
     table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
     assert table.columns.tolist() == ["sample_id", "repeat", "fold", "role"] and len(table) == 4 * 3
-    assert not (tmp_path / "-").exists() and _temps(Path(tempfile.gettempdir())) == []
+    assert not (tmp_path / "-").exists() and _own_temps(Path(tempfile.gettempdir())) == []
 
     # a command that fails after staging its standard output prints none of it
     (study_files["plots"] / "group_sizes.svg").mkdir()
@@ -3381,7 +3387,7 @@ def _frame(**columns: Any) -> pd.DataFrame:
     return pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["g", "h"], **columns})
 
 
-def _split(test: Any, n_test: int = 1, n_train: int = 11) -> FoldSplit:
+def _fold_split(test: Any, n_test: int = 1, n_train: int = 11) -> FoldSplit:
     return FoldSplit(repeat=0, fold=0, n_train=n_train, n_test=n_test, n_excluded=0, test=test, excluded=[])
 
 
@@ -3417,9 +3423,9 @@ SPEC_MEMORY_CASES = [
     pytest.param(lambda s: FoldSplit(repeat=0, fold=0, n_train=1, n_test=2, n_excluded=0, test=np.array([3, 2]),
                                      excluded=np.array([], dtype=np.int64)), ["FoldSplit: test", "sorted"],
                  id="foldsplit-unsorted"),
-    pytest.param(lambda s: _split([1.0]), ["FoldSplit: test", "integers"], id="foldsplit-float-positions"),
-    pytest.param(lambda s: _split([-1]), ["FoldSplit: test", "0 or more"], id="foldsplit-negative-position"),
-    pytest.param(lambda s: _split([1, 2]), ["n_test/n_excluded say 1/0", "2/0"], id="foldsplit-count"),
+    pytest.param(lambda s: _fold_split([1.0]), ["FoldSplit: test", "integers"], id="foldsplit-float-positions"),
+    pytest.param(lambda s: _fold_split([-1]), ["FoldSplit: test", "0 or more"], id="foldsplit-negative-position"),
+    pytest.param(lambda s: _fold_split([1, 2]), ["n_test/n_excluded say 1/0", "2/0"], id="foldsplit-count"),
     pytest.param(lambda s: FoldSplit.of(0, 0, [12], [], 12), ["holds position 12", "12 samples"],
                  id="foldsplit-of-out-of-range"),
     pytest.param(lambda s: FoldSplit.of(0, 0, [-1], [], 12), ["0 or more", "-1"], id="foldsplit-of-minus-one"),
@@ -3484,7 +3490,7 @@ SPEC_MEMORY_CASES = [
                  ["'S01', not a pseudonym"], id="replace-pseudonymization-of-raw-ids"),
     pytest.param(lambda s: s.with_folds("3-fold"), ["folds must be a FoldPlan"], id="with-folds-text"),
     pytest.param(lambda s: s.with_folds(_roles(0, 1)), ["on both sides"], id="with-folds-cutting-a-group"),
-    pytest.param(lambda s: s.with_folds(FoldPlan(scheme="x", splits=[_split([0, 1, 2], 3, 8)])),
+    pytest.param(lambda s: s.with_folds(FoldPlan(scheme="x", splits=[_fold_split([0, 1, 2], 3, 8)])),
                  ["folds.splits[0]", "n_train/n_test/n_excluded say 8/3/0", "9/3/0"], id="with-folds-miscounted"),
     # signing keys follow the pseudonymisation key rules; keys are text or bytes
     pytest.param(lambda s: s.signed(""), ["signing key is too weak"], id="sign-empty-key"),

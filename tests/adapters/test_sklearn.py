@@ -145,7 +145,7 @@ def test_a_few_unknown_sample_ids_get_no_habit_hint(grouped):
     ids[3] = "stranger"
     with pytest.raises(DepgraphError) as err:
         list(SpecCV(spec).split(X.to_numpy(), y, groups=ids))
-    assert err.value.message == "1 row(s) name samples not in the spec: stranger"
+    assert err.value.message == "SpecCV: groups: 1 row(s) name samples not in the spec: stranger"
 
 
 def test_subject_ids_routed_through_cross_validate_are_refused_with_the_fix(grouped):
