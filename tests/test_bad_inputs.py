@@ -1684,10 +1684,10 @@ NO_RELATION_CASES = [
                  "too_few_groups", ["composite/rule_based", "one group", "batch alone", "--allow-single-group"],
                  id="default-rule-based-one-group"),
     pytest.param(ONE_BATCH, None, {"mode": "subject", "allow_single_group": True}, ["--allow-single-group"],
-                 "invalid_argument", ["allow_single_group", "mode 'subject'"], id="single-group-flag-not-composite"),
+                 "invalid_argument", ["single-group", "mode 'subject'"], id="single-group-flag-not-composite"),
     pytest.param(ONE_BATCH, None, {"mode": "composite", "via": ["batch"], "allow_single_group": True},
                  ["--via", "batch", "--allow-single-group"], "invalid_argument",
-                 ["allow_single_group", "via=batch"], id="single-group-flag-with-via"),
+                 ["single-group", "via"], id="single-group-flag-with-via"),
 ]  # fmt: skip
 
 
