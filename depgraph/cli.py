@@ -10,9 +10,12 @@ before its work and commits them together at the end (:mod:`depgraph.outputs`).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
+import re
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from collections.abc import Iterator
@@ -28,7 +31,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from depgraph.adapters.frames import fold_table, samples_table, table_format, write_table
+from depgraph import __version__
+from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
 from depgraph.diff import compare_specs
@@ -48,13 +52,6 @@ from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document,
 from depgraph.validate import ValidationReport, validate
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
 
-app = typer.Typer(
-    name="depgraph",
-    help="Declare what must never be split between training and evaluation data; derive leakage-free groups.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 # Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
 # words are styled by Text spans (see styled), never by markup in a string.
 out = Console(highlight=False, soft_wrap=True, markup=False)
@@ -84,17 +81,290 @@ def stage(label: str) -> Iterator[None]:
 MODE_NAMES = ", ".join(MODE)
 
 
+# --------------------------------------------------------------------------- the command line as typed
+#: Options naming a file a command writes: a trailing '/' names a directory, never the file.
+FILE_OUTPUTS = frozenset({"output"})
+#: Options naming a directory a command writes into.
+DIRECTORY_OUTPUTS = frozenset({"output_dir", "plots_dir"})
+
+
+#: Old spellings that still work for one minor version, with a warning naming the new one.
+DEPRECATED = {"--ids-column": "--id-column", "--n-folds": "-k/--folds"}
+#: The release that drops the deprecated spellings: the next minor version.
+DROPPED_IN = "{}.{}".format(*(lambda v: (v[0], int(v[1]) + 1))(__version__.split(".")))
+#: What goes where an option takes a value, as the help shows it (never a Python type such as <str>).
+METAVARS = {
+    "output": "FILE", "kinship": "FILE", "coords": "FILE", "duplicates": "FILE", "samples": "FILE",
+    "output_dir": "DIR", "plots_dir": "DIR", "graph_file": "GRAPH.json", "prior": "SPEC.json",
+    "kinship_threshold": "X|DEGREE", "kinship_format": "FORMAT", "id_template": "TEMPLATE", "radius": "R",
+    "column": "CANONICAL=COL", "unknown": "error|ignore", "outcome_scope": "sample|subject", "name": "TEXT",
+    "n_folds": "K", "k": "K", "verify_key_env": "VAR", "key_env": "VAR", "sign_key_env": "VAR", "salt_env": "VAR",
+    "mode": "MODE", "strategy": "strict|rule-based", "via": "MODES", "priority": "MODES", "min_groups": "N",
+    "attributes": "COLS|all", "to": "FORMAT", "source": "FORMAT", "splitgraph_version": "VERSION", "limit": "N",
+    "scheme": "SCHEME", "repeats": "N", "seed": "S", "stratify": "COL", "by": "COL", "test_fraction": "F",
+    "balance": "COLS", "gap": "G", "embargo": "E", "id_column": "COL", "split_column": "COL", "threshold": "X",
+    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json", "ids_column": "COL",
+}  # fmt: skip
+
+
+class Command(typer.core.TyperCommand):
+    """A depgraph command. Before typer converts any value, the command line as typed is checked for what a parser
+    resolves without a word (:func:`check_command_line`), and a deprecated spelling is told. Its help is plain text
+    that fits the terminal: option names whole, metavars that say what goes there (:data:`METAVARS`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None and param.name in METAVARS:
+                param.metavar = METAVARS[param.name]
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if args:
+            args = _old_import_form(self, ctx, list(args))
+            check_command_line(self, ctx, args)
+            _tell_deprecated(args)
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        params = [p for p in self.get_params(ctx) if not p.hidden]
+        arguments = [p for p in params if p.param_type_name == "argument"]
+        usage = ["[OPTIONS]", *(p.display_name_raw if p.required else f"[{p.display_name_raw}]" for p in arguments)]
+        sections = {
+            "Arguments": [(p.display_name_raw, p.help or "") for p in arguments],
+            "Options": [_option_help(p) for p in params if p.param_type_name == "option"],
+        }
+        formatter.write(help_page(f"{ctx.command_path} {' '.join(usage)}", self.help, sections, formatter.width))
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The command's line in ``depgraph --help``: its first sentence, whole (the list wraps it)."""
+        return (self.short_help or (self.help or "").split(". ")[0].split("\n\n")[0]).rstrip(".")
+
+
+class Group(typer.core.TyperGroup):
+    """``depgraph`` itself: its help as plain text that fits the terminal, like its commands' (:func:`help_page`)."""
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        options = [_option_help(p) for p in self.get_params(ctx) if not p.hidden]
+        commands = [(name, self.commands[name].get_short_help_str()) for name in self.list_commands(ctx)]
+        page = help_page(f"{ctx.command_path} [OPTIONS] COMMAND [ARGS]...", self.help, {"Options": options,
+                         "Commands": commands}, formatter.width)  # fmt: skip
+        formatter.write(page)
+
+
+app = typer.Typer(
+    name="depgraph",
+    help="Declare what must never be split between training and evaluation data; derive leakage-free groups.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=Group,
+)
+
+
+def help_page(usage: str, text: str | None, sections: dict[str, list[tuple[str, str]]], width: int) -> str:
+    """A help page ``width`` columns wide: names whole (a long one puts its description on the next line), text
+    wrapped between words only (never inside ``--allow-unlinked`` or ``group-kfold``).
+
+    >>> print(help_page("depgraph x [OPTIONS]", "Does x.", {"Options": [("--flag", "A flag.")]}, 40))
+    Usage: depgraph x [OPTIONS]
+    <BLANKLINE>
+      Does x.
+    <BLANKLINE>
+    Options:
+      --flag  A flag.
+    <BLANKLINE>
+    """
+    lines = [*_wrap(f"Usage: {usage}", width, "", " " * 7), ""]
+    for paragraph in inspect.cleandoc(text or "").split("\n\n"):
+        if paragraph.strip():
+            lines += [*_wrap(paragraph, width, "  "), ""]
+    for title, rows in sections.items():
+        if not rows:
+            continue
+        lines.append(f"{title}:")
+        column = min(max(len(name) for name, _ in rows), 30)
+        for name, description in rows:
+            said = _wrap(description, width, " " * (column + 4)) or [""]
+            if len(name) <= column:
+                lines.append(f"  {name.ljust(column)}  {said[0].lstrip()}".rstrip())
+                lines += said[1:]
+            else:
+                lines += [f"  {name}", *(said if description else [])]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int, indent: str, subsequent: str | None = None) -> list[str]:
+    return textwrap.wrap(
+        " ".join(text.split()), width=width, initial_indent=indent,
+        subsequent_indent=indent if subsequent is None else subsequent, break_on_hyphens=False,
+        break_long_words=False,
+    )  # fmt: skip
+
+
+def _canonical(name: str, joiner: str) -> str:
+    """A mode, strategy, scheme or format name as depgraph spells it: ``rule-based`` and ``rule_based`` are one
+    name (``joiner`` is the one depgraph uses), in any case."""
+    return name.strip().lower().replace("_" if joiner == "-" else "-", joiner)
+
+
+def _shown(opts: list[str]) -> list[str]:
+    return [o for o in opts if o not in DEPRECATED]
+
+
+def _option_help(param: Any) -> tuple[str, str]:
+    """``-o, --output FILE`` and its help with its default, as the help lists an option."""
+    names = ", ".join(sorted(_shown(param.opts), key=len))
+    if param.secondary_opts:
+        names += " / " + ", ".join(param.secondary_opts)
+    if not param.is_flag:
+        names += f" {param.metavar}"
+    notes = []
+    if not param.is_flag and param.default not in (None, "") and not param.multiple and param.show_default is not False:
+        notes.append(f"default: {param.default}")
+    if param.required:
+        notes.append("required")
+    return names, " ".join([param.help or "", f"[{'; '.join(notes)}]" if notes else ""]).strip()
+
+
+def _old_import_form(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> list[str]:
+    """``import splitgraph FILE`` (deprecated) read as ``import --from splitgraph FILE``, with its warning."""
+    if command.name != "import" or any(a == "--help" for a in args):
+        return args
+    opts, extra, _ = command.make_parser(ctx).parse_args(args=list(args))
+    given = opts.get("file")
+    if not extra or opts.get("source") is not None or not isinstance(given, str) or "." in given:
+        return args  # the new form, or a mistake the parser names
+    deprecated(f"import {given} FILE", f"import --from {given} FILE")
+    rest = list(args)
+    rest.remove(given)
+    return ["--from", given, *rest]
+
+
+def _tell_deprecated(args: list[str]) -> None:
+    for typed in dict.fromkeys(a.split("=", 1)[0] for a in args if a.startswith("--")):
+        if typed in DEPRECATED:
+            deprecated(typed, DEPRECATED[typed])
+
+
+def deprecated(old: str, new: str) -> None:
+    """Tell (a ``deprecated`` warning, one line on stderr once the command is done) that ``old`` is now ``new``."""
+    warnings.warn(
+        DepgraphWarning("deprecated", f"{old} is now {new}; the old spelling goes in {DROPPED_IN}"), stacklevel=2
+    )
+
+
+def check_command_line(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> None:
+    """Refuse (``invalid_argument``, or ``io`` for an output path) what a parser would silently resolve:
+
+    * an option given twice (``-k 2 -k 3``, ``--train-after --no-train-after``): the parser keeps the last one;
+    * an empty value (``-o ""`` is the current directory to pathlib, ``--attributes ""`` carries nothing);
+    * a value that is one of the command's options (``-o --allow-unlinked`` would write a file of that name and
+      drop the flag);
+    * an output path beginning with ``-`` other than ``-`` itself (write ``./-name`` for such a file);
+    * an output file path ending with ``/`` (pathlib drops the slash: ``-o results/`` would write a file named
+      ``results``).
+
+    ``--help`` anywhere shows the help instead. Parsing errors (an unknown option) are the parser's own.
+    """
+    opts, _, order = command.make_parser(ctx).parse_args(args=list(args))  # the parser consumes the list it gets
+    if any(p.name == "help" for p in order):
+        return
+    spellings = {o for p in command.params for o in (*p.opts, *p.secondary_opts) if p.param_type_name == "option"}
+    seen: dict[str, int] = {}
+    for param in order:
+        if param.param_type_name == "option" and not param.multiple and not getattr(param, "count", False):
+            seen[param.name] = seen.get(param.name, 0) + 1
+            if seen[param.name] == 2:
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"{_spelt(param)} is given more than once; give it once (the last would win without a word)",
+                    option=_spelt(param),
+                )
+    for param in dict.fromkeys(order):
+        if param.param_type_name == "option" and param.is_flag:
+            continue
+        given = opts.get(param.name)
+        for value in given if isinstance(given, list) else [given]:
+            if isinstance(value, str):
+                _check_value(param, value, spellings)
+
+
+def _spelt(param: Any) -> str:
+    """How the user spells ``param``: ``--output/-o``, ``--train-after/--no-train-after``, ``SPEC.json``."""
+    if param.param_type_name == "argument":
+        return str(param.display_name_raw)
+    return "/".join((*_shown(param.opts), *param.secondary_opts))
+
+
+def _names_path(param: Any) -> bool:
+    return getattr(param.type_descriptor, "annotation", None) in (Path, Path | None)
+
+
+def _check_value(param: Any, value: str, spellings: set[str]) -> None:
+    name = _spelt(param)
+    # a value of spaces is refused where it names a file; elsewhere (a one-character separator, say) it may be meant
+    if value == "" or (not value.strip() and _names_path(param)):
+        raise DepgraphError("invalid_argument", f"{name} is given an empty value {value!r}", option=name)
+    if param.param_type_name == "option" and value in spellings:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{name} takes a value, but is followed by the option {value}: give {name} its value first",
+            option=name,
+        )
+    if param.name in FILE_OUTPUTS | DIRECTORY_OUTPUTS and value.startswith("-") and value != "-":
+        raise DepgraphError(
+            "invalid_argument",
+            f"{name} {value!r} begins with '-' like an option; for a file of that name write ./{value}",
+            option=name,
+        )
+    if param.name in FILE_OUTPUTS and value.endswith(("/", os.sep)):
+        raise DepgraphError(
+            "io",
+            f"output {value!r} ends with '/', which names a directory; name the file to write (e.g. {value}out.json)",
+            path=value,
+        )
+
+
 # --------------------------------------------------------------------------- helpers
-def _outputs(*files: Path | None, inputs: tuple[Path | None, ...] = (), binary: bool = False) -> Outputs:
+#: What a file suffix says a file holds. An output whose suffix says another kind than what the command writes is
+#: refused: a spec named .csv, CSV named .parquet, plain text named .gz (depgraph writes no compressed file).
+SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
+                ".html": "HTML", ".htm": "HTML", ".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard",
+                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG"}  # fmt: skip
+
+
+def _outputs(
+    *files: Path | None, writes: tuple[str, ...] | None, inputs: tuple[Path | None, ...] = (), binary: bool = False
+) -> Outputs:
     """The command's outputs plan, every file checked now, before any work; ``-`` is standard output,
-    and then what depgraph says to the user goes to stderr so that stdout carries the data only."""
+    and then what depgraph says to the user goes to stderr so that stdout carries the data only. ``writes``: the
+    kinds (:data:`SUFFIX_KINDS` values) the files receive; a suffix naming another kind is refused (``None``: the
+    command checks the suffixes itself, later)."""
     plan = Outputs(inputs)
     for path in files:
         if path is not None:
-            plan.file(path, binary=binary)
+            plan.file(path, binary=binary)  # what the path is (an input, a device, a directory) comes first
+            if writes is not None:
+                _check_suffix(path, writes)
     if plan.writes_stdout:
         out.stderr = True  # reset by main()
     return plan
+
+
+def _check_suffix(path: Path, writes: tuple[str, ...]) -> None:
+    """Refuse ``path`` when its suffix says another kind of file than ``writes``; a FIFO or a device that exists is
+    written through whatever its name, and ``-`` is standard output."""
+    said = SUFFIX_KINDS.get(path.suffix.lower())
+    if said is None or said in writes or str(path) == "-" or (path.exists() and not path.is_file()):
+        return
+    raise DepgraphError(
+        "invalid_argument",
+        f"output {str(path)!r} is named {path.suffix} ({said}) but receives {' or '.join(writes)}: "
+        "name it for what it holds",
+        path=str(path),
+    )
 
 
 def _column_map(pairs: list[str] | None) -> dict[str, str]:
@@ -109,13 +379,46 @@ def _column_map(pairs: list[str] | None) -> dict[str, str]:
                 f"--column {item!r}: {canonical.strip()!r} is not a canonical column "
                 f"({describe_ids(CANONICAL_COLUMNS, 20)})",
             )
+        if canonical.strip() in mapping:
+            raise DepgraphError(
+                "invalid_argument",
+                f"--column maps {canonical.strip()} twice ({mapping[canonical.strip()]!r}, {user.strip()!r}); "
+                "map each canonical column once",
+            )
         mapping[canonical.strip()] = user.strip()
     return mapping
 
 
-def _mode_list(text: str | None) -> list[str] | None:
-    """``a,b`` as ``["a", "b"]``; derive() checks the names."""
-    return None if text is None else [m.strip() for m in text.split(",") if m.strip()]
+def _name_list(text: str | None, option: str) -> list[str] | None:
+    """``a,b`` as ``["a", "b"]`` (the callee checks the names); a list with no name, or naming one twice, is
+    refused: ``--via subject,subject`` or ``--balance ,`` say something else than the user meant."""
+    if text is None:
+        return None
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise DepgraphError("invalid_argument", f"{option} {text!r} lists no name", option=option)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise DepgraphError(
+            "invalid_argument", f"{option} names {describe_ids(repeated)} more than once", option=option
+        )
+    return names
+
+
+def _environment(variable: str | None, option: str) -> None:
+    """Refuse an environment variable (named by ``option``) whose value is not UTF-8 text: keys and salts are
+    UTF-8 bytes, and such a value cannot be one (Python holds its bytes as lone surrogates)."""
+    value = None if variable is None else os.environ.get(variable)
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DepgraphError(
+            "invalid_argument",
+            f"the environment variable {variable} ({option}) is not UTF-8 text; set it to UTF-8 text",
+            option=option,
+        ) from None
 
 
 def _typed(ctx: typer.Context, parameter: str) -> bool:
@@ -128,7 +431,7 @@ def _typed(ctx: typer.Context, parameter: str) -> bool:
 def _option_name(ctx: typer.Context, parameter: str) -> str:
     """How the user spells the option ``parameter``: ``--seed``, ``-k/--folds``."""
     found = next(p for p in ctx.command.params if p.name == parameter)
-    return "/".join(found.opts)
+    return "/".join(found.opts)  # with a deprecated spelling, which the user may have typed
 
 
 def _refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
@@ -178,6 +481,7 @@ def read_sample_list(path: Path) -> list[str]:
 
 def _signing_key(variable: str | None) -> bytes | None:
     """The key of ``--sign-key-env`` (the pseudonymisation key rules), read before any work."""
+    _environment(variable, "--sign-key-env")
     return None if variable is None else key_from_env(variable, purpose="signing")
 
 
@@ -309,15 +613,33 @@ def _print_partition(partition: Partition) -> None:
 
 
 # --------------------------------------------------------------------------- commands
-@app.command()
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"depgraph {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def depgraph_command(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Declare what must never be split between training and evaluation data; derive leakage-free groups."""
+
+
+@app.command(cls=Command)
 def build(
     ctx: typer.Context,
-    metadata: Annotated[Path, typer.Argument(help="One row per sample: CSV, TSV, Parquet or Excel (.xlsx).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.")],
+    metadata: Annotated[
+        Path, typer.Argument(help="One row per sample: CSV, TSV, Parquet or Excel (.xlsx).", readable=False)
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.", readable=False)],
     kinship: Annotated[
         Path | None,
         typer.Option(
-            help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2, PLINK .genome or a GCTA GRM."
+            help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2, PLINK .genome or a GCTA GRM.",
+            readable=False,
         ),
     ] = None,
     kinship_threshold: Annotated[
@@ -331,9 +653,13 @@ def build(
     id_template: Annotated[
         str, typer.Option(help="Subject id from a tool's FID and IID columns, e.g. '{IID}' or '{FID}_{IID}'.")
     ] = "{IID}",
-    coords: Annotated[Path | None, typer.Option(help="Coordinates: CSV with sample_id,x,y[,z].")] = None,
+    coords: Annotated[
+        Path | None, typer.Option(help="Coordinates: CSV with sample_id,x,y[,z].", readable=False)
+    ] = None,
     radius: Annotated[float | None, typer.Option(help="Samples at most this far apart are adjacent.")] = None,
-    duplicates: Annotated[Path | None, typer.Option(help="Duplicate pairs: CSV with id1,id2 (sample ids).")] = None,
+    duplicates: Annotated[
+        Path | None, typer.Option(help="Duplicate pairs: CSV with id1,id2 (sample ids).", readable=False)
+    ] = None,
     column: Annotated[
         list[str] | None, typer.Option("--column", help="Map a canonical column to yours: canonical=user_col.")
     ] = None,
@@ -369,7 +695,7 @@ def build(
         _refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
     if kinship is None and coords is None and duplicates is None:
         _refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
-    plan = _outputs(output, inputs=(metadata, kinship, coords, duplicates))
+    plan = _outputs(output, writes=("JSON",), inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
         graph = from_metadata(
             metadata,
@@ -391,7 +717,7 @@ def build(
         if warning:  # a graph of singletons is legal, but never a silent one
             typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
     if kinship is not None:
-        fmt = None if kinship_format == "auto" else kinship_format
+        fmt = None if kinship_format == "auto" else _canonical(kinship_format, "-")
         with stage(f"reading kinship from {kinship.name}"):
             graph = graph.add_kinship(
                 kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template, encoding=encoding
@@ -406,13 +732,18 @@ def build(
     _print_graph(graph, f"wrote {output}")
 
 
-@app.command("validate")
+@app.command("validate", cls=Command, short_help="Validate a study graph, or check a split spec.")
 def validate_command(
     ctx: typer.Context,
-    document: Annotated[Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.")],
+    document: Annotated[
+        Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.", readable=False)
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     n_folds: Annotated[
-        int | None, typer.Option(help="Graphs: also flag modes that leave fewer groups than this many folds.")
+        int | None,
+        typer.Option(
+            "-k", "--folds", "--n-folds", help="Graphs: also flag modes that leave fewer groups than K folds."
+        ),
     ] = None,
     verify_key_env: Annotated[
         str | None,
@@ -422,6 +753,7 @@ def validate_command(
     """Validate a study graph (exit 1 when it has errors), or check a split spec
     (schema, every column element, digest, what the spec says of itself, and with
     --verify-key-env its signature; exit 2 when it is damaged or contradicts itself)."""
+    _environment(verify_key_env, "--verify-key-env")
     key = None if verify_key_env is None else key_from_env(verify_key_env, purpose="signature verification")
     doc = read_json(document, "file")
     if not isinstance(doc, dict):
@@ -455,17 +787,19 @@ def validate_command(
         raise typer.Exit(1)
 
 
-@app.command("derive")
+@app.command("derive", cls=Command)
 def derive_command(
     ctx: typer.Context,
-    graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.")],
+    graph_file: Annotated[
+        Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.", readable=False)
+    ],
     mode: Annotated[str, typer.Option(help=f"Derivation mode: {MODE_NAMES}.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.")],
-    strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule_based.")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.", readable=False)],
+    strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule-based.")] = None,
     via: Annotated[str | None, typer.Option(help="Composite: modes to combine, comma-separated.")] = None,
     priority: Annotated[str | None, typer.Option(help="Rule-based: modes in priority order, comma-separated.")] = None,
     samples: Annotated[
-        Path | None, typer.Option(help="Derive for these samples only (one id per line, or a table).")
+        Path | None, typer.Option(help="Derive for these samples only (one id per line, or a table).", readable=False)
     ] = None,
     min_groups: Annotated[int | None, typer.Option(help="Fail when fewer groups than this remain.")] = None,
     pseudonymize_ids: Annotated[
@@ -496,6 +830,8 @@ def derive_command(
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
     if not pseudonymize_ids:
         _refuse_given(ctx, "without --pseudonymize-ids", "key_env")
+    if pseudonymize_ids:
+        _environment(key_env, "--key-env")
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
     signing = _signing_key(sign_key_env)
     if key is not None and attributes is not None and attributes.strip().lower() == "all":
@@ -504,24 +840,24 @@ def derive_command(
             "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
             "name the attributes to carry (e.g. --attributes sex,age_band)",
         )
-    plan = _outputs(output, inputs=(graph_file, samples))
+    plan = _outputs(output, writes=("JSON",), inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples) if samples is not None else None
     with stage(f"deriving {mode} groups"):
         partition = derive(
             graph,
-            mode.strip().lower(),
-            strategy=strategy,
-            via=_mode_list(via),
-            priority=_mode_list(priority),
+            _canonical(mode, "_"),
+            strategy=None if strategy is None else _canonical(strategy, "_"),
+            via=_name_list(via, "--via"),
+            priority=_name_list(priority, "--priority"),
             samples=subset,
             min_groups=min_groups,
             allow_unlinked=allow_unlinked,
             allow_single_group=allow_single_group,
         )
     with stage(f"writing {output.name}"):
-        carried = attributes if attributes in (None, "all") else _mode_list(attributes)
+        carried = attributes if attributes is None else _attribute_names(attributes)
         spec = SplitSpec.from_partition(partition, graph, attributes=carried)
         if key is not None:
             spec = pseudonymize(spec, key)
@@ -531,19 +867,28 @@ def derive_command(
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + _signed_note(spec))
 
 
-@app.command("import")
+def _attribute_names(text: str) -> str | list[str]:
+    """``--attributes``: ``all`` (in any case, as the pseudonymisation check reads it) or a list of names."""
+    return "all" if text.strip().lower() == "all" else _name_list(text, "--attributes") or []
+
+
+@app.command("import", cls=Command, short_help="Read a splitGraph split_spec or dependency_graph.")
 def import_command(
-    source_format: Annotated[str, typer.Argument(metavar="FORMAT", help="Where the file comes from: splitgraph.")],
-    file: Annotated[Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.")],
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE.json", help="A splitGraph split_spec or dependency_graph.", readable=False)
+    ],
+    source: Annotated[str, typer.Option("--from", help="Where the file comes from: splitgraph.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.", readable=False)
+    ],
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP + " Specs only.")] = None,
 ) -> None:
     """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
-    a splitGraph dependency_graph a depgraph graph."""
-    if source_format.strip().lower() != "splitgraph":
-        raise DepgraphError("invalid_argument", f"import reads splitgraph files, not {source_format!r}")
+    a splitGraph dependency_graph a depgraph graph (the symmetric of export --to splitgraph)."""
+    if _canonical(source, "-") != "splitgraph":
+        raise DepgraphError("invalid_argument", f"import --from reads splitgraph files, not {source!r}")
     signing = _signing_key(sign_key_env)
-    plan = _outputs(output, inputs=(file,))
+    plan = _outputs(output, writes=("JSON",), inputs=(file,))
     imported = read_splitgraph(file)
     if signing is not None and not isinstance(imported, SplitSpec):
         raise DepgraphError(
@@ -561,12 +906,14 @@ def import_command(
     out.print(f"wrote {output}" + (_signed_note(imported) if isinstance(imported, SplitSpec) else ""))
 
 
-@app.command("export")
+@app.command("export", cls=Command, short_help="Write a spec for other tools, or as a table.")
 def export_command(
     ctx: typer.Context,
-    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).")],
+    document: Annotated[
+        Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).", readable=False)
+    ],
     to: Annotated[str, typer.Option("--to", help="splitgraph, csv, parquet or fold-table.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.", readable=False)],
     splitgraph_version: Annotated[
         str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
     ] = "0.4.0",
@@ -581,22 +928,27 @@ def export_command(
 ) -> None:
     """Write a spec for other tools: splitGraph JSON, the samples table (CSV / Parquet),
     or the long fold table (sample_id, repeat, fold, role) as CSV or Parquet by the file suffix."""
-    target = to.strip().lower()
+    target = _canonical(to, "-")
     if target not in ("splitgraph", "csv", "parquet", "fold-table"):
         raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
-    if excel_safe:  # refused before anything is read: the option only makes sense for a text table
-        kind = "csv" if target == "csv" else target if target != "fold-table" else table_format(output)
-        if kind not in ("csv", "tsv"):
-            raise DepgraphError(
-                "invalid_argument",
-                f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to --to {target}"
-                + (f" written as {kind}" if target == "fold-table" else "")
-                + " (that file keeps ids exact and is not opened as formulas)",
-            )
+    # the samples table as CSV, or TSV when the file is named .tsv; the fold table by its suffix (told after the
+    # output is checked: an output that is the input is refused as such first)
+    kind = {"csv": _text_table(output), "parquet": "parquet", "splitgraph": "json"}.get(target)
+    kind = kind or TABLE_FORMATS.get(output.suffix.lower()) or ("csv" if str(output) == "-" else None)
     if target != "splitgraph":
         _refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
-    binary = target == "parquet" or (target == "fold-table" and output.suffix.lower() in (".parquet", ".pq"))
-    plan = _outputs(output, inputs=(document,), binary=binary)
+    plan = _outputs(
+        output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document,),
+        binary=kind == "parquet",
+    )  # fmt: skip
+    kind = kind or table_format(output)  # refused: cannot tell
+    if excel_safe and kind not in ("csv", "tsv"):  # refused before anything is read: it is for text tables only
+        raise DepgraphError(
+            "invalid_argument",
+            f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to --to {target}"
+            + (f" written as {kind}" if target == "fold-table" else "")
+            + " (that file keeps ids exact and is not opened as formulas)",
+        )
     doc = read_json(document, "file")
     if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
         if target != "splitgraph":
@@ -613,19 +965,30 @@ def export_command(
         elif target == "fold-table":
             write_table(fold_table(spec), output, excel_safe=excel_safe)
         else:
-            write_table(samples_table(spec), output, target, excel_safe=excel_safe)
+            write_table(samples_table(spec), output, kind, excel_safe=excel_safe)
     out.print(
         f"wrote {output}" + (" (cells a spreadsheet would run as formulas prefixed with ')" if excel_safe else "")
     )
 
 
-@app.command("diff")
+#: A table format and the kind of file it makes (:data:`SUFFIX_KINDS`).
+TABLE_KINDS = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet"}
+
+
+def _text_table(output: Path) -> str:
+    """``tsv`` for an output named ``.tsv``, else ``csv``."""
+    return "tsv" if output.suffix.lower() == ".tsv" else "csv"
+
+
+@app.command("diff", cls=Command)
 def diff_command(
-    first: Annotated[Path, typer.Argument(metavar="A.json", help="A split spec.")],
-    second: Annotated[Path, typer.Argument(metavar="B.json", help="Another split spec.")],
+    first: Annotated[Path, typer.Argument(metavar="A.json", help="A split spec.", readable=False)],
+    second: Annotated[Path, typer.Argument(metavar="B.json", help="Another split spec.", readable=False)],
     limit: Annotated[int, typer.Option(help="Show at most this many changed samples.")] = 20,
 ) -> None:
     """Which samples changed group between two specs. Exit 1 when the grouping (or folds) differ."""
+    if limit < 0:
+        raise DepgraphError("invalid_argument", f"--limit takes 0 or more changed samples to show, not {limit}")
     a, b = read_spec(first), read_spec(second)
     d = compare_specs(a, b)
     if d.same_digest:
@@ -690,12 +1053,14 @@ def _fold_parameters(ctx: typer.Context, scheme: str, values: dict[str, Any]) ->
     return params
 
 
-@app.command("folds")
+@app.command("folds", cls=Command)
 def folds_command(
     ctx: typer.Context,
-    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.")],
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.", readable=False)],
     scheme: Annotated[str, typer.Option(help=f"Fold scheme: {', '.join(SCHEMES)}.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.", readable=False)
+    ],
     k: Annotated[int, typer.Option("-k", "--folds", help="Folds (k-fold, hash) or splits (time).")] = 5,
     repeats: Annotated[int, typer.Option(help="Repeats (k-fold, holdout).")] = 1,
     seed: Annotated[int, typer.Option(help="Random seed, 0..4294967295 (k-fold, holdouts).")] = 0,
@@ -706,7 +1071,8 @@ def folds_command(
         str | None, typer.Option(help="Balanced holdout: columns, comma-separated (default stratum).")
     ] = None,
     prior: Annotated[
-        Path | None, typer.Option(help="Balanced holdout: an earlier spec whose groups keep their side.")
+        Path | None,
+        typer.Option(help="Balanced holdout: an earlier spec whose groups keep their side.", readable=False),
     ] = None,
     gap: Annotated[int, typer.Option(help="Time: order_rank levels purged before each test block.")] = 0,
     embargo: Annotated[int, typer.Option(help="Time: levels withheld after each test block (with --train-after).")] = 0,
@@ -717,7 +1083,7 @@ def folds_command(
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
     signing = _signing_key(sign_key_env)
-    name = scheme.strip().lower()
+    name = _canonical(scheme, "-")
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
     values = {"k": k, "repeats": repeats, "seed": seed, "stratify": stratify, "by": by, "test_fraction": test_fraction,
@@ -726,12 +1092,13 @@ def folds_command(
     params = _fold_parameters(ctx, name, values)  # before reading anything: a wrong option fails fast
     if "seed" in params:
         check_seed(seed, "--seed")
-    plan = _outputs(output, inputs=(document, prior))
+    plan = _outputs(output, writes=("JSON",), inputs=(document, prior))
     if name == "hash":
         if not salt_env:
             raise DepgraphError(
                 "invalid_argument", "hash folds need --salt-env VAR (the salt is never a command-line value)"
             )
+        _environment(salt_env, "--salt-env")
         salt = os.environ.get(salt_env)
         if not salt:
             raise DepgraphError(
@@ -739,7 +1106,7 @@ def folds_command(
             )
         params["salt"] = salt
     if balance is not None:
-        params["balance"] = tuple(_mode_list(balance) or ())
+        params["balance"] = tuple(_name_list(balance, "--balance") or ())
     spec = read_spec(document)
     if prior is not None:
         params["prior"] = read_spec(prior)
@@ -749,11 +1116,16 @@ def folds_command(
     out.print(f"wrote {output}" + _signed_note(planned))
 
 
-@app.command("check")
+@app.command("check", cls=Command)
 def check_command(
-    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="The split spec to check against.")],
+    document: Annotated[
+        Path, typer.Argument(metavar="SPEC.json", help="The split spec to check against.", readable=False)
+    ],
     assignment: Annotated[
-        Path, typer.Argument(metavar="ASSIGNMENT.csv", help="A fold or train/test value per sample (CSV/TSV/Parquet).")
+        Path,
+        typer.Argument(
+            metavar="ASSIGNMENT.csv", help="A fold or train/test value per sample (CSV/TSV/Parquet).", readable=False
+        ),
     ],
     id_column: Annotated[str, typer.Option(help="The sample id column.")] = "sample_id",
     split_column: Annotated[
@@ -761,7 +1133,11 @@ def check_command(
     ] = None,
     graph_file: Annotated[
         Path | None,
-        typer.Option("--graph", help="The study graph: also show, per declared relation, what crosses this split."),
+        typer.Option(
+            "--graph",
+            help="The study graph: also show, per declared relation, what crosses this split.",
+            readable=False,
+        ),
     ] = None,
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
@@ -811,14 +1187,21 @@ def _print_exposure(report: ExposureReport) -> None:
     out.print(styled((report.verdict(), colour)))
 
 
-@app.command("audit")
+@app.command("audit", cls=Command, short_help="Find near-identical samples; optionally declare them.")
 def audit_command(
     ctx: typer.Context,
-    graph_file: Annotated[Path, typer.Argument(metavar="GRAPH.json", help="The study graph the samples belong to.")],
-    features: Annotated[
-        Path, typer.Argument(metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.")
+    graph_file: Annotated[
+        Path, typer.Argument(metavar="GRAPH.json", help="The study graph the samples belong to.", readable=False)
     ],
-    ids_column: Annotated[str, typer.Option(help="The sample id column of a feature table.")] = "sample_id",
+    features: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.", readable=False
+        ),
+    ],
+    ids_column: Annotated[
+        str, typer.Option("--id-column", "--ids-column", help="The sample id column of a feature table.")
+    ] = "sample_id",
     threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
     method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/exposure-audit-report.md).")] = "auto",
     write_back: Annotated[
@@ -826,7 +1209,12 @@ def audit_command(
     ] = False,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="With --write-back: the graph to write; otherwise a CSV of the pairs."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="With --write-back: the graph to write; otherwise a CSV of the pairs.",
+            readable=False,
+        ),
     ] = None,
 ) -> None:
     """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
@@ -835,11 +1223,14 @@ def audit_command(
     npy = features.suffix.lower() == ".npy"
     if npy:
         _refuse_given(ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "ids_column")
-    plan = _outputs(output, inputs=(graph_file, features))
+    # the pairs table as CSV, or TSV / Parquet when the file is named so
+    kind = "JSON" if write_back else TABLE_KINDS[_pairs_format(output)]
+    plan = _outputs(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
     graph = read_graph(graph_file)
     ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
+    source: Path | pd.DataFrame = features if npy else _feature_table(features, ids_column, graph)
     with stage(f"auditing {features.name}"):
-        pairs = audit_duplicates(features, ids, threshold, method=method, ids_column=ids_column)
+        pairs = audit_duplicates(source, ids, threshold, method=method, ids_column=ids_column)
     out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
     for row in pairs.head(20).itertuples(index=False):
         out.print(f"  {row.id1} ~ {row.id2}  {row.similarity:.6f}")
@@ -854,21 +1245,51 @@ def audit_command(
         out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
     elif output is not None:
         with plan:
-            write_table(pairs, output, "csv")
+            write_table(pairs, output, _pairs_format(output))
         out.print(f"wrote {output}")
 
 
-@app.command("report")
+def _pairs_format(output: Path | None) -> str:
+    """The format of ``audit -o`` (without --write-back): by the suffix, CSV unless it says TSV or Parquet."""
+    return (
+        "csv"
+        if output is None
+        else {".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}.get(output.suffix.lower(), "csv")
+    )
+
+
+def _feature_table(path: Path, ids_column: str, graph: StudyGraph) -> pd.DataFrame:
+    """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
+    and pairs it cannot declare would be written as if they were."""
+    table = read_table(path, "features")
+    if ids_column in table.columns:
+        ids = table[ids_column].dropna().astype(str)
+        unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
+        if unknown:
+            raise DepgraphError(
+                "reference",
+                f"features {str(path)!r} name {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+                ids=unknown,
+            )
+    return table
+
+
+@app.command("report", cls=Command, short_help="Write a self-contained HTML report.")
 def report_command(
-    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec (with or without folds).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML report.")],
+    document: Annotated[
+        Path, typer.Argument(metavar="SPEC.json", help="A split spec (with or without folds).", readable=False)
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML report.", readable=False)],
     graph_file: Annotated[
-        Path | None, typer.Option("--graph", help="The study graph: adds the exposure tables and the drawing.")
+        Path | None,
+        typer.Option("--graph", help="The study graph: adds the exposure tables and the drawing.", readable=False),
     ] = None,
-    plots_dir: Annotated[Path | None, typer.Option(help="Also write every figure as PNG and SVG here.")] = None,
+    plots_dir: Annotated[
+        Path | None, typer.Option(help="Also write every figure as PNG and SVG here.", readable=False)
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report (figures embedded) a reviewer can open offline."""
-    plan = _outputs(output, inputs=(document, graph_file))
+    plan = _outputs(output, writes=None, inputs=(document, graph_file))
     if plots_dir is not None:
         plan.directory(plots_dir, "plot directory")
     spec = read_spec(document)
@@ -877,13 +1298,15 @@ def report_command(
         write_report(output, spec, graph)
         if plots_dir is not None:
             save_figures(figures(spec, graph), plots_dir)
+        _check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))
 
 
-@app.command()
+@app.command(cls=Command, short_help="The bundled family cohort, end to end, with its report.")
 def demo(
     output_dir: Annotated[
-        Path, typer.Option("--output-dir", "-o", help="Where to write the cohort, graph, spec and report.")
+        Path,
+        typer.Option("--output-dir", "-o", help="Where to write the cohort, graph, spec and report.", readable=False),
     ] = Path("depgraph-demo"),
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
 ) -> None:
@@ -996,7 +1419,7 @@ def main(argv: list[str] | None = None) -> int:
         print("depgraph: interrupted", file=sys.stderr)
         return 128 + exc.signum
     except DepgraphError as exc:
-        print(f"depgraph: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"depgraph: {exc.code}: {for_the_command_line(exc.message)}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         _tell(heard)
@@ -1017,12 +1440,46 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+#: The library's messages address Python callers by keyword argument (``columns={'sample_id': ...}``,
+#: ``samples=``); the CLI shows its own options instead. Applied in order, to each error and warning it prints.
+CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
+    (r"columns=\{'(\w+)': '(\w+)'\}", r"--column \1=\2"),
+    (r"(?<![-\w])columns= maps", "--column maps"),
+    (r"(?<![-\w])id_template uses", "--id-template uses"),
+    (r"(?<![-\w])id_template='([^']*)'", r"--id-template '\1'"),
+    (r"unknown='ignore', or --unknown ignore on the command line", "--unknown ignore"),
+    (r"(?<![-\w])unknown='ignore'", "--unknown ignore"),
+    (r"(?<![-\w])samples=", "--samples"),
+    (r"(?<![-\w])strategy, via and priority apply", "--strategy, --via and --priority apply"),
+    (r"(?<![-\w])strategy must be", "--strategy must be"),
+    (r"(?<![-\w])via/priority take", "--via/--priority take"),
+    (r"(?<![-\w])min_groups must be", "--min-groups must be"),
+    (r"(?<![-\w])n_folds must be", "-k/--folds must be"),
+    (r"(?<![-\w])allow_single_group \(--allow-single-group\)", "--allow-single-group"),
+    (r" / allow_(unlinked|single_group)=True", ""),
+    (r"(?<![-\w])via=(\S+)", r"--via \1"),
+    (r"ids_column / --ids-column", "--id-column"),
+    (r"(?<![-\w])stratify column", "--stratify column"),
+]]  # fmt: skip
+
+
+def for_the_command_line(message: str) -> str:
+    """``message`` with the Python keyword arguments it names spelt as the CLI's options.
+
+    >>> for_the_command_line("metadata 'm.csv' has no sample_id column; map yours with columns={'sample_id': 'x'}")
+    "metadata 'm.csv' has no sample_id column; map yours with --column sample_id=x"
+    """
+    for pattern, spelling in CLI_SPELLINGS:
+        message = pattern.sub(spelling, message)
+    return message
+
+
 def _tell(heard: list[warnings.WarningMessage]) -> None:
     """Print each DepgraphWarning a command raised, one line each on stderr:
     only when it did not fail, whose stderr is its one error line."""
     for w in heard:
         if isinstance(w.message, DepgraphWarning):
-            print(f"depgraph: warning: {w.message.code}: {w.message.message}", file=sys.stderr)
+            print(f"depgraph: warning: {w.message.code}: {for_the_command_line(w.message.message)}", file=sys.stderr)
 
 
 def run() -> None:  # pragma: no cover - console-script shim

@@ -1406,7 +1406,7 @@ def test_a_repeated_edge_imports_and_warns(tmp_path, out_dir, capsys):
     path = write(tmp_path / "twice.json", json.dumps(_sg("graph.json", lambda d: d["edges"].append(d["edges"][0]))))
     target = out_dir / "graph.json"
     capsys.readouterr()
-    assert main(["import", "splitgraph", str(path), "-o", str(target)]) == 0
+    assert main(["import", "--from", "splitgraph", str(path), "-o", str(target)]) == 0
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("depgraph: warning: duplicate_edge: ") and "sample:S1" in line
     assert read_graph(target).relation_counts()["sample_belongs_to_subject"] == 5
@@ -1684,10 +1684,10 @@ NO_RELATION_CASES = [
                  "too_few_groups", ["composite/rule_based", "one group", "batch alone", "--allow-single-group"],
                  id="default-rule-based-one-group"),
     pytest.param(ONE_BATCH, None, {"mode": "subject", "allow_single_group": True}, ["--allow-single-group"],
-                 "invalid_argument", ["allow_single_group", "mode 'subject'"], id="single-group-flag-not-composite"),
+                 "invalid_argument", ["single-group", "mode 'subject'"], id="single-group-flag-not-composite"),
     pytest.param(ONE_BATCH, None, {"mode": "composite", "via": ["batch"], "allow_single_group": True},
                  ["--via", "batch", "--allow-single-group"], "invalid_argument",
-                 ["allow_single_group", "via=batch"], id="single-group-flag-with-via"),
+                 ["single-group", "via"], id="single-group-flag-with-via"),
 ]  # fmt: skip
 
 
@@ -3990,3 +3990,131 @@ def test_exported_pair_tables_keep_every_refusal(tmp_path, out_dir, capsys, name
     target = out_dir / "graph.json"
     cli_fails(capsys, tmp_path, ["build", meta, option, path, *extra, "-o", target], code, *fragments, output=target,
               file=path)  # fmt: skip
+
+
+# ------------------------------------------------------------------- adversarial pass: CLI (issue 10)
+#: Not UTF-8: how Python holds an environment variable whose bytes are not UTF-8 (lone surrogates).
+NOT_UTF8 = os.fsdecode(b"\xff\xfe" + b"k" * 40)
+
+CLI_LINE_CASES = [
+    # an option given twice: the parser would keep the last one without a word
+    ("mode-twice", ["derive", "{graph}", "--mode", "subject", "-o", "{out}/s.json", "--mode", "batch"],
+     "invalid_argument", ["--mode is given more than once"]),
+    ("folds-twice", ["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "--folds", "3", "-o", "{out}/f.json"],
+     "invalid_argument", ["-k/--folds is given more than once"]),
+    ("flag-twice", ["validate", "{spec}", "--json", "--json"], "invalid_argument", ["--json is given more than once"]),
+    ("flag-and-its-negation", ["build", "{meta}", "--allow-multi-subject-samples", "--no-allow-multi-subject-samples",
+     "-o", "{out}/g.json"], "invalid_argument", ["--allow-multi-subject-samples/--no-allow-multi-subject-samples is"]),
+    # empty values
+    ("empty-output", ["derive", "{graph}", "--mode", "subject", "-o", ""], "invalid_argument",
+     ["--output/-o is given an empty value ''"]),
+    ("spaces-output", ["derive", "{graph}", "--mode", "subject", "-o", "  "], "invalid_argument",
+     ["--output/-o is given an empty value '  '"]),
+    ("empty-argument", ["build", "", "-o", "{out}/g.json"], "invalid_argument", ["is given an empty value ''"]),
+    ("empty-id-column", ["check", "{spec}", "{meta}", "--id-column", ""], "invalid_argument",
+     ["--id-column is given an empty value"]),
+    # a value that is one of the command's options
+    ("output-is-an-option", ["derive", "{graph}", "--mode", "subject", "-o", "--allow-unlinked"], "invalid_argument",
+     ["--output/-o takes a value, but is followed by the option --allow-unlinked"]),
+    # output paths that read as something else
+    ("output-begins-with-dash", ["derive", "{graph}", "--mode", "subject", "-o", "-x.json"], "invalid_argument",
+     ["'-x.json' begins with '-'", "./-x.json"]),
+    ("plots-dir-begins-with-dash", ["report", "{spec}", "-o", "{out}/r.html", "--plots-dir", "-p"],
+     "invalid_argument", ["--plots-dir '-p' begins with '-'"]),
+    ("demo-dir-begins-with-dash", ["demo", "-o", "-d"], "invalid_argument", ["--output-dir/-o '-d' begins with '-'"]),
+    ("output-ends-with-slash", ["derive", "{graph}", "--mode", "subject", "-o", "{out}/results/"], "io",
+     ["ends with '/', which names a directory"]),
+    # an output suffix that says another kind of file than the one written
+    ("spec-named-csv", ["derive", "{graph}", "--mode", "subject", "-o", "{out}/s.csv"], "invalid_argument",
+     ["is named .csv (CSV) but receives JSON"]),
+    ("spec-named-gz", ["derive", "{graph}", "--mode", "subject", "-o", "{out}/s.json.gz"], "invalid_argument",
+     ["is named .gz (gzip) but receives JSON"]),
+    ("graph-named-parquet", ["build", "{meta}", "-o", "{out}/g.parquet"], "invalid_argument",
+     ["is named .parquet (Parquet) but receives JSON"]),
+    ("folds-named-html", ["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "-o", "{out}/f.html"],
+     "invalid_argument", ["is named .html (HTML) but receives JSON"]),
+    ("import-named-csv", ["import", "--from", "splitgraph", "{splitgraph}", "-o", "{out}/s.csv"], "invalid_argument",
+     ["is named .csv (CSV) but receives JSON"]),
+    ("csv-export-named-parquet", ["export", "{spec}", "--to", "csv", "-o", "{out}/t.parquet"], "invalid_argument",
+     ["is named .parquet (Parquet) but receives CSV"]),
+    ("parquet-export-named-csv", ["export", "{spec}", "--to", "parquet", "-o", "{out}/t.csv"], "invalid_argument",
+     ["is named .csv (CSV) but receives Parquet"]),
+    ("splitgraph-export-named-csv", ["export", "{spec}", "--to", "splitgraph", "-o", "{out}/t.csv"],
+     "invalid_argument", ["is named .csv (CSV) but receives JSON"]),
+    ("report-named-json", ["report", "{spec}", "-o", "{out}/r.json"], "invalid_argument",
+     ["is named .json (JSON) but receives HTML"]),
+    ("audit-pairs-named-json", ["audit", "{graph}", "{features}", "-o", "{out}/pairs.json"], "invalid_argument",
+     ["is named .json (JSON) but receives CSV"]),
+    ("audit-graph-named-csv", ["audit", "{graph}", "{features}", "--write-back", "-o", "{out}/g.csv"],
+     "invalid_argument", ["is named .csv (CSV) but receives JSON"]),
+    # lists that say something else than the user meant
+    ("column-maps-twice", ["build", "{meta}", "--column", "sample_id=sample_id", "--column", "sample_id=subject_id",
+     "-o", "{out}/g.json"], "invalid_argument", ["--column maps sample_id twice", "'subject_id'"]),
+    ("via-repeats", ["derive", "{graph}", "--mode", "composite", "--via", "subject,subject", "-o", "{out}/s.json"],
+     "invalid_argument", ["--via names subject more than once"]),
+    ("via-no-name", ["derive", "{graph}", "--mode", "composite", "--via", ",", "-o", "{out}/s.json"],
+     "invalid_argument", ["--via ',' lists no name"]),
+    ("priority-repeats", ["derive", "{graph}", "--mode", "composite", "--strategy", "rule_based", "--priority",
+     "batch,batch", "-o", "{out}/s.json"], "invalid_argument", ["--priority names batch more than once"]),
+    ("attributes-no-name", ["derive", "{graph}", "--mode", "subject", "--attributes", " , ", "-o", "{out}/s.json"],
+     "invalid_argument", ["--attributes ' , ' lists no name"]),
+    ("attributes-repeat", ["derive", "{graph}", "--mode", "subject", "--attributes", "batch_id,batch_id", "-o",
+     "{out}/s.json"], "invalid_argument", ["--attributes names batch_id more than once"]),
+    ("balance-repeats", ["folds", "{spec}", "--scheme", "balanced-holdout", "--balance", "stratum,stratum", "-o",
+     "{out}/f.json"], "invalid_argument", ["--balance names stratum more than once"]),
+    # keys and salts that are not UTF-8 text
+    ("key-not-utf8", ["derive", "{graph}", "--mode", "subject", "--pseudonymize-ids", "--key-env", "ISSUE10_BAD",
+     "-o", "{out}/s.json"], "invalid_argument", ["ISSUE10_BAD (--key-env) is not UTF-8 text"]),
+    ("sign-key-not-utf8", ["derive", "{graph}", "--mode", "subject", "--sign-key-env", "ISSUE10_BAD", "-o",
+     "{out}/s.json"], "invalid_argument", ["ISSUE10_BAD (--sign-key-env) is not UTF-8 text"]),
+    ("salt-not-utf8", ["folds", "{spec}", "--scheme", "hash", "--salt-env", "ISSUE10_BAD", "-o", "{out}/f.json"],
+     "invalid_argument", ["ISSUE10_BAD (--salt-env) is not UTF-8 text"]),
+    ("verify-key-not-utf8", ["validate", "{spec}", "--verify-key-env", "ISSUE10_BAD"], "invalid_argument",
+     ["ISSUE10_BAD (--verify-key-env) is not UTF-8 text"]),
+    # numbers out of range, ids the graph lacks
+    ("diff-negative-limit", ["diff", "{spec}", "{folds}", "--limit", "-1"], "invalid_argument",
+     ["--limit takes 0 or more", "not -1"]),
+    ("audit-features-not-in-graph", ["audit", "{graph}", "{extra_features}", "-o", "{out}/pairs.csv"], "reference",
+     ["name 1 sample(s) not in the graph: X9"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in CLI_LINE_CASES])
+def test_command_line_as_typed(tmp_path, capsys, monkeypatch, study_files, args, code, fragments):
+    # What a parser resolves without a word (the last of two values, an empty path as the current directory, a
+    # file named like an option, a spec in a .csv) is refused by name, before anything is read or written.
+    monkeypatch.setenv("ISSUE10_BAD", NOT_UTF8)
+    monkeypatch.chdir(study_files["out"])
+    write(tmp_path / "extra_features.csv", "sample_id,f1,f2\nS1,1,0\nS2,0,1\nX9,1,0.5\n")
+    subs = {f"{{{k}}}": str(v) for k, v in {**study_files, "extra_features": tmp_path / "extra_features.csv"}.items()}
+    args = [re.sub(r"\{\w+\}", lambda m: subs.get(m.group(0), m.group(0)), a) for a in args]
+    cli_fails(capsys, tmp_path, args, code, *fragments)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_outputs_named_as_people_name_them_are_written(tmp_path, capsys, monkeypatch, study_files):
+    # The suffix rule refuses only a suffix that says another kind of file: no suffix, an unknown one, capitals,
+    # a name beginning with '-' written as ./-name, and .tsv / .txt for text tables are written.
+    out = study_files["out"]
+    monkeypatch.chdir(out)
+    for name in ("spec.json", "spec", "spec.txt", "SPEC.JSON", "./-spec.json"):
+        cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", name])
+        assert read_spec(out / name).n_samples == 4
+    cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "t.tsv"])
+    assert _lines(out / "t.tsv")[0].split("\t")[0] == "sample_id"  # named .tsv, written as TSV
+    cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "t.txt"])
+    assert _lines(out / "t.txt")[0].split(",")[0] == "sample_id"
+    assert cli_ok(capsys, ["export", study_files["spec"], "--to", "csv", "-o", "-"]).startswith("sample_id,")
+    cli_ok(capsys, ["audit", study_files["graph"], study_files["features"], "--threshold", "0.99", "-o", "p.tsv"])
+    assert _lines(out / "p.tsv")[0].split("\t") == ["id1", "id2", "similarity"]
+    cli_ok(capsys, ["audit", study_files["graph"], study_files["features"], "--threshold", "0.99", "-o", "p.parquet"])
+    assert pd.read_parquet(out / "p.parquet").columns.tolist() == ["id1", "id2", "similarity"]
+    cli_ok(capsys, ["diff", study_files["spec"], study_files["spec"], "--limit", "0"])
+
+
+def test_an_option_given_once_with_help_shows_the_help(capsys):
+    # --help anywhere wins over the checks of the command line (an option twice is not refused then).
+    assert cli_ok(capsys, ["validate", "x.json", "--json", "--json", "--help"]).count("--json") >= 1

@@ -170,10 +170,10 @@ def test_spec_commands_validate_import_export_diff(tmp_path, study, capsys):
 
     # import: splitGraph's own files become depgraph files
     imported = study / "imported.json"
-    code, out, _ = run(["import", "splitgraph", CONFORMANCE / "splitgraph_json" / "spec_time.json", "-o", imported],
-                       capsys)  # fmt: skip
+    code, out, _ = run(["import", "--from", "splitgraph", CONFORMANCE / "splitgraph_json" / "spec_time.json", "-o",
+                        imported], capsys)  # fmt: skip
     assert code == 0 and orjson.loads(imported.read_bytes())["constraint"]["mode"] == "time"
-    code, _, _ = run(["import", "splitgraph", CONFORMANCE / "splitgraph_json" / "graph.json", "-o",
+    code, _, _ = run(["import", "--from", "splitgraph", CONFORMANCE / "splitgraph_json" / "graph.json", "-o",
                       study / "g2.json"], capsys)  # fmt: skip
     assert code == 0 and run(["validate", study / "g2.json"], capsys)[0] == 0
 
@@ -214,7 +214,7 @@ def test_export_to_splitgraph_says_what_it_leaves_out(study, capsys):
 
 
 def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):
-    code, _, err = run(["import", "rsample", "x.json", "-o", tmp_path / "o.json"], capsys)
+    code, _, err = run(["import", "--from", "rsample", "x.json", "-o", tmp_path / "o.json"], capsys)
     assert code == 2 and err.startswith("depgraph: invalid_argument:")
     code, _, err = run(["export", "x.json", "--to", "excel", "-o", tmp_path / "o.xlsx"], capsys)
     assert code == 2 and "excel" in err

@@ -416,7 +416,7 @@ def test_import_prints_the_warning_and_writes_the_graph(tmp_path, capsys):
     source, target = tmp_path / "future.json", tmp_path / "graph.json"
     source.write_text(json.dumps(doc))
     capsys.readouterr()
-    assert main(["import", "splitgraph", str(source), "-o", str(target)]) == 0
+    assert main(["import", "--from", "splitgraph", str(source), "-o", str(target)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("depgraph: warning: splitgraph_schema_version: ")
     assert "99.0.0" in err[0] and str(source) in err[0]
@@ -525,7 +525,7 @@ def test_an_imported_spec_reads_back_as_a_verified_depgraph_spec(tmp_path, capsy
             {"sample_id": "S1", "group_id": "subject:P2"}]  # fmt: skip
     source, target = tmp_path / "sg.json", tmp_path / "spec.json"
     source.write_text(json.dumps(spec_doc(rows)))
-    assert main(["import", "splitgraph", str(source), "-o", str(target)]) == 0
+    assert main(["import", "--from", "splitgraph", str(source), "-o", str(target)]) == 0
     assert capsys.readouterr().err == ""
     spec = read_spec(target)
     assert spec.samples["sample_id"].tolist() == sorted(["S10", "S9", "S1"])
