@@ -47,9 +47,8 @@ from depgraph.ingest import from_metadata
 from depgraph.report import write_report
 from depgraph.spec import Constraint, FoldPlan, SplitSpec, read_spec, write_spec
 from depgraph.validate import Issue, ValidationReport, validate
+from depgraph.version import __version__
 from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType
-
-__version__ = "0.1.0"
 
 #: Names served from an adapter that needs an optional extra: name -> (adapter module, extra).
 LAZY: dict[str, tuple[str, str]] = {

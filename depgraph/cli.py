@@ -31,7 +31,6 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from depgraph import __version__
 from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.derive import Partition, derive
@@ -50,6 +49,7 @@ from depgraph.report import figures, save_figures, write_report
 from depgraph.schemas import json_kind
 from depgraph.spec import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.validate import ValidationReport, validate
+from depgraph.version import __version__
 from depgraph.vocab import CANONICAL_COLUMNS, MODE
 
 # Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled

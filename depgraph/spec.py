@@ -67,6 +67,7 @@ from depgraph.identifiers import refuse_unicode_twins, row_keys
 from depgraph.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
 from depgraph.keys import check_key
 from depgraph.schemas import check_document, envelope_problem
+from depgraph.version import __version__
 from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, recommended_resampling
 
 SPEC_FORMAT = "depgraph.split-spec"
@@ -153,8 +154,6 @@ class Generator(_Model):
 @functools.cache
 def _current_generator() -> Generator:
     """This package's and its dependencies' versions (read once: installed metadata does not change)."""
-    from depgraph import __version__
-
     deps = {}
     for name in _DEPENDENCIES:
         try:

@@ -18,7 +18,7 @@ from depgraph.cli import app, main
 
 WORKTREE = Path(__file__).resolve().parents[1]
 #: The version as the package file declares it (pyproject reads it from there), read as text.
-VERSION = re.search(r'^__version__ = "([^"]+)"', (WORKTREE / "depgraph" / "__init__.py").read_text(), re.M).group(1)
+VERSION = re.search(r'^__version__ = "([^"]+)"', (WORKTREE / "depgraph" / "version.py").read_text(), re.M).group(1)
 
 
 def process(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
