@@ -35,7 +35,7 @@ from depgraph import __version__
 from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
 from depgraph.delimited import checked_encoding, not_utf8, to_utf8
-from depgraph.derive import Partition, derive
+from depgraph.derive import Partition, derive, selected_samples
 from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.exposure import ExposureReport, exposure, straddling_groups
@@ -847,6 +847,8 @@ def derive_command(
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples, encoding) if samples is not None else None
+    if samples is not None:  # its unknown ids named with the file they came from, once
+        selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
     with stage(f"deriving {mode} groups"):
         partition = derive(
             graph,

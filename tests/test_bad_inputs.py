@@ -4111,6 +4111,25 @@ def test_encoding_options_refuse_what_they_cannot_mean(tmp_path, capsys, name, c
     cli_fails(capsys, tmp_path, command, code, *fragments, output=out, file=path)
 
 
+SAMPLE_FILE_CASES = [
+    pytest.param("subset.txt", f"S1\nX9\n{LATIN1_ID}\nX8\n", [], id="text-list"),
+    pytest.param("subset.csv", f"sample_id\nS1\nX9\n{LATIN1_ID}\nX8\n", [], id="table"),
+    pytest.param("subset.txt", f"S1\nX9\n{LATIN1_ID}\nX8\n", ["--encoding", "latin-1"], id="latin-1-list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "text", "extra"), SAMPLE_FILE_CASES)
+def test_unknown_samples_are_named_with_their_file_once(tmp_path, capsys, name, text, extra):
+    graph, _ = _latin1_study(tmp_path)
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1" if extra else "utf-8"))
+    out = tmp_path / "subset-spec.json"
+    message = cli_fails(capsys, tmp_path, ["derive", graph, "--mode", "subject", "--samples", path, *extra, "-o", out],
+                        "reference", f"samples file {str(path)!r} names 2 sample(s) not in the graph: X9, X8",
+                        output=out)  # fmt: skip
+    assert message.count(path.name) == 1 and "--samples names" not in message  # in the order the file lists them
+
+
 # ------------------------------------------------------------------- adversarial pass: CLI (issue 10)
 #: Not UTF-8: how Python holds an environment variable whose bytes are not UTF-8 (lone surrogates).
 NOT_UTF8 = os.fsdecode(b"\xff\xfe" + b"k" * 40)
