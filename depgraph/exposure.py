@@ -527,15 +527,14 @@ def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
         "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(str(keys[e]) for e in entities[np.flatnonzero(spread)[:examples]]),
+        "examples": _ids_text(keys, entities[spread], examples),
     }
     if len(roles):
         crossing = _crossing_entities(codes, sample, roles, n)
         row["crossing_by_split"] = [int(c.sum()) for c in crossing]
         row["crossing"] = int(np.logical_or.reduce(crossing).sum())
         if row["crossing"]:
-            hit = np.flatnonzero(np.logical_or.reduce(crossing))[:examples]
-            row["examples"] = ", ".join(str(keys[e]) for e in entities[hit])
+            row["examples"] = _ids_text(keys, entities[np.logical_or.reduce(crossing)], examples)
     return row
 
 
@@ -551,10 +550,7 @@ def _pair_row(relation, a, b, group, roles, keys, start, examples) -> dict:
         "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(
-            f"{keys[x + start]}~{keys[y + start]}"
-            for x, y in zip(a[spread][:examples], b[spread][:examples], strict=True)
-        ),
+        "examples": _pairs_text(keys, a[spread] + start, b[spread] + start, examples),
     }
     if len(roles):
         crossing = [((r[a] == 0) & (r[b] == 1)) | ((r[a] == 1) & (r[b] == 0)) for r in roles]
@@ -584,9 +580,7 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
         "spread_over_groups": int((~whole).sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(
-            f"{keys[x]}~{keys[y]}" for x, y in zip(subj_a[~whole][:examples], subj_b[~whole][:examples], strict=True)
-        ),
+        "examples": _pairs_text(keys, subj_a[~whole], subj_b[~whole], examples),
     }
     if len(roles):
         crossing = []
@@ -601,8 +595,28 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
     return row
 
 
+def _ids_text(keys: np.ndarray, nodes: np.ndarray, limit: int) -> str:
+    """The first ``limit`` ids of ``nodes`` in sorted order: examples a reader scans at once, the same whatever
+    order the graph holds its nodes in.
+
+    >>> _ids_text(np.array(["B5", "B4", "B6", "B1"], dtype=object), np.array([0, 1, 2]), 2)
+    'B4, B5'
+    """
+    ids = np.sort(np.asarray(keys[nodes], dtype=str))
+    return ", ".join(ids[:limit].tolist())
+
+
 def _pairs_text(keys: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> str:
-    return ", ".join(f"{keys[x]}~{keys[y]}" for x, y in zip(a[:limit], b[:limit], strict=True))
+    """The first ``limit`` pairs of nodes ``a[i]``-``b[i]`` in sorted order, each written ``low~high`` (the pair
+    relations are undirected): the same whatever order the graph holds its edges and their ends in.
+
+    >>> _pairs_text(np.array(["S3", "S1", "S2"], dtype=object), np.array([0, 2]), np.array([1, 1]), 3)
+    'S1~S2, S1~S3'
+    """
+    x, y = np.asarray(keys[a], dtype=str), np.asarray(keys[b], dtype=str)
+    low, high = np.where(x <= y, x, y), np.where(x <= y, y, x)
+    order = np.lexsort((high, low))[:limit]
+    return ", ".join(f"{lo}~{hi}" for lo, hi in zip(low[order].tolist(), high[order].tolist(), strict=True))
 
 
 def _block_balance(graph: StudyGraph, roles: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
