@@ -45,6 +45,7 @@ import scipy.sparse as sp
 
 from depgraph.arguments import in_order, real_number, whole_number
 from depgraph.arrays import distinct
+from depgraph.delimited import checked_encoding
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import describe_source, existing_file, read_table
 from depgraph.identifiers import normalise_keys
@@ -67,6 +68,7 @@ def audit_duplicates(
     bits: int | None = None,
     bands: int = 12,
     seed: int = 0,
+    encoding: str | None = None,
 ) -> pd.DataFrame:
     """Pairs of samples whose feature rows have cosine similarity ``>= threshold``.
 
@@ -76,7 +78,8 @@ def audit_duplicates(
         A numeric matrix (numpy, one row per sample), a table (pandas / polars /
         pyarrow) or a CSV / TSV / Parquet / ``.npy`` path. Tables carry the
         sample ids in ``ids_column`` (or their index) and features in every other
-        numeric column.
+        numeric column; a CSV / TSV file that is not UTF-8 text needs its
+        ``encoding``.
     ids:
         Sample ids of the matrix rows (for matrices and ``.npy`` files).
     threshold:
@@ -91,7 +94,7 @@ def audit_duplicates(
 
     Returns a frame ``id1, id2, similarity`` (``id1 < id2``), most similar first.
     """
-    matrix, names = _features(features, ids, ids_column)
+    matrix, names = _features(features, ids, ids_column, encoding)
     if not real_number(threshold) or not 0 < threshold <= 1:
         raise DepgraphError("invalid_argument", f"threshold must lie in (0, 1], not {threshold!r}")
     bands = whole_number(bands, "bands", minimum=1)
@@ -128,7 +131,8 @@ def audit_duplicates(
     )
 
 
-def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.ndarray]:
+def _features(features: Any, ids: Any, ids_column: str, encoding: str | None) -> tuple[np.ndarray, np.ndarray]:
+    checked_encoding(encoding)  # a misspelt codec is refused whatever the features are
     if isinstance(features, (str, os.PathLike)) and Path(features).suffix.lower() == ".npy":
         path = existing_file(features, "features")
         try:
@@ -145,7 +149,7 @@ def _features(features: Any, ids: Any, ids_column: str) -> tuple[np.ndarray, np.
             raise DepgraphError("invalid_argument", "a feature matrix needs ids= naming its rows")
         names = _row_ids(ids)
     else:
-        table = read_table(features, "features")
+        table = read_table(features, "features", encoding=encoding)
         layout = text_layout(table)
         if ids_column in table.columns:
             names = _row_ids(table[ids_column])

@@ -33,11 +33,12 @@ from rich.text import Text
 
 from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.audit import audit_duplicates
-from depgraph.derive import Partition, derive
+from depgraph.delimited import checked_encoding, not_utf8, to_utf8
+from depgraph.derive import Partition, derive, selected_samples
 from depgraph.diff import compare_specs
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.exposure import ExposureReport, exposure, straddling_groups
-from depgraph.files import read_json, read_table
+from depgraph.files import describe_source, read_bytes, read_json, read_table
 from depgraph.folds import SCHEMES, assign_folds, check_seed, schemes_taking
 from depgraph.graph import StudyGraph, read_graph, write_graph
 from depgraph.identifiers import formula_like
@@ -442,11 +443,19 @@ def _refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
             raise DepgraphError("invalid_argument", f"{option} does not apply {where}", option=option)
 
 
-def read_sample_list(path: Path) -> list[str]:
+def _encoding_option(what: str) -> Any:
+    """The ``--encoding CODEC`` option of a command reading ``what`` (one spelling and help for every command)."""
+    return typer.Option(metavar="CODEC", help=f"Text encoding of {what} when not UTF-8, e.g. latin-1 or cp1252.")
+
+
+def read_sample_list(path: Path, encoding: str | None = None) -> list[str]:
     """Sample ids from a CSV/TSV/Parquet table (its ``sample_id`` column, or its
-    only column) or a text file with one id per line (``#`` starts a comment)."""
+    only column) or a text file with one id per line (``#`` starts a comment),
+    read as UTF-8 (with or without a byte-order mark) unless ``encoding`` names
+    another text encoding."""
+    codec = checked_encoding(encoding)
     if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
-        table = read_table(path, "samples file")
+        table = read_table(path, "samples file", encoding=codec)
         if "sample_id" in table.columns:
             column = table["sample_id"]
         elif len(table.columns) == 1:
@@ -458,20 +467,14 @@ def read_sample_list(path: Path) -> list[str]:
             )
         ids = [str(v).strip() for v in column.dropna().tolist() if str(v).strip()]
     else:
-        from depgraph.files import read_bytes
-
         raw = read_bytes(path, "samples file")
+        label = describe_source(path, "samples file")
+        if codec is not None:
+            raw = to_utf8(raw, codec, path, label)
         try:  # strict: a byte that is not UTF-8 would otherwise become U+FFFD and name another sample
             text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            raise DepgraphError(
-                "parse",
-                f"samples file {str(path)!r} line {line} is not UTF-8 text (byte {raw[exc.start]:#04x}); "
-                "save the file as UTF-8",
-                path=str(path),
-                line=line,
-            ) from None
+        except UnicodeDecodeError:
+            raise not_utf8(raw, path, label) from None
         ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
         ids = [i for i in ids if i]
     if not ids:
@@ -671,10 +674,7 @@ def build(
     ] = False,
     outcome_scope: Annotated[str, typer.Option(help="Link outcome_id to 'sample' or 'subject'.")] = "sample",
     name: Annotated[str | None, typer.Option(help="A name for the graph, shown in reports.")] = None,
-    encoding: Annotated[
-        str | None,
-        typer.Option(metavar="CODEC", help="Text encoding of the input tables when not UTF-8, e.g. latin-1 or cp1252."),
-    ] = None,
+    encoding: Annotated[str | None, _encoding_option("the input tables")] = None,
     sheet: Annotated[
         str | None,
         typer.Option(metavar="NAME|N", help="The metadata workbook's sheet (.xlsx): its name, or its number from 1."),
@@ -825,11 +825,14 @@ def derive_command(
         ),
     ] = False,
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
+    encoding: Annotated[str | None, _encoding_option("the --samples file")] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
     if not pseudonymize_ids:
         _refuse_given(ctx, "without --pseudonymize-ids", "key_env")
+    if samples is None:
+        _refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
     if pseudonymize_ids:
         _environment(key_env, "--key-env")
     key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
@@ -843,7 +846,9 @@ def derive_command(
     plan = _outputs(output, writes=("JSON",), inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
-    subset = read_sample_list(samples) if samples is not None else None
+    subset = read_sample_list(samples, encoding) if samples is not None else None
+    if samples is not None:  # its unknown ids named with the file they came from, once
+        selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
     with stage(f"deriving {mode} groups"):
         partition = derive(
             graph,
@@ -1139,11 +1144,13 @@ def check_command(
             readable=False,
         ),
     ] = None,
+    encoding: Annotated[str | None, _encoding_option("the assignment table")] = None,
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
     --graph) when a declared dependency crosses the split."""
     spec = read_spec(document)
-    table = read_table(assignment, "assignment")  # read once: the straddle check and the exposure both use it
+    # read once: the straddle check and the exposure both use it
+    table = read_table(assignment, "assignment", encoding=encoding)
     report = straddling_groups(spec, table, id_column, split_column)
     if report.clean:
         out.print(
@@ -1216,19 +1223,22 @@ def audit_command(
             readable=False,
         ),
     ] = None,
+    encoding: Annotated[str | None, _encoding_option("the feature table")] = None,
 ) -> None:
     """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
     npy = features.suffix.lower() == ".npy"
     if npy:
-        _refuse_given(ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "ids_column")
+        _refuse_given(
+            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "ids_column", "encoding"
+        )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
     kind = "JSON" if write_back else TABLE_KINDS[_pairs_format(output)]
     plan = _outputs(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
     graph = read_graph(graph_file)
     ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
-    source: Path | pd.DataFrame = features if npy else _feature_table(features, ids_column, graph)
+    source: Path | pd.DataFrame = features if npy else _feature_table(features, ids_column, graph, encoding)
     with stage(f"auditing {features.name}"):
         pairs = audit_duplicates(source, ids, threshold, method=method, ids_column=ids_column)
     out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
@@ -1258,10 +1268,10 @@ def _pairs_format(output: Path | None) -> str:
     )
 
 
-def _feature_table(path: Path, ids_column: str, graph: StudyGraph) -> pd.DataFrame:
+def _feature_table(path: Path, ids_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
     """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
     and pairs it cannot declare would be written as if they were."""
-    table = read_table(path, "features")
+    table = read_table(path, "features", encoding=encoding)
     if ids_column in table.columns:
         ids = table[ids_column].dropna().astype(str)
         unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
@@ -1460,6 +1470,7 @@ CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
     (r"(?<![-\w])via=(\S+)", r"--via \1"),
     (r"ids_column / --ids-column", "--id-column"),
     (r"(?<![-\w])stratify column", "--stratify column"),
+    (r"(--encoding \S+) on the command line, encoding='[^']*' in Python", r"\1"),
 ]]  # fmt: skip
 
 

@@ -215,8 +215,9 @@ def not_utf8(data: bytes | mmap.mmap | memoryview, path: Path, label: str) -> De
     return DepgraphError("parse", f"{label} is not UTF-8 text{where}; {ENCODING_HINT}", path=str(path), line=line)
 
 
-#: How to read a file that is not UTF-8, said to a command-line user and to a Python user alike.
+#: How to read a file that is not UTF-8, said to a Python user and to a command-line user: every command reading a
+#: table has ``--encoding``, and the CLI keeps only that half of the hint (``depgraph.cli.CLI_SPELLINGS``).
 ENCODING_HINT = (
-    "name its encoding (depgraph build --encoding latin-1, encoding='latin-1' in Python; "
+    "name its encoding (--encoding latin-1 on the command line, encoding='latin-1' in Python; "
     "cp1252 for Windows exports) or save it as UTF-8"
 )

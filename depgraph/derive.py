@@ -282,7 +282,7 @@ def derive(
             "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority, not to "
             + _request_label(mode, via, priority),
         )
-    selected = _selected_samples(graph, samples)
+    selected = selected_samples(graph, samples)
     if spec.kind == "direct":
         partition = _derive_direct(graph, mode, selected)
     elif spec.kind == "component":
@@ -322,7 +322,7 @@ def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) 
     ``composite`` means strict over the modes ``via`` (default: every mode the
     graph supports, as :func:`derive` does). Raises like :func:`derive` where
     the mode cannot be derived (two batches for a sample…)."""
-    selected = _selected_samples(graph, None)
+    selected = selected_samples(graph, None)
     spec = MODE.get(mode)
     if spec is None:
         raise DepgraphError("invalid_argument", f"unknown mode {mode!r}")
@@ -447,8 +447,16 @@ def _one_group_alone(graph: StudyGraph, mode: str, selected: np.ndarray) -> bool
 
 
 # --------------------------------------------------------------------------- subsets
-def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.ndarray:
-    """Sorted node positions of the samples to derive for."""
+def selected_samples(graph: StudyGraph, samples: Iterable[str] | None, what: str = "samples=") -> np.ndarray:
+    """Sorted node positions of the samples to derive for (every sample when ``samples`` is None), as
+    :func:`derive` reads ``samples=``; ids the graph does not hold are a ``reference`` error naming ``what``
+    (the command line names the file they came from).
+
+    >>> from depgraph.ingest import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c"]}))
+    >>> selected_samples(g, ["c", "sample:a"]).tolist() == sorted(g.locate(NodeType.SAMPLE, ["a", "c"]).tolist())
+    True
+    """
     start, stop = graph.type_range(NodeType.SAMPLE)
     if samples is None:
         if stop == start:
@@ -477,7 +485,7 @@ def _selected_samples(graph: StudyGraph, samples: Iterable[str] | None) -> np.nd
     if len(unknown):
         raise DepgraphError(
             "reference",
-            f"samples= names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+            f"{what} names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
             ids=unknown.tolist(),
         )
     return distinct(positions)

@@ -64,16 +64,22 @@ class StraddleReport:
 
 
 def straddling_groups(
-    spec: SplitSpec, assignment: object, id_column: str = "sample_id", split_column: str | None = None
+    spec: SplitSpec,
+    assignment: object,
+    id_column: str = "sample_id",
+    split_column: str | None = None,
+    *,
+    encoding: str | None = None,
 ) -> StraddleReport:
     """The spec groups whose samples take more than one value of ``split_column``.
 
     Two different folds, or train and test, put a group on both sides of some
     split. Rows whose value is missing or ``excluded`` are not checked; rows
-    naming samples the spec does not have are a ``reference`` error.
+    naming samples the spec does not have are a ``reference`` error. An
+    assignment file that is not UTF-8 text needs its ``encoding`` (e.g. ``"latin-1"``).
     """
     instance(spec, SplitSpec, "straddling_groups: the spec")
-    rows, values, n_unused, split_column = _read_assignment(spec, assignment, id_column, split_column)
+    rows, values, n_unused, split_column = _read_assignment(spec, assignment, id_column, split_column, encoding)
     frame = pd.DataFrame(
         {
             "group_id": spec.samples["group_id"].to_numpy(dtype=object)[rows],
@@ -94,14 +100,14 @@ def straddling_groups(
 
 
 def _read_assignment(
-    spec: SplitSpec, assignment: object, id_column: str, split_column: str | None
+    spec: SplitSpec, assignment: object, id_column: str, split_column: str | None, encoding: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, int, str]:
     """Spec positions and split values of the used rows of an assignment table,
     the number of unused rows, and the split column read."""
     for label, name in (("id_column", id_column), ("split_column", split_column)):
         if not isinstance(name, str) and (label == "id_column" or name is not None):
             raise DepgraphError("invalid_argument", f"{label} takes one column name, not {name!r}")
-    table = read_table(assignment, "assignment")
+    table = read_table(assignment, "assignment", encoding=encoding)
     if id_column not in table.columns:
         raise DepgraphError(
             "schema", f"assignment has no {id_column!r} column (columns: {describe_ids(table.columns, 12)})"
@@ -137,7 +143,12 @@ def _read_assignment(
 
 
 def assignment_roles(
-    spec: SplitSpec, assignment: object, id_column: str = "sample_id", split_column: str | None = None
+    spec: SplitSpec,
+    assignment: object,
+    id_column: str = "sample_id",
+    split_column: str | None = None,
+    *,
+    encoding: str | None = None,
 ) -> np.ndarray:
     """The splits an assignment made elsewhere defines, as role codes per spec
     sample (0 train, 1 test, 2 excluded; one row per split).
@@ -145,7 +156,8 @@ def assignment_roles(
     A column holding only ``train`` and ``test`` (any case) is one holdout
     split; any other values are folds, each fold the test side of one split
     with the other folds as its training side. Samples missing from the
-    table, or marked unused, are excluded from every split.
+    table, or marked unused, are excluded from every split. A file that is
+    not UTF-8 text needs its ``encoding``.
 
     >>> import pandas as pd
     >>> from depgraph.spec import Constraint, SplitSpec
@@ -156,7 +168,7 @@ def assignment_roles(
     >>> assignment_roles(spec, pd.DataFrame({"sample_id": ["a", "c"], "set": ["Train", "test"]})).tolist()
     [[0, 2, 1]]
     """
-    rows, values, _, split_column = _read_assignment(spec, assignment, id_column, split_column)
+    rows, values, _, split_column = _read_assignment(spec, assignment, id_column, split_column, encoding)
     if not len(rows):
         raise DepgraphError("empty_input", f"the assignment puts no sample in a split ({split_column!r} all unused)")
     lowered = np.array([str(v).lower() for v in values], dtype=object)
@@ -403,11 +415,13 @@ def exposure(
     id_column: str = "sample_id",
     split_column: str | None = None,
     examples: int = 3,
+    encoding: str | None = None,
 ) -> ExposureReport:
     """Which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
     spread over groups, and lets cross a split: the spec's own folds or, when
     ``assignment`` is given, a split made elsewhere (a table of sample ids and
-    a fold or train/test column, read as in :func:`assignment_roles`). A
+    a fold or train/test column, read as in :func:`assignment_roles`, in
+    ``encoding`` when its file is not UTF-8 text). A
     :class:`~depgraph.derive.Partition` is judged as the spec it makes.
 
     Dependencies are counted where they link at least two of the spec's
@@ -441,7 +455,7 @@ def exposure(
     if assignment is None:
         spec_roles = _spec_roles(spec)
     else:
-        spec_roles = assignment_roles(spec, assignment, id_column, split_column)
+        spec_roles = assignment_roles(spec, assignment, id_column, split_column, encoding=encoding)
     roles = np.full((len(spec_roles), stop - start), -1, dtype=np.int8)  # (splits, graph samples): -1 outside
     roles[:, positions - start] = spec_roles
     keys = graph.key_values
@@ -513,15 +527,14 @@ def _entity_row(relation, sample, entity, group, roles, keys, examples) -> dict:
         "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(str(keys[e]) for e in entities[np.flatnonzero(spread)[:examples]]),
+        "examples": _ids_text(keys, entities[spread], examples),
     }
     if len(roles):
         crossing = _crossing_entities(codes, sample, roles, n)
         row["crossing_by_split"] = [int(c.sum()) for c in crossing]
         row["crossing"] = int(np.logical_or.reduce(crossing).sum())
         if row["crossing"]:
-            hit = np.flatnonzero(np.logical_or.reduce(crossing))[:examples]
-            row["examples"] = ", ".join(str(keys[e]) for e in entities[hit])
+            row["examples"] = _ids_text(keys, entities[np.logical_or.reduce(crossing)], examples)
     return row
 
 
@@ -537,10 +550,7 @@ def _pair_row(relation, a, b, group, roles, keys, start, examples) -> dict:
         "spread_over_groups": int(spread.sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(
-            f"{keys[x + start]}~{keys[y + start]}"
-            for x, y in zip(a[spread][:examples], b[spread][:examples], strict=True)
-        ),
+        "examples": _pairs_text(keys, a[spread] + start, b[spread] + start, examples),
     }
     if len(roles):
         crossing = [((r[a] == 0) & (r[b] == 1)) | ((r[a] == 1) & (r[b] == 0)) for r in roles]
@@ -570,9 +580,7 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
         "spread_over_groups": int((~whole).sum()),
         "crossing": None,
         "crossing_by_split": None,
-        "examples": ", ".join(
-            f"{keys[x]}~{keys[y]}" for x, y in zip(subj_a[~whole][:examples], subj_b[~whole][:examples], strict=True)
-        ),
+        "examples": _pairs_text(keys, subj_a[~whole], subj_b[~whole], examples),
     }
     if len(roles):
         crossing = []
@@ -587,8 +595,28 @@ def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start
     return row
 
 
+def _ids_text(keys: np.ndarray, nodes: np.ndarray, limit: int) -> str:
+    """The first ``limit`` ids of ``nodes`` in sorted order: examples a reader scans at once, the same whatever
+    order the graph holds its nodes in.
+
+    >>> _ids_text(np.array(["B5", "B4", "B6", "B1"], dtype=object), np.array([0, 1, 2]), 2)
+    'B4, B5'
+    """
+    ids = np.sort(np.asarray(keys[nodes], dtype=str))
+    return ", ".join(ids[:limit].tolist())
+
+
 def _pairs_text(keys: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> str:
-    return ", ".join(f"{keys[x]}~{keys[y]}" for x, y in zip(a[:limit], b[:limit], strict=True))
+    """The first ``limit`` pairs of nodes ``a[i]``-``b[i]`` in sorted order, each written ``low~high`` (the pair
+    relations are undirected): the same whatever order the graph holds its edges and their ends in.
+
+    >>> _pairs_text(np.array(["S3", "S1", "S2"], dtype=object), np.array([0, 2]), np.array([1, 1]), 3)
+    'S1~S2, S1~S3'
+    """
+    x, y = np.asarray(keys[a], dtype=str), np.asarray(keys[b], dtype=str)
+    low, high = np.where(x <= y, x, y), np.where(x <= y, y, x)
+    order = np.lexsort((high, low))[:limit]
+    return ", ".join(f"{lo}~{hi}" for lo, hi in zip(low[order].tolist(), high[order].tolist(), strict=True))
 
 
 def _block_balance(graph: StudyGraph, roles: np.ndarray, rows: np.ndarray) -> pd.DataFrame:

@@ -329,7 +329,10 @@ def _nul_hint(data: bytes | mmap.mmap, start: int) -> str:
     head = bytes(data[start : start + 64])
     for order, zeros in (("le", head[1::2]), ("be", head[0::2])):
         if len(zeros) >= 2 and not zeros.strip(b"\x00"):
-            return f"UTF-16 text without a byte-order mark? read it with --encoding utf-16-{order} or save it as UTF-8"
+            return (
+                f"UTF-16 text without a byte-order mark? read it with --encoding utf-16-{order} on the command line, "
+                f"encoding='utf-16-{order}' in Python, or save it as UTF-8"
+            )
     return "a binary file, or not UTF-8 text?"
 
 

@@ -4008,6 +4008,144 @@ def test_exported_pair_tables_keep_every_refusal(tmp_path, out_dir, capsys, name
               file=path)  # fmt: skip
 
 
+# ---- every command reading a user's table takes --encoding: build (above), check, audit, derive --samples
+#: A sample id a latin-1 export writes as the byte 0xf6 (ö), and the audit's line for it and S1 (the pair in order).
+LATIN1_ID = "J\u00f6rg"
+LATIN1_PAIR = " ~ ".join(sorted(["S1", LATIN1_ID]))
+
+
+def _latin1_study(root: Path) -> tuple[Path, Path]:
+    """A graph and its subject spec (UTF-8 JSON) whose samples include :data:`LATIN1_ID`."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4", LATIN1_ID],
+                                        "subject_id": ["P1", "P1", "P2", "P3", "P4"]}))  # fmt: skip
+    write_graph(graph, root / "graph.json")
+    write_spec(SplitSpec.from_partition(derive(graph, "subject"), graph), root / "spec.json")
+    return root / "graph.json", root / "spec.json"
+
+
+#: (file name, its text, the command with GRAPH / SPEC / FILE / OUT in it, what it writes, what it prints). Read with
+#: --encoding, the file's ids are the spec's: an id decoded otherwise would be a `reference` error (exit 2).
+LATIN1_TABLE_CASES = [
+    pytest.param("split.csv", f"sample_id,fold\nS1,1\nS2,1\nS3,2\n{LATIN1_ID},2\nS4,1\n",
+                 ["check", "SPEC", "FILE"], None, "5 samples checked", id="check-assignment"),
+    pytest.param("split.tsv", f"sample_id\tset\nS1\ttrain\nS2\ttrain\nS3\ttest\n{LATIN1_ID}\ttest\n",
+                 ["check", "SPEC", "FILE", "--graph", "GRAPH"], None, "4 samples checked",
+                 id="check-assignment-with-exposure"),
+    pytest.param("features.csv", f"sample_id,a,b\nS1,1,0\nS2,0,1\nS3,1,1\n{LATIN1_ID},2,0\n",
+                 ["audit", "GRAPH", "FILE", "-o", "OUT"], "pairs.csv", LATIN1_PAIR, id="audit-feature-table"),
+    pytest.param("features.csv", f"sample_id,a,b\nS1,1,0\nS2,0,1\nS3,1,1\n{LATIN1_ID},2,0\n",
+                 ["audit", "GRAPH", "FILE", "--write-back", "-o", "OUT"], "audited.json", LATIN1_PAIR,
+                 id="audit-write-back"),
+    pytest.param("subset.txt", f"# samples to derive for\nS1\n{LATIN1_ID}\nS3\n",
+                 ["derive", "GRAPH", "--mode", "subject", "--samples", "FILE", "-o", "OUT"], "subset-spec.json",
+                 "3 samples in 3 groups", id="derive-samples-list"),
+    pytest.param("subset.csv", f"sample_id\nS1\n{LATIN1_ID}\nS3\n",
+                 ["derive", "GRAPH", "--mode", "subject", "--samples", "FILE", "-o", "OUT"], "subset-spec.json",
+                 "3 samples in 3 groups", id="derive-samples-table"),
+]  # fmt: skip
+
+
+def _command(args: list[str], paths: dict[str, Path]) -> list[Path | str]:
+    return [paths.get(a, a) for a in args]
+
+
+@pytest.mark.parametrize(("name", "text", "args", "writes", "shows"), LATIN1_TABLE_CASES)
+def test_a_latin1_table_is_refused_without_encoding_and_read_with_it(tmp_path, capsys, name, text, args, writes,
+                                                                     shows):  # fmt: skip
+    graph, spec = _latin1_study(tmp_path)
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1"))
+    out = tmp_path / (writes or "unused")
+    command = _command(args, {"GRAPH": graph, "SPEC": spec, "FILE": path, "OUT": out})
+    line = 1 + text.splitlines().index(next(r for r in text.splitlines() if LATIN1_ID in r))
+    message = cli_fails(capsys, tmp_path, command, "parse", FILE, "not UTF-8", f"line {line}", "0xf6",
+                        "--encoding latin-1", output=out, file=path)  # fmt: skip
+    assert "depgraph build" not in message and "in Python" not in message  # the command's own option, once
+    assert str(path) in message and message.count(path.name) == 1
+    assert shows in cli_ok(capsys, [*command, "--encoding", "latin-1"], status=0)
+    if writes:
+        assert LATIN1_ID in out.read_text(encoding="utf-8"), "the id read from latin-1 is the one the file holds"
+
+
+def test_the_python_calls_behind_check_and_audit_take_encoding(tmp_path):
+    graph_file, spec_file = _latin1_study(tmp_path)
+    graph, spec = read_graph(graph_file), read_spec(spec_file)
+    split = tmp_path / "split.csv"
+    split.write_bytes(f"sample_id,fold\nS1,1\nS2,2\nS3,2\n{LATIN1_ID},1\n".encode("latin-1"))
+    features = tmp_path / "features.csv"
+    features.write_bytes(f"sample_id,a,b\nS1,1,0\nS2,0,1\n{LATIN1_ID},2,0\n".encode("latin-1"))
+    hint = ["not UTF-8", "line 5", "encoding='latin-1' in Python"]
+    for call in (lambda **kw: straddling_groups(spec, split, **kw), lambda **kw: assignment_roles(spec, split, **kw),
+                 lambda **kw: exposure(graph, spec, split, **kw)):  # fmt: skip
+        with fails_with("parse", FILE, *hint, file=split):
+            call()
+    assert straddling_groups(spec, split, encoding="latin-1").groups["group_id"].tolist() == ["subject:P1"]
+    assert assignment_roles(spec, split, encoding="latin-1").shape == (2, 5)
+    assert exposure(graph, spec, split, encoding="latin-1").table["crossing"].tolist() == [1]
+    with fails_with("parse", FILE, "not UTF-8", "line 4", "encoding='latin-1' in Python", file=features):
+        audit_duplicates(features, threshold=0.99)
+    pairs = audit_duplicates(features, threshold=0.99, encoding="latin-1")
+    assert pairs[["id1", "id2"]].values.tolist() == [sorted(["S1", LATIN1_ID])]
+    with fails_with("invalid_argument", "unknown encoding 'klingon'"):
+        audit_duplicates(np.eye(2), ["S1", "S2"], encoding="klingon")
+
+
+LATIN1_OPTION_CASES = [
+    pytest.param("subset.txt", b"S1\nS2\n", ["derive", "GRAPH", "--mode", "subject", "--encoding", "latin-1", "-o",
+                 "OUT"], "invalid_argument", ["--encoding does not apply without --samples"],
+                 id="derive-encoding-without-samples"),
+    pytest.param("features.npy", None, ["audit", "GRAPH", "FILE", "--encoding", "latin-1", "-o", "OUT"],
+                 "invalid_argument", ["--encoding does not apply to a .npy matrix"], id="audit-encoding-of-npy"),
+    pytest.param("split.csv", b"sample_id,fold\nS1,1\n", ["check", "SPEC", "FILE", "--encoding", "klingon"],
+                 "invalid_argument", ["unknown encoding 'klingon'"], id="check-unknown-encoding"),
+    pytest.param("subset.txt", b"S1\nS2\n", ["derive", "GRAPH", "--mode", "subject", "--samples", "FILE",
+                 "--encoding", "hex", "-o", "OUT"], "invalid_argument", ["'hex' is not a text encoding"],
+                 id="derive-bytes-codec"),
+    pytest.param("subset.txt", b"\xef\xbb\xbfS1\nS2\n", ["derive", "GRAPH", "--mode", "subject", "--samples",
+                 "FILE", "--encoding", "latin-1", "-o", "OUT"], "parse",
+                 [FILE, "UTF-8 byte-order mark", "not latin-1", "without an encoding"],
+                 id="derive-bom-read-as-latin-1"),
+    pytest.param("subset.txt", b"S1\nJ\xf6rg\n", ["derive", "GRAPH", "--mode", "subject", "--samples", "FILE",
+                 "--encoding", "ascii", "-o", "OUT"], "parse", [FILE, "not ascii text", "line 2", "0xf6"],
+                 id="derive-byte-the-encoding-does-not-define"),
+    pytest.param("features.csv", b"sample_id,a\nS1,1\nJ\xf6rg,2\n", ["audit", "GRAPH", "FILE", "--encoding",
+                 "cp1252", "--id-column", "x", "-o", "OUT"], "schema", ["no 'x' column"],
+                 id="audit-encoded-table-keeps-its-refusals"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "args", "code", "fragments"), LATIN1_OPTION_CASES)
+def test_encoding_options_refuse_what_they_cannot_mean(tmp_path, capsys, name, content, args, code, fragments):
+    graph, spec = _latin1_study(tmp_path)
+    path = tmp_path / name
+    if content is None:
+        np.save(path, np.eye(5))
+    else:
+        path.write_bytes(content)
+    out = tmp_path / "written"
+    command = _command(args, {"GRAPH": graph, "SPEC": spec, "FILE": path, "OUT": out})
+    cli_fails(capsys, tmp_path, command, code, *fragments, output=out, file=path)
+
+
+SAMPLE_FILE_CASES = [
+    pytest.param("subset.txt", f"S1\nX9\n{LATIN1_ID}\nX8\n", [], id="text-list"),
+    pytest.param("subset.csv", f"sample_id\nS1\nX9\n{LATIN1_ID}\nX8\n", [], id="table"),
+    pytest.param("subset.txt", f"S1\nX9\n{LATIN1_ID}\nX8\n", ["--encoding", "latin-1"], id="latin-1-list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "text", "extra"), SAMPLE_FILE_CASES)
+def test_unknown_samples_are_named_with_their_file_once(tmp_path, capsys, name, text, extra):
+    graph, _ = _latin1_study(tmp_path)
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1" if extra else "utf-8"))
+    out = tmp_path / "subset-spec.json"
+    message = cli_fails(capsys, tmp_path, ["derive", graph, "--mode", "subject", "--samples", path, *extra, "-o", out],
+                        "reference", f"samples file {str(path)!r} names 2 sample(s) not in the graph: X9, X8",
+                        output=out)  # fmt: skip
+    assert message.count(path.name) == 1 and "--samples names" not in message  # in the order the file lists them
+
+
 # ------------------------------------------------------------------- adversarial pass: CLI (issue 10)
 #: Not UTF-8: how Python holds an environment variable whose bytes are not UTF-8 (lone surrogates).
 NOT_UTF8 = os.fsdecode(b"\xff\xfe" + b"k" * 40)

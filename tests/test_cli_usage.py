@@ -238,7 +238,7 @@ MESSAGE_CASES = [
     ("duplicates-unknown-ids", ["build", "{meta}", "--duplicates", "dups.csv", "-o", "g.json"], "reference",
      "duplicate pairs 'dups.csv' names 1 Sample id(s) not in the graph: X9 (to drop them instead: --unknown ignore)"),
     ("samples-unknown", ["derive", "{graph}", "--mode", "subject", "--samples", "samples.txt", "-o", "s.json"],
-     "reference", "--samples names 1 sample(s) not in the graph: X9"),
+     "reference", "samples file 'samples.txt' names 1 sample(s) not in the graph: X9"),
     ("strategy-outside-composite", ["derive", "{graph}", "--mode", "subject", "--strategy", "strict", "-o", "s.json"],
      "invalid_argument", "--strategy, --via and --priority apply to mode 'composite', not 'subject'"),
     ("strategy-unknown", ["derive", "{graph}", "--mode", "composite", "--strategy", "bogus", "-o", "s.json"],
@@ -259,7 +259,8 @@ MESSAGE_CASES = [
 ]  # fmt: skip
 #: Python keyword arguments a CLI user never sees.
 PYTHON_SPELLINGS = re.compile(r"(?<![-\w])(columns|id_template|unknown|samples|strategy|via|min_groups|n_folds|"
-                              r"allow_unlinked|allow_single_group|ids_column|stratify)=|ids_column")  # fmt: skip
+                              r"allow_unlinked|allow_single_group|ids_column|stratify|encoding)=|"
+                              r"ids_column")  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [pytest.param(*c[1:], id=c[0]) for c in MESSAGE_CASES])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import io
@@ -10,6 +11,7 @@ import re
 
 import pytest
 
+import depgraph
 from depgraph.derive import FINDINGS
 from depgraph.errors import ErrorCode
 from depgraph.validate import CATALOGUE
@@ -141,3 +143,22 @@ def test_readme_torch_samplers_run(walkthrough: dict) -> None:
     train_ids = set(spec.sample_ids[spec.folds.splits[0].train(spec.n_samples)])
     assert {ids[row] for row in walkthrough["train"]} == train_ids
     assert {ids[row] for batch in walkthrough["batches"] for row in batch} == train_ids
+
+
+def test_readme_imports_what_depgraph_exports_from_depgraph() -> None:
+    """Every ```python block of the README imports a name ``depgraph`` exports from ``depgraph`` itself, and every
+    name it imports from ``depgraph`` is one it exports."""
+    readme = (REPO / "README.md").read_text()
+    imports = [
+        node
+        for block in re.findall(r"^```python\n(.*?)^```$", readme, flags=re.S | re.M)
+        for node in ast.walk(ast.parse(block))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "depgraph"
+    ]
+    assert any(node.module == "depgraph" for node in imports)
+    for node in imports:
+        names = [alias.name for alias in node.names]
+        if node.module == "depgraph":
+            assert set(names) <= set(depgraph.__all__), names
+        else:
+            assert not set(names) & set(depgraph.__all__), f"from {node.module} import {names}: use from depgraph"

@@ -14,6 +14,7 @@ from depgraph import DepgraphError, StudyGraph, derive, from_metadata, write_gra
 from depgraph.cli import main
 from depgraph.exposure import exposure, straddling_groups
 from depgraph.folds import assign_folds
+from depgraph.report import render_html
 from depgraph.spec import Constraint, SplitSpec, write_spec
 from depgraph.vocab import RELATION, NodeType
 from tests.test_properties import build, cohorts, examples, present_modes
@@ -318,3 +319,61 @@ def test_nothing_crosses_exactly_when_no_dependency_or_followed_relation_crosses
     assert report.nothing_crosses == (not leaks)
     assert sorted(report.leaking_relations()) == sorted(leaks)
     assert report.verdict().startswith("nothing crosses" if not leaks else "dependencies cross a split")
+
+
+# --------------------------------------------------------------------------- examples: sorted, whatever the order
+#: Ten samples of ten subjects, two per batch, the batches and the kinship pairs listed out of order.
+UNSORTED = pd.DataFrame(
+    {
+        "sample_id": [f"x{i}" for i in range(1, 11)],
+        "subject_id": [f"P{i}" for i in range(1, 11)],
+        "batch_id": ["B5", "B5", "B4", "B4", "B6", "B6", "B10", "B10", "B2", "B2"],
+    }
+)
+UNSORTED_KIN = pd.DataFrame({"id1": ["P3", "P2", "P10", "P8"], "id2": ["P1", "P1", "P9", "P7"], "kinship": 0.25})
+#: A holdout: the odd samples tested, the even ones trained on.
+HOLDOUT = pd.DataFrame({"sample_id": UNSORTED["sample_id"], "set": ["test", "train"] * 5})
+
+
+def _expected_examples(sides: dict[str, str] | None) -> dict[str, str]:
+    """The first three batches and related pairs spread over subjects (every one here) or, given the sides of a
+    split, crossing it, in sorted order: plain Python over the tables."""
+    batches: dict[str, set[str]] = {}
+    for sample, batch in zip(UNSORTED["sample_id"], UNSORTED["batch_id"], strict=True):
+        batches.setdefault(batch, set()).add(sample)
+    subject_sample = dict(zip(UNSORTED["subject_id"], UNSORTED["sample_id"], strict=True))
+    pairs = [tuple(sorted(p)) for p in zip(UNSORTED_KIN["id1"], UNSORTED_KIN["id2"], strict=True)]
+    if sides is not None:
+        batches = {b: s for b, s in batches.items() if {sides[x] for x in s} == {"train", "test"}}
+        pairs = [p for p in pairs if sides[subject_sample[p[0]]] != sides[subject_sample[p[1]]]]
+    return {
+        "sample_processed_in_batch": ", ".join(sorted(batches)[:3]),
+        "subject_related_to": ", ".join(f"{a}~{b}" for a, b in sorted(pairs)[:3]),
+    }
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["as-listed", "rows-reversed"])
+def test_examples_are_sorted_in_the_api_the_check_and_the_report(tmp_path, capsys, reverse):
+    meta, kin = (UNSORTED[::-1], UNSORTED_KIN[::-1]) if reverse else (UNSORTED, UNSORTED_KIN)
+    g = from_metadata(meta.reset_index(drop=True)).add_kinship(kin.reset_index(drop=True), "first")
+    spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    spread = _expected_examples(None)
+    crossing = _expected_examples(dict(zip(HOLDOUT["sample_id"], HOLDOUT["set"], strict=True)))
+    assert spread == {"sample_processed_in_batch": "B10, B2, B4", "subject_related_to": "P1~P2, P1~P3, P10~P9"}
+    assert crossing["subject_related_to"] == "P1~P2, P10~P9, P7~P8"  # P1 and P3 are both tested; text order
+    for relation, shown in spread.items():
+        assert _row(exposure(g, spec), relation)["examples"] == shown
+    for relation, shown in crossing.items():
+        assert _row(exposure(g, spec, HOLDOUT), relation)["examples"] == shown
+    # the check prints the crossing ones, the report shows the spread ones (its spec has no folds)
+    write_graph(g, tmp_path / "g.json")
+    write_spec(spec, tmp_path / "s.json")
+    HOLDOUT.to_csv(tmp_path / "holdout.csv", index=False)
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "s.json"), str(tmp_path / "holdout.csv"), "--graph", str(tmp_path / "g.json")])
+    out = capsys.readouterr().out
+    for relation, shown in crossing.items():
+        assert f"  {relation} (" in out and f" — e.g. {shown}\n" in out, out
+    html = render_html(spec, g)
+    for shown in spread.values():
+        assert f"<td class='mono'>{shown}</td>" in html
