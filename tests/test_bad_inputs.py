@@ -1030,7 +1030,11 @@ def test_demo_into_a_directory_where_one_file_cannot_be_written(tmp_path, capsys
 
 
 # ------------------------------------------------------------------- interrupted and killed writers (issue 10)
-def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, capsys, monkeypatch):
+def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, capsys, monkeypatch, request):
+    # Ctrl-C at a terminal. A test run started in the background inherits SIGINT ignored, which depgraph keeps
+    # ignored (as nohup expects): the test gives the process Python's own handler for its duration.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     target = tmp_path / "target.json"
     target.write_bytes(b"the old spec\n")
     real_write = depgraph.spec.atomic_write_bytes
