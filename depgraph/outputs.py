@@ -534,11 +534,7 @@ def _fsync(path: Path) -> None:
 def _fsync_directory(directory: Path) -> None:
     """Make the renames durable; some file systems cannot sync a directory, which is no error."""
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(directory)
 
 
 def _unlink(path: Path) -> None:
