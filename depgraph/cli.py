@@ -1149,9 +1149,7 @@ def check_command(
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
     --graph) when a declared dependency crosses the split."""
     spec = read_spec(document)
-    # read once: the straddle check and the exposure both use it
-    table = read_table(assignment, "assignment", encoding=encoding)
-    report = straddling_groups(spec, table, id_column, split_column)
+    report = straddling_groups(spec, assignment, id_column, split_column, encoding=encoding)  # names the file
     if report.clean:
         out.print(
             f"no group straddles: {report.n_checked} samples checked by {report.split_column!r}"
@@ -1165,7 +1163,10 @@ def check_command(
             out.print(f"  … and {len(report.groups) - 20} more")
     crossing = None
     if graph_file is not None:
-        crossing = exposure(read_graph(graph_file), spec, table, id_column=id_column, split_column=report.split_column)
+        crossing = exposure(
+            read_graph(graph_file), spec, assignment, id_column=id_column, split_column=report.split_column,
+            encoding=encoding,
+        )  # fmt: skip
         _print_exposure(crossing)
     if not report.clean or (crossing is not None and not crossing.nothing_crosses):
         raise typer.Exit(1)

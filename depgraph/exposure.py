@@ -36,7 +36,7 @@ from depgraph.arrays import distinct
 from depgraph.derive import Partition
 from depgraph.display import html_block, text_table
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.files import read_table
+from depgraph.files import describe_source, read_table
 from depgraph.graph import StudyGraph
 from depgraph.identifiers import normalise_keys
 from depgraph.spec import SplitSpec
@@ -108,20 +108,21 @@ def _read_assignment(
         if not isinstance(name, str) and (label == "id_column" or name is not None):
             raise DepgraphError("invalid_argument", f"{label} takes one column name, not {name!r}")
     table = read_table(assignment, "assignment", encoding=encoding)
+    what = describe_source(assignment, "assignment")  # the file named once in every message below
     if id_column not in table.columns:
         raise DepgraphError(
-            "schema", f"assignment has no {id_column!r} column (columns: {describe_ids(table.columns, 12)})"
+            "schema", f"{what} has no {id_column!r} column (columns: {describe_ids(table.columns, 12)})"
         )
     if split_column is None:
         split_column = next((c for c in SPLIT_COLUMNS if c in table.columns), None)
         if split_column is None:
             raise DepgraphError(
                 "schema",
-                f"assignment has none of the split columns {describe_ids(SPLIT_COLUMNS)}; name yours with "
+                f"{what} has none of the split columns {describe_ids(SPLIT_COLUMNS)}; name yours with "
                 "--split-column",
             )
     elif split_column not in table.columns:
-        raise DepgraphError("schema", f"assignment has no {split_column!r} column")
+        raise DepgraphError("schema", f"{what} has no {split_column!r} column")
     ids = normalise_keys(table[id_column], id_column)
     values = normalise_keys(table[split_column], split_column)
     unused = values.isna() | values.str.lower().isin(UNUSED)
@@ -130,7 +131,7 @@ def _read_assignment(
     if unknown:
         raise DepgraphError(
             "reference",
-            f"assignment names {len(unknown)} sample(s) not in the spec: {describe_ids(unknown)}",
+            f"{what} names {len(unknown)} sample(s) not in the spec: {describe_ids(unknown)}",
             ids=unknown,
         )
     used = ~unused.to_numpy() & (positions >= 0)
@@ -138,7 +139,7 @@ def _read_assignment(
     repeated = pd.Series(rows).duplicated()
     if repeated.any():
         twice = spec.sample_ids[distinct(rows[repeated.to_numpy()])].tolist()
-        raise DepgraphError("duplicate_id", f"assignment lists sample(s) {describe_ids(twice)} twice", ids=twice)
+        raise DepgraphError("duplicate_id", f"{what} lists sample(s) {describe_ids(twice)} twice", ids=twice)
     return rows, values[used].to_numpy(dtype=object), int(unused.sum()), split_column
 
 

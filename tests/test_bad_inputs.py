@@ -4276,3 +4276,25 @@ def test_outputs_named_as_people_name_them_are_written(tmp_path, capsys, monkeyp
 def test_an_option_given_once_with_help_shows_the_help(capsys):
     # --help anywhere wins over the checks of the command line (an option twice is not refused then).
     assert cli_ok(capsys, ["validate", "x.json", "--json", "--json", "--help"]).count("--json") >= 1
+
+
+# ---- check: the assignment table is named once in each of its refusals
+ASSIGNMENT_CASES = [
+    pytest.param(b"id,fold\nS1,1\n", [], "schema", ["{file}' has no 'sample_id' column"], id="no-id-column"),
+    pytest.param(b"sample_id,x\nS1,1\n", [], "schema", ["{file}' has none of the split columns"],
+                 id="no-split-column"),
+    pytest.param(b"sample_id,fold\nS1,1\n", ["--split-column", "side"], "schema",
+                 ["{file}' has no 'side' column"], id="named-split-column-missing"),
+    pytest.param(b"sample_id,fold\nS1,1\nS9,2\n", [], "reference",
+                 ["{file}' names 1 sample(s) not in the spec: S9"], id="unknown-sample"),
+    pytest.param(b"sample_id,fold\nS1,1\nS1,2\n", [], "duplicate_id", ["{file}' lists sample(s) S1 twice"],
+                 id="sample-twice"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("content", "extra", "code", "fragments"), ASSIGNMENT_CASES)
+def test_check_names_the_assignment_file_once(tmp_path, study_files, capsys, content, extra, code, fragments):
+    table = tmp_path / "split.csv"
+    table.write_bytes(content)
+    line = cli_fails(capsys, tmp_path, ["check", study_files["spec"], table, *extra], code, *fragments, file=table)
+    assert line.count("split.csv") == 1 and f"assignment '{table}'" in line, line
