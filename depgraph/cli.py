@@ -600,6 +600,11 @@ def _print_folds(spec: SplitSpec) -> None:
         )
 
 
+def _counted(n: int, noun: str) -> str:
+    """``1 sample``, ``2 samples``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _print_partition(partition: Partition) -> None:
     s = partition.summary()
     how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
@@ -607,8 +612,9 @@ def _print_partition(partition: Partition) -> None:
         styled(
             "derived ",
             (how, "bold"),
-            f": {s['n_samples']} samples in {s['n_groups']} groups; largest {s['largest_group']} "
-            f"({s['largest_group_size']} samples), {s['singletons']} singletons",
+            f": {_counted(s['n_samples'], 'sample')} in {_counted(s['n_groups'], 'group')}; largest "
+            f"{s['largest_group']} ({_counted(s['largest_group_size'], 'sample')}), "
+            f"{_counted(s['singletons'], 'singleton')}",
         )
     )
     for w in partition.warnings:

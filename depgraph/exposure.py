@@ -118,8 +118,7 @@ def _read_assignment(
         if split_column is None:
             raise DepgraphError(
                 "schema",
-                f"{what} has none of the split columns {describe_ids(SPLIT_COLUMNS)}; name yours with "
-                "--split-column",
+                f"{what} has none of the split columns {describe_ids(SPLIT_COLUMNS)}; name yours with --split-column",
             )
     elif split_column not in table.columns:
         raise DepgraphError("schema", f"{what} has no {split_column!r} column")

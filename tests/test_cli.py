@@ -442,3 +442,14 @@ def test_ids_that_look_like_markup_are_printed_as_they_are(tmp_path, capsys):
     shown = "\n".join(printed)
     for text in ("S[/0]", "P[/y]1", "[bold]P2", "[x]"):
         assert text in shown, text
+
+
+def test_derive_counts_one_of_a_thing_in_the_singular(tmp_path, capsys):
+    meta = tmp_path / "cohort.csv"
+    meta.write_text("sample_id,subject_id\nS1,P1\nS2,P2\n")
+    graph = tmp_path / "graph.json"
+    assert main(["build", str(meta), "-o", str(graph)]) == 0
+    capsys.readouterr()
+    assert main(["derive", str(graph), "--mode", "subject", "-o", str(tmp_path / "spec.json")]) == 0
+    out = capsys.readouterr().out
+    assert "2 samples in 2 groups; largest subject:P1 (1 sample), 2 singletons" in out, out
