@@ -573,7 +573,7 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
     frame = _frame(sample_keys, group, pd.Categorical.from_codes((~linked).astype(np.int8), [mode, "unlinked"]))
     parameters: dict[str, Any] = {}
     if mode == "time":
-        time_cols, time_notes, parameters["time_order"] = _time_columns(graph, target)
+        time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
     partition = Partition(
@@ -607,7 +607,7 @@ def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
     )
 
 
-def _time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
+def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
     """timepoint_id, time_index and order_rank for each sample's timepoint, and
     where the order came from: ``time_index``, ``timepoint_precedes``,
     ``partial`` or ``none``."""
@@ -953,7 +953,7 @@ def _derive_rule_based(
     relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
     parameters: dict[str, Any] = {}
     if time_target is not None:
-        time_cols, time_notes, parameters["time_order"] = _time_columns(graph, time_target)
+        time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, time_target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
     return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes), parameters)

@@ -57,7 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from depgraph.arguments import in_order, instance, names, whole_number
 from depgraph.arrays import distinct, sorted_codes, text_buffers
-from depgraph.derive import Partition, _time_columns, direct_relation, group_shape
+from depgraph.derive import Partition, direct_relation, group_shape, sample_time_columns
 from depgraph.display import first_ids, html_block, ids_repr, text_table
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.files import atomic_write_bytes, read_json
@@ -921,7 +921,7 @@ def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
     elif graph.has_relation("sample_collected_at_timepoint"):
         target = graph.sample_targets("sample_collected_at_timepoint")[positions - start]
         try:
-            time_cols, _, _ = _time_columns(graph, target)
+            time_cols, _, _ = sample_time_columns(graph, target)
         except DepgraphError:
             time_cols = None  # inconsistent time order: time mode and validation report it
         if time_cols is not None:
