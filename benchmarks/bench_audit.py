@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from depgraph.audit import audit_duplicates
+from depgraph.audit.duplicates import audit_duplicates
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -34,8 +34,8 @@ from sklearn.model_selection import GroupKFold as SkGroupKFold
 from sklearn.model_selection import StratifiedGroupKFold as SkStratifiedGroupKFold
 
 import depgraph
-from depgraph.folds import BalancedHoldout, StratifiedGroupedKFold
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.folds.schemes import BalancedHoldout, StratifiedGroupedKFold
+from depgraph.spec.model import Constraint, SplitSpec
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_formulas.py [--sizes 1e5,1e6]
 
 Ids are ``S0000001``… with one in a thousand written ``-<n>`` (formula-like). Times: the validate rule's check
-(:func:`depgraph.identifiers.formula_like` over the graph's Arrow keys), the same check over a pandas object
+(:func:`depgraph.common.identifiers.formula_like` over the graph's Arrow keys), the same check over a pandas object
 column (a spec's samples), and :func:`depgraph.adapters.frames.for_spreadsheets` over a samples table of two text
 columns and one number column. Prints a table and writes benchmarks/results/formulas.json.
 """
@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from depgraph.adapters.frames import for_spreadsheets
-from depgraph.identifiers import formula_like
+from depgraph.common.identifiers import formula_like
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from depgraph import from_metadata, read_graph, write_graph
-from depgraph.files import read_table
-from depgraph.spec import Constraint, FoldPlan, FoldSplit, SplitSpec, read_spec, write_spec
+from depgraph.io.files import read_table
+from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec, read_spec, write_spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent

@@ -63,9 +63,9 @@ def measure(n: int, workdir: Path) -> dict:
     from cohort import cohort_files
 
     from depgraph import derive, from_metadata, validate
-    from depgraph.files import atomic_write_bytes, read_table
-    from depgraph.folds import assign_folds
-    from depgraph.spec import SplitSpec, read_spec, write_spec
+    from depgraph.folds.schemes import assign_folds
+    from depgraph.io.files import atomic_write_bytes, read_table
+    from depgraph.spec.model import SplitSpec, read_spec, write_spec
 
     files = cohort_files(n, workdir)
     times: dict[str, float] = {}

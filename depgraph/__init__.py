@@ -27,11 +27,12 @@ ModuleNotFoundError naming the extra to install.
 import importlib
 from typing import Any
 
-from depgraph.audit import audit_duplicates
-from depgraph.derive import Partition, derive
+from depgraph.audit.duplicates import audit_duplicates
+from depgraph.audit.exposure import ExposureReport, exposure
+from depgraph.audit.report import write_report
+from depgraph.derivation.groups import Partition, derive
 from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode, missing_extra
-from depgraph.exposure import ExposureReport, exposure
-from depgraph.folds import (
+from depgraph.folds.schemes import (
     BalancedHoldout,
     FoldScheme,
     GroupedHoldout,
@@ -42,11 +43,10 @@ from depgraph.folds import (
     TimeOrdered,
     assign_folds,
 )
-from depgraph.graph import StudyGraph, combine, read_graph, write_graph
-from depgraph.ingest import from_metadata
-from depgraph.report import write_report
-from depgraph.spec import Constraint, FoldPlan, SplitSpec, read_spec, write_spec
-from depgraph.validate import Issue, ValidationReport, validate
+from depgraph.graph.model import StudyGraph, combine, read_graph, write_graph
+from depgraph.ingest.metadata import from_metadata
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec, read_spec, write_spec
+from depgraph.validation.rules import Issue, ValidationReport, validate
 from depgraph.version import __version__
 from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType
 

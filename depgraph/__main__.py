@@ -1,5 +1,5 @@
 """``python -m depgraph`` runs the command line."""
 
-from depgraph.cli import run
+from depgraph.cli.main import run
 
 run()

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from depgraph.display import first_ids, ids_repr
+from depgraph.common.display import first_ids, ids_repr
 from depgraph.vocab import LEVELS, SEVERITIES
 
 

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from depgraph.arrays import PACKED_KEY_BYTES, distinct, sorted_codes
+from depgraph.common.arrays import PACKED_KEY_BYTES, distinct, sorted_codes
 
 short = st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0x2FF), max_size=12)
 any_text = st.text(max_size=40)  # NUL bytes and keys longer than PACKED_KEY_BYTES take Arrow's path
@@ -41,14 +41,14 @@ def test_distinct_is_sorted_and_unique():
 @given(st.lists(st.one_of(st.none(), st.text(alphabet=" \t\n\u00a0\u3000ab1-é", max_size=6)), min_size=1, max_size=30))
 def test_arrow_keys_follow_the_identifier_rules(values):
     """key_array (Arrow, skips trimming when no key needs it) = normalise_keys (pandas, Python's strip)."""
-    from depgraph.identifiers import key_array, normalise_keys
+    from depgraph.common.identifiers import key_array, normalise_keys
 
     for series in (pd.Series(values, dtype="string"), pd.Series(values, dtype=object)):
         assert key_array(series).to_pylist() == normalise_keys(series).tolist()
 
 
 def test_read_table_strips_only_what_needs_it(tmp_path):
-    from depgraph.files import read_table
+    from depgraph.io.files import read_table
 
     path = tmp_path / "meta.csv"
     path.write_text("sample_id,subject_id,x\n S1 ,NA,1\nS2,\u00a0P2\t,N/A\nS3, null ,<NA>\n", encoding="utf-8")

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.audit import audit_duplicates
-from depgraph.cli import main
-from depgraph.demo import AUDIT_THRESHOLD, demo_cohort
+from depgraph.audit.duplicates import audit_duplicates
+from depgraph.cli.demo import AUDIT_THRESHOLD, demo_cohort
+from depgraph.cli.main import main
 
 
 def _pairs(frame: pd.DataFrame) -> set[frozenset]:

@@ -5,7 +5,7 @@ Every case checks both faces of the contract (DESIGN §10):
 * the Python API raises :class:`~depgraph.errors.DepgraphError` with the stable
   ``code`` listed here and a one-line message naming the offending rows, ids,
   column or path (rows are 1-based data rows, header excluded);
-* the CLI (``depgraph.cli.main``) returns exit code 2, prints exactly one line
+* the CLI (``depgraph.cli.main.main``) returns exit code 2, prints exactly one line
   on stderr, ``depgraph: <code>: <message>``, and leaves nothing on disk: the
   ``-o`` target does not exist afterwards and no temporary file is left behind.
 
@@ -47,25 +47,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import depgraph.demo
-import depgraph.diff
-import depgraph.spec
+import depgraph.cli.demo
+import depgraph.spec.diff
+import depgraph.spec.model
 import depgraph.vocab
 from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
 from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
-from depgraph.audit import audit_duplicates
-from depgraph.cli import main
+from depgraph.adapters.splitgraph import graph_to_splitgraph, read_splitgraph, spec_to_splitgraph, write_splitgraph_spec
+from depgraph.audit.duplicates import audit_duplicates
+from depgraph.audit.exposure import assignment_roles, exposure, straddling_groups
+from depgraph.audit.report import render_html
+from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
-from depgraph.exposure import assignment_roles, exposure, straddling_groups
-from depgraph.files import read_table
-from depgraph.folds import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
-from depgraph.interop.splitgraph import graph_to_splitgraph, read_splitgraph, spec_to_splitgraph, write_splitgraph_spec
-from depgraph.kinship import read_kinship
-from depgraph.outputs import Outputs, atomic_write_bytes
-from depgraph.privacy import check_key, key_from_env, pseudonymize
-from depgraph.report import render_html
-from depgraph.spec import (
+from depgraph.folds.schemes import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
+from depgraph.ingest.kinship import read_kinship
+from depgraph.io.files import read_table
+from depgraph.io.outputs import Outputs, atomic_write_bytes
+from depgraph.spec.model import (
     Constraint,
     FoldPlan,
     FoldSplit,
@@ -78,6 +77,7 @@ from depgraph.spec import (
     spec_from_document,
     write_spec,
 )
+from depgraph.spec.privacy import check_key, key_from_env, pseudonymize
 from depgraph.vocab import NodeType
 from tests import documents
 from tests.conftest import CONFORMANCE
@@ -585,13 +585,13 @@ def test_mode_that_is_not_a_name(graph_json, mode):
 
 
 # ------------------------------------------------------------------- writes (issue 10)
-# Every write goes through one plan (depgraph.outputs): all targets checked before the command's work, content staged
+# Every write goes through one plan (depgraph.io.outputs): all targets checked before the command's work, content staged
 # in temporary files, put in place together at the end. A refused target leaves the tree exactly as it was (cli_fails
 # compares the whole tree, temporary files included) and a refused FIFO, device or socket is still what it was.
 
 WORKTREE = Path(__file__).resolve().parents[1]
 #: A separate depgraph process: the CLI exactly as a user runs it, from this checkout.
-DEPGRAPH = [sys.executable, "-c", "import sys; from depgraph.cli import main; sys.exit(main(sys.argv[1:]))"]
+DEPGRAPH = [sys.executable, "-c", "import sys; from depgraph.cli.main import main; sys.exit(main(sys.argv[1:]))"]
 
 
 def _env() -> dict[str, str]:
@@ -1017,7 +1017,7 @@ def test_demo_makes_its_directory_only_when_everything_is_written(tmp_path, caps
     def no_story():
         raise DepgraphError("invalid_value", "the story failed")
 
-    monkeypatch.setattr(depgraph.demo, "run_story", no_story)
+    monkeypatch.setattr(depgraph.cli.demo, "run_story", no_story)
     target = tmp_path / "demo"
     cli_fails(capsys, tmp_path, ["demo", "-o", target], "invalid_value", output=target)
 
@@ -1037,7 +1037,7 @@ def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, caps
     request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     target = tmp_path / "target.json"
     target.write_bytes(b"the old spec\n")
-    real_write = depgraph.spec.atomic_write_bytes
+    real_write = depgraph.spec.model.atomic_write_bytes
 
     def interrupted_write(path, pieces):
         def pieces_then_ctrl_c():
@@ -1049,7 +1049,7 @@ def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, caps
 
         real_write(path, pieces_then_ctrl_c())
 
-    monkeypatch.setattr(depgraph.spec, "atomic_write_bytes", interrupted_write)
+    monkeypatch.setattr(depgraph.spec.model, "atomic_write_bytes", interrupted_write)
     before = _tree(tmp_path)
     capsys.readouterr()
     assert main(["folds", str(study_files["spec"]), "--scheme", "group-kfold", "-k", "2", "-o", str(target)]) == 130
@@ -1093,10 +1093,10 @@ def million_spec(tmp_path_factory) -> Path:
 #: temporary file holds a prefix (without the pause a 10^6 write takes a fraction of a second and could finish first).
 PAUSED_WRITER = """
 import sys, time
-import depgraph.spec
-from depgraph.cli import main
+import depgraph.spec.model
+from depgraph.cli.main import main
 
-real_write = depgraph.spec.atomic_write_bytes
+real_write = depgraph.spec.model.atomic_write_bytes
 
 def paused_write(path, pieces):
     def paused():
@@ -1111,7 +1111,7 @@ def paused_write(path, pieces):
             yield piece
     real_write(path, paused())
 
-depgraph.spec.atomic_write_bytes = paused_write
+depgraph.spec.model.atomic_write_bytes = paused_write
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -3834,8 +3834,8 @@ API_MORE_CASES = [
      "invalid_argument", ["holds no split"]),
     ("render_html(None)", lambda a: render_html(None), "invalid_argument", ["the report's spec must be a SplitSpec"]),
     ("render_html(title=5)", lambda a: render_html(a["folded"], title=5), "invalid_argument", ["title"]),
-    ("compare_specs(spec, graph)", lambda a: depgraph.diff.compare_specs(a["spec"], a["graph"]), "invalid_argument",
-     ["the second spec must be a SplitSpec"]),
+    ("compare_specs(spec, graph)", lambda a: depgraph.spec.diff.compare_specs(a["spec"], a["graph"]),
+     "invalid_argument", ["the second spec must be a SplitSpec"]),
     ("recommended_resampling('family')", lambda a: depgraph.vocab.recommended_resampling("family"),
      "invalid_argument", ["unknown mode 'family'"]),
     ("validate(modes=['family'])", lambda a: validate(a["graph"], modes=["family"]), "invalid_argument",

@@ -6,7 +6,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from depgraph.cli import main
+from depgraph.cli.main import main
 
 
 @pytest.fixture
@@ -386,7 +386,7 @@ def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):
 
     from rich.console import Console
 
-    import depgraph.cli as cli
+    import depgraph.cli.main as cli
 
     monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.05)
     screen = io.StringIO()

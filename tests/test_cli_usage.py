@@ -14,7 +14,7 @@ import pytest
 import typer.core
 import typer.main
 
-from depgraph.cli import app, main
+from depgraph.cli.main import app, main
 
 WORKTREE = Path(__file__).resolve().parents[1]
 #: The version as the package file declares it (pyproject reads it from there), read as text.
@@ -29,7 +29,7 @@ def process(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
-CONSOLE = ("-c", "import sys; from depgraph.cli import main; sys.exit(main(sys.argv[1:]))")
+CONSOLE = ("-c", "import sys; from depgraph.cli.main import main; sys.exit(main(sys.argv[1:]))")
 
 
 # --------------------------------------------------------------------------- --version and python -m depgraph

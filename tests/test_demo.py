@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph.demo import AUDIT_THRESHOLD, demo_cohort, run_story
-from depgraph.spec import SplitSpec
+from depgraph.cli.demo import AUDIT_THRESHOLD, demo_cohort, run_story
+from depgraph.spec.model import SplitSpec
 
 
 @pytest.fixture(scope="module")

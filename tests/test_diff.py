@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from depgraph.diff import compare_specs
-from depgraph.spec import Constraint, FoldPlan, SplitSpec
+from depgraph.spec.diff import compare_specs
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 
 
 def spec(ids, groups, role=None):

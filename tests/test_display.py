@@ -10,7 +10,7 @@ import pytest
 
 import depgraph
 from depgraph.findings import Issue
-from depgraph.spec import FoldPlan
+from depgraph.spec.model import FoldPlan
 
 N = 10**5
 SCRIPT = "<script>alert(1)</script>"

@@ -12,9 +12,9 @@ import re
 import pytest
 
 import depgraph
-from depgraph.derive import FINDINGS
+from depgraph.derivation.groups import FINDINGS
 from depgraph.errors import ErrorCode
-from depgraph.validate import CATALOGUE
+from depgraph.validation.rules import CATALOGUE
 from depgraph.vocab import MODES, RELATIONS
 from tests.conftest import REPO
 
@@ -67,7 +67,7 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_documented_pseudonym_test_vector_holds():
-    from depgraph.privacy import pseudonym
+    from depgraph.spec.privacy import pseudonym
 
     text = (DOCS / "spec.md").read_text()
     key, sample, expected = re.search(r"Test vector: key `([^`]+)`, id `([^`]+)` → `([0-9a-f]+)`", text).groups()
@@ -77,7 +77,7 @@ def test_documented_pseudonym_test_vector_holds():
 def test_documented_hash_fold_test_vectors_hold():
     import hashlib
 
-    from depgraph.folds import hash_fold
+    from depgraph.folds.schemes import hash_fold
 
     rows = re.findall(r"\| (`[^`]*`|\(empty\)) \| `([^`]+)` \| (\d+) \| `([0-9a-f]{64})` \| (\d+) \|",
                       (DOCS / "folds.md").read_text())  # fmt: skip
@@ -119,7 +119,7 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_readme_python_walkthrough_runs(walkthrough: dict) -> None:
-    from depgraph.spec import read_spec
+    from depgraph.spec.model import read_spec
 
     folder = walkthrough["folder"]
     for written in ("metadata.csv", "kinship.csv", "features.parquet", "graph.json", "spec.json", "report.html"):

@@ -18,11 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.files import read_json
-from depgraph.folds import assign_folds
-from depgraph.jsoncolumns import integers, numbers, positions, scalars, strings
-from depgraph.privacy import pseudonymize
-from depgraph.spec import (
+from depgraph.folds.schemes import assign_folds
+from depgraph.io.files import read_json
+from depgraph.io.jsoncolumns import integers, numbers, positions, scalars, strings
+from depgraph.spec.model import (
     Constraint,
     FoldPlan,
     SplitSpec,
@@ -32,6 +31,7 @@ from depgraph.spec import (
     spec_from_document,
     write_spec,
 )
+from depgraph.spec.privacy import pseudonymize
 from tests import documents
 from tests.conftest import REPO
 

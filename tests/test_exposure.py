@@ -11,11 +11,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, StudyGraph, derive, from_metadata, write_graph
-from depgraph.cli import main
-from depgraph.exposure import exposure, straddling_groups
-from depgraph.folds import assign_folds
-from depgraph.report import render_html
-from depgraph.spec import Constraint, SplitSpec, write_spec
+from depgraph.audit.exposure import exposure, straddling_groups
+from depgraph.audit.report import render_html
+from depgraph.cli.main import main
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import Constraint, SplitSpec, write_spec
 from depgraph.vocab import RELATION, NodeType
 from tests.test_properties import build, cohorts, examples, present_modes
 

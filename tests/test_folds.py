@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError
-from depgraph.folds import (
+from depgraph.folds.schemes import (
     SCHEMES,
     BalancedHoldout,
     GroupedKFold,
@@ -21,7 +21,7 @@ from depgraph.folds import (
     assign_folds,
     hash_fold,
 )
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.spec.model import Constraint, SplitSpec
 
 
 def make_spec(frame: pd.DataFrame) -> SplitSpec:

@@ -37,12 +37,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import derive, from_metadata
-from depgraph.cli import main
+from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError
-from depgraph.folds import assign_folds
-from depgraph.graph import read_graph
-from depgraph.privacy import pseudonymize
-from depgraph.spec import SplitSpec, read_spec
+from depgraph.folds.schemes import assign_folds
+from depgraph.graph.model import read_graph
+from depgraph.spec.model import SplitSpec, read_spec
+from depgraph.spec.privacy import pseudonymize
 from tests import documents
 
 FUZZ = settings(

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, combine, from_metadata, read_graph, write_graph
-from depgraph.graph import StudyGraph
+from depgraph.graph.model import StudyGraph
 from depgraph.vocab import NodeType
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.ingest import normalise_keys, resolve_threshold
+from depgraph.ingest.metadata import normalise_keys, resolve_threshold
 
 
 def test_keys_are_text_normalised_once():
@@ -249,7 +249,7 @@ def test_decimal_commas_are_not_read_in_comma_or_tab_files(tmp_path):
     [("latin-1", "Jörg"), ("cp1252", "Zoë €"), ("utf-16", "Jörg ✓"), ("utf-8", "Jörg ✓")],
 )
 def test_an_encoding_is_named_when_the_file_is_not_utf8(tmp_path, capsys, encoding, value):
-    from depgraph.cli import main
+    from depgraph.cli.main import main
 
     path = tmp_path / "cohort.csv"
     path.write_bytes(f"sample_id,subject_id,name\nS1,P1,{value}\nS2,P2,x\n".encode(encoding))
@@ -279,7 +279,7 @@ def test_a_row_of_nothing_between_rows_is_a_missing_id(tmp_path):
 
 # ---- attribute types: a file and the DataFrame read from it give the same graph and the same spec
 def test_attributes_from_csv_and_from_a_dataframe_give_the_same_spec(tmp_path):
-    from depgraph.spec import SplitSpec
+    from depgraph.spec.model import SplitSpec
 
     frame = COHORT.drop(columns=["time_index", "timepoint_id"])
     path = tmp_path / "cohort.csv"
@@ -346,7 +346,7 @@ def _workbook(path, sheets: dict[str, list[list]]) -> None:
 def test_an_excel_sheet_reads_like_its_csv(tmp_path, capsys):
     from datetime import datetime
 
-    from depgraph.cli import main
+    from depgraph.cli.main import main
 
     path = tmp_path / "cohort.xlsx"
     rows = [
@@ -400,7 +400,7 @@ def test_tables_other_than_metadata_read_from_excel(tmp_path):
 )
 @settings(max_examples=60, deadline=None)
 def test_an_attribute_column_is_typed_as_pandas_reads_it(values, decimal):
-    from depgraph.textnumbers import typed_attribute
+    from depgraph.io.textnumbers import typed_attribute
 
     if all(v is None for v in values):
         values = [*values[:-1], 1]

@@ -17,7 +17,7 @@ import pytest
 
 from depgraph import kinship as kinship_module
 from depgraph.errors import DepgraphError
-from depgraph.kinship import KINSHIP_FORMATS, detect_format, read_kinship
+from depgraph.ingest.kinship import KINSHIP_FORMATS, detect_format, read_kinship
 
 # KING --kinship within-family .kin, as KING writes it: tabs, %.3lf/%.4lf numbers.
 KING_KIN = (
@@ -491,7 +491,7 @@ def test_add_kinship_reads_tool_files_and_the_cli_builds_with_them(tmp_path, cap
     import pandas as pd
 
     from depgraph import derive, from_metadata
-    from depgraph.cli import main
+    from depgraph.cli.main import main
 
     kin0 = tmp_path / "study.kin0"
     kin0.write_text(

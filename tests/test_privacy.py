@@ -20,8 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.cli import main
-from depgraph.privacy import (
+from depgraph.cli.main import main
+from depgraph.spec.model import Constraint, SpecWarning, SplitSpec, read_spec
+from depgraph.spec.privacy import (
     MIN_KEY_BITS,
     check_key,
     identifying_attributes,
@@ -31,7 +32,6 @@ from depgraph.privacy import (
     pseudonym,
     pseudonymize,
 )
-from depgraph.spec import Constraint, SpecWarning, SplitSpec, read_spec
 
 #: 32 random bytes in hex, as `python -c "import secrets; print(secrets.token_hex(32))"` writes them.
 KEY = "9c4f0e8b2d7a61f35e0c9b8a7d6f5e4c3b2a19080f1e2d3c4b5a69788796a5b4"

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
-from depgraph.derive import Partition
+from depgraph.derivation.groups import Partition
 from depgraph.vocab import RELATION, NodeType
 
 # --------------------------------------------------------------------------- vocabulary of the tests

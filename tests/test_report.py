@@ -23,11 +23,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata, read_graph, write_graph
-from depgraph.cli import main
-from depgraph.demo import run_story
-from depgraph.folds import assign_folds
-from depgraph.report import _SCRIPT, _STYLE, CONTENT_SECURITY_POLICY, figures, render_html, save_figures, write_report
-from depgraph.spec import SplitSpec, content_digest, read_spec, spec_from_document
+from depgraph.audit.report import (
+    _SCRIPT,
+    _STYLE,
+    CONTENT_SECURITY_POLICY,
+    figures,
+    render_html,
+    save_figures,
+    write_report,
+)
+from depgraph.cli.demo import run_story
+from depgraph.cli.main import main
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import SplitSpec, content_digest, read_spec, spec_from_document
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
@@ -116,7 +124,7 @@ def test_figures_as_png_and_svg_files(story, tmp_path):
 
 def test_report_command(story, tmp_path, capsys):
     from depgraph import write_graph
-    from depgraph.spec import write_spec
+    from depgraph.spec.model import write_spec
 
     write_spec(story.chapters[-1].spec, tmp_path / "spec.json")
     write_graph(story.graph_after, tmp_path / "graph.json")
@@ -330,7 +338,7 @@ _PRINTABLE_IN_IDS = st.characters(exclude_characters=[chr(c) for c in range(0x20
 @given(text=st.lists(st.text(_PRINTABLE_IN_IDS, min_size=1, max_size=40), min_size=2, max_size=4, unique=True))
 def test_any_text_in_a_spec_reaches_the_report_as_text(text):
     """Whatever text a spec's fields hold, the page's markup is the report's own and the text is shown as text."""
-    with tempfile.TemporaryDirectory() as tmp, mock.patch("depgraph.report._encode", return_value=b"\x89PNG"):
+    with tempfile.TemporaryDirectory() as tmp, mock.patch("depgraph.audit.report._encode", return_value=b"\x89PNG"):
         graph_file, spec_file = _crafted_files(Path(tmp), tuple(text))
         page = render_html(read_spec(spec_file), read_graph(graph_file))
     shown = "".join(assert_inert(page).text)

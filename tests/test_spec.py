@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.cli import main
-from depgraph.spec import (
+from depgraph.cli.main import main
+from depgraph.spec.model import (
     SPEC_FORMAT_VERSION,
     Constraint,
     FoldPlan,
@@ -185,7 +185,7 @@ def test_build_fills_summary_and_digest():
 
 @pytest.mark.parametrize("bad", ["true", "1.0", '"3"', "null"])
 def test_fold_positions_must_be_integers(tmp_path, graph, bad):
-    from depgraph.folds import assign_folds
+    from depgraph.folds.schemes import assign_folds
 
     spec = assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph), "group-kfold", n_folds=3)
     path = tmp_path / "folds.json"

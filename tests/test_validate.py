@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata, validate, write_graph
-from depgraph.cli import main
-from depgraph.derive import dominates
-from depgraph.graph import StudyGraph
+from depgraph.cli.main import main
+from depgraph.derivation.groups import dominates
+from depgraph.graph.model import StudyGraph
 
 
 def codes(graph, **kwargs):
@@ -128,7 +128,7 @@ def _shape_findings(report):
 
 
 def test_a_valid_design_has_no_collapse_warning(tmp_path, capsys):
-    from depgraph.demo import demo_cohort
+    from depgraph.cli.demo import demo_cohort
 
     cohort = demo_cohort()  # the demo's families: six batches, three visits, two sites of 124 and 122 samples
     g = from_metadata(cohort.metadata).add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates)
@@ -224,9 +224,9 @@ def test_report_serialises():
 
 def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
     from depgraph import derive
-    from depgraph.demo import demo_cohort
-    from depgraph.derive import FINDINGS
-    from depgraph.validate import CATALOGUE
+    from depgraph.cli.demo import demo_cohort
+    from depgraph.derivation.groups import FINDINGS
+    from depgraph.validation.rules import CATALOGUE
     from tests.conftest import case_metadata, conformance_cases, load_case
 
     cohort = demo_cohort()

@@ -1,7 +1,7 @@
 """Specs as flat tables for any tool that reads tables: the samples table and the long fold table.
 
 >>> import pandas as pd
->>> from depgraph.spec import Constraint, SplitSpec
+>>> from depgraph.spec.model import Constraint, SplitSpec
 >>> s = SplitSpec.build(pd.DataFrame({"sample_id": ["S1"], "group_id": ["subject:P1"]}),
 ...                     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
 >>> samples_table(s).columns.tolist()
@@ -19,12 +19,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.arguments import flag, instance
-from depgraph.arguments import path as checked_path
+from depgraph.common.arguments import flag, instance
+from depgraph.common.arguments import path as checked_path
+from depgraph.common.identifiers import formula_like
 from depgraph.errors import DepgraphError
-from depgraph.identifiers import formula_like
-from depgraph.outputs import STDOUT, Outputs, atomic_path
-from depgraph.spec import ROLES, SplitSpec
+from depgraph.io.outputs import STDOUT, Outputs, atomic_path
+from depgraph.spec.model import ROLES, SplitSpec
 
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -40,8 +40,8 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     (``train``, ``test`` or ``excluded``), splits in plan order, samples in spec order.
 
     >>> import pandas as pd
-    >>> from depgraph.spec import Constraint, SplitSpec
-    >>> from depgraph.folds import assign_folds
+    >>> from depgraph.spec.model import Constraint, SplitSpec
+    >>> from depgraph.folds.schemes import assign_folds
     >>> s = SplitSpec.build(pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["x", "y"]}),
     ...                     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
     >>> fold_table(assign_folds(s, "group-kfold", n_folds=2)).to_dict("list")["role"]
@@ -79,7 +79,7 @@ def table_format(path: str | os.PathLike[str], kind: str | None = None) -> str:
 def for_spreadsheets(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` to open in a spreadsheet: every text cell a spreadsheet would run as a formula
     (first character ``=``, ``+``, ``-``, ``@``, tab or carriage return, see
-    :func:`~depgraph.identifiers.formula_like`) gets a leading ``'``, as OWASP recommends against CSV injection.
+    :func:`~depgraph.common.identifiers.formula_like`) gets a leading ``'``, as OWASP recommends against CSV injection.
     Number columns are left as numbers. The result is **not id-exact** (``=1`` is written ``'=1``): it is for
     people reading a table in a spreadsheet, never for a program joining on ids.
 

@@ -20,8 +20,8 @@ fold schemes), so ``cv=StratifiedGroupKFold(5)`` becomes
 ``cv=depgraph.StratifiedGroupKFold(5)``.
 
 >>> import numpy as np, pandas as pd
->>> from depgraph.spec import Constraint, SplitSpec
->>> from depgraph.folds import assign_folds
+>>> from depgraph.spec.model import Constraint, SplitSpec
+>>> from depgraph.folds.schemes import assign_folds
 >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
 ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
 >>> spec = assign_folds(spec, "group-kfold", n_folds=3)
@@ -40,11 +40,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from depgraph.arguments import in_order, instance
+from depgraph.common.arguments import in_order, instance
+from depgraph.common.identifiers import row_keys
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
-from depgraph.folds import MAX_SEED, kfold_of_samples
-from depgraph.identifiers import row_keys
-from depgraph.spec import SplitSpec
+from depgraph.folds.schemes import MAX_SEED, kfold_of_samples
+from depgraph.spec.model import SplitSpec
 
 try:  # the sklearn extra: without it, say which extra to install rather than "No module named 'sklearn'"
     from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
@@ -64,7 +64,7 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
     Parameters
     ----------
     spec:
-        A split spec carrying folds (``depgraph folds`` / :func:`~depgraph.folds.assign_folds`).
+        A split spec carrying folds (``depgraph folds`` / :func:`~depgraph.folds.schemes.assign_folds`).
     ids:
         Sample ids of the rows, when neither ``groups`` nor a DataFrame index carries them.
     repeat:
@@ -167,7 +167,7 @@ def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
     """Integer group codes of the given sample ids, for any scikit-learn group splitter.
 
     >>> import pandas as pd
-    >>> from depgraph.spec import Constraint, SplitSpec
+    >>> from depgraph.spec.model import Constraint, SplitSpec
     >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["s1", "s2", "s3"], "group_id": ["g2", "g1", "g2"]}),
     ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
     >>> groups_for(spec, ["s3", "s1", "s2"]).tolist()
@@ -317,7 +317,7 @@ class GroupKFold(_BalancedGroupSplitter):
     again at every ``split``). Bad arguments raise :class:`~depgraph.DepgraphError`,
     which is a ``ValueError``.
 
-    This is the ``group-kfold`` fold scheme (:class:`depgraph.folds.GroupedKFold`)
+    This is the ``group-kfold`` fold scheme (:class:`depgraph.folds.schemes.GroupedKFold`)
     for data that has no spec: the scheme plans folds into a spec, shared and
     recorded; this splitter splits arrays in memory and records nothing. For
     string group labels, ``GroupKFold(k, shuffle=True, random_state=s)`` gives
@@ -352,7 +352,7 @@ class StratifiedGroupKFold(_BalancedGroupSplitter):
     ``few_groups_in_class`` :class:`~depgraph.DepgraphWarning` says so.
 
     This is the ``stratified-group-kfold`` fold scheme
-    (:class:`depgraph.folds.StratifiedGroupedKFold`) for data that has no spec.
+    (:class:`depgraph.folds.schemes.StratifiedGroupedKFold`) for data that has no spec.
 
     >>> import numpy as np
     >>> y = np.array([1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0])

@@ -17,8 +17,8 @@ guess: a dataset in another order would put groups on both sides of a split.
   evaluation shards never are (no sample is evaluated twice).
 
 >>> import pandas as pd
->>> from depgraph.spec import Constraint, SplitSpec
->>> from depgraph.folds import assign_folds
+>>> from depgraph.spec.model import Constraint, SplitSpec
+>>> from depgraph.folds.schemes import assign_folds
 >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
 ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
 >>> spec = assign_folds(spec, "group-kfold", n_folds=3)
@@ -35,10 +35,10 @@ from collections.abc import Iterator, Sequence, Sized
 import numpy as np
 import pandas as pd
 
-from depgraph.arguments import flag, in_order, instance, whole_number
+from depgraph.common.arguments import flag, in_order, instance, whole_number
 from depgraph.errors import DepgraphError, missing_extra
-from depgraph.folds import check_seed
-from depgraph.spec import ROLES, SplitSpec
+from depgraph.folds.schemes import check_seed
+from depgraph.spec.model import ROLES, SplitSpec
 
 try:  # the torch extra: without it, say which extra to install rather than "No module named 'torch'"
     from torch.utils.data import Sampler

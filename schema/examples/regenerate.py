@@ -18,8 +18,8 @@ import orjson
 import pandas as pd
 
 from depgraph import derive, from_metadata
-from depgraph.privacy import pseudonymize
-from depgraph.spec import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
+from depgraph.spec.privacy import pseudonymize
+from depgraph.spec.model import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
 
 HERE = Path(__file__).resolve().parent
 FIXED_TIME = "2026-01-01T00:00:00+00:00"

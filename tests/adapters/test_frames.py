@@ -7,9 +7,9 @@ import pytest
 
 from depgraph import DepgraphError
 from depgraph.adapters.frames import fold_table, samples_table, write_table
-from depgraph.cli import main
-from depgraph.folds import assign_folds
-from depgraph.spec import Constraint, SplitSpec, write_spec
+from depgraph.cli.main import main
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import Constraint, SplitSpec, write_spec
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from depgraph import derive, from_metadata
-from depgraph.spec import FoldPlan, SplitSpec, write_spec
+from depgraph.spec.model import FoldPlan, SplitSpec, write_spec
 from tests.conftest import REPO
 
 RSCRIPT = shutil.which("Rscript")
@@ -122,7 +122,7 @@ def test_r_refuses_what_it_cannot_trust(tmp_path, spec_with_folds, edit, message
 
 
 def test_r_rebuilds_a_real_fold_plan(tmp_path, family_meta):
-    from depgraph.folds import assign_folds
+    from depgraph.folds.schemes import assign_folds
 
     g = from_metadata(family_meta)
     spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=3, n_repeats=2)

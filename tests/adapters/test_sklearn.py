@@ -11,9 +11,9 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 
 from depgraph import DepgraphError
 from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
-from depgraph.exposure import straddling_groups
-from depgraph.folds import assign_folds
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.audit.exposure import straddling_groups
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import Constraint, SplitSpec
 
 
 @pytest.fixture(scope="module")

@@ -68,8 +68,8 @@ from sklearn.preprocessing import TargetEncoder
 import depgraph
 from depgraph import DepgraphError, DepgraphWarning
 from depgraph.adapters.sklearn import GroupKFold, StratifiedGroupKFold
-from depgraph.folds import GroupedKFold
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.folds.schemes import GroupedKFold
+from depgraph.spec.model import Constraint, SplitSpec
 from tests.conftest import REPO
 
 SPLITTERS = (GroupKFold, StratifiedGroupKFold)

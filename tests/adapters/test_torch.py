@@ -17,8 +17,8 @@ else:
 from torch.utils.data import DataLoader, TensorDataset
 
 from depgraph.adapters.torch import FoldSampler, GroupBatchSampler, GroupDistributedSampler
-from depgraph.folds import assign_folds
-from depgraph.spec import Constraint, SplitSpec
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import Constraint, SplitSpec
 
 
 @pytest.fixture(scope="module")

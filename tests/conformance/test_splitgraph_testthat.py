@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata, read_graph, validate
-from depgraph.cli import main
-from depgraph.interop.splitgraph import SplitGraphWarning, from_splitgraph, read_splitgraph
-from depgraph.spec import SplitSpec, read_spec
+from depgraph.adapters.splitgraph import SplitGraphWarning, from_splitgraph, read_splitgraph
+from depgraph.cli.main import main
+from depgraph.spec.model import SplitSpec, read_spec
 from tests.conftest import CONFORMANCE
 
 PREFIX = {"Sample": "sample", "Subject": "subject", "Batch": "batch", "Study": "study", "Timepoint": "timepoint",

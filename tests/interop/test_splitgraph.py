@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata
-from depgraph.folds import assign_folds
-from depgraph.interop.splitgraph import (
+from depgraph.adapters.splitgraph import (
     SplitGraphWarning,
     from_splitgraph,
     graph_from_splitgraph,
@@ -26,8 +25,9 @@ from depgraph.interop.splitgraph import (
     write_splitgraph_graph,
     write_splitgraph_spec,
 )
-from depgraph.privacy import pseudonymize
-from depgraph.spec import SplitSpec, read_spec, write_spec
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.model import SplitSpec, read_spec, write_spec
+from depgraph.spec.privacy import pseudonymize
 from tests.conftest import CONFORMANCE, as_partition, case_metadata, load_case
 
 SG = CONFORMANCE / "splitgraph_json"

@@ -1,0 +1,469 @@
+"""Plots and a self-contained HTML report a reviewer can open offline.
+
+:func:`figures` draws, with matplotlib (part of the base install):
+
+* ``group_sizes`` — how many groups hold 1, 2, 3… samples;
+* ``folds`` — train / test / excluded samples per split and, with a stratum,
+  each split's test share of every category against the whole;
+* ``exposure`` — per declared relation, the dependencies kept whole, spread
+  over groups, and crossing a split (needs the graph);
+* ``graph`` — a drawing of the study graph, for graphs of at most
+  ``DRAW_LIMIT`` nodes;
+* ``time`` — samples per ``order_rank``, split into the first split's roles.
+
+:func:`write_report` writes one HTML file with every figure embedded as a
+PNG data URI, the spec's summary, warnings, fold balance and the exposure
+tables; :func:`save_figures` writes the figures as PNG and SVG files.
+
+>>> import pandas as pd
+>>> from depgraph.spec.model import Constraint, SplitSpec
+>>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abc"), "group_id": list("xxy")}),
+...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+>>> sorted(figures(spec))
+['group_sizes']
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import html
+import io
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from depgraph.audit.exposure import ExposureReport, exposure
+from depgraph.common.arguments import instance
+from depgraph.errors import DepgraphError
+from depgraph.graph.model import StudyGraph
+from depgraph.io.outputs import Outputs, atomic_write_bytes
+from depgraph.spec.model import ROLES, FoldPlan, SplitSpec
+
+DRAW_LIMIT = 500
+ROLE_COLOURS = {"train": "#4C72B0", "test": "#DD8452", "excluded": "#B0B0B0"}
+TYPE_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
+                "#CCB974", "#64B5CD", "#2F4B7C"]  # fmt: skip
+
+
+def _matplotlib() -> Any:
+    """matplotlib, loaded when the first figure is drawn so that ``import depgraph`` stays quick. It is a
+    dependency of depgraph's base install: without it the install is broken, and the error says how to mend it."""
+    try:
+        import matplotlib
+        import matplotlib.figure
+    except ImportError as exc:
+        raise DepgraphError(
+            "invalid_argument",
+            "the report's figures need matplotlib, which depgraph's install includes: pip install matplotlib",
+        ) from exc
+    return matplotlib
+
+
+def _figure(width: float = 7.0, height: float = 3.6) -> Any:
+    return _matplotlib().figure.Figure(figsize=(width, height), layout="constrained")
+
+
+def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureReport | None = None) -> dict[str, Any]:
+    """The report's matplotlib figures, by name (see the module docs). Text from the spec or the
+    graph is drawn as written: ``$`` starts no formula (a crafted label cannot break the drawing)."""
+    with _plain_text():
+        return _figures(spec, graph, report)
+
+
+@contextlib.contextmanager
+def _plain_text() -> Iterator[None]:
+    """Matplotlib reads ``$…$`` in any label as mathtext and fails on a malformed one; names,
+    categories and titles from a file are text, never formulas."""
+    with _matplotlib().rc_context({"text.parse_math": False}):
+        yield
+
+
+def _figures(spec: SplitSpec, graph: StudyGraph | None, report: ExposureReport | None) -> dict[str, Any]:
+    out = {"group_sizes": _group_sizes(spec)}
+    if spec.folds is not None:
+        out["folds"] = _folds(spec)
+    if graph is not None:
+        report = report or exposure(graph, spec)
+        if len(report.table):
+            out["exposure"] = _exposure(report)
+        if graph.n_nodes <= DRAW_LIMIT:
+            out["graph"] = _graph(graph, spec)
+    if "order_rank" in spec.samples.columns and spec.samples["order_rank"].notna().any():
+        out["time"] = _time(spec)
+    return out
+
+
+def _group_sizes(spec: SplitSpec) -> Any:
+    sizes = spec.samples.groupby("group_id").size()
+    counts = sizes.value_counts().sort_index()
+    fig = _figure()
+    ax = fig.add_subplot()
+    ax.bar(counts.index.astype(str), counts.to_numpy(), color="#4C72B0")
+    ax.set_xlabel("samples in the group")
+    ax.set_ylabel("groups")
+    ax.set_title(f"{len(sizes)} groups for {spec.n_samples} samples ({spec.constraint.mode})")
+    if len(counts) > 25:
+        ax.set_xticks(ax.get_xticks()[:: max(1, len(counts) // 20)])
+    return fig
+
+
+def _folds(spec: SplitSpec) -> Any:
+    plan = spec.folds
+    labels = [f"r{s.repeat}f{s.fold}" for s in plan.splits]
+    strata = balance_columns(plan)
+    column = next(iter(strata), None)
+    fig = _figure(8, 3.8 if column is None else 6.5)
+    ax = fig.add_subplot(1 if column is None else 2, 1, 1)
+    bottom = np.zeros(len(labels))
+    for role in ROLES:
+        values = np.array([getattr(s, f"n_{role}") for s in plan.splits])
+        ax.bar(labels, values, bottom=bottom, label=role, color=ROLE_COLOURS[role])
+        bottom += values
+    ax.set_ylabel("samples")
+    ax.set_title(f"{plan.scheme}: {len(labels)} split(s)")
+    ax.legend(loc="upper right", fontsize=8)
+    if column is not None:
+        metrics = strata[column]
+        ax2 = fig.add_subplot(2, 1, 2)
+        shares = np.array(metrics["test_proportion"])
+        x = np.arange(len(labels))
+        width = 0.8 / max(1, shares.shape[1])
+        for k, category in enumerate(metrics["categories"]):
+            ax2.bar(x + k * width, shares[:, k], width, label=str(category))
+            ax2.axhline(metrics["overall"][k], color="black", linewidth=0.6, linestyle="--")
+        ax2.set_xticks(x + 0.4 - width / 2, labels)
+        ax2.set_ylabel(f"test share of {column}")
+        ax2.set_title(f"worst deviation from the whole (dashed): {metrics['worst_proportion_deviation']}")
+        ax2.legend(fontsize=7, ncols=min(6, len(metrics["categories"])))
+    return fig
+
+
+def _exposure(report: ExposureReport) -> Any:
+    table = report.table
+    fig = _figure(8, 0.5 + 0.45 * len(table))
+    ax = fig.add_subplot()
+    y = np.arange(len(table))
+    ax.barh(y, table["kept_whole"], color="#55A868", label="kept whole (one group)")
+    spread = table["spread_over_groups"]
+    ax.barh(y, spread, left=table["kept_whole"], color="#DD8452", label="spread over groups (may cross)")
+    if table["crossing"].notna().any():
+        ax.scatter(
+            table["crossing"].fillna(0), y, color="#C44E52", marker="|", s=300, label="crossing a split", zorder=3
+        )
+    ax.set_yticks(y, table["relation"])
+    ax.invert_yaxis()
+    ax.set_xlabel("dependencies (entities or pairs linking ≥ 2 samples)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def _graph(graph: StudyGraph, spec: SplitSpec) -> Any:
+    import networkx as nx
+
+    view = graph.to_networkx().to_undirected()
+    positions = nx.spring_layout(view, seed=1, k=1 / np.sqrt(max(1, view.number_of_nodes())))
+    types = list(dict.fromkeys(data["type"] for _, data in view.nodes(data=True)))
+    fig = _figure(8, 6)
+    ax = fig.add_subplot()
+    nx.draw_networkx_edges(view, positions, ax=ax, width=0.5, alpha=0.4)
+    for k, node_type in enumerate(types):
+        nodes = [n for n, data in view.nodes(data=True) if data["type"] == node_type]
+        nx.draw_networkx_nodes(view, positions, nodelist=nodes, ax=ax, node_size=25 if node_type == "Sample" else 45,
+                               node_color=TYPE_COLOURS[k % len(TYPE_COLOURS)], label=node_type)  # fmt: skip
+    ax.legend(fontsize=7, markerscale=0.8, loc="upper right")
+    ax.set_axis_off()
+    ax.set_title(f"study graph: {graph.n_nodes} nodes, {graph.n_edges} edges")
+    return fig
+
+
+def _time(spec: SplitSpec) -> Any:
+    rank = spec.samples["order_rank"]
+    known = rank.notna().to_numpy()
+    fig = _figure()
+    ax = fig.add_subplot()
+    levels = np.sort(rank[known].astype(int).unique())
+    if spec.folds is not None and spec.folds.splits:
+        role = spec.folds.splits[0].roles(spec.n_samples)
+        bottom = np.zeros(len(levels))
+        for code, name in enumerate(ROLES):
+            counts = pd.Series(rank[known & (role == code)].astype(int)).value_counts().reindex(levels, fill_value=0)
+            ax.bar(levels.astype(str), counts.to_numpy(), bottom=bottom, color=ROLE_COLOURS[name], label=name)
+            bottom += counts.to_numpy()
+        ax.legend(fontsize=8)
+        ax.set_title("samples per order_rank, roles in the first split")
+    else:
+        counts = pd.Series(rank[known].astype(int)).value_counts().reindex(levels, fill_value=0)
+        ax.bar(levels.astype(str), counts.to_numpy(), color="#4C72B0")
+        ax.set_title("samples per order_rank")
+    ax.set_xlabel("order_rank")
+    ax.set_ylabel("samples")
+    return fig
+
+
+def _encode(fig: Any, fmt: str = "png") -> bytes:
+    """The figure's bytes, the same for the same figure: no creation date, a
+    fixed salt for SVG element ids (matplotlib would otherwise pick both anew)."""
+    matplotlib = _matplotlib()
+    buffer = io.BytesIO()
+    metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
+    with matplotlib.rc_context({"svg.hashsalt": "depgraph", "svg.fonttype": "path", "text.parse_math": False}):
+        fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
+    return buffer.getvalue()
+
+
+def save_figures(
+    figs: dict[str, Any], directory: str | os.PathLike[str], formats: tuple[str, ...] = ("png", "svg")
+) -> list[Path]:
+    """Write each figure as ``<name>.<format>`` into ``directory``, all or none: a failure leaves none."""
+    unknown = sorted(set(formats) - {"png", "svg"})
+    if unknown:
+        raise DepgraphError("invalid_argument", f"figures are written as png or svg, not {', '.join(unknown)}")
+    target = Path(directory)
+    written = []
+    with Outputs() as plan:  # within a command's plan, the figures commit with the command's other outputs
+        plan.directory(target, "plot directory")
+        for name, fig in figs.items():
+            for fmt in formats:
+                atomic_write_bytes(target / f"{name}.{fmt}", _encode(fig, fmt))
+                written.append(target / f"{name}.{fmt}")
+    return written
+
+
+# --------------------------------------------------------------------------- HTML
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:980px;color:#222;
+line-height:1.45}h1{font-size:1.5rem}h2{font-size:1.15rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;
+margin-top:2rem}table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}td,th{border:1px solid #ddd;
+padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}img{max-width:100%;height:auto}
+.warning{color:#8a5300}.advisory{color:#2a5d84}.error{color:#a00}.ok{color:#1d7a35}.mono{font-family:ui-monospace,
+monospace;font-size:.8rem}
+"""
+# A reader (or a test in a headless browser) can see that every image decoded.
+_SCRIPT = (
+    "window.addEventListener('load',function(){var i=[].slice.call(document.images);"
+    "document.body.setAttribute('data-images',i.length);document.body.setAttribute('data-images-ok',"
+    "i.every(function(x){return x.complete&&x.naturalWidth>0}));});"
+)
+
+
+def _csp_hash(text: str) -> str:
+    """A Content-Security-Policy source allowing exactly this inline script or style."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+#: The page runs its one inline script and applies its one inline style (both by hash), shows images only
+#: from data: URIs, and loads, submits or embeds nothing else: markup that slipped into the page could
+#: neither run nor fetch anything.
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; script-src {_csp_hash(_SCRIPT)}; style-src {_csp_hash(_STYLE)}; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | None = None) -> str:
+    """The report as one HTML document (images embedded, no external resource).
+
+    Every value read from the spec or the graph (names, ids, messages, scheme, parameters, columns,
+    balance keys and values, exposure examples) is HTML-escaped, and a Content-Security-Policy
+    (:data:`CONTENT_SECURITY_POLICY`) forbids any script but the page's own.
+    """
+    instance(spec, SplitSpec, "the report's spec")
+    instance(title, (str, type(None)), "title")
+    report = exposure(graph, spec) if graph is not None else None
+    figs = figures(spec, graph, report)
+    c, s = spec.constraint, spec.summary
+    how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
+    title = title or f"depgraph report: {spec.graph_name or 'study'} ({how})"
+    parts = [f"<h1>{_e(title)}</h1>"]
+    parts.append(
+        "<table>"
+        + _rows(
+            [
+                ("mode", _e(how)),
+                ("samples", _e(f"{s.n_samples:,}")),
+                (
+                    "groups",
+                    _e(
+                        f"{s.n_groups:,} (largest {s.largest_group}: {s.largest_group_size:,}; "
+                        f"{s.singletons:,} single-sample)"
+                    ),
+                ),
+                ("relations followed", _e(", ".join(c.relations) or "—")),
+                ("recommended resampling", _e(spec.recommended_resampling)),
+                (
+                    "spec",
+                    f"format {_e(spec.format_version)}, digest <span class='mono'>{_e(spec.digest or '')}</span>",
+                ),
+            ]
+        )
+        + "</table>"
+    )
+    if spec.warnings:
+        items = "".join(
+            f"<li class='{_e(w.severity)}'><b>{_e(w.code)}</b>: {_e(w.message)}</li>" for w in spec.warnings
+        )
+        parts.append(f"<h2>Findings of the derivation</h2><ul>{items}</ul>")
+    parts.append("<h2>Group sizes</h2>" + _img(figs["group_sizes"], "group sizes"))
+    if spec.folds is not None:
+        parts.append(_folds_section(spec, figs["folds"]))
+    if report is not None:
+        parts.append(_exposure_section(report, figs.get("exposure")))
+    if "time" in figs:
+        parts.append("<h2>Time ordering</h2>" + _img(figs["time"], "samples per order rank"))
+    if "graph" in figs:
+        parts.append("<h2>The study graph</h2>" + _img(figs["graph"], "study graph"))
+    body = "\n".join(parts)
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}<script>{_SCRIPT}</script>"
+        "</body></html>"
+    )
+
+
+def balance_columns(plan: FoldPlan) -> dict[str, Mapping[str, Any]]:
+    """A fold plan's balance metrics per column, checked before anything is drawn or shown from them.
+
+    A spec is data: ``folds.balance`` of an edited spec may hold anything. Each column's metrics must be an
+    object with numeric ``worst_proportion_deviation`` and ``worst_scaled_difference``, a non-empty
+    ``categories`` list, ``overall`` (one share per category) and ``test_proportion`` (one row of shares per
+    split); anything else is refused (``schema``) by name rather than drawn wrong.
+    """
+    columns = plan.balance.get("columns", {})
+    if not isinstance(columns, Mapping):
+        raise _malformed("columns", f"is {type(columns).__name__}, not an object of per-column metrics")
+    for name, metrics in columns.items():
+        where = f"columns[{name!r}]"
+        if not isinstance(metrics, Mapping):
+            raise _malformed(where, f"is {type(metrics).__name__}, not an object")
+        for key in ("worst_proportion_deviation", "worst_scaled_difference"):
+            if not _finite_numbers([metrics.get(key)]):
+                raise _malformed(f"{where}.{key}", f"is {metrics.get(key)!r}, not a finite number")
+        categories = metrics.get("categories")
+        if not isinstance(categories, list) or not categories:
+            raise _malformed(f"{where}.categories", "is not a non-empty list")
+        overall = metrics.get("overall")
+        if not isinstance(overall, list) or len(overall) != len(categories) or not _finite_numbers(overall):
+            raise _malformed(f"{where}.overall", f"is not {len(categories)} finite number(s), one per category")
+        rows = metrics.get("test_proportion")
+        if (
+            not isinstance(rows, list)
+            or len(rows) != len(plan.splits)
+            or not all(isinstance(r, list) and len(r) == len(categories) and _finite_numbers(r) for r in rows)
+        ):
+            raise _malformed(
+                f"{where}.test_proportion",
+                f"is not {len(plan.splits)} row(s) (one per split) of {len(categories)} finite number(s)",
+            )
+    return dict(columns)
+
+
+def _finite_numbers(values: list[Any]) -> bool:
+    return all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)  # JSON true is not a share
+        for v in values
+    )
+
+
+def _malformed(field: str, problem: str) -> DepgraphError:
+    return DepgraphError("schema", f"spec folds.balance.{field} {problem}", field=f"folds.balance.{field}")
+
+
+def _folds_section(spec: SplitSpec, fig: Any) -> str:
+    plan = spec.folds
+    rows = "".join(
+        f"<tr><td>{s.repeat}</td><td>{s.fold}</td><td>{s.n_train:,}</td><td>{s.n_test:,}</td><td>{s.n_excluded:,}</td></tr>"
+        for s in plan.splits[:50]
+    )
+    more = f"<p>… and {len(plan.splits) - 50} more splits</p>" if len(plan.splits) > 50 else ""
+    balance = "".join(
+        f"<li>{_e(col)}: worst test-share deviation {_e(m['worst_proportion_deviation'])}, "
+        f"worst scaled difference {_e(m['worst_scaled_difference'])}</li>"
+        for col, m in balance_columns(plan).items()
+    )
+    params = ", ".join(f"{k}={v}" for k, v in plan.parameters.items())
+    return (
+        f"<h2>Folds: {_e(plan.scheme)}</h2><p>{_e(params)}; seed {_e(plan.seed)}</p>"
+        f"{_img(fig, 'fold sizes and balance')}<ul>{balance}</ul>"
+        "<table><tr><th>repeat</th><th>fold</th><th>train</th><th>test</th><th>excluded</th></tr>"
+        f"{rows}</table>{more}"
+    )
+
+
+def _exposure_section(report: ExposureReport, fig: Any) -> str:
+    # the verdict is ExposureReport's own sentence: the CLI's check and the demo print the same words
+    leaks = report.leaking_relations()
+    spread = [r for r in report.crossing_relations() if r not in leaks]
+    verdict = f"<p class='{'ok' if report.nothing_crosses else 'error'}'>{_e(report.verdict())}</p>"
+    if spread:
+        verdict += (
+            f"<p>Blocks spread across splits, as expected when the grouping does not follow them: "
+            f"{_e(', '.join(spread))}.</p>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("relation", "unit", "linked", "kept whole", "spread over groups", "crossing a split", "examples")
+    )
+    rows = "".join(
+        f"<tr><td>{_e(r.relation)}{' ✓' if r.followed else ''}</td><td>{_e(r.unit)}</td><td>{r.linked:,}</td>"
+        f"<td>{r.kept_whole:,}</td>"
+        f"<td>{r.spread_over_groups:,}</td><td>{_count(r.crossing)}</td><td class='mono'>{_e(r.examples)}</td></tr>"
+        for r in report.table.itertuples(index=False)
+    )
+    blocks = ""
+    if len(report.blocks):
+        block_rows = "".join(
+            f"<tr><td>{_e(b.relation)}</td><td>{b.blocks}</td><td>{b.splits}</td><td>{b.chi2:.1f}</td><td>{b.dof}</td>"
+            f"<td>{b.p_value:.3g}</td><td>{b.cramers_v:.3f}</td></tr>"
+            for b in report.blocks.itertuples(index=False)
+        )
+        blocks = (
+            "<h3>Blocks across folds</h3><p>Test fold against block (first repeat): a small Cramér's V means the "
+            "folds mix the blocks evenly; a large one means folds follow blocks.</p><table><tr><th>relation</th>"
+            "<th>blocks</th><th>folds</th><th>χ²</th><th>dof</th><th>p</th><th>Cramér's V</th></tr>"
+            f"{block_rows}</table>"
+        )
+    image = _img(fig, "exposure per relation") if fig is not None else ""
+    legend = (
+        "<p>Per declared relation (✓: the grouping follows it), the dependencies that link at least two samples: "
+        "<b>kept whole</b> — all their samples in one group, so a split of whole groups cannot cut them; "
+        "<b>spread over groups</b> — their samples in two or more groups, so a split may cut them; "
+        "<b>crossing a split</b> — a sample on the train side and one on the test side of at least one split "
+        "(— without folds).</p>"
+    )
+    return (
+        f"<h2>Exposure of declared dependencies</h2>{verdict}{image}{legend}<table><tr>{head}</tr>{rows}</table>"
+        f"{blocks}"
+    )
+
+
+def _count(value: Any) -> str:
+    return "—" if value is None or value != value else f"{int(value):,}"
+
+
+def _img(fig: Any, alt: str) -> str:
+    data = base64.b64encode(_encode(fig)).decode()
+    return f"<img alt='{_e(alt)}' src='data:image/png;base64,{data}'>"
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    """Table rows of a heading and a cell that is already HTML (every value in it escaped by the caller)."""
+    return "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _e(text: Any) -> str:
+    """``text`` safe in HTML text and in a quoted attribute (``& < > " '`` escaped)."""
+    return html.escape(str(text), quote=True)
+
+
+def write_report(
+    path: str | os.PathLike[str], spec: SplitSpec, graph: StudyGraph | None = None, title: str | None = None
+) -> None:
+    """Write the HTML report of ``spec`` (and ``graph``, for exposure and the drawing) atomically."""
+    atomic_write_bytes(path, render_html(spec, graph, title).encode("utf-8"))

@@ -1,0 +1,1 @@
+"""The command line: one function per command, and the demo."""

@@ -1,0 +1,1 @@
+"""Building blocks every stage uses: argument checks, array kernels, identifier keys, display."""

@@ -1,0 +1,1040 @@
+"""From a StudyGraph to one group per sample: the Partition.
+
+Modes (see :data:`depgraph.vocab.MODES`):
+
+* **direct** — ``subject``, ``batch``, ``study``, ``time``, ``assay``,
+  ``site``, ``region``, ``platform``: a sample's group is the target of its one
+  edge of that relation, labelled ``"<mode>:<key>"`` (``subject:P1``,
+  ``time:T0``). A sample without one is kept as the singleton
+  ``"<mode>:unlinked:<sample_id>"`` and a warning names it. A sample with two
+  targets is an ``ambiguity`` error, except in subject mode under the
+  ``allow_multi_subject_samples`` override, where the smallest subject id is
+  used (so the choice does not depend on row order) and a warning says so.
+* **component** — ``relatedness`` (subjects and kinship), ``spatial``
+  (adjacency within a radius), ``duplicate`` (declared duplicates): connected
+  components over the sample + entity graph (scipy.sparse.csgraph), labelled
+  ``"<mode>:<smallest member sample_id>"``.
+* **composite** — ``strict``: components over the union of the relations of
+  every mode in ``via``; ``rule_based``: each sample takes the first mode in
+  ``priority`` that links it (``"composite_<mode>:<key>"``), else
+  ``"composite:unlinked:<sample_id>"``.
+
+``samples=`` derives on the induced subgraph: samples left out are removed
+with their edges, so a left-out sample never bridges two groups (entities such
+as subjects stay). Labels and row order depend only on the declaration, never
+on the order of input rows.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from depgraph.common.arguments import flag, instance, names, whole_number
+from depgraph.common.arrays import distinct, present
+from depgraph.common.display import html_block, text_table
+from depgraph.common.identifiers import normalise_keys
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.findings import Issue, findings_table
+from depgraph.graph.model import StudyGraph
+from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
+
+#: A group holding more than this share of samples, and at least twice as many as the next largest group, is
+#: reported as dominant (see :func:`dominates`).
+DOMINANT_SHARE = 0.5
+
+#: Every code a Partition's ``warnings`` can carry: ``code -> (severity, meaning)``.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "unlinked_samples": ("warning", "samples without the mode's relation were kept as singleton groups"),
+    "multi_subject_first_chosen": ("warning", "samples with several subjects were grouped by the smallest subject id"),
+    "no_relation_edges": ("warning", "the graph has none of the edges that make the mode (kinship, adjacency...)"),
+    "time_order_partial": ("warning", "some timepoints have neither time_index nor precedence"),
+    "time_order_unavailable": ("warning", "no timepoint has time_index or precedence"),
+    "single_group": ("warning", "every sample is in one group: no split is possible"),
+    "dominant_group": ("warning", "one group holds more than half the samples and at least twice the next largest"),
+    "mostly_singletons": ("advisory", "most samples are alone in their group: dependency coverage may be sparse"),
+}
+
+
+class GroupShape(NamedTuple):
+    """How samples spread over groups: the numbers a spec's summary and the shape warnings need."""
+
+    n_groups: int
+    largest_group: str | None  # the smallest group id among the largest groups
+    largest_group_size: int
+    singletons: int
+
+
+def group_shape(group_ids: Any) -> GroupShape:
+    """The :class:`GroupShape` of one group id per sample (counted, never sorted).
+
+    >>> group_shape(["b", "a", "b", "a", "c"])
+    GroupShape(n_groups=3, largest_group='a', largest_group_size=2, singletons=1)
+    """
+    codes, groups = pd.factorize(np.asarray(group_ids, dtype=object))
+    return _shape_of(codes, np.asarray(groups, dtype=object))
+
+
+def dominates(sizes: np.ndarray) -> bool:
+    """Whether the largest of these group sizes dominates its partition: it holds more than
+    :data:`DOMINANT_SHARE` (half) of the samples *and* at least twice as many as the next largest group.
+
+    Then every split is lopsided: whichever side takes the group holds most of the samples, and no other group
+    comes near it. Two groups of nearly equal size (two sites of 124 and 122 samples) are a balanced design,
+    not a dominated one, although one of them holds a little more than half.
+
+    >>> dominates(np.array([124, 122])), dominates(np.array([3, 1])), dominates(np.array([60, 35, 5]))
+    (False, True, False)
+    """
+    if len(sizes) < 2:
+        return False  # one group is single_group, not a dominant one
+    second, largest = np.partition(np.asarray(sizes), -2)[-2:]
+    return bool(largest > DOMINANT_SHARE * int(np.sum(sizes)) and largest >= 2 * second)
+
+
+def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
+    """The shape of a partition given as a group code per sample and a distinct name per code."""
+    sizes = np.bincount(codes, minlength=len(names))
+    if not len(sizes):
+        return GroupShape(0, None, 0, 0)
+    largest = int(sizes.max())
+    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """One group per sample, and why.
+
+    ``relations`` are the relations the grouping follows (an ordering such as
+    ``timepoint_precedes`` is not one: ``parameters["time_order"]`` says where
+    a time order came from). ``samples`` is a frame in sample-id order with columns ``sample_id``,
+    ``group_id`` and ``basis`` (the mode that grouped the sample, or
+    ``unlinked``); time-aware partitions add ``timepoint_id``, ``time_index``
+    and ``order_rank``.
+
+    >>> import pandas as pd
+    >>> from depgraph import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", None]}))
+    >>> p = derive(g, "batch")
+    >>> p.groups()
+    {'S1': 'batch:B1', 'S2': 'batch:B1', 'S3': 'batch:unlinked:S3'}
+    >>> p.n_groups, [w.code for w in p.warnings]
+    (2, ['unlinked_samples', 'dominant_group'])
+    """
+
+    samples: pd.DataFrame
+    mode: str
+    strategy: str | None = None
+    relations: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()
+    priority: tuple[str, ...] = ()
+    warnings: tuple[Issue, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sample_ids(self) -> np.ndarray:
+        return self.samples["sample_id"].to_numpy(dtype=object)
+
+    @property
+    def group_ids(self) -> np.ndarray:
+        return self.samples["group_id"].to_numpy(dtype=object)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples)
+
+    @property
+    def n_groups(self) -> int:
+        return self.shape.n_groups
+
+    @functools.cached_property
+    def shape(self) -> GroupShape:
+        """Number of groups, the largest, and the singletons."""
+        return group_shape(self.group_ids)
+
+    def groups(self) -> dict[str, str]:
+        """``{sample_id: group_id}`` (for small partitions and tests)."""
+        return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
+
+    def group_sizes(self) -> pd.Series:
+        """Samples per group, largest first (ties by group id)."""
+        sizes = self.samples.groupby("group_id", sort=True).size()
+        return sizes.sort_values(ascending=False, kind="stable").rename("n_samples")
+
+    def group_codes(self) -> np.ndarray:
+        """Integer group codes (``0..n_groups-1`` in group-id order), one per sample."""
+        return pd.factorize(self.samples["group_id"], sort=True)[0]
+
+    def summary(self) -> dict[str, Any]:
+        return {"n_samples": self.n_samples, **self.shape._asdict()}
+
+    def _headline(self) -> str:
+        how = f"{self.mode}/{self.strategy}" if self.strategy else self.mode
+        found = f"; {len(self.warnings)} finding{'s' if len(self.warnings) != 1 else ''}" if self.warnings else ""
+        return f"Partition({how}: {self.n_samples} samples in {self.n_groups} groups{found})"
+
+    def __repr__(self) -> str:
+        """The headline and, when the derivation found something, one line per finding with its first ids.
+
+        >>> import pandas as pd
+        >>> from depgraph import from_metadata
+        >>> derive(from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", None]})),
+        ...        "batch", allow_unlinked=True)
+        Partition(batch: 3 samples in 2 groups; 2 findings)
+        severity code              count about
+        warning  unlinked_samples      1 S3
+        warning  dominant_group        1 batch:B1
+        """
+        return "\n".join(filter(None, [self._headline(), text_table(findings_table(self.warnings))]))
+
+    def _repr_html_(self) -> str:
+        shape = self.shape
+        lines = [
+            f"relations followed: {', '.join(self.relations) or 'none'}",
+            f"largest group: {shape.largest_group} ({shape.largest_group_size} samples); {shape.singletons} "
+            "single-sample groups",
+        ]
+        return html_block(self._headline(), lines, [("findings", findings_table(self.warnings))])
+
+
+def derive(
+    graph: StudyGraph,
+    mode: str,
+    *,
+    strategy: str | None = None,
+    via: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    samples: Iterable[str] | None = None,
+    min_groups: int | None = None,
+    allow_unlinked: bool = False,
+    allow_single_group: bool = False,
+) -> Partition:
+    """Reduce ``graph`` to one group per sample.
+
+    Parameters
+    ----------
+    graph:
+        The study declaration.
+    mode:
+        A mode name from :data:`depgraph.vocab.MODES`.
+    strategy:
+        For ``mode="composite"``: ``"strict"`` (default) or ``"rule_based"``.
+    via:
+        Composite: the modes combined. Default: every mode whose relations
+        the graph holds.
+    priority:
+        Rule-based: the order in which modes are tried (a subset of ``via``;
+        default ``via`` in order).
+    samples:
+        Derive for these sample ids only, on the induced subgraph.
+    min_groups:
+        Raise ``too_few_groups`` when the partition has fewer groups (e.g. the
+        number of folds the caller needs).
+    allow_unlinked:
+        Accept a partition in which the mode links none of the derived
+        samples (every sample its own group). Without it that is a
+        ``no_relation`` error naming the mode and the missing relation: a
+        subject mode on a graph without subjects, spatial without
+        coordinates, a composite whose relations link nothing. Some samples
+        unlinked is only the ``unlinked_samples`` warning.
+    allow_single_group:
+        Composite mode with neither ``via`` nor ``priority`` (every relation
+        the graph holds): accept a single group. Without it, a result with
+        one group for two or more samples is a ``too_few_groups`` error that
+        names the modes that link every sample and suggests ``via``.
+
+    Guarantee: no edge of a relation the mode follows links two samples of
+    different groups (for direct, component and strict composite modes).
+
+    >>> import pandas as pd
+    >>> from depgraph import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"],
+    ...                                 "subject_id": ["P1", "P2", "P3", "P4"]}))
+    >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), threshold="first")
+    >>> derive(g, "relatedness").groups()
+    {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
+    """
+    instance(graph, StudyGraph, "derive: the graph")
+    spec = MODE.get(mode) if isinstance(mode, str) else None
+    if spec is None:
+        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids(list(MODE), 20)}")
+    if min_groups is not None:
+        min_groups = whole_number(min_groups, "min_groups", minimum=1)
+    allow_unlinked = flag(allow_unlinked, "allow_unlinked")  # "no" would be true
+    allow_single_group = flag(allow_single_group, "allow_single_group")
+    via = None if via is None else names(via, "via")
+    priority = None if priority is None else names(priority, "priority")
+    if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
+        raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
+    by_default = spec.kind == "composite" and via is None and priority is None
+    if allow_single_group and not by_default:
+        raise DepgraphError(
+            "invalid_argument",
+            "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority, not to "
+            + _request_label(mode, via, priority),
+        )
+    selected = selected_samples(graph, samples)
+    if spec.kind == "direct":
+        partition = _derive_direct(graph, mode, selected)
+    elif spec.kind == "component":
+        partition = _derive_component(graph, mode, selected)
+    else:
+        strategy = strategy or "strict"
+        if strategy not in STRATEGIES:
+            raise DepgraphError(
+                "invalid_argument", f"strategy must be one of {describe_ids(STRATEGIES)}, not {strategy!r}"
+            )
+        via_modes = _via_modes(graph, via, priority)
+        if strategy == "strict":
+            if priority is not None:
+                raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
+            partition = _derive_strict(graph, via_modes, selected)
+        else:
+            partition = _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+    if not allow_unlinked and _links_nothing(graph, partition, selected):
+        raise _no_relation(graph, partition, selected)
+    partition = _with_shape_warnings(partition)
+    if by_default and not allow_single_group and partition.n_groups == 1 and partition.n_samples > 1:
+        raise _single_group(graph, partition, selected)
+    if min_groups is not None and partition.n_groups < min_groups:
+        raise DepgraphError(
+            "too_few_groups",
+            f"mode {_mode_label(partition)} leaves {partition.n_groups} group(s) for {partition.n_samples} samples; "
+            f"{min_groups} are needed",
+            n_groups=partition.n_groups,
+            min_groups=min_groups,
+        )
+    return partition
+
+
+def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) -> np.ndarray:
+    """Samples per group of ``mode`` over all samples, without labelling groups
+    (what validation needs to spot a collapsed or dominated partition).
+    ``composite`` means strict over the modes ``via`` (default: every mode the
+    graph supports, as :func:`derive` does). Raises like :func:`derive` where
+    the mode cannot be derived (two batches for a sample…)."""
+    selected = selected_samples(graph, None)
+    spec = MODE.get(mode)
+    if spec is None:
+        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}")
+    if spec.kind == "direct":
+        target, _ = _direct_targets(graph, mode, selected)
+        linked = target[target >= 0]
+        counts = np.bincount(linked - linked.min()) if len(linked) else np.empty(0, np.int64)
+        return np.concatenate([counts[counts > 0], np.ones(int((target < 0).sum()), dtype=np.int64)])
+    if spec.kind == "component":
+        relations = tuple(r.name for r in relations_for_mode(mode))
+    else:
+        relations = tuple(dict.fromkeys(r.name for m in _via_modes(graph, via, None) for r in relations_for_mode(m)))
+    labels = _components(graph, relations, selected)[selected]
+    counts = np.bincount(labels)
+    return counts[counts > 0]
+
+
+# --------------------------------------------------------------------------- refusals
+def _request_label(mode: str, via: Sequence[str] | None, priority: Sequence[str] | None) -> str:
+    if mode != "composite":
+        return f"mode {mode!r}"
+    return "composite with " + " and ".join(
+        f"{name}={','.join(map(str, value))}" for name, value in (("via", via), ("priority", priority)) if value
+    )
+
+
+def _links_nothing(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> bool:
+    """Whether none of the derived samples has an edge of a relation the mode follows anywhere in the graph.
+
+    Edges to samples left out by ``samples=`` count: such a sample is declared, and the induced subgraph
+    leaving it alone is a true answer, not a missing declaration."""
+    if partition.n_samples == 0:
+        return False
+    if MODE[partition.mode].kind == "direct":
+        return bool((partition.samples["basis"] == "unlinked").all())
+    if partition.shape.singletons < partition.n_samples:
+        return False  # some group holds two samples: something links them
+    hit = np.zeros(graph.n_nodes, dtype=bool)
+    for relation in partition.relations:
+        src, dst, _ = graph.relation_edges(relation)
+        if RELATION[relation].source == NodeType.SAMPLE:
+            hit[src] = True
+        if RELATION[relation].target == NodeType.SAMPLE:
+            hit[dst] = True
+    return not hit[selected].any()
+
+
+def _relation_hint(graph: StudyGraph, relation: str) -> str:
+    """How to declare ``relation``, in the terms of ``depgraph build``."""
+    column = RELATION[relation].column
+    if column is not None:
+        return f"add a {column} column: --column {column}=COL"
+    if relation == "subject_related_to":
+        return "add kinship: --kinship FILE --kinship-threshold T"
+    if relation == "sample_adjacent_to":
+        radii = [h.get("radius") for h in graph.history if h.get("step") == "add_spatial"]
+        if radii:
+            return f"no two samples lie within the radius {radii[-1]}: widen --radius"
+        return "add coordinates: --coords FILE --radius R"
+    if relation == "sample_duplicate_of":
+        return "declare duplicate pairs: --duplicates FILE, or find them with depgraph audit --write-back"
+    return f"declare {relation} edges"
+
+
+def _no_relation(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
+    label = f"'{_mode_label(partition)}'" + (
+        f" (via {','.join(partition.via)})" if partition.mode == "composite" else ""
+    )
+    relations = partition.relations
+    missing = [r for r in relations if not graph.has_relation(r)]
+    n = partition.n_samples
+    if missing:
+        hints = "; ".join(_relation_hint(graph, r) for r in missing)
+        lacking = "none" if len(missing) == len(relations) else f"no {' or '.join(missing)} edges"
+        what = f"needs {' and '.join(relations)} edges; the graph has {lacking} ({hints})"
+    else:  # the graph has them, but not for the samples derived (samples=)
+        what = (
+            f"links none of the {n} samples derived (samples=): the graph's {' and '.join(relations)} edges "
+            "all concern other samples"
+        )
+    return DepgraphError(
+        "no_relation",
+        f"mode {label} {what}; every one of the {n} samples would be a group of its own (accept that with "
+        "--allow-unlinked / allow_unlinked=True)",
+        mode=partition.mode,
+        missing=missing,
+    )
+
+
+def _single_group(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
+    """The refusal of a default composite (every relation the graph holds) that merges every sample."""
+    culprits = [m for m in partition.via if _one_group_alone(graph, m, selected)]
+    relations = list(dict.fromkeys(r.name for m in culprits for r in relations_for_mode(m)))
+    if culprits:
+        why = (
+            f"{', '.join(culprits)} alone link{'s' if len(culprits) == 1 else ''} every sample ({', '.join(relations)})"
+        )
+        rest = [m for m in partition.via if m not in culprits]
+        suggestion = (
+            f"choose the modes with --via (e.g. --via {','.join(rest)})" if rest else "choose the modes with --via"
+        )
+    else:
+        why = f"together {', '.join(partition.relations)} link every sample"
+        suggestion = "choose fewer modes with --via"
+    return DepgraphError(
+        "too_few_groups",
+        f"mode composite/{partition.strategy} over every declared mode ({','.join(partition.via)}) puts all "
+        f"{partition.n_samples} samples in one group: {why}; {suggestion}, or accept one group with "
+        "--allow-single-group / allow_single_group=True",
+        n_groups=1,
+        modes=culprits,
+    )
+
+
+def _one_group_alone(graph: StudyGraph, mode: str, selected: np.ndarray) -> bool:
+    """Whether ``mode`` by itself puts every selected sample in one group."""
+    if MODE[mode].kind == "direct":
+        target, _ = _direct_targets(graph, mode, selected)
+        return bool((target >= 0).all() and (target == target[0]).all())
+    labels = _components(graph, tuple(r.name for r in relations_for_mode(mode)), selected)[selected]
+    return bool((labels == labels[0]).all())
+
+
+# --------------------------------------------------------------------------- subsets
+def selected_samples(graph: StudyGraph, samples: Iterable[str] | None, what: str = "samples=") -> np.ndarray:
+    """Sorted node positions of the samples to derive for (every sample when ``samples`` is None), as
+    :func:`derive` reads ``samples=``; ids the graph does not hold are a ``reference`` error naming ``what``
+    (the command line names the file they came from).
+
+    >>> from depgraph.ingest.metadata import from_metadata
+    >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c"]}))
+    >>> selected_samples(g, ["c", "sample:a"]).tolist() == sorted(g.locate(NodeType.SAMPLE, ["a", "c"]).tolist())
+    True
+    """
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    if samples is None:
+        if stop == start:
+            raise DepgraphError("empty_input", "the graph has no samples")
+        return np.arange(start, stop, dtype=np.int64)
+    if isinstance(samples, str):  # one id, not its characters
+        samples = [samples]
+    if isinstance(samples, (bytes, Mapping)) or not isinstance(samples, Iterable):
+        raise DepgraphError(
+            "invalid_argument", f"samples= takes sample ids (a list, array or set), not {type(samples).__name__}"
+        )
+    # ids as from_metadata reads them (1.0 is "1", blanks trimmed); a missing one names no sample
+    keys = normalise_keys(pd.Series(list(samples), dtype=object), "samples")
+    if keys.isna().any():
+        i = int(np.flatnonzero(keys.isna().to_numpy())[0])
+        raise DepgraphError("missing_id", f"samples= holds a missing or blank id (at position {i})")
+    wanted = pd.unique(keys.to_numpy(dtype=object))
+    if len(wanted) == 0:
+        raise DepgraphError("empty_input", "samples= is empty")
+    positions = graph.locate(NodeType.SAMPLE, wanted)
+    unprefixed = np.array([s[len("sample:") :] if s.startswith("sample:") else s for s in wanted], dtype=object)
+    retry = positions < 0
+    if retry.any():  # accept node ids ("sample:S1") as well as keys
+        positions[retry] = graph.locate(NodeType.SAMPLE, unprefixed[retry])
+    unknown = wanted[positions < 0]
+    if len(unknown):
+        raise DepgraphError(
+            "reference",
+            f"{what} names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+            ids=unknown.tolist(),
+        )
+    return distinct(positions)
+
+
+def _edges_within(graph: StudyGraph, relation: str, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges of ``relation`` whose sample endpoints are all selected."""
+    src, dst, weight = graph.relation_edges(relation)
+    rel = RELATION[relation]
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    if len(selected) == stop - start:
+        return src, dst, weight
+    chosen = np.zeros(graph.n_nodes, dtype=bool)
+    chosen[selected] = True
+    keep = np.ones(len(src), dtype=bool)
+    if rel.source == NodeType.SAMPLE:
+        keep &= chosen[src]
+    if rel.target == NodeType.SAMPLE:
+        keep &= chosen[dst]
+    return src[keep], dst[keep], weight[keep]
+
+
+# --------------------------------------------------------------------------- direct modes
+def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple[np.ndarray, list[Issue]]:
+    """Target node position per selected sample (-1: unlinked)."""
+    rel = direct_relation(mode)
+    src, dst, _ = _edges_within(graph, rel.name, selected)
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    target = np.full(stop - start, -1, dtype=np.int64)
+    notes: list[Issue] = []
+    if len(src):
+        first = np.ones(len(src), dtype=bool)
+        first[1:] = src[1:] != src[:-1]  # edges are sorted by (src, dst): first = smallest target key
+        multi = distinct(src[~first])
+        if len(multi):
+            sample_keys = graph.key_values[multi].tolist()
+            allowed = mode == "subject" and bool(graph.overrides.get("allow_multi_subject_samples"))
+            if not allowed:
+                hint = (
+                    " (set the allow_multi_subject_samples override to use the smallest subject id)"
+                    if mode == "subject"
+                    else ""
+                )
+                raise DepgraphError(
+                    "ambiguity",
+                    f"{len(multi)} sample(s) have more than one {rel.target.value.lower()}: "
+                    f"{describe_ids(sample_keys)}{hint}",
+                    ids=sample_keys,
+                )
+            notes.append(
+                Issue(
+                    "multi_subject_first_chosen",
+                    "warning",
+                    f"{len(multi)} sample(s) linked to several subjects were grouped by their smallest subject id: "
+                    f"{describe_ids(sample_keys)}",
+                    ids=tuple(sample_keys),
+                )
+            )
+        target[src[first] - start] = dst[first]
+    return target[selected - start], notes
+
+
+def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
+    keys = graph.key_values
+    target, notes = _direct_targets(graph, mode, selected)
+    sample_keys = keys[selected]
+    linked = target >= 0
+    targets = present(target[linked], graph.n_nodes)  # label each target once
+    rank = np.zeros(graph.n_nodes, dtype=np.int64)
+    rank[targets] = np.arange(len(targets))
+    codes = np.empty(len(selected), dtype=np.int64)  # group of each sample: its target, or itself alone
+    codes[linked] = rank[target[linked]]
+    codes[~linked] = len(targets) + np.arange(int((~linked).sum()))
+    names = np.concatenate(
+        [
+            _prefixed(f"{mode}:", graph.key_array.take(pa.array(targets))),
+            _prefixed(f"{mode}:unlinked:", sample_keys[~linked]),
+        ]
+    )
+    group = names[codes]
+    if (~linked).any() and linked.any():
+        _refuse_label_collisions(mode, group[linked], group[~linked])
+    if (~linked).any():
+        notes.append(_unlinked_warning(mode, sample_keys[~linked]))
+    frame = _frame(sample_keys, group, pd.Categorical.from_codes((~linked).astype(np.int8), [mode, "unlinked"]))
+    parameters: dict[str, Any] = {}
+    if mode == "time":
+        time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, target)
+        frame = pd.concat([frame, time_cols], axis=1)
+        notes += time_notes
+    partition = Partition(
+        frame, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes), parameters=parameters
+    )
+    return _shaped(partition, _shape_of(codes, names))
+
+
+def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
+    """A target key such as ``unlinked:S5`` would merge its samples with the
+    singleton of unlinked sample S5; refuse rather than silently merge."""
+    clash = np.intersect1d(linked.astype(str), unlinked.astype(str))
+    if len(clash):
+        keys = [c.split(":", 1)[1] for c in clash]
+        raise DepgraphError(
+            "ambiguity",
+            f"{mode} key(s) {describe_ids(keys)} read as the label of an unlinked sample ({describe_ids(clash)}); "
+            "rename them",
+            ids=keys,
+        )
+
+
+def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
+    what = "timepoint" if mode == "time" else mode
+    return Issue(
+        "unlinked_samples",
+        "warning",
+        f"{len(sample_keys)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(sample_keys)}",
+        ids=tuple(sample_keys.tolist()),
+        details={"mode": mode},
+    )
+
+
+def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
+    """timepoint_id, time_index and order_rank for each sample's timepoint, and
+    where the order came from: ``time_index``, ``timepoint_precedes``,
+    ``partial`` or ``none``."""
+    keys = graph.key_values
+    linked = target >= 0
+    if "time_index" in graph.attributes.columns:
+        index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        index_of_node = np.full(graph.n_nodes, np.nan)
+    used = present(target[linked], graph.n_nodes)
+    rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
+    notes: list[Issue] = []
+    source = "none"
+    check_time_order(graph)
+    used_index = index_of_node[used]
+    if len(used) and not np.isnan(used_index).any():
+        rank_of_node[used] = np.unique(used_index, return_inverse=True)[1] + 1
+        source = "time_index"
+    elif len(used):
+        generations = _precedence_generations(graph, used)
+        if generations is not None:
+            rank_of_node[used] = generations
+            source = "timepoint_precedes"
+        else:
+            known = ~np.isnan(used_index)
+            if known.any():
+                rank_of_node[used[known]] = np.unique(used_index[known], return_inverse=True)[1] + 1
+                source = "partial"
+                missing = keys[used[~known]]
+                notes.append(
+                    Issue(
+                        "time_order_partial",
+                        "warning",
+                        f"time order is partial: {len(missing)} timepoint(s) have no time_index and no precedence: "
+                        f"{describe_ids(missing)}",
+                        ids=tuple(missing.tolist()),
+                    )
+                )
+            else:
+                notes.append(
+                    Issue(
+                        "time_order_unavailable",
+                        "warning",
+                        "time order is unavailable: timepoints have neither time_index nor timepoint_precedes edges",
+                    )
+                )
+    safe = np.where(linked, target, 0)
+    rank = np.where(linked, rank_of_node[safe], -1)
+    frame = pd.DataFrame(
+        {
+            "timepoint_id": pd.Series(np.where(linked, keys[safe], None), dtype=object),
+            "time_index": np.where(linked, index_of_node[safe], np.nan),
+            "order_rank": pd.arrays.IntegerArray(np.where(rank > 0, rank, 0), mask=rank <= 0),
+        }
+    )
+    return frame, notes, source
+
+
+def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray | None:
+    """Rank of each used timepoint by longest path in ``timepoint_precedes``
+    (timepoints not ordered relative to each other may share a rank);
+    ``None`` when the used timepoints have no precedence edges."""
+    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    inside = np.isin(src, used) & np.isin(dst, used)
+    src, dst = src[inside], dst[inside]
+    if not len(src):
+        return None
+    s = np.searchsorted(used, src)  # used is sorted (np.unique): local index of each endpoint
+    d = np.searchsorted(used, dst)
+    n = len(used)
+    indegree = np.bincount(d, minlength=n)
+    rank = np.zeros(n, dtype=np.int64)
+    frontier = np.flatnonzero(indegree == 0)
+    level = 1
+    order = np.argsort(s, kind="stable")
+    s, d = s[order], d[order]
+    bounds = np.searchsorted(s, np.arange(n + 1))
+    while len(frontier):
+        rank[frontier] = level
+        nxt = np.concatenate([d[bounds[i] : bounds[i + 1]] for i in frontier])
+        np.subtract.at(indegree, nxt, 1)
+        frontier = distinct(nxt[indegree[nxt] == 0])
+        level += 1
+    if (rank == 0).any():  # left over: a cycle (check_time_order raises first)
+        return None
+    return rank
+
+
+def check_time_order(graph: StudyGraph) -> None:
+    """Raise ``time_order`` if ``timepoint_precedes`` has a self-loop, a cycle,
+    or an edge that runs against ``time_index`` (later or tied index first)."""
+    problems = time_order_problems(graph)
+    if problems:
+        code, message, ids = problems[0]
+        raise DepgraphError("time_order", message, ids=ids, problem=code)
+
+
+def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
+    """``(code, message, timepoint ids)`` for each kind of time-order inconsistency."""
+    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    if not len(src):
+        return []
+    found: list[tuple[str, str, list[str]]] = []
+    loops = src == dst
+    if loops.any():
+        ids = pd.unique(graph.key_values[src[loops]]).tolist()
+        found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
+    start, stop = graph.type_range(NodeType.TIMEPOINT)  # precedence joins timepoints only
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src - start, dst - start)), shape=(stop - start, stop - start))
+    n_comp, labels = connected_components(adjacency, directed=True, connection="strong")
+    sizes = np.bincount(labels, minlength=n_comp)
+    cyclic = np.flatnonzero(sizes[labels] > 1) + start
+    if len(cyclic):
+        ids = graph.key_values[cyclic].tolist()
+        found.append(("timepoint_precedence_cycle", f"timepoint_precedes has a cycle through {describe_ids(ids)}", ids))
+    if "time_index" in graph.attributes.columns:
+        index = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
+        against = ~np.isnan(index[src]) & ~np.isnan(index[dst]) & (index[src] >= index[dst]) & ~loops
+        if against.any():
+            keys = graph.key_values  # Python strings, only when there is something to name
+            pairs = [f"{keys[a]} -> {keys[b]}" for a, b in zip(src[against], dst[against], strict=True)]
+            ids = pd.unique(np.concatenate([keys[src[against]], keys[dst[against]]])).tolist()
+            found.append(
+                (
+                    "time_order_conflict",
+                    f"timepoint_precedes contradicts time_index for {describe_ids(pairs)}",
+                    ids,
+                )
+            )
+    return found
+
+
+# --------------------------------------------------------------------------- component modes
+def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
+    """Connected-component labels over ``relations``, with unselected samples
+    (and their edges) removed. Exact for the samples, which is what every
+    caller reads; other nodes may be left unmerged (see below).
+
+    Over all samples the labels are kept with the graph (graphs are
+    immutable): validation and the derivation after it share one pass. A
+    union of relations (a composite) starts from the labels already found
+    for some of them and adds the other relations one at a time, stopping as
+    soon as every sample is in one component: in a cohort whose batches link
+    everything, the site, study and timepoint edges are never read.
+    """
+    every = len(selected) == graph.count(NodeType.SAMPLE)
+    key = ("components", tuple(relations))
+    if every and key in graph.derived:
+        return graph.derived[key]
+    known = [k[1] for k in graph.derived if every and k[0] == "components" and set(k[1]) < set(relations)]
+    base = max(known, key=len) if known else ()
+    if base:
+        labels = graph.derived[("components", base)]
+        for rel in relations:
+            samples = labels[selected]
+            if len(samples) and (samples == samples[0]).all():
+                break  # one group: no further edge can change the samples' partition
+            if rel not in base:
+                src, dst, _ = _edges_within(graph, rel, selected)
+                labels = _merged(labels, labels[src], labels[dst])
+    else:
+        parts = [_edges_within(graph, rel, selected)[:2] for rel in relations]
+        src = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
+        dst = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
+        labels = _merged(np.arange(graph.n_nodes), src, dst)
+    labels.flags.writeable = False  # shared: nobody may change it in place
+    if every:
+        graph.derived[key] = labels
+    return labels
+
+
+def _merged(labels: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Node labels after joining the components that edges ``src -> dst`` (given as labels) link."""
+    n = int(labels.max()) + 1 if len(labels) else 0
+    # float64 entries: csgraph works on float64 and would otherwise copy the matrix to convert it
+    adjacency = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    return connected_components(adjacency, directed=False)[1][labels]
+
+
+def _component_groups(graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str) -> np.ndarray:
+    """``prefix + smallest member sample id`` for each selected sample."""
+    return _labelled_components(graph, labels, selected, prefix)[0]
+
+
+def _labelled_components(
+    graph: StudyGraph, labels: np.ndarray, selected: np.ndarray, prefix: str
+) -> tuple[np.ndarray, GroupShape]:
+    """Group ids (``prefix + smallest member sample id``) of the selected samples, and the
+    partition's shape counted on the component codes (no million-string factorisation)."""
+    inverse, _ = pd.factorize(labels[selected])  # codes in order of first appearance
+    seen = np.maximum.accumulate(inverse)
+    first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
+    representative = selected[first]  # selected is sorted: first member = smallest sample id
+    names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
+    return names[inverse], _shape_of(inverse, names)
+
+
+def _shaped(partition: Partition, shape: GroupShape) -> Partition:
+    """``partition`` with its shape already known (counted where the groups were made)."""
+    partition.__dict__["shape"] = shape  # the cached property's slot: same samples, same shape
+    return partition
+
+
+def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
+    """Whether each selected sample has at least one edge of ``relations``."""
+    hit = np.zeros(graph.n_nodes, dtype=bool)
+    for rel in relations:
+        src, dst, _ = _edges_within(graph, rel, selected)
+        if RELATION[rel].source == NodeType.SAMPLE:
+            hit[src] = True
+        if RELATION[rel].target == NodeType.SAMPLE:
+            hit[dst] = True
+    return hit[selected]
+
+
+def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
+    relations = tuple(r.name for r in relations_for_mode(mode))
+    labels = _components(graph, relations, selected)
+    keys = graph.key_values
+    groups, shape = _labelled_components(graph, labels, selected, f"{mode}:")
+    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
+    notes: list[Issue] = []
+    own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
+    if not graph.has_relation(own):
+        notes.append(
+            Issue(
+                "no_relation_edges",
+                "warning",
+                f"the graph has no {own} edges: {mode} groups "
+                + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
+                details={"relation": own},
+            )
+        )
+    if mode == "relatedness":
+        unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
+        if unlinked.any():
+            notes.append(_unlinked_warning("subject", keys[selected][unlinked]))
+    partition = Partition(
+        frame, mode, relations=relations, warnings=tuple(notes), parameters=_build_parameters(graph, mode)
+    )
+    return _shaped(partition, shape)
+
+
+def _build_parameters(graph: StudyGraph, mode: str) -> dict[str, Any]:
+    """Thresholds and radii recorded by the builders the mode relies on."""
+    step = {"relatedness": "add_kinship", "spatial": "add_spatial", "duplicate": "add_duplicates"}.get(mode)
+    records = [dict(h) for h in graph.history if h.get("step") == step]
+    return {step: records} if records else {}
+
+
+# --------------------------------------------------------------------------- composite modes
+def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[str] | None) -> tuple[str, ...]:
+    if via is None and priority is not None:
+        via = priority
+    if via is None:
+        present = tuple(
+            m for m in COMBINABLE_MODES if all(graph.has_relation(r.name) for r in relations_for_mode(m)[-1:])
+        )
+        if not present:
+            raise DepgraphError(
+                "no_relation",
+                "mode 'composite' has nothing to combine: the graph holds none of the relations of "
+                f"{', '.join(COMBINABLE_MODES)}; declare one (depgraph build --column, --kinship, --coords, "
+                "--duplicates), or name modes with --via",
+                mode="composite",
+            )
+        return present
+    modes = tuple(dict.fromkeys(str(m).strip().lower() for m in via))
+    unknown = [m for m in modes if m not in COMBINABLE_MODES]
+    if unknown or not modes:
+        raise DepgraphError(
+            "invalid_argument",
+            f"via/priority take mode names ({describe_ids(COMBINABLE_MODES, 20)}); "
+            f"got {describe_ids(unknown) or 'none'}",
+        )
+    return modes
+
+
+def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str, ...]:
+    if priority is None:
+        return via
+    order = tuple(dict.fromkeys(str(m).strip().lower() for m in priority))
+    outside = [m for m in order if m not in via]
+    if outside:
+        raise DepgraphError(
+            "invalid_argument", f"priority modes {describe_ids(outside)} are not in via ({describe_ids(via)})"
+        )
+    return order
+
+
+def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
+    relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
+    labels = _components(graph, relations, selected)
+    keys = graph.key_values
+    groups, shape = _labelled_components(graph, labels, selected, "composite:")
+    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"]))
+    parameters: dict[str, Any] = {}
+    for m in via:
+        parameters.update(_build_parameters(graph, m))
+    return _shaped(Partition(frame, "composite", "strict", relations, via, warnings=(), parameters=parameters), shape)
+
+
+def _derive_rule_based(
+    graph: StudyGraph, via: tuple[str, ...], priority: tuple[str, ...], selected: np.ndarray
+) -> Partition:
+    keys = graph.key_values
+    n = len(selected)
+    group = np.full(n, None, dtype=object)
+    basis = np.full(n, "unlinked", dtype=object)
+    notes: list[Issue] = []
+    time_target: np.ndarray | None = None
+    for mode in priority:
+        open_rows = group == None  # noqa: E711 - elementwise on an object array
+        kind = MODE[mode].kind
+        if kind == "direct":
+            target, mode_notes = _direct_targets(graph, mode, selected)
+            notes += mode_notes
+            if mode == "time":
+                time_target = target
+            take = open_rows & (target >= 0)
+            group[take] = _prefixed(f"composite_{mode}:", keys[target[take]])
+        else:
+            relations = tuple(r.name for r in relations_for_mode(mode))
+            take = open_rows & _touched(graph, relations, selected)
+            labels = _components(graph, relations, selected)
+            group[take] = _component_groups(graph, labels, selected, f"composite_{mode}:")[take]
+        basis[take] = mode
+    unlinked = group == None  # noqa: E711
+    group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked])
+    frame = _frame(keys[selected], group, pd.Categorical(basis))
+    if unlinked.any():
+        ids = keys[selected][unlinked]
+        notes.append(
+            Issue(
+                "unlinked_samples",
+                "warning",
+                f"{len(ids)} sample(s) match no prioritized mode and were kept as singleton groups: "
+                f"{describe_ids(ids)}",
+                ids=tuple(ids.tolist()),
+                details={"mode": "composite"},
+            )
+        )
+    relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
+    parameters: dict[str, Any] = {}
+    if time_target is not None:
+        time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, time_target)
+        frame = pd.concat([frame, time_cols], axis=1)
+        notes += time_notes
+    return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes), parameters)
+
+
+# --------------------------------------------------------------------------- shape checks
+def _with_shape_warnings(partition: Partition) -> Partition:
+    """Add findings about the partition's shape: one group, a dominant group,
+    mostly singletons."""
+    notes = list(partition.warnings)
+    shape = partition.shape
+    n = partition.n_samples
+    label = _mode_label(partition)
+    largest, size = shape.largest_group, shape.largest_group_size
+    if shape.n_groups == 1 and n > 1:
+        notes.append(
+            Issue(
+                "single_group",
+                "warning",
+                f"mode {label} puts all {n} samples in one group ({largest}): no split is possible",
+                ids=(largest,),
+            )
+        )
+    elif (
+        shape.n_groups > 1
+        and size > DOMINANT_SHARE * n  # cheap first: only then count every group for the runner-up
+        and dominates(partition.samples["group_id"].value_counts(sort=False).to_numpy())
+    ):
+        notes.append(
+            Issue(
+                "dominant_group",
+                "warning",
+                f"mode {label}: group {largest} holds {size} of {n} samples ({size / n:.0%}); "
+                "any split will be lopsided",
+                ids=(largest,),
+            )
+        )
+    alone = shape.singletons  # samples alone in their group
+    if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
+        notes.append(
+            Issue(
+                "mostly_singletons",
+                "advisory",
+                f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
+            )
+        )
+    shaped = Partition(
+        partition.samples,
+        partition.mode,
+        partition.strategy,
+        partition.relations,
+        partition.via,
+        partition.priority,
+        tuple(notes),
+        partition.parameters,
+    )
+    return _shaped(shaped, shape)
+
+
+def _mode_label(partition: Partition) -> str:
+    return f"composite/{partition.strategy}" if partition.strategy else partition.mode
+
+
+def _prefixed(prefix: str, values: np.ndarray | pa.Array) -> np.ndarray:
+    """``prefix + value`` for each text value, as an object array (joined in Arrow).
+
+    >>> _prefixed("subject:", np.array(["P1", "P2"], dtype=object)).tolist()
+    ['subject:P1', 'subject:P2']
+    """
+    if not len(values):
+        return np.empty(0, object)
+    text = values if isinstance(values, pa.Array) else pa.array(np.asarray(values, dtype=object), type=pa.string())
+    return pc.binary_join_element_wise(prefix, text, "").to_numpy(zero_copy_only=False)
+
+
+def _frame(sample_ids: np.ndarray, group_ids: np.ndarray, basis: pd.Categorical) -> pd.DataFrame:
+    """The partition table; text columns stay plain Python strings (no conversion per row)."""
+    return pd.DataFrame(
+        {
+            "sample_id": pd.Series(sample_ids, dtype=object),
+            "group_id": pd.Series(group_ids, dtype=object),
+            "basis": basis,
+        }
+    )

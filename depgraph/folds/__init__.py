@@ -1,0 +1,1 @@
+"""Fold schemes that turn a spec's groups into train/test splits."""

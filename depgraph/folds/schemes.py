@@ -1,0 +1,896 @@
+"""Folds built from whole groups, recorded in the spec so every consumer gets the same splits.
+
+Every scheme assigns *groups* (the spec's ``group_id``), never single samples,
+so no group has samples on both sides of a split. Where a scheme tests samples
+by another key (leave-one-block-out by study, time blocks by ``order_rank``)
+and a group reaches beyond the tested block, the group's other samples are
+*excluded* from that split rather than trained on.
+
+Plans are deterministic for a seed and independent of row order: groups are
+handled in group-id order and every random draw comes from
+``numpy.random.default_rng([seed, repeat])``.
+
+Schemes (``assign_folds(spec, name, ...)`` or the classes):
+
+===========================  =========================  ==========================================
+name                         class                      splits
+===========================  =========================  ==========================================
+``group-kfold``              :class:`GroupedKFold`       k folds balanced by sample counts, repeats
+``stratified-group-kfold``   :class:`StratifiedGroupedKFold`  k folds balancing a stratum and sizes
+``holdout``                  :class:`GroupedHoldout`     one test set of a fraction of the samples
+``logo``                     :class:`LeaveOneBlockOut`   one split per value of a block column
+``time``                     :class:`TimeOrdered`        forward chaining over ``order_rank``
+``hash``                     :class:`HashFolds`          fold = SHA-256(salt ‖ group id) mod k
+``balanced-holdout``         :class:`BalancedHoldout`    a holdout balanced over several columns,
+                                                         stable as new batches arrive
+===========================  =========================  ==========================================
+
+>>> import pandas as pd
+>>> from depgraph.spec.model import Constraint, SplitSpec
+>>> spec = SplitSpec.build(
+...     pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "group_id": list("aabbccdd")}),
+...     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+>>> planned = assign_folds(spec, "group-kfold", n_folds=4, seed=1)
+>>> [s.n_test for s in planned.folds.splits]
+[2, 2, 2, 2]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from depgraph.common.arguments import instance, names, real_number
+from depgraph.common.arrays import distinct
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
+
+MISSING_CATEGORY = "(missing)"
+#: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
+#: JavaScript read JSON numbers as doubles) holds exactly, and which every common RNG API accepts.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """``seed`` as an int when it is an integer in ``0..MAX_SEED``; else ``invalid_argument``.
+
+    >>> check_seed(7)
+    7
+    >>> check_seed(-5)
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] seed must be an integer in 0..4294967295, not -5
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise DepgraphError("invalid_argument", f"{what} must be an integer in 0..{MAX_SEED}, not {seed!r}")
+    return int(seed)
+
+
+# --------------------------------------------------------------------------- groups
+@dataclass(frozen=True)
+class _Groups:
+    """The spec's groups in group-id order: a code per sample, sizes per group."""
+
+    codes: np.ndarray
+    ids: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, spec: SplitSpec) -> _Groups:
+        codes, uniques = pd.factorize(spec.samples["group_id"].to_numpy(dtype=object))
+        order = np.asarray(pc.sort_indices(pa.array(np.asarray(uniques, dtype=object), type=pa.string())))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = rank[codes]
+        ids = np.asarray(uniques, dtype=object)[order]
+        return cls(codes, ids, np.bincount(codes, minlength=len(ids)))
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+def _closed_split(repeat: int, fold: int, test_mask: np.ndarray, groups: _Groups) -> FoldSplit:
+    """A split testing ``test_mask``; the untested samples of a tested group are excluded."""
+    touched = np.bincount(groups.codes, weights=test_mask.astype(np.float64), minlength=groups.n) > 0
+    excluded = touched[groups.codes] & ~test_mask
+    return FoldSplit.of(repeat, fold, np.flatnonzero(test_mask), np.flatnonzero(excluded), len(test_mask))
+
+
+def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of a categorical spec column (missing values are a category of their own)."""
+    if not isinstance(column, str):
+        raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
+    if column not in spec.samples.columns:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{what} column {column!r} is not in the spec (columns: {describe_ids(spec.samples.columns, 20)}); "
+            "carry sample attributes into the spec with derive --attributes",
+            column=column,
+        )
+    values = spec.samples[column].astype(object).where(spec.samples[column].notna(), MISSING_CATEGORY)
+    codes, uniques = pd.factorize(values.astype(str).to_numpy(dtype=object), sort=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+# --------------------------------------------------------------------------- balanced assignment
+def _water_fill(load: np.ndarray, step: float, m: int, tiebreak: np.ndarray) -> np.ndarray:
+    """How many of ``m`` identical items each fold gets when items are placed one
+    at a time on the fold with the lowest ``load + step * count`` (ties: lowest
+    ``tiebreak``). Exact greedy result, computed in O(k log k + k)."""
+    k = len(load)
+    counts = np.zeros(k, dtype=np.int64)
+    if m == 0:
+        return counts
+    if step > 0:
+        ordered = np.sort(load)
+        cum = np.cumsum(ordered)
+        levels = (m * step + cum) / np.arange(1, k + 1)  # continuous water level using the i lowest folds
+        upper = np.append(ordered[1:], np.inf)
+        level = levels[np.argmax(levels <= upper)]
+        threshold = level - step  # every term below it is certainly among the m smallest
+        counts = np.maximum(0, np.ceil((threshold - load) / step)).astype(np.int64)
+        counts = np.minimum(counts, m)
+        while counts.sum() > m:  # float noise: give back from the most loaded
+            f = int(np.argmax(load + (counts - 1) * step + (counts == 0) * -np.inf))
+            counts[f] -= 1
+    for _ in range(m - int(counts.sum())):  # the last < 2k items one by one, exactly as greedy would
+        value = load + counts * step
+        best = np.flatnonzero(value == value.min())
+        counts[best[np.argmin(tiebreak[best])]] += 1
+    return counts
+
+
+def _balanced_folds(vectors: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """A fold per group so that every weighted column of ``vectors`` (counts per
+    group: strata, then size last) is spread as evenly as possible over k folds.
+
+    The objective is the sum over folds and columns of ``w · (count − target)²``
+    (targets are the column totals / k). Groups with identical count vectors
+    ("compositions") are interchangeable, so the plan is a table of how many
+    groups of each composition go to each fold:
+
+    1. greedy: compositions largest and rarest first (ties in seeded random
+       order), each placed by exact water filling on the objective;
+    2. local search: the best single move of one group, or swap of two groups
+       of different compositions between two folds, while one lowers the
+       objective (swaps are searched while there are at most
+       ``_SWAP_COMPOSITIONS`` compositions, which covers cohorts where
+       balance is hard; large cohorts balance by their many small groups).
+
+    Members of a composition are then dealt to folds in seeded random order.
+    """
+    compositions, inverse = np.unique(vectors, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    comp = compositions.astype(np.float64)
+    size = compositions[:, -1]
+    rarity = np.zeros(len(compositions))
+    if vectors.shape[1] > 1:  # groups carrying rare strata go first among equal sizes
+        rarity = (np.abs(compositions[:, :-1]) * weights[:-1]).max(axis=1) / np.maximum(size, 1)
+    order = np.lexsort((rng.random(len(compositions)), -rarity, -size))
+    shuffled = rng.permutation(len(inverse))
+    members_sorted = shuffled[np.argsort(inverse[shuffled], kind="stable")]
+    bounds = np.searchsorted(inverse[members_sorted], np.arange(len(compositions) + 1))
+    loads = np.zeros((k, vectors.shape[1]))
+    table = np.zeros((len(compositions), k), dtype=np.int64)  # groups of each composition per fold
+    for u in order:
+        wv = weights * comp[u]
+        table[u] = _water_fill(loads @ wv, float(wv @ comp[u]), int(bounds[u + 1] - bounds[u]), rng.permutation(k))
+        loads += table[u][:, None] * comp[u]
+    table = _improve(table, comp, weights, loads)
+    fold_of = np.empty(len(inverse), dtype=np.int64)
+    for u in range(len(compositions)):
+        fold_of[members_sorted[bounds[u] : bounds[u + 1]]] = np.repeat(np.arange(k), table[u])
+    return fold_of
+
+
+_SWAP_COMPOSITIONS = 400
+_SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
+_MAX_IMPROVEMENTS = 5000
+
+
+def _improve(table: np.ndarray, comp: np.ndarray, weights: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Best-improvement local search on the composition table (moves and swaps)."""
+    table = table.copy()
+    loads = loads.copy()
+    targets = loads.sum(axis=0) / len(loads)
+    wcomp = comp * weights
+    q = (wcomp * comp).sum(axis=1)  # w-norm² of each composition
+    gram = wcomp @ comp.T if len(comp) <= _SWAP_COMPOSITIONS else None
+    k = table.shape[1]
+    for _ in range(_MAX_IMPROVEMENTS):
+        dev = loads - targets  # (k, D)
+        proj = wcomp @ dev.T  # (U, k): w·v_u·(C_f − t)
+        # move one group of composition u from fold a to fold b: Δ = 2(proj_ub − proj_ua) + 2q_u
+        move = 2 * (proj[:, None, :] - proj[:, :, None]) + 2 * q[:, None, None]
+        move[table == 0] = np.inf
+        move[:, np.arange(k), np.arange(k)] = np.inf
+        u, a, b = np.unravel_index(np.argmin(move), move.shape)
+        best, action = move[u, a, b], ("move", u, a, b)
+        if gram is not None:
+            for fa in range(k):
+                for fb in range(fa + 1, k):
+                    # swap u (in fa) with u2 (in fb): Δ = 2(w·(v2−v)·(C_a−C_b)) + 2‖v2−v‖²_w
+                    p = 2 * (proj[:, fa] - proj[:, fb])
+                    delta = p[None, :] - p[:, None] + 2 * (q[:, None] + q[None, :] - 2 * gram)
+                    delta[table[:, fa] == 0, :] = np.inf
+                    delta[:, table[:, fb] == 0] = np.inf
+                    i, j = np.unravel_index(np.argmin(delta), delta.shape)
+                    if delta[i, j] < best:
+                        best, action = delta[i, j], ("swap", i, j, fa, fb)
+        if not best < -1e-9:
+            break
+        if action[0] == "move":
+            _, u, a, b = action
+            table[u, a] -= 1
+            table[u, b] += 1
+            loads[a] -= comp[u]
+            loads[b] += comp[u]
+        else:
+            _, i, j, fa, fb = action
+            table[i, fa] -= 1
+            table[i, fb] += 1
+            table[j, fb] -= 1
+            table[j, fa] += 1
+            loads[fa] += comp[j] - comp[i]
+            loads[fb] += comp[i] - comp[j]
+    return table
+
+
+# --------------------------------------------------------------------------- schemes
+class FoldScheme(ABC):
+    """A way to build folds from a spec's groups.
+
+    Each scheme is a dataclass whose fields are its parameters, and nothing
+    else: :meth:`parameter_names` is what :func:`assign_folds` and the
+    ``folds`` command accept for it (anything else is refused, not ignored).
+    """
+
+    name: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        if "seed" in self.parameter_names():
+            check_seed(self.seed)
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The parameters this scheme takes, in declaration order."""
+        return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    @abstractmethod
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        """The plan's splits for ``spec``."""
+
+    def parameters(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k not in ("seed", "prior", "salt")}
+
+    def plan(self, spec: SplitSpec) -> FoldPlan:
+        splits = self.splits(spec)
+        for i, split in enumerate(splits):
+            if split.n_train == 0 or (split.n_test == 0 and self.name != "hash"):
+                side = "training" if split.n_train == 0 else "test"
+                reach = "period" if self.name == "time" else "cohort"
+                raise DepgraphError(
+                    "too_few_groups",
+                    f"{self.name}: split {i} would have no {side} samples (its groups reach across the whole "
+                    f"{reach}); choose a scheme or grouping that leaves both sides",
+                )
+        seed = getattr(self, "seed", None)  # schemes without randomness have none
+        seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
+        return FoldPlan(
+            scheme=self.name,
+            parameters=self.parameters(),
+            seed=seed,
+            splits=splits,
+            balance=balance_metrics(spec, splits, self.balance_columns(spec), self.target_fraction()),
+        )
+
+    def balance_columns(self, spec: SplitSpec) -> list[str]:
+        return ["stratum"] if "stratum" in spec.samples.columns else []
+
+    def target_fraction(self) -> float | None:
+        return None
+
+
+def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
+    if isinstance(n_folds, (bool, np.bool_)) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise DepgraphError(
+            "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_folds!r}"
+        )
+    if n_folds > groups.n:
+        raise DepgraphError(
+            "too_few_groups",
+            f"{n_folds} {what} need at least {n_folds} groups; the spec has {groups.n}",
+            n_groups=groups.n,
+            n_folds=n_folds,
+        )
+
+
+def _check_repeats(n_repeats: int) -> None:
+    if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
+        raise DepgraphError("invalid_argument", f"repeats must be a positive integer, not {n_repeats!r}")
+
+
+@dataclass(frozen=True)
+class GroupedKFold(FoldScheme):
+    """k folds of whole groups, balanced by sample counts.
+
+    Guarantee: every sample is tested exactly once per repeat; no group has
+    samples in two folds; fold sizes differ by as little as the group sizes
+    allow (largest groups placed first, each on the lightest fold).
+
+    Parameters
+    ----------
+    n_folds: number of folds (at least 2, at most the number of groups).
+    n_repeats: repeats with different random tie-breaking.
+    seed: random seed.
+
+    >>> import pandas as pd
+    >>> from depgraph.spec.model import Constraint, SplitSpec
+    >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("xxxyzz")}),
+    ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> sorted(s.n_test for s in GroupedKFold(n_folds=2).plan(spec).splits)
+    [3, 3]
+    """
+
+    name: ClassVar[str] = "group-kfold"
+    n_folds: int = 5
+    n_repeats: int = 1
+    seed: int = 0
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        _check_folds(self.n_folds, groups)
+        _check_repeats(self.n_repeats)
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed)
+
+    def target_fraction(self) -> float:
+        return 1 / self.n_folds
+
+
+def _kfold_splits(
+    groups: _Groups, k: int, repeats: int, seed: int, strata: np.ndarray | None = None
+) -> list[FoldSplit]:
+    """k-fold splits of every repeat (:func:`kfold_of_samples` with ``repeat`` 0, 1, …)."""
+    out = []
+    for r in range(repeats):
+        fold = kfold_of_samples(groups.codes, k, seed, strata, repeat=r)
+        n = len(fold)
+        out += [FoldSplit.of(r, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(k)]
+    return out
+
+
+def kfold_of_samples(
+    group_codes: np.ndarray, k: int, seed: int, strata: np.ndarray | None = None, repeat: int = 0
+) -> np.ndarray:
+    """The fold (``0..k-1``) of every sample: whole groups, balanced by sizes and, with
+    ``strata`` (a class code ``0..S-1`` per sample), by class shares.
+
+    ``group_codes`` number the groups ``0..G-1`` (k ≤ G) in a fixed order (depgraph uses
+    sorted group ids), which with ``seed`` and ``repeat`` determines the plan. This is
+    the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
+    and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`. With ``strata``,
+    the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+
+    >>> kfold_of_samples(np.array([0, 0, 1, 2, 2, 3]), k=2, seed=0).tolist()
+    [1, 1, 1, 0, 0, 0]
+    """
+    sizes = np.bincount(group_codes)
+    groups = _Groups(group_codes, np.arange(len(sizes)), sizes)
+    if strata is None:
+        vectors = groups.sizes[:, None]
+        weights = np.array([k / max(1, len(groups.codes))])
+    else:
+        vectors, weights = _stratified_vectors(groups, strata, k)
+    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
+    candidates = [
+        _balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
+    ]
+    fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
+    return fold_of_group[groups.codes]
+
+
+def _stratified_vectors(groups: _Groups, strata: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, its count of each stratum less its share of the group's size, then its size; and weights."""
+    n_strata = int(strata.max()) + 1
+    counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
+    counts = counts.reshape(groups.n, n_strata).astype(np.float64)
+    n = float(len(groups.codes))
+    share = counts.sum(axis=0) / n
+    # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
+    # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
+    vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
+    per_fold = n / k
+    weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
+    return vectors, weights
+
+
+_RESTARTS = 8
+_RESTART_GROUPS = 20_000  # above this many groups one pass is already balanced (and restarts cost time)
+
+
+def _kfold_quality(fold: np.ndarray, strata: np.ndarray | None, k: int) -> tuple[float, float]:
+    """(worst deviation of a fold's class share from the whole, fold-size spread)."""
+    sizes = np.bincount(fold, minlength=k).astype(np.float64)
+    spread = (sizes.max() - sizes.min()) / sizes.mean()
+    if strata is None:
+        return (0.0, spread)
+    n_strata = int(strata.max()) + 1
+    counts = np.bincount(fold * n_strata + strata, minlength=k * n_strata).reshape(k, n_strata)
+    shares = counts / np.maximum(sizes, 1)[:, None]
+    overall = np.bincount(strata, minlength=n_strata) / len(strata)
+    return (float(np.abs(shares - overall).max()), spread)
+
+
+@dataclass(frozen=True)
+class StratifiedGroupedKFold(FoldScheme):
+    """k folds of whole groups whose stratum proportions and sizes both match the whole.
+
+    Guarantee: as :class:`GroupedKFold`; in addition each fold's share of
+    every stratum (outcome, or any categorical column) is kept close to the
+    cohort's. Groups with identical stratum counts are placed together by exact
+    water filling on a chi-square-like objective over strata and fold sizes;
+    benchmarks/bench_folds.py compares it with scikit-learn's
+    StratifiedGroupKFold on many random cohorts.
+
+    Parameters
+    ----------
+    n_folds, n_repeats, seed: as GroupedKFold.
+    stratify: the spec column to stratify on (default ``stratum``); missing
+        values form their own category.
+    """
+
+    name: ClassVar[str] = "stratified-group-kfold"
+    n_folds: int = 5
+    n_repeats: int = 1
+    seed: int = 0
+    stratify: str = "stratum"
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        _check_folds(self.n_folds, groups)
+        _check_repeats(self.n_repeats)
+        strata, _ = _categories(spec, self.stratify, "stratify")
+        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed, strata)
+
+    def balance_columns(self, spec: SplitSpec) -> list[str]:
+        return [self.stratify]
+
+    def target_fraction(self) -> float:
+        return 1 / self.n_folds
+
+
+@dataclass(frozen=True)
+class GroupedHoldout(FoldScheme):
+    """One test set holding ``test_fraction`` of the samples, in whole groups.
+
+    Guarantee: the test set is a random (seeded) set of whole groups whose
+    sample count is as close to ``test_fraction · n`` as the group sizes allow;
+    each repeat draws again (Monte-Carlo cross-validation).
+    """
+
+    name: ClassVar[str] = "holdout"
+    test_fraction: float = 0.2
+    n_repeats: int = 1
+    seed: int = 0
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        _check_fraction(self.test_fraction)
+        _check_repeats(self.n_repeats)
+        if groups.n < 2:
+            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
+        n = len(groups.codes)
+        target = self.test_fraction * n
+        out = []
+        for r in range(self.n_repeats):
+            rng = np.random.default_rng([self.seed, r])
+            order = rng.permutation(groups.n)
+            cum = np.cumsum(groups.sizes[order])
+            cut = int(np.argmin(np.abs(cum - target))) + 1
+            chosen = np.zeros(groups.n, dtype=bool)
+            chosen[order[:cut]] = True
+            deficit = target - cum[cut - 1]
+            rest = order[cut:]
+            if deficit > 0 and len(rest):  # one filler group that brings the count closest to the target
+                gain = np.abs(deficit - groups.sizes[rest])
+                best = rest[int(np.argmin(gain))]
+                if gain.min() < deficit:
+                    chosen[best] = True
+            if chosen.all():
+                chosen[order[cut - 1]] = False  # never test everything
+            out.append(FoldSplit.of(r, 0, np.flatnonzero(chosen[groups.codes]), np.empty(0, np.int64), n))
+        return out
+
+    def target_fraction(self) -> float:
+        return self.test_fraction
+
+
+def _check_fraction(value: float) -> None:
+    if not real_number(value) or not 0 < value < 1:
+        raise DepgraphError("invalid_argument", f"test fraction must lie strictly between 0 and 1, not {value!r}")
+
+
+@dataclass(frozen=True)
+class LeaveOneBlockOut(FoldScheme):
+    """One split per value of a block column (study, site, batch…): that block is tested.
+
+    Guarantee: each split tests exactly the samples of one block; samples of a
+    tested group that lie in other blocks are excluded, never trained on.
+    Samples with no block value are never tested (they train, unless their
+    group is tested). Blocks are taken in sorted order.
+    """
+
+    name: ClassVar[str] = "logo"
+    by: str = "study_group"
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        blocks, names = _categories(spec, self.by, "--by")
+        real = [i for i, name in enumerate(names) if name != MISSING_CATEGORY]
+        if len(real) < 2:
+            raise DepgraphError(
+                "too_few_groups", f"leave-one-out over {self.by!r} needs at least 2 blocks; found {len(real)}"
+            )
+        return [_closed_split(0, fold, blocks == code, groups) for fold, code in enumerate(real)]
+
+    def plan(self, spec: SplitSpec) -> FoldPlan:
+        plan = super().plan(spec)
+        blocks = [name for name in _categories(spec, self.by, "--by")[1] if name != MISSING_CATEGORY]
+        return plan.model_copy(update={"parameters": {**plan.parameters, "blocks": blocks}})
+
+
+@dataclass(frozen=True)
+class TimeOrdered(FoldScheme):
+    """Forward chaining over ``order_rank``: train on the past, test the next block.
+
+    The distinct ``order_rank`` levels are cut into ``n_splits + 1``
+    consecutive blocks of (nearly) equal numbers of levels; ties are never cut.
+    Split i tests block i (i = 1..n_splits) and trains on the levels before it,
+    except the ``gap`` levels just before the test block, which are purged
+    (excluded: their outcomes may overlap the test period). With
+    ``train_after=True`` the training set also takes the levels after the test
+    block, except the ``embargo`` levels right after it (excluded: they are
+    serially correlated with the tested period); under pure forward chaining
+    nothing after the test block is trained on, so ``embargo`` needs
+    ``train_after``. Samples without an ``order_rank`` are excluded from every
+    split, and a group tested in a split has its other samples excluded::
+
+        order_rank levels   1  2  3  4  5  6  7  8  9
+        blocks (n_splits=2) [ B0    ][ B1    ][ B2    ]
+        split 1, gap=1      T  T  -  X  X  X  .  .  .
+        split 2, gap=1      T  T  T  T  T  -  X  X  X
+        T train  X test  - excluded (gap)  . excluded (future)
+    """
+
+    name: ClassVar[str] = "time"
+    n_splits: int = 3
+    gap: int = 0
+    embargo: int = 0
+    train_after: bool = False
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        for label, value in (("gap", self.gap), ("embargo", self.embargo)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise DepgraphError("invalid_argument", f"{label} must be a non-negative integer, not {value!r}")
+        if not isinstance(self.train_after, (bool, np.bool_)):
+            raise DepgraphError("invalid_argument", f"train_after must be True or False, not {self.train_after!r}")
+        if self.embargo and not self.train_after:
+            raise DepgraphError(
+                "invalid_argument",
+                "embargo withholds training data after the test block; forward chaining trains only on the past, "
+                "so an embargo needs train_after=True (--train-after)",
+            )
+        if "order_rank" not in spec.samples.columns or spec.samples["order_rank"].isna().all():
+            raise DepgraphError(
+                "invalid_argument",
+                "the time scheme needs order_rank in the spec: derive in time mode, or from a graph with timepoints",
+            )
+        groups = _Groups.of(spec)
+        rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+        levels = distinct(rank[~np.isnan(rank)])
+        if (
+            isinstance(self.n_splits, (bool, np.bool_))
+            or not isinstance(self.n_splits, (int, np.integer))
+            or self.n_splits < 1
+        ):
+            raise DepgraphError("invalid_argument", f"n_splits must be a positive integer, not {self.n_splits!r}")
+        if len(levels) < self.n_splits + 1:
+            raise DepgraphError(
+                "too_few_groups",
+                f"{self.n_splits} time splits need at least {self.n_splits + 1} order_rank levels; found {len(levels)}",
+            )
+        block_of_level = np.floor(np.arange(len(levels)) * (self.n_splits + 1) / len(levels)).astype(np.int64)
+        level_index = np.searchsorted(levels, np.nan_to_num(rank, nan=-np.inf))
+        level_index = np.where(np.isnan(rank), -1, level_index)
+        out = []
+        for i in range(1, self.n_splits + 1):
+            first, last = np.flatnonzero(block_of_level == i)[[0, -1]]
+            test = (level_index >= first) & (level_index <= last)
+            train = (level_index >= 0) & (level_index < first - self.gap)
+            if self.train_after:
+                train |= level_index > last + self.embargo
+            split = _closed_split(0, i - 1, test, groups)
+            role = split.roles(len(rank))
+            excluded = (role == 2) | ((role == 0) & ~train)
+            out.append(FoldSplit.of(0, i - 1, split.test, np.flatnonzero(excluded), len(rank)))
+        return out
+
+
+@dataclass(frozen=True)
+class HashFolds(FoldScheme):
+    """Folds every site computes alike without sharing identifiers.
+
+    ``fold = int(SHA-256(salt ‖ key), big-endian) mod k`` where ``salt`` and
+    ``key`` (the group id, so groups stay whole) are UTF-8 bytes concatenated
+    with nothing between them. Any site holding the salt and the same group
+    ids (raw, or pseudonymised with a shared key) gets the same folds; see the
+    test vectors in docs/folds.md. Fold sizes are as even as hashing makes them.
+    """
+
+    name: ClassVar[str] = "hash"
+    n_folds: int = 5
+    salt: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
+            raise DepgraphError("invalid_argument", f"salt must be text, not {type(self.salt).__name__}")
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        _check_folds(self.n_folds, groups)
+        fold_of_group = np.array([hash_fold(self.salt, g, self.n_folds) for g in groups.ids], dtype=np.int64)
+        fold = fold_of_group[groups.codes]
+        n = len(fold)
+        return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_folds)]
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "n_folds": self.n_folds,
+            "key": "group_id",
+            "encoding": "sha256(utf8(salt) || utf8(group_id)) as big-endian integer mod n_folds",
+            "salt_fingerprint": hashlib.sha256(b"depgraph salt fingerprint" + self.salt.encode()).hexdigest()[:16],
+        }
+
+    def target_fraction(self) -> float:
+        return 1 / self.n_folds
+
+
+def hash_fold(salt: str, key: str, n_folds: int) -> int:
+    """The hash fold of one key.
+
+    >>> hash_fold("site-salt", "subject:P1", 5)
+    2
+    """
+    digest = hashlib.sha256(salt.encode("utf-8") + key.encode("utf-8")).digest()
+    return int.from_bytes(digest, "big") % n_folds
+
+
+@dataclass(frozen=True)
+class BalancedHoldout(FoldScheme):
+    """A holdout balanced jointly over several categorical columns, stable as batches arrive.
+
+    Groups that a previous spec (``prior``) already placed keep their side; new
+    groups are placed one by one (largest first, ties in seeded random order) on
+    the side where they bring every category's count closest to its target
+    ``test_fraction · N_category`` (a chi-square-like objective over all
+    categories of all ``balance`` columns and the sample count). The plan
+    reports, per category, the scaled difference ``(N_test − f·N_total)/(f·N_total)``.
+    A group the prior placed on both sides (its samples merged since) takes the
+    side holding more of its prior samples; the balance metrics count them.
+    """
+
+    name: ClassVar[str] = "balanced-holdout"
+    test_fraction: float = 0.2
+    balance: tuple[str, ...] = ("stratum",)
+    seed: int = 0
+    prior: SplitSpec | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.prior is not None:
+            instance(self.prior, SplitSpec, "prior")
+        if self.balance is not None:  # one name, not its characters
+            object.__setattr__(self, "balance", tuple(names(self.balance, "balance")))
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        _check_fraction(self.test_fraction)
+        if not self.balance:
+            raise DepgraphError("invalid_argument", "balanced-holdout needs at least one --balance column")
+        groups = _Groups.of(spec)
+        if groups.n < 2:
+            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
+        blocks = []
+        for column in self.balance:
+            codes, names = _categories(spec, column, "--balance")
+            counts = np.bincount(groups.codes * len(names) + codes, minlength=groups.n * len(names))
+            blocks.append(counts.reshape(groups.n, len(names)))
+        vectors = np.column_stack([*blocks, groups.sizes]).astype(np.float64)
+        f = self.test_fraction
+        totals = vectors.sum(axis=0)
+        targets = np.stack([(1 - f) * totals, f * totals])  # side 0 train, side 1 test
+        inverse_target = np.where(targets > 0, 1 / np.maximum(targets, 1e-12), 0.0)
+        side = np.full(groups.n, -1, dtype=np.int64)
+        if self.prior is not None:
+            side, _ = _prior_sides(self.prior, spec, groups)
+        loads = np.zeros_like(targets)
+        placed = side >= 0
+        for s in (0, 1):
+            loads[s] = vectors[placed & (side == s)].sum(axis=0)
+        rng = np.random.default_rng([self.seed, 0])
+        new = np.flatnonzero(~placed)
+        order = new[np.lexsort((rng.random(len(new)), -groups.sizes[new]))]
+        for g in order:  # one group at a time: targets differ between the sides
+            v = vectors[g]
+            cost = ((2 * (loads - targets) + v) * v * inverse_target).sum(axis=1)
+            s = int(np.argmin(cost)) if cost[0] != cost[1] else int(rng.integers(2))
+            side[g] = s
+            loads[s] += v
+        if (side == 1).all() or (side == 0).all():
+            raise DepgraphError("too_few_groups", "the balanced holdout put every group on one side")
+        test = side[groups.codes] == 1
+        return [FoldSplit.of(0, 0, np.flatnonzero(test), np.empty(0, np.int64), len(test))]
+
+    def parameters(self) -> dict[str, Any]:
+        out = {"test_fraction": self.test_fraction, "balance": list(self.balance)}
+        if self.prior is not None:
+            out["prior_digest"] = self.prior.digest
+        return out
+
+    def plan(self, spec: SplitSpec) -> FoldPlan:
+        plan = super().plan(spec)
+        if self.prior is not None:
+            side, conflicts = _prior_sides(self.prior, spec, _Groups.of(spec))
+            balance = {**plan.balance, "prior_groups": int((side >= 0).sum()), "prior_groups_on_both_sides": conflicts}
+            plan = plan.model_copy(update={"balance": balance})
+        return plan
+
+    def balance_columns(self, spec: SplitSpec) -> list[str]:
+        return list(self.balance)
+
+    def target_fraction(self) -> float:
+        return self.test_fraction
+
+
+def _prior_sides(prior: SplitSpec, spec: SplitSpec, groups: _Groups) -> tuple[np.ndarray, int]:
+    """Side (0 train, 1 test) of each group from a prior spec's holdout; -1 for new groups."""
+    if prior.folds is None or not prior.folds.splits:
+        raise DepgraphError("invalid_argument", "the prior spec carries no folds to keep")
+    if len({(s.repeat) for s in prior.folds.splits}) != 1 or len(prior.folds.splits) != 1:
+        raise DepgraphError("invalid_argument", "the prior spec's folds are not a single holdout split")
+    prior_roles = prior.folds.splits[0].roles(prior.n_samples)
+    prior_test = pd.Series(prior_roles == 1, index=prior.samples["sample_id"].to_numpy(dtype=object))
+    here = prior_test.reindex(spec.samples["sample_id"].to_numpy(dtype=object))
+    known = here.notna().to_numpy()
+    tested = np.bincount(groups.codes[known], weights=here[known].astype(float).to_numpy(), minlength=groups.n)
+    seen = np.bincount(groups.codes[known], minlength=groups.n)
+    side = np.where(seen == 0, -1, (tested * 2 > seen).astype(np.int64))
+    side = np.where((seen > 0) & (tested * 2 == seen), 1, side)  # an even split goes to test: never train on it
+    conflicts = int(((tested > 0) & (tested < seen)).sum())
+    return side, conflicts
+
+
+SCHEMES: dict[str, type[FoldScheme]] = {
+    s.name: s
+    for s in (
+        GroupedKFold,
+        StratifiedGroupedKFold,
+        GroupedHoldout,
+        LeaveOneBlockOut,
+        TimeOrdered,
+        HashFolds,
+        BalancedHoldout,
+    )
+}
+
+
+def schemes_taking(parameter: str) -> list[str]:
+    """Names of the schemes that take ``parameter``.
+
+    >>> schemes_taking("stratify")
+    ['stratified-group-kfold']
+    """
+    return [name for name, cls in SCHEMES.items() if parameter in cls.parameter_names()]
+
+
+def refuse_parameters(scheme: type[FoldScheme], parameters: Iterable[str]) -> None:
+    """Raise ``invalid_argument`` naming the first of ``parameters`` that ``scheme`` does not take."""
+    for name in parameters:
+        if name not in scheme.parameter_names():
+            elsewhere = schemes_taking(name)
+            where = f"; it applies to {', '.join(elsewhere)}" if elsewhere else ""
+            raise DepgraphError(
+                "invalid_argument",
+                f"parameter {name!r} does not apply to scheme {scheme.name!r} (it takes "
+                f"{', '.join(scheme.parameter_names()) or 'none'}){where}",
+                parameter=name,
+            )
+
+
+def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -> SplitSpec:
+    """``spec`` carrying the fold plan of ``scheme`` (an instance, or a name with its parameters).
+
+    >>> import pandas as pd
+    >>> from depgraph.spec.model import Constraint, SplitSpec
+    >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcd"), "group_id": list("wxyz")}),
+    ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> assign_folds(spec, "holdout", test_fraction=0.5, seed=3).folds.splits[0].n_test
+    2
+    """
+    instance(spec, SplitSpec, "assign_folds: the spec")
+    if isinstance(scheme, str):
+        cls = SCHEMES.get(scheme)
+        if cls is None:
+            raise DepgraphError(
+                "invalid_argument", f"unknown fold scheme {scheme!r}; schemes are {describe_ids(SCHEMES, 10)}"
+            )
+        refuse_parameters(cls, parameters)
+        scheme = cls(**parameters)
+    elif not isinstance(scheme, FoldScheme):
+        raise DepgraphError(
+            "invalid_argument",
+            f"scheme must be a scheme name ({describe_ids(SCHEMES, 10)}) or a FoldScheme, not {scheme!r}",
+        )
+    elif parameters:
+        raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
+    return spec.with_folds(scheme.plan(spec))
+
+
+# --------------------------------------------------------------------------- balance metrics
+def balance_metrics(
+    spec: SplitSpec, splits: list[FoldSplit], columns: list[str], target_fraction: float | None
+) -> dict[str, Any]:
+    """Sizes of every split, and per categorical column each split's test
+    proportions, their worst deviation from the whole, and the scaled
+    difference ``(N_test − f·N_total)/(f·N_total)`` per category, with ``f``
+    the scheme's target test fraction (else the split's actual one)."""
+    n = spec.n_samples
+    n_test = np.array([s.n_test for s in splits])
+    sizes = {
+        "n_test": n_test.tolist(),
+        "n_train": [s.n_train for s in splits],
+        "n_excluded": [s.n_excluded for s in splits],
+        "test_size_spread": float((n_test.max() - n_test.min()) / n_test.mean())
+        if len(n_test) and n_test.mean()
+        else 0.0,
+    }
+    out: dict[str, Any] = {"sizes": sizes, "columns": {}}
+    for column in columns:
+        if column not in spec.samples.columns:
+            continue
+        codes, names = _categories(spec, column, "balance")
+        overall = np.bincount(codes, minlength=len(names)) / n
+        proportions, scaled = [], []
+        for split in splits:
+            counts = np.bincount(codes[split.test], minlength=len(names))
+            proportions.append(counts / max(1, split.n_test))
+            f = target_fraction if target_fraction is not None else split.n_test / n
+            expected = f * np.bincount(codes, minlength=len(names))
+            scaled.append(np.where(expected > 0, (counts - expected) / np.where(expected > 0, expected, 1), 0.0))
+        proportions_a, scaled_a = np.array(proportions), np.array(scaled)
+        out["columns"][column] = {
+            "categories": names.tolist(),
+            "overall": _rounded(overall),
+            "test_proportion": [_rounded(p) for p in proportions_a],
+            "worst_proportion_deviation": _round(float(np.abs(proportions_a - overall).max())) if len(splits) else 0.0,
+            "scaled_difference": [_rounded(s) for s in scaled_a],
+            "worst_scaled_difference": _round(float(np.abs(scaled_a).max())) if len(splits) else 0.0,
+        }
+    return out
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.6g}") if math.isfinite(value) else 0.0
+
+
+def _rounded(values: np.ndarray) -> list[float]:
+    return [_round(float(v)) for v in values]

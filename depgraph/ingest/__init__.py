@@ -1,0 +1,1 @@
+"""Assembling a study graph from tables: metadata, kinship, duplicate, spatial and explicit pairs."""

@@ -1,1 +1,0 @@
-"""Exchange with other tools' file formats (splitGraph, R)."""

@@ -1,0 +1,1 @@
+"""Files in and out: strict table and JSON readers, atomic writes, the published JSON Schemas."""

@@ -1,0 +1,183 @@
+"""Numbers written as text: decimal commas, and attribute columns typed as a DataFrame types them.
+
+A CSV file holds text; a DataFrame holds typed columns. So that a study's
+metadata gives the same graph and spec whether it is handed over as a file or
+as the frame pandas reads from it, an attribute column read from a text file
+is typed by :func:`typed_attribute` (numbers become numbers, ``True``/``False``
+booleans). Identifier columns are never typed: they stay text, so ``007``
+stays ``007``. In a semicolon-separated file (a European Excel's "CSV"), a
+number may be written with a decimal comma (``0,25``): :func:`decimal_points`
+rewrites such cells for the readers that need numbers, and refuses a column
+that mixes decimal commas and points (there a point may be a thousands
+separator, ``1.234`` meaning 1234).
+
+>>> typed_attribute(pd.Series(["30", "41", None], dtype="str")).tolist()
+[30.0, 41.0, nan]
+>>> typed_attribute(pd.Series(["0,5", "1"], dtype="str"), decimal=",").tolist()
+[0.5, 1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from depgraph.common.arrays import text_buffers
+from depgraph.errors import DepgraphError, describe_rows
+
+#: A number written with a decimal comma: ``0,25``, ``-1,5``, ``,5``, ``2,5e-3``.
+COMMA_NUMBER = r"^[+-]?\d*,\d+(?:[eE][+-]?\d+)?$"
+#: A number written with a decimal point: ``0.25``, ``1.``, ``.5``, ``2.5e-3``.
+POINT_NUMBER = r"^[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+#: The spellings of booleans pandas reads from a CSV file.
+TRUE_WORDS: tuple[str, ...] = ("True", "TRUE", "true")
+FALSE_WORDS: tuple[str, ...] = ("False", "FALSE", "false")
+
+_EXACT = 2**53  # the largest integer every float64 between -_EXACT and _EXACT holds exactly
+
+
+def decimal_points(values: pd.Series, column: str, what: str) -> pd.Series:
+    """A text column of a semicolon-separated file, its decimal commas written as points (``0,25`` → ``0.25``).
+
+    Cells that are not numbers with a decimal comma are left as they are (the
+    reader names the ones that are not numbers). A column that holds both
+    decimal commas and decimal points is an ``ambiguity`` error naming a row of
+    each. A column that is not text is returned as it is.
+
+    >>> decimal_points(pd.Series(["0,25", "3", "x"]), "x", "coordinates").tolist()
+    ['0.25', '3', 'x']
+    """
+    text = _arrow_text(values)
+    if text is None or not _holds(text, ","):  # no comma at all: nothing to rewrite (cheaper than the pattern)
+        return values
+    comma = pc.fill_null(pc.match_substring_regex(text, COMMA_NUMBER), False)
+    if not pc.any(comma).as_py():
+        return values
+    point = pc.fill_null(pc.match_substring_regex(text, POINT_NUMBER), False)
+    if pc.any(point).as_py():
+        a = int(pc.index(comma, True).as_py())
+        b = int(pc.index(point, True).as_py())
+        raise DepgraphError(
+            "ambiguity",
+            f"{what}: {column} mixes decimal commas ({describe_rows([a])}: {text[a].as_py()!r}) and decimal points "
+            f"({describe_rows([b])}: {text[b].as_py()!r}); in a ';'-separated file a point may be a thousands "
+            "separator, so write every number of the column one way",
+            column=column,
+            rows=[a, b],
+        )
+    rewritten = pc.if_else(comma, pc.replace_substring(text, ",", "."), text)
+    return rewritten.to_pandas().set_axis(values.index)
+
+
+def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
+    """An attribute column read from a text file, typed as pandas types it when it reads the file:
+
+    * every value an integer → integers (``int64``; ``float64`` when a value is
+      missing, as pandas reads it);
+    * every value a number → ``float64``;
+    * every value ``True``/``False`` (also ``TRUE``, ``true``...) → booleans;
+    * anything else (a column mixing numbers and text, dates) stays text.
+
+    A column stays text, too, when it holds an integer written other than
+    plainly (``007`` is a code, where pandas would read 7; ``+7``; ``-0``), an
+    integer beyond 2**53 (a float64 could not hold it exactly), or an infinite
+    value. With
+    ``decimal=","`` (a semicolon-separated file) decimal commas are numbers; a
+    column mixing them with decimal points stays text. A column that is not
+    text, or has no value, is returned as it is.
+
+    >>> typed_attribute(pd.Series(["1", "2"])).dtype, typed_attribute(pd.Series(["1", "2.5"])).tolist()
+    (dtype('int64'), [1.0, 2.5])
+    >>> typed_attribute(pd.Series(["007", "12"])).tolist(), typed_attribute(pd.Series(["3", "x"])).tolist()
+    (['007', '12'], ['3', 'x'])
+    """
+    text = _arrow_text(values)
+    if text is None or text.null_count == len(text):
+        return values
+    first = text.drop_null()[0].as_py()
+    if decimal == "," and _holds(text, ","):
+        if _holds(text, "."):  # decimal commas beside points (or a text column): not one way of writing numbers
+            return values
+        text = pc.replace_substring(text, ",", ".")  # a cell that is not a number stays one: the casts refuse it
+        first = first.replace(",", ".")
+    if first in TRUE_WORDS or first in FALSE_WORDS:
+        return _booleans(text, values)
+    if not _number(first):  # a text column: decided by its first value, without scanning it
+        return values
+    try:  # every cell a number? (the cast refuses anything else, cheaply)
+        floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return values
+    present = floats if not text.null_count else floats[pc.is_valid(text).to_numpy(zero_copy_only=False)]
+    if not np.isfinite(present).all():  # inf, or a NaN spelt some way pandas reads but depgraph does not
+        return values
+    if (present == np.trunc(present)).all():
+        written = _integer_spelling(text.drop_null() if text.null_count else text)
+        if written == "plain":
+            if len(present) and np.abs(present).max() >= _EXACT:  # beyond 2**53 a float64 rounds it
+                return values
+            if text.null_count:
+                return pd.Series(floats, index=values.index, dtype=np.float64)
+            return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
+        if written == "code":
+            return values
+    big = np.abs(np.nan_to_num(floats)) >= _EXACT
+    if big.any():  # an integer too large for a float64 (a float written as 1e20 stays a float)
+        digits = pc.match_substring_regex(text.filter(pa.array(big)), r"^[+-]?\d+$")
+        if pc.any(digits).as_py():
+            return values
+    return pd.Series(floats, index=values.index, dtype=np.float64)
+
+
+def _integer_spelling(text: pa.Array) -> str:
+    """How a column of numbers (no nulls) that are all integral is written: ``"float"`` when a cell has a point or
+    an exponent (``72.0``, ``1e3``: floats, as pandas reads them), ``"code"`` when a cell is an integer spelt other
+    than plainly (``007``, ``-0``, ``+7``: codes, not numbers), else ``"plain"``. Read from the Arrow buffers
+    (a byte or two per cell), not cell by cell."""
+    offsets, data = text_buffers(text)
+    cells = data[offsets[0] : offsets[-1]]
+    if ((cells == ord(".")) | (cells == ord("e")) | (cells == ord("E"))).any():
+        return "float"
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    first = data[starts]
+    second = np.where(lengths > 1, data[np.minimum(starts + 1, offsets[-1] - 1)], 0)
+    code = (first == ord("+")) | ((first == ord("0")) & (lengths > 1)) | ((first == ord("-")) & (second == ord("0")))
+    return "code" if code.any() else "plain"
+
+
+def _holds(text: pa.Array, mark: str) -> bool:
+    return bool(pc.any(pc.match_substring(text, mark)).as_py())
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _booleans(text: pa.Array, values: pd.Series) -> pd.Series:
+    known = pc.is_in(text, value_set=pa.array(TRUE_WORDS + FALSE_WORDS, type=text.type))
+    if not pc.all(pc.or_kleene(known, pc.is_null(text))).as_py():
+        return values
+    truth = pc.is_in(text, value_set=pa.array(TRUE_WORDS, type=text.type)).to_numpy(zero_copy_only=False)
+    if text.null_count:
+        missing = pc.is_null(text).to_numpy(zero_copy_only=False)
+        return pd.Series(np.where(missing, None, truth).astype(object), index=values.index, dtype=object)
+    return pd.Series(truth, index=values.index, dtype=bool)
+
+
+def _arrow_text(values: pd.Series) -> pa.Array | None:
+    """A text column as one Arrow text array (null where missing); None when it is not text."""
+    if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        array = pa.array(values.array)
+    elif values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+        array = pa.array(values.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)
+    else:
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(pa.large_string()) if array.type != pa.large_string() else array

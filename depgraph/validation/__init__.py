@@ -1,0 +1,1 @@
+"""Rules that check a study graph before derivation, each a small vectorised function."""
