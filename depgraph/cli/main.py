@@ -40,6 +40,7 @@ from depgraph.common.identifiers import formula_like
 from depgraph.derivation.groups import Partition, derive, selected_samples
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds.schemes import SCHEMES, assign_folds, check_seed, schemes_taking
+from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.graph.model import StudyGraph, read_graph, write_graph
 from depgraph.ingest.metadata import from_metadata, no_grouping_message
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
@@ -47,7 +48,7 @@ from depgraph.io.files import describe_source, read_bytes, read_json, read_table
 from depgraph.io.outputs import Outputs
 from depgraph.io.schemas import json_kind
 from depgraph.spec.diff import compare_specs
-from depgraph.spec.model import SPEC_FORMAT, SplitSpec, read_spec, spec_from_document, write_spec
+from depgraph.spec.model import SplitSpec, read_spec, spec_from_document, write_spec
 from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.validation.rules import ValidationReport, validate
 from depgraph.version import __version__
@@ -775,10 +776,10 @@ def validate_command(
         else:
             _print_spec(spec, digest=doc.get("digest"), signed=key is not None)
         return
-    if doc.get("format") != "depgraph.study-graph":
+    if doc.get("format") != GRAPH_FORMAT:
         raise DepgraphError(
             "schema",
-            f"{str(document)!r}: 'format' is {doc.get('format')!r}; expected 'depgraph.study-graph' or {SPEC_FORMAT!r}"
+            f"{str(document)!r}: 'format' is {doc.get('format')!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
         )
     if key is not None:
@@ -961,7 +962,7 @@ def export_command(
             + " (that file keeps ids exact and is not opened as formulas)",
         )
     doc = read_json(document, "file")
-    if isinstance(doc, dict) and doc.get("format") == "depgraph.study-graph":
+    if isinstance(doc, dict) and doc.get("format") == GRAPH_FORMAT:
         if target != "splitgraph":
             raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
         with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning

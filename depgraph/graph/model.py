@@ -51,6 +51,7 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct, packed_keys, sorted_codes
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.io.files import atomic_write_bytes, read_json
 from depgraph.io.jsoncolumns import numbers, plain_json, scalars, strings
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
@@ -58,8 +59,6 @@ from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_N
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
 
-GRAPH_FORMAT = "depgraph.study-graph"
-GRAPH_FORMAT_VERSION = "1.0.0"
 
 _TYPE_CATEGORIES = pd.CategoricalDtype([t.value for t in NODE_TYPES], ordered=True)
 _RELATION_CATEGORIES = pd.CategoricalDtype(list(RELATION_NAMES), ordered=True)

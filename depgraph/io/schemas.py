@@ -33,18 +33,15 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from depgraph.errors import DepgraphError
+from depgraph.formats import FORMATS, GRAPH_FORMAT, KINDS, SPEC_FORMAT
 from depgraph.io.outputs import Outputs, atomic_write_bytes
 from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, RESAMPLING_PLANS, SEVERITIES, STRATEGIES
 
-KINDS = ("split-spec", "study-graph")
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def _format_version(kind: str) -> str:
-    from depgraph.graph.model import GRAPH_FORMAT_VERSION
-    from depgraph.spec.model import SPEC_FORMAT_VERSION
-
-    return SPEC_FORMAT_VERSION if kind == "split-spec" else GRAPH_FORMAT_VERSION
+    return FORMATS[kind][1]
 
 
 def _nullable(kind: str) -> dict[str, Any]:
@@ -76,7 +73,7 @@ def _common(kind: str, title: str, description: str) -> dict[str, Any]:
 def split_spec_schema() -> dict[str, Any]:
     """The JSON Schema of a split spec, built from the vocabulary and spec models."""
     from depgraph.graph.model import KNOWN_OVERRIDES
-    from depgraph.spec.model import SAMPLE_COLUMNS, SPEC_FORMAT
+    from depgraph.spec.model import SAMPLE_COLUMNS
 
     version = _format_version("split-spec")
     major = version.split(".")[0]
@@ -254,7 +251,7 @@ def split_spec_schema() -> dict[str, Any]:
 
 def study_graph_schema() -> dict[str, Any]:
     """The JSON Schema of a study graph file."""
-    from depgraph.graph.model import GRAPH_FORMAT, KNOWN_OVERRIDES
+    from depgraph.graph.model import KNOWN_OVERRIDES
 
     version = _format_version("study-graph")
     major = version.split(".")[0]
@@ -348,7 +345,7 @@ def _validator(kind: str) -> Draft202012Validator:
 
 
 # --------------------------------------------------------------------------- reading documents
-_EXPECTED_FORMAT = {"split-spec": "depgraph.split-spec", "study-graph": "depgraph.study-graph"}
+_EXPECTED_FORMAT = {kind: name for kind, (name, _) in FORMATS.items()}
 #: Older majors that can be migrated: ``{kind: {major: function(doc) -> doc}}`` (none yet: 1 is the first).
 MIGRATIONS: dict[str, dict[int, Any]] = {"split-spec": {}, "study-graph": {}}
 

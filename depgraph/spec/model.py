@@ -62,6 +62,7 @@ from depgraph.common.identifiers import refuse_unicode_twins, row_keys
 from depgraph.derivation.groups import Partition, direct_relation, group_shape, sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import findings_table
+from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
 from depgraph.graph.model import KNOWN_OVERRIDES, StudyGraph, checked_overrides
 from depgraph.io.files import atomic_write_bytes, read_json
 from depgraph.io.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
@@ -69,9 +70,6 @@ from depgraph.io.schemas import check_document, envelope_problem
 from depgraph.spec.keys import check_key
 from depgraph.version import __version__
 from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, recommended_resampling
-
-SPEC_FORMAT = "depgraph.split-spec"
-SPEC_FORMAT_VERSION = "1.1.0"
 
 #: Block columns a spec carries when the graph declares the relation.
 BLOCK_MODES: tuple[str, ...] = ("batch", "study", "site", "region", "platform", "assay")
