@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph import kinship as kinship_module
+from depgraph.ingest import kinship as kinship_module
 from depgraph.errors import DepgraphError
 from depgraph.ingest.kinship import KINSHIP_FORMATS, detect_format, read_kinship
 
