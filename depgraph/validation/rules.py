@@ -11,7 +11,8 @@ subjects, and pairs dropped because they named unknown ids. Ties in
 
 Structural rules run first; when they find errors the graph cannot be read
 for meaning and the other rules are skipped. Every code is listed with its
-level, severity and meaning in :data:`CATALOGUE`.
+level, severity and meaning in :data:`depgraph.findings.CATALOGUE`, with the
+codes derivation reports.
 
 Severities: ``error`` makes the report invalid; ``warning`` is a likely
 mistake or leak; ``advisory`` is worth knowing. Issue ids are node ids
@@ -43,110 +44,29 @@ from depgraph.common.arguments import instance, names, whole_number
 from depgraph.common.arrays import present
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import formula_like
-from depgraph.derivation.groups import dominates, group_sizes, relations_for_mode, time_order_problems
+from depgraph.derivation.groups import group_sizes
+from depgraph.derivation.shapes import collapse_finding
+from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue, findings_table
+from depgraph.findings import CATALOGUE, Issue, findings_table
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.metadata import no_grouping_message
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import (
+    COMBINABLE_MODES,
+    DEPENDENCY_MODES,
+    LEVELS,
+    MODE,
+    NODE_TYPES,
+    RELATION,
+    RELATIONS,
+    SEVERITIES,
+    NodeType,
+    canonical_name,
+    relations_for_mode,
+)
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
-
-_DIRECT = ("subject", "batch", "study", "time", "assay", "site", "region", "platform")
-
-#: Every code validation can report: ``code -> (level, severity, meaning)``.
-#: ``sample_multiple_<mode>_assignments`` / ``sample_missing_<mode>_assignment``
-#: exist for each direct mode; splitGraph's names are kept where it has them.
-CATALOGUE: dict[str, tuple[str, str, str]] = {
-    "duplicate_node_id": ("structural", "error", "a node id occurs twice"),
-    "dangling_edge": ("structural", "error", "an edge points outside the node table"),
-    "invalid_edge_signature": ("structural", "error", "an edge joins node types its relation does not allow"),
-    "duplicate_edge": ("structural", "error", "an edge is declared twice"),
-    **{
-        f"sample_multiple_{m}_assignments": (
-            "semantic",
-            "error",
-            f"a sample has more than one target of the {m} relation",
-        )
-        for m in _DIRECT
-    },
-    "multi_subject_samples_allowed": (
-        "semantic",
-        "advisory",
-        "samples with several subjects, accepted by the allow_multi_subject_samples override",
-    ),
-    **{
-        f"sample_missing_{m}_assignment": (
-            "semantic",
-            "warning",
-            f"some samples lack the {m} relation others have (they become singletons)",
-        )
-        for m in _DIRECT
-    },
-    "timepoint_self_loop": ("semantic", "error", "a timepoint precedes itself"),
-    "timepoint_precedence_cycle": ("semantic", "error", "timepoint_precedes has a cycle"),
-    "time_order_conflict": ("semantic", "error", "timepoint_precedes runs against time_index (later or tied first)"),
-    "pairs_with_unknown_ids_dropped": (
-        "semantic",
-        "advisory",
-        "a builder dropped pairs naming unknown ids (unknown='ignore')",
-    ),
-    "invalid_featureset_derivation_scope": (
-        "semantic",
-        "warning",
-        "a feature set's derivation_scope is not external, per_training_split or per_dataset",
-    ),
-    "numeric_outcome_value": (
-        "semantic",
-        "warning",
-        "outcome_value was numeric: each distinct number became an Outcome node (and a stratum)",
-    ),
-    "splitgraph_schema_version": (
-        "semantic",
-        "warning",
-        "an imported splitGraph file had no schema_version or one other than 0.1.0; it was read anyway",
-    ),
-    "formula_like_ids": (
-        "semantic",
-        "advisory",
-        "ids begin with =, +, -, @, tab or carriage return, which spreadsheets read as formulas",
-    ),
-    "no_grouping_column": (
-        "semantic",
-        "warning",
-        "the metadata had no grouping column and nothing links the samples: every sample is its own group",
-    ),
-    "kinship_above_half": (
-        "semantic",
-        "warning",
-        "a GCTA GRM holds related pairs with kinship above 0.5 (GRM above 1): inbred twins or a GRM to check",
-    ),
-    "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
-    "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
-    "subject_cross_site_overlap": ("leakage", "warning", "a subject has samples at several sites"),
-    "shared_featureset_provenance": ("leakage", "advisory", "a feature set is shared by several samples"),
-    "per_dataset_featureset": (
-        "leakage",
-        "advisory",
-        "a feature set was derived over the whole dataset (derivation_scope per_dataset), evaluation samples included",
-    ),
-    "heavy_batch_reuse": ("leakage", "advisory", "a batch holds at least max(3, half the samples)"),
-    "missing_time_ordering": ("leakage", "warning", "samples have timepoints but nothing orders them"),
-    "related_subjects": ("leakage", "warning", "kinship links subjects; subject grouping would split relatives"),
-    "duplicates_across_subjects": (
-        "leakage",
-        "warning",
-        "declared duplicates belong to different subjects; subject grouping would split them",
-    ),
-    "single_group": ("leakage", "warning", "a mode puts every sample in one group"),
-    "dominant_group": (
-        "leakage",
-        "warning",
-        "a mode puts more than half the samples, and at least twice the next largest group, in one group",
-    ),
-    "too_few_groups": ("leakage", "warning", "a mode leaves fewer groups than the folds asked for"),
-}
 
 
 @dataclass(frozen=True)
@@ -313,7 +233,7 @@ def validate(
     if n_folds is not None:
         n_folds = whole_number(n_folds, "n_folds", minimum=2)
     if modes is not None:
-        modes = tuple(names(modes, "modes"))
+        modes = tuple(dict.fromkeys(canonical_name(m) for m in names(modes, "modes")))  # "Subject" is subject
         unknown = [m for m in modes if m not in MODE]
         if unknown:  # (group_sizes would refuse them, and the rule would pass over them without a word)
             raise DepgraphError(
@@ -427,15 +347,15 @@ def _recorded(ctx: _Context, level: str) -> list[Issue]:
         for note in notes if isinstance(notes, list) else []:
             code = note.get("code") if isinstance(note, dict) else None
             entry = CATALOGUE.get(code) if isinstance(code, str) else None
-            if entry is None or entry[0] != level:
+            if entry is None or entry.level != level:
                 continue
             ids = note.get("ids")
             count = note.get("count")
             out.append(
                 Issue(
                     code,
-                    entry[1],
-                    str(note.get("message") or entry[2]),
+                    entry.severity,
+                    str(note.get("message") or entry.meaning),
                     tuple(str(i) for i in ids) if isinstance(ids, list) else (),
                     count=count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None,
                     details={"step": str(step.get("step"))},
@@ -821,11 +741,6 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     ]
 
 
-#: Modes whose relations are dependencies between samples (a subject's samples, related subjects, spatial
-#: neighbours, duplicates) rather than blocks: the default composite checked by validation combines these.
-DEPENDENCY_MODES: tuple[str, ...] = ("subject", "relatedness", "spatial", "duplicate")
-
-
 @dataclass(frozen=True)
 class _ShapeCheck:
     """One partition whose shape validation checks: a mode, and for a composite the modes it combines."""
@@ -869,29 +784,8 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
         except DepgraphError:
             continue  # the reason (ambiguity, time order, nothing to combine) is reported by its own rule
         label, covers = check.label, check.covers()
-        largest = int(sizes.max())
-        if len(sizes) == 1:
-            out.append(
-                Issue(
-                    "single_group",
-                    "warning",
-                    f"mode {label}{covers} puts all {n} samples in one group: no split is possible",
-                    count=1,
-                    details=check.details(),
-                )
-            )
-        elif dominates(sizes):
-            runner_up = int(np.partition(sizes, -2)[-2])
-            out.append(
-                Issue(
-                    "dominant_group",
-                    "warning",
-                    f"mode {label}{covers}: one group holds {largest} of {n} samples ({largest / n:.0%}), the next "
-                    f"largest {runner_up}; any split will be lopsided",
-                    count=1,
-                    details={**check.details(), "largest_group_size": largest},
-                )
-            )
+        collapse = collapse_finding(n, len(sizes), int(sizes.max()), sizes, f"{label}{covers}", details=check.details())
+        out += [collapse] if collapse is not None else []
         if ctx.n_folds is not None and len(sizes) < ctx.n_folds:
             out.append(
                 Issue(
