@@ -493,9 +493,8 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
                     ids=sample_keys,
                 )
             notes.append(
-                Issue(
+                finding(
                     "multi_subject_first_chosen",
-                    "warning",
                     f"{len(multi)} sample(s) linked to several subjects were grouped by their smallest subject id: "
                     f"{describe_ids(sample_keys)}",
                     ids=tuple(sample_keys),
@@ -554,9 +553,8 @@ def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray
 
 def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
     what = "timepoint" if mode == "time" else mode
-    return Issue(
+    return finding(
         "unlinked_samples",
-        "warning",
         f"{len(sample_keys)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(sample_keys)}",
         ids=tuple(sample_keys.tolist()),
         details={"mode": mode},
@@ -650,9 +648,8 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
     if not graph.has_relation(own):
         notes.append(
-            Issue(
+            finding(
                 "no_relation_edges",
-                "warning",
                 f"the graph has no {own} edges: {mode} groups "
                 + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
                 details={"relation": own},
@@ -756,9 +753,8 @@ def _derive_rule_based(
     if unlinked.any():
         ids = keys[selected][unlinked]
         notes.append(
-            Issue(
+            finding(
                 "unlinked_samples",
-                "warning",
                 f"{len(ids)} sample(s) match no prioritized mode and were kept as singleton groups: "
                 f"{describe_ids(ids)}",
                 ids=tuple(ids.tolist()),

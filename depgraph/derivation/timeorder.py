@@ -15,7 +15,7 @@ from scipy.sparse.csgraph import connected_components
 
 from depgraph.common.arrays import distinct, present
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue
+from depgraph.findings import Issue, finding
 from depgraph.graph.model import StudyGraph
 from depgraph.vocab import NodeType
 
@@ -51,9 +51,8 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
                 source = "partial"
                 missing = keys[used[~known]]
                 notes.append(
-                    Issue(
+                    finding(
                         "time_order_partial",
-                        "warning",
                         f"time order is partial: {len(missing)} timepoint(s) have no time_index and no precedence: "
                         f"{describe_ids(missing)}",
                         ids=tuple(missing.tolist()),
@@ -61,9 +60,8 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
                 )
             else:
                 notes.append(
-                    Issue(
+                    finding(
                         "time_order_unavailable",
-                        "warning",
                         "time order is unavailable: timepoints have neither time_index nor timepoint_precedes edges",
                     )
                 )
