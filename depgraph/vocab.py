@@ -16,11 +16,12 @@ all read these tables instead of repeating them.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, describe_ids
 
 
 class NodeType(str, Enum):
@@ -217,6 +218,17 @@ MODES: tuple[Mode, ...] = (
 MODE: dict[str, Mode] = {m.name: m for m in MODES}
 #: Modes that can be combined by the composite mode (everything but composite).
 COMBINABLE_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.kind != "composite")
+#: Modes that group a sample by the one target of one relation (subject, batch, time…), in table order.
+DIRECT_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.kind == "direct")
+#: Modes whose relations are dependencies between samples — a subject's samples, related subjects, spatial
+#: neighbours, duplicates (``grouped_cv``) — rather than blocks or an order.
+DEPENDENCY_MODES: tuple[str, ...] = tuple(m.name for m in MODES if m.recommended_resampling == "grouped_cv")
+#: Modes whose groups are blocks of samples (batches, studies, sites…: ``blocked_cv``); a split spec carries a
+#: ``<mode>_group`` column for each. In the order splitGraph writes those columns: the table's, with assay
+#: (the block splitGraph added last) after the others.
+BLOCK_MODES: tuple[str, ...] = tuple(
+    sorted((m.name for m in MODES if m.recommended_resampling == "blocked_cv"), key=lambda name: name == "assay")
+)
 STRATEGIES: tuple[str, ...] = ("strict", "rule_based")
 RESAMPLING_PLANS: tuple[str, ...] = (
     "grouped_cv",
@@ -229,14 +241,65 @@ SEVERITIES: tuple[str, ...] = ("error", "warning", "advisory")
 LEVELS: tuple[str, ...] = ("structural", "semantic", "leakage")
 
 
+# --------------------------------------------------------------------------- names on entry
+def canonical_name(value: Any) -> str | None:
+    """How a mode, strategy or relation name is compared and kept: case-insensitively, blanks around it ignored,
+    in lowercase (``None`` for a value that is not text). Every name the Python API or the command line takes is
+    read through this, so ``"Subject"`` is ``"subject"`` wherever a name is taken, and is kept as ``"subject"``.
+
+    >>> canonical_name(" Rule_Based"), canonical_name(3)
+    ('rule_based', None)
+    """
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def _named(value: Any, known: Collection[str], refusal: str) -> str:
+    name = canonical_name(value)
+    if name not in known:
+        raise DepgraphError("invalid_argument", refusal.format(value=value, known=describe_ids(list(known), 20)))
+    return name
+
+
+def mode_named(value: Any, known: Collection[str] | None = None) -> str:
+    """The mode ``value`` names, in canonical lowercase; ``known`` narrows the modes accepted (e.g.
+    :data:`COMBINABLE_MODES`). Anything else is ``invalid_argument`` naming the value and the modes.
+
+    >>> mode_named("SUBJECT")
+    'subject'
+    >>> mode_named("family")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] unknown mode 'family'; modes are subject, batch, ...
+    """
+    return _named(value, MODE if known is None else known, "unknown mode {value!r}; modes are {known}")
+
+
+def strategy_named(value: Any) -> str:
+    """The composite strategy ``value`` names (:data:`STRATEGIES`), in canonical lowercase.
+
+    >>> strategy_named("Strict")
+    'strict'
+    """
+    return _named(value, STRATEGIES, "strategy must be one of {known}, not {value!r}")
+
+
+def relation_named(value: Any) -> str:
+    """The relation ``value`` names (:data:`RELATIONS`), in canonical lowercase.
+
+    >>> relation_named("Sample_Belongs_To_Subject")
+    'sample_belongs_to_subject'
+    """
+    return _named(value, RELATION, "unknown relation {value!r}; relations are {known}")
+
+
 def recommended_resampling(mode: str, strategy: str | None = None) -> str:
     """The resampling plan a spec recommends (splitGraph's choices).
 
     >>> recommended_resampling("composite", "rule_based")
     'grouped_cv'
     """
-    if not isinstance(mode, str) or mode not in MODE:
-        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {', '.join(MODE)}")
+    mode = mode_named(mode)
+    strategy = None if strategy is None else canonical_name(strategy)
     if mode == "composite" and strategy == "rule_based":
         return "grouped_cv"  # each group is one entity of the chosen mode
     return MODE[mode].recommended_resampling

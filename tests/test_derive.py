@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
-from depgraph.derivation.groups import group_shape
+from depgraph.derivation.shapes import group_shape
 from tests.test_properties import (
     COMPONENT_MODES,
     DIRECT_MODES,

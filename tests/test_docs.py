@@ -12,9 +12,9 @@ import re
 import pytest
 
 import depgraph
-from depgraph.derivation.groups import FINDINGS
 from depgraph.errors import ErrorCode
-from depgraph.validation.rules import CATALOGUE
+from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
+from depgraph.findings import VALIDATION_FINDINGS as CATALOGUE
 from depgraph.vocab import MODES, RELATIONS
 from tests.conftest import REPO
 

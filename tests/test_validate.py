@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata, validate, write_graph
 from depgraph.cli.main import main
-from depgraph.derivation.groups import dominates
+from depgraph.derivation.shapes import dominates
 from depgraph.graph.model import StudyGraph
 
 
@@ -225,8 +225,8 @@ def test_report_serialises():
 def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
     from depgraph import derive
     from depgraph.cli.demo import demo_cohort
-    from depgraph.derivation.groups import FINDINGS
-    from depgraph.validation.rules import CATALOGUE
+    from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
+    from depgraph.findings import VALIDATION_FINDINGS as CATALOGUE
     from tests.conftest import case_metadata, conformance_cases, load_case
 
     cohort = demo_cohort()

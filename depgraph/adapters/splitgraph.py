@@ -55,15 +55,19 @@ from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.graph.model import KNOWN_OVERRIDES, EdgePiece, NodePiece, StudyGraph, assemble, checked_overrides
 from depgraph.io.files import atomic_write_bytes, read_json
-from depgraph.spec.model import BLOCK_MODES, Constraint, SpecWarning, SplitSpec
+from depgraph.spec.model import SAMPLE_COLUMNS, Constraint, SpecWarning, SplitSpec
 from depgraph.vocab import (
+    BLOCK_MODES,
+    DIRECT_MODES,
     MODE,
+    MODES,
     NODE_TYPES,
     RELATION,
     RELATIONS,
     RESAMPLING_PLANS,
     STRATEGIES,
     NodeType,
+    direct_relation,
     recommended_resampling,
 )
 
@@ -71,31 +75,15 @@ SCHEMA_VERSION = "0.1.0"
 SPLITGRAPH_VERSIONS = ("0.2.0", "0.4.0")
 _NEW_IN_03 = {NodeType.SITE, NodeType.REGION}
 _NEW_IN_04 = {NodeType.PLATFORM}
-_RELATIONS_AFTER_02 = {
-    "sample_collected_at_site",
-    "sample_located_in_region",
-    "sample_run_on_platform",
-    "subject_related_to",
-    "sample_adjacent_to",
-    "sample_duplicate_of",
-}
-_COMPONENT_MODES = {"relatedness", "spatial", "duplicate"}
+#: splitGraph 0.2.0 lacks the relations to the newer node types and the weighted ones (kinship, adjacency,
+#: duplicates).
+_RELATIONS_AFTER_02 = {r.name for r in RELATIONS if r.weighted or {r.source, r.target} & (_NEW_IN_03 | _NEW_IN_04)}
+_COMPONENT_MODES = {m.name for m in MODES if m.kind == "component"}
 _PLAIN_PROVENANCE = {"metadata", "splitgraph"}  # not written to splitGraph edge attrs
-_ROW_COLUMNS = (
-    "group_id",
-    "batch_group",
-    "study_group",
-    "site_group",
-    "region_group",
-    "platform_group",
-    "assay_group",
-    "timepoint_id",
-    "time_index",
-    "order_rank",
-    "stratum",
-)
-_TYPE_TO_MODE = {"Subject": "subject", "Batch": "batch", "Study": "study", "Timepoint": "time", "Site": "site",
-                 "Region": "region", "Platform": "platform", "Assay": "assay"}  # fmt: skip
+#: The sample_data fields that are a spec's own columns (splitGraph writes them in this order).
+_ROW_COLUMNS = tuple(c for c in SAMPLE_COLUMNS if c != "sample_id")
+#: splitGraph names a composite's modes by node type (``Timepoint``): the type each direct mode groups by.
+_TYPE_TO_MODE = {direct_relation(m).target.value: m for m in DIRECT_MODES}
 _UNLINKED = re.compile(r"^Samples missing (\w+) assignments were retained as singleton groups: (.*)$")
 
 

@@ -40,7 +40,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.files import describe_source, read_table
 from depgraph.spec.model import SplitSpec
-from depgraph.vocab import RELATION, NodeType
+from depgraph.vocab import DEPENDENCY_MODES, DIRECT_MODES, RELATION, RELATIONS, NodeType, direct_relation
 
 #: Split values that mean "not used" in an assignment table.
 UNUSED = frozenset({"excluded", "exclude", "none", "unused", "-"})
@@ -198,27 +198,13 @@ def assignment_roles(
 
 
 # --------------------------------------------------------------------------- exposure of a spec
-#: Relations that link samples (an ordering or a label is not a dependency).
-_SKIP = frozenset(
-    {
-        "timepoint_precedes",
-        "sample_has_outcome",
-        "subject_has_outcome",
-        "featureset_generated_from_study",
-        "featureset_generated_from_batch",
-    }
-)
-#: Relations that put samples in blocks (batch, study, site…): expected to
-#: cross when the grouping does not follow them, and balanced across folds.
-BLOCK_RELATIONS = (
-    "sample_processed_in_batch",
-    "sample_collected_at_timepoint",
-    "sample_from_study",
-    "sample_collected_at_site",
-    "sample_located_in_region",
-    "sample_run_on_platform",
-    "sample_measured_by_assay",
-)
+#: Relations that do not link samples, left out: those no mode follows (an ordering, a label, a feature set's
+#: provenance), except feature sets themselves, which samples processed together share.
+_SKIP = frozenset(r.name for r in RELATIONS if r.mode is None) - {"sample_uses_featureset"}
+#: Relations that put samples in blocks (batch, study, timepoint, site…: the direct modes other than the
+#: dependency modes), in table order: expected to cross when the grouping does not follow them, and balanced
+#: across folds.
+BLOCK_RELATIONS: tuple[str, ...] = tuple(direct_relation(m).name for m in DIRECT_MODES if m not in DEPENDENCY_MODES)
 
 
 #: Relations whose samples share something rather than depend on each other: blocks, and feature sets (a

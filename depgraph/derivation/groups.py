@@ -27,10 +27,9 @@ on the order of input rows.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import InitVar, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,71 +42,22 @@ from depgraph.common.arguments import flag, instance, names, whole_number
 from depgraph.common.arrays import distinct, present
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
+from depgraph.derivation.shapes import GroupShape, collapse_finding, group_shape, shape_of
+from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue, findings_table
+from depgraph.findings import Issue, finding, findings_table
 from depgraph.graph.model import StudyGraph
-from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, direct_relation, relations_for_mode
-
-#: A group holding more than this share of samples, and at least twice as many as the next largest group, is
-#: reported as dominant (see :func:`dominates`).
-DOMINANT_SHARE = 0.5
-
-#: Every code a Partition's ``warnings`` can carry: ``code -> (severity, meaning)``.
-FINDINGS: dict[str, tuple[str, str]] = {
-    "unlinked_samples": ("warning", "samples without the mode's relation were kept as singleton groups"),
-    "multi_subject_first_chosen": ("warning", "samples with several subjects were grouped by the smallest subject id"),
-    "no_relation_edges": ("warning", "the graph has none of the edges that make the mode (kinship, adjacency...)"),
-    "time_order_partial": ("warning", "some timepoints have neither time_index nor precedence"),
-    "time_order_unavailable": ("warning", "no timepoint has time_index or precedence"),
-    "single_group": ("warning", "every sample is in one group: no split is possible"),
-    "dominant_group": ("warning", "one group holds more than half the samples and at least twice the next largest"),
-    "mostly_singletons": ("advisory", "most samples are alone in their group: dependency coverage may be sparse"),
-}
-
-
-class GroupShape(NamedTuple):
-    """How samples spread over groups: the numbers a spec's summary and the shape warnings need."""
-
-    n_groups: int
-    largest_group: str | None  # the smallest group id among the largest groups
-    largest_group_size: int
-    singletons: int
-
-
-def group_shape(group_ids: Any) -> GroupShape:
-    """The :class:`GroupShape` of one group id per sample (counted, never sorted).
-
-    >>> group_shape(["b", "a", "b", "a", "c"])
-    GroupShape(n_groups=3, largest_group='a', largest_group_size=2, singletons=1)
-    """
-    codes, groups = pd.factorize(np.asarray(group_ids, dtype=object))
-    return _shape_of(codes, np.asarray(groups, dtype=object))
-
-
-def dominates(sizes: np.ndarray) -> bool:
-    """Whether the largest of these group sizes dominates its partition: it holds more than
-    :data:`DOMINANT_SHARE` (half) of the samples *and* at least twice as many as the next largest group.
-
-    Then every split is lopsided: whichever side takes the group holds most of the samples, and no other group
-    comes near it. Two groups of nearly equal size (two sites of 124 and 122 samples) are a balanced design,
-    not a dominated one, although one of them holds a little more than half.
-
-    >>> dominates(np.array([124, 122])), dominates(np.array([3, 1])), dominates(np.array([60, 35, 5]))
-    (False, True, False)
-    """
-    if len(sizes) < 2:
-        return False  # one group is single_group, not a dominant one
-    second, largest = np.partition(np.asarray(sizes), -2)[-2:]
-    return bool(largest > DOMINANT_SHARE * int(np.sum(sizes)) and largest >= 2 * second)
-
-
-def _shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
-    """The shape of a partition given as a group code per sample and a distinct name per code."""
-    sizes = np.bincount(codes, minlength=len(names))
-    if not len(sizes):
-        return GroupShape(0, None, 0, 0)
-    largest = int(sizes.max())
-    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
+from depgraph.vocab import (
+    COMBINABLE_MODES,
+    MODE,
+    RELATION,
+    NodeType,
+    canonical_name,
+    direct_relation,
+    mode_named,
+    relations_for_mode,
+    strategy_named,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,7 +69,9 @@ class Partition:
     a time order came from). ``samples`` is a frame in sample-id order with columns ``sample_id``,
     ``group_id`` and ``basis`` (the mode that grouped the sample, or
     ``unlinked``); time-aware partitions add ``timepoint_id``, ``time_index``
-    and ``order_rank``.
+    and ``order_rank``. ``shape`` (the number of groups, the largest, the
+    singletons) is counted once, when the partition is made; a maker that
+    counted it already passes it as ``known_shape``.
 
     >>> import pandas as pd
     >>> from depgraph import from_metadata
@@ -139,6 +91,12 @@ class Partition:
     priority: tuple[str, ...] = ()
     warnings: tuple[Issue, ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
+    shape: GroupShape = field(init=False, repr=False)
+    known_shape: InitVar[GroupShape | None] = None
+
+    def __post_init__(self, known_shape: GroupShape | None) -> None:
+        # set while the value is made, never after (dataclasses.replace recounts unless it is passed on)
+        object.__setattr__(self, "shape", known_shape if known_shape is not None else group_shape(self.group_ids))
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -155,11 +113,6 @@ class Partition:
     @property
     def n_groups(self) -> int:
         return self.shape.n_groups
-
-    @functools.cached_property
-    def shape(self) -> GroupShape:
-        """Number of groups, the largest, and the singletons."""
-        return group_shape(self.group_ids)
 
     def groups(self) -> dict[str, str]:
         """``{sample_id: group_id}`` (for small partitions and tests)."""
@@ -264,18 +217,16 @@ def derive(
     {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
     """
     instance(graph, StudyGraph, "derive: the graph")
-    spec = MODE.get(mode) if isinstance(mode, str) else None
-    if spec is None:
-        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}; modes are {describe_ids(list(MODE), 20)}")
+    mode = mode_named(mode)  # "Subject" is subject
     if min_groups is not None:
         min_groups = whole_number(min_groups, "min_groups", minimum=1)
     allow_unlinked = flag(allow_unlinked, "allow_unlinked")  # "no" would be true
     allow_single_group = flag(allow_single_group, "allow_single_group")
     via = None if via is None else names(via, "via")
     priority = None if priority is None else names(priority, "priority")
-    if spec.kind != "composite" and (strategy is not None or via is not None or priority is not None):
+    if MODE[mode].kind != "composite" and (strategy is not None or via is not None or priority is not None):
         raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
-    by_default = spec.kind == "composite" and via is None and priority is None
+    by_default = mode == "composite" and via is None and priority is None
     if allow_single_group and not by_default:
         raise DepgraphError(
             "invalid_argument",
@@ -283,23 +234,7 @@ def derive(
             + _request_label(mode, via, priority),
         )
     selected = selected_samples(graph, samples)
-    if spec.kind == "direct":
-        partition = _derive_direct(graph, mode, selected)
-    elif spec.kind == "component":
-        partition = _derive_component(graph, mode, selected)
-    else:
-        strategy = strategy or "strict"
-        if strategy not in STRATEGIES:
-            raise DepgraphError(
-                "invalid_argument", f"strategy must be one of {describe_ids(STRATEGIES)}, not {strategy!r}"
-            )
-        via_modes = _via_modes(graph, via, priority)
-        if strategy == "strict":
-            if priority is not None:
-                raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
-            partition = _derive_strict(graph, via_modes, selected)
-        else:
-            partition = _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+    partition = _partition(graph, mode, strategy, via, priority, selected)
     if not allow_unlinked and _links_nothing(graph, partition, selected):
         raise _no_relation(graph, partition, selected)
     partition = _with_shape_warnings(partition)
@@ -316,6 +251,29 @@ def derive(
     return partition
 
 
+def _partition(
+    graph: StudyGraph,
+    mode: str,
+    strategy: str | None,
+    via: Sequence[str] | None,
+    priority: Sequence[str] | None,
+    selected: np.ndarray,
+) -> Partition:
+    """The partition of a checked request, before the shape findings and refusals."""
+    kind = MODE[mode].kind
+    if kind == "direct":
+        return _derive_direct(graph, mode, selected)
+    if kind == "component":
+        return _derive_component(graph, mode, selected)
+    strategy = "strict" if strategy is None else strategy_named(strategy)
+    via_modes = _via_modes(graph, via, priority)
+    if strategy == "strict":
+        if priority is not None:
+            raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
+        return _derive_strict(graph, via_modes, selected)
+    return _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+
+
 def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) -> np.ndarray:
     """Samples per group of ``mode`` over all samples, without labelling groups
     (what validation needs to spot a collapsed or dominated partition).
@@ -323,9 +281,8 @@ def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) 
     graph supports, as :func:`derive` does). Raises like :func:`derive` where
     the mode cannot be derived (two batches for a sample…)."""
     selected = selected_samples(graph, None)
-    spec = MODE.get(mode)
-    if spec is None:
-        raise DepgraphError("invalid_argument", f"unknown mode {mode!r}")
+    mode = mode_named(mode)
+    spec = MODE[mode]
     if spec.kind == "direct":
         target, _ = _direct_targets(graph, mode, selected)
         linked = target[target >= 0]
@@ -536,9 +493,8 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
                     ids=sample_keys,
                 )
             notes.append(
-                Issue(
+                finding(
                     "multi_subject_first_chosen",
-                    "warning",
                     f"{len(multi)} sample(s) linked to several subjects were grouped by their smallest subject id: "
                     f"{describe_ids(sample_keys)}",
                     ids=tuple(sample_keys),
@@ -576,10 +532,9 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
         time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
-    partition = Partition(
-        frame, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes), parameters=parameters
-    )
-    return _shaped(partition, _shape_of(codes, names))
+    relations = (direct_relation(mode).name,)
+    shape = shape_of(codes, names)
+    return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=parameters, known_shape=shape)
 
 
 def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
@@ -598,146 +553,12 @@ def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray
 
 def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
     what = "timepoint" if mode == "time" else mode
-    return Issue(
+    return finding(
         "unlinked_samples",
-        "warning",
         f"{len(sample_keys)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(sample_keys)}",
         ids=tuple(sample_keys.tolist()),
         details={"mode": mode},
     )
-
-
-def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
-    """timepoint_id, time_index and order_rank for each sample's timepoint, and
-    where the order came from: ``time_index``, ``timepoint_precedes``,
-    ``partial`` or ``none``."""
-    keys = graph.key_values
-    linked = target >= 0
-    if "time_index" in graph.attributes.columns:
-        index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        index_of_node = np.full(graph.n_nodes, np.nan)
-    used = present(target[linked], graph.n_nodes)
-    rank_of_node = np.full(graph.n_nodes, -1, dtype=np.int64)
-    notes: list[Issue] = []
-    source = "none"
-    check_time_order(graph)
-    used_index = index_of_node[used]
-    if len(used) and not np.isnan(used_index).any():
-        rank_of_node[used] = np.unique(used_index, return_inverse=True)[1] + 1
-        source = "time_index"
-    elif len(used):
-        generations = _precedence_generations(graph, used)
-        if generations is not None:
-            rank_of_node[used] = generations
-            source = "timepoint_precedes"
-        else:
-            known = ~np.isnan(used_index)
-            if known.any():
-                rank_of_node[used[known]] = np.unique(used_index[known], return_inverse=True)[1] + 1
-                source = "partial"
-                missing = keys[used[~known]]
-                notes.append(
-                    Issue(
-                        "time_order_partial",
-                        "warning",
-                        f"time order is partial: {len(missing)} timepoint(s) have no time_index and no precedence: "
-                        f"{describe_ids(missing)}",
-                        ids=tuple(missing.tolist()),
-                    )
-                )
-            else:
-                notes.append(
-                    Issue(
-                        "time_order_unavailable",
-                        "warning",
-                        "time order is unavailable: timepoints have neither time_index nor timepoint_precedes edges",
-                    )
-                )
-    safe = np.where(linked, target, 0)
-    rank = np.where(linked, rank_of_node[safe], -1)
-    frame = pd.DataFrame(
-        {
-            "timepoint_id": pd.Series(np.where(linked, keys[safe], None), dtype=object),
-            "time_index": np.where(linked, index_of_node[safe], np.nan),
-            "order_rank": pd.arrays.IntegerArray(np.where(rank > 0, rank, 0), mask=rank <= 0),
-        }
-    )
-    return frame, notes, source
-
-
-def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray | None:
-    """Rank of each used timepoint by longest path in ``timepoint_precedes``
-    (timepoints not ordered relative to each other may share a rank);
-    ``None`` when the used timepoints have no precedence edges."""
-    src, dst, _ = graph.relation_edges("timepoint_precedes")
-    inside = np.isin(src, used) & np.isin(dst, used)
-    src, dst = src[inside], dst[inside]
-    if not len(src):
-        return None
-    s = np.searchsorted(used, src)  # used is sorted (np.unique): local index of each endpoint
-    d = np.searchsorted(used, dst)
-    n = len(used)
-    indegree = np.bincount(d, minlength=n)
-    rank = np.zeros(n, dtype=np.int64)
-    frontier = np.flatnonzero(indegree == 0)
-    level = 1
-    order = np.argsort(s, kind="stable")
-    s, d = s[order], d[order]
-    bounds = np.searchsorted(s, np.arange(n + 1))
-    while len(frontier):
-        rank[frontier] = level
-        nxt = np.concatenate([d[bounds[i] : bounds[i + 1]] for i in frontier])
-        np.subtract.at(indegree, nxt, 1)
-        frontier = distinct(nxt[indegree[nxt] == 0])
-        level += 1
-    if (rank == 0).any():  # left over: a cycle (check_time_order raises first)
-        return None
-    return rank
-
-
-def check_time_order(graph: StudyGraph) -> None:
-    """Raise ``time_order`` if ``timepoint_precedes`` has a self-loop, a cycle,
-    or an edge that runs against ``time_index`` (later or tied index first)."""
-    problems = time_order_problems(graph)
-    if problems:
-        code, message, ids = problems[0]
-        raise DepgraphError("time_order", message, ids=ids, problem=code)
-
-
-def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
-    """``(code, message, timepoint ids)`` for each kind of time-order inconsistency."""
-    src, dst, _ = graph.relation_edges("timepoint_precedes")
-    if not len(src):
-        return []
-    found: list[tuple[str, str, list[str]]] = []
-    loops = src == dst
-    if loops.any():
-        ids = pd.unique(graph.key_values[src[loops]]).tolist()
-        found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
-    start, stop = graph.type_range(NodeType.TIMEPOINT)  # precedence joins timepoints only
-    adjacency = sp.csr_matrix((np.ones(len(src)), (src - start, dst - start)), shape=(stop - start, stop - start))
-    n_comp, labels = connected_components(adjacency, directed=True, connection="strong")
-    sizes = np.bincount(labels, minlength=n_comp)
-    cyclic = np.flatnonzero(sizes[labels] > 1) + start
-    if len(cyclic):
-        ids = graph.key_values[cyclic].tolist()
-        found.append(("timepoint_precedence_cycle", f"timepoint_precedes has a cycle through {describe_ids(ids)}", ids))
-    if "time_index" in graph.attributes.columns:
-        index = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
-        against = ~np.isnan(index[src]) & ~np.isnan(index[dst]) & (index[src] >= index[dst]) & ~loops
-        if against.any():
-            keys = graph.key_values  # Python strings, only when there is something to name
-            pairs = [f"{keys[a]} -> {keys[b]}" for a, b in zip(src[against], dst[against], strict=True)]
-            ids = pd.unique(np.concatenate([keys[src[against]], keys[dst[against]]])).tolist()
-            found.append(
-                (
-                    "time_order_conflict",
-                    f"timepoint_precedes contradicts time_index for {describe_ids(pairs)}",
-                    ids,
-                )
-            )
-    return found
 
 
 # --------------------------------------------------------------------------- component modes
@@ -802,13 +623,7 @@ def _labelled_components(
     first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
     representative = selected[first]  # selected is sorted: first member = smallest sample id
     names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
-    return names[inverse], _shape_of(inverse, names)
-
-
-def _shaped(partition: Partition, shape: GroupShape) -> Partition:
-    """``partition`` with its shape already known (counted where the groups were made)."""
-    partition.__dict__["shape"] = shape  # the cached property's slot: same samples, same shape
-    return partition
+    return names[inverse], shape_of(inverse, names)
 
 
 def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
@@ -833,9 +648,8 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
     if not graph.has_relation(own):
         notes.append(
-            Issue(
+            finding(
                 "no_relation_edges",
-                "warning",
                 f"the graph has no {own} edges: {mode} groups "
                 + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
                 details={"relation": own},
@@ -845,10 +659,8 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
         unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
         if unlinked.any():
             notes.append(_unlinked_warning("subject", keys[selected][unlinked]))
-    partition = Partition(
-        frame, mode, relations=relations, warnings=tuple(notes), parameters=_build_parameters(graph, mode)
-    )
-    return _shaped(partition, shape)
+    parameters = _build_parameters(graph, mode)
+    return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=parameters, known_shape=shape)
 
 
 def _build_parameters(graph: StudyGraph, mode: str) -> dict[str, Any]:
@@ -875,7 +687,7 @@ def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[
                 mode="composite",
             )
         return present
-    modes = tuple(dict.fromkeys(str(m).strip().lower() for m in via))
+    modes = tuple(dict.fromkeys(canonical_name(m) for m in via))
     unknown = [m for m in modes if m not in COMBINABLE_MODES]
     if unknown or not modes:
         raise DepgraphError(
@@ -889,7 +701,7 @@ def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[
 def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str, ...]:
     if priority is None:
         return via
-    order = tuple(dict.fromkeys(str(m).strip().lower() for m in priority))
+    order = tuple(dict.fromkeys(canonical_name(m) for m in priority))
     outside = [m for m in order if m not in via]
     if outside:
         raise DepgraphError(
@@ -907,7 +719,7 @@ def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray
     parameters: dict[str, Any] = {}
     for m in via:
         parameters.update(_build_parameters(graph, m))
-    return _shaped(Partition(frame, "composite", "strict", relations, via, warnings=(), parameters=parameters), shape)
+    return Partition(frame, "composite", "strict", relations, via, parameters=parameters, known_shape=shape)
 
 
 def _derive_rule_based(
@@ -941,9 +753,8 @@ def _derive_rule_based(
     if unlinked.any():
         ids = keys[selected][unlinked]
         notes.append(
-            Issue(
+            finding(
                 "unlinked_samples",
-                "warning",
                 f"{len(ids)} sample(s) match no prioritized mode and were kept as singleton groups: "
                 f"{describe_ids(ids)}",
                 ids=tuple(ids.tolist()),
@@ -961,56 +772,29 @@ def _derive_rule_based(
 
 # --------------------------------------------------------------------------- shape checks
 def _with_shape_warnings(partition: Partition) -> Partition:
-    """Add findings about the partition's shape: one group, a dominant group,
-    mostly singletons."""
+    """Add findings about the partition's shape: one group, a dominant group, mostly singletons."""
     notes = list(partition.warnings)
     shape = partition.shape
     n = partition.n_samples
     label = _mode_label(partition)
-    largest, size = shape.largest_group, shape.largest_group_size
-    if shape.n_groups == 1 and n > 1:
-        notes.append(
-            Issue(
-                "single_group",
-                "warning",
-                f"mode {label} puts all {n} samples in one group ({largest}): no split is possible",
-                ids=(largest,),
-            )
-        )
-    elif (
-        shape.n_groups > 1
-        and size > DOMINANT_SHARE * n  # cheap first: only then count every group for the runner-up
-        and dominates(partition.samples["group_id"].value_counts(sort=False).to_numpy())
-    ):
-        notes.append(
-            Issue(
-                "dominant_group",
-                "warning",
-                f"mode {label}: group {largest} holds {size} of {n} samples ({size / n:.0%}); "
-                "any split will be lopsided",
-                ids=(largest,),
-            )
-        )
+    collapse = collapse_finding(
+        n,
+        shape.n_groups,
+        shape.largest_group_size,
+        lambda: partition.samples["group_id"].value_counts(sort=False).to_numpy(),
+        label,
+        group=shape.largest_group,
+    )
+    notes += [collapse] if collapse is not None else []
     alone = shape.singletons  # samples alone in their group
     if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
         notes.append(
-            Issue(
+            finding(
                 "mostly_singletons",
-                "advisory",
                 f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
             )
         )
-    shaped = Partition(
-        partition.samples,
-        partition.mode,
-        partition.strategy,
-        partition.relations,
-        partition.via,
-        partition.priority,
-        tuple(notes),
-        partition.parameters,
-    )
-    return _shaped(shaped, shape)
+    return replace(partition, warnings=tuple(notes), known_shape=shape)
 
 
 def _mode_label(partition: Partition) -> str:

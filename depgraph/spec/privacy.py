@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
-from depgraph.derivation.groups import FINDINGS
 from depgraph.errors import DepgraphError
+from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
 from depgraph.spec.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the rules are documented here
 from depgraph.spec.keys import check_key as check_key
 from depgraph.spec.keys import key_bits as key_bits

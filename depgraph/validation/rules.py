@@ -11,7 +11,8 @@ subjects, and pairs dropped because they named unknown ids. Ties in
 
 Structural rules run first; when they find errors the graph cannot be read
 for meaning and the other rules are skipped. Every code is listed with its
-level, severity and meaning in :data:`CATALOGUE`.
+level, severity and meaning in :data:`depgraph.findings.CATALOGUE`, with the
+codes derivation reports.
 
 Severities: ``error`` makes the report invalid; ``warning`` is a likely
 mistake or leak; ``advisory`` is worth knowing. Issue ids are node ids
@@ -43,110 +44,29 @@ from depgraph.common.arguments import instance, names, whole_number
 from depgraph.common.arrays import present
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import formula_like
-from depgraph.derivation.groups import dominates, group_sizes, relations_for_mode, time_order_problems
+from depgraph.derivation.groups import group_sizes
+from depgraph.derivation.shapes import collapse_finding
+from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.findings import Issue, findings_table
+from depgraph.findings import CATALOGUE, Issue, finding, findings_table
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.metadata import no_grouping_message
-from depgraph.vocab import COMBINABLE_MODES, LEVELS, MODE, NODE_TYPES, RELATION, RELATIONS, SEVERITIES, NodeType
+from depgraph.vocab import (
+    COMBINABLE_MODES,
+    DEPENDENCY_MODES,
+    LEVELS,
+    MODE,
+    NODE_TYPES,
+    RELATION,
+    RELATIONS,
+    SEVERITIES,
+    NodeType,
+    canonical_name,
+    relations_for_mode,
+)
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
 HEAVY_BATCH_SHARE = 0.5
-
-_DIRECT = ("subject", "batch", "study", "time", "assay", "site", "region", "platform")
-
-#: Every code validation can report: ``code -> (level, severity, meaning)``.
-#: ``sample_multiple_<mode>_assignments`` / ``sample_missing_<mode>_assignment``
-#: exist for each direct mode; splitGraph's names are kept where it has them.
-CATALOGUE: dict[str, tuple[str, str, str]] = {
-    "duplicate_node_id": ("structural", "error", "a node id occurs twice"),
-    "dangling_edge": ("structural", "error", "an edge points outside the node table"),
-    "invalid_edge_signature": ("structural", "error", "an edge joins node types its relation does not allow"),
-    "duplicate_edge": ("structural", "error", "an edge is declared twice"),
-    **{
-        f"sample_multiple_{m}_assignments": (
-            "semantic",
-            "error",
-            f"a sample has more than one target of the {m} relation",
-        )
-        for m in _DIRECT
-    },
-    "multi_subject_samples_allowed": (
-        "semantic",
-        "advisory",
-        "samples with several subjects, accepted by the allow_multi_subject_samples override",
-    ),
-    **{
-        f"sample_missing_{m}_assignment": (
-            "semantic",
-            "warning",
-            f"some samples lack the {m} relation others have (they become singletons)",
-        )
-        for m in _DIRECT
-    },
-    "timepoint_self_loop": ("semantic", "error", "a timepoint precedes itself"),
-    "timepoint_precedence_cycle": ("semantic", "error", "timepoint_precedes has a cycle"),
-    "time_order_conflict": ("semantic", "error", "timepoint_precedes runs against time_index (later or tied first)"),
-    "pairs_with_unknown_ids_dropped": (
-        "semantic",
-        "advisory",
-        "a builder dropped pairs naming unknown ids (unknown='ignore')",
-    ),
-    "invalid_featureset_derivation_scope": (
-        "semantic",
-        "warning",
-        "a feature set's derivation_scope is not external, per_training_split or per_dataset",
-    ),
-    "numeric_outcome_value": (
-        "semantic",
-        "warning",
-        "outcome_value was numeric: each distinct number became an Outcome node (and a stratum)",
-    ),
-    "splitgraph_schema_version": (
-        "semantic",
-        "warning",
-        "an imported splitGraph file had no schema_version or one other than 0.1.0; it was read anyway",
-    ),
-    "formula_like_ids": (
-        "semantic",
-        "advisory",
-        "ids begin with =, +, -, @, tab or carriage return, which spreadsheets read as formulas",
-    ),
-    "no_grouping_column": (
-        "semantic",
-        "warning",
-        "the metadata had no grouping column and nothing links the samples: every sample is its own group",
-    ),
-    "kinship_above_half": (
-        "semantic",
-        "warning",
-        "a GCTA GRM holds related pairs with kinship above 0.5 (GRM above 1): inbred twins or a GRM to check",
-    ),
-    "repeated_subject_samples": ("leakage", "advisory", "a subject has several samples"),
-    "subject_cross_study_overlap": ("leakage", "warning", "a subject has samples in several studies"),
-    "subject_cross_site_overlap": ("leakage", "warning", "a subject has samples at several sites"),
-    "shared_featureset_provenance": ("leakage", "advisory", "a feature set is shared by several samples"),
-    "per_dataset_featureset": (
-        "leakage",
-        "advisory",
-        "a feature set was derived over the whole dataset (derivation_scope per_dataset), evaluation samples included",
-    ),
-    "heavy_batch_reuse": ("leakage", "advisory", "a batch holds at least max(3, half the samples)"),
-    "missing_time_ordering": ("leakage", "warning", "samples have timepoints but nothing orders them"),
-    "related_subjects": ("leakage", "warning", "kinship links subjects; subject grouping would split relatives"),
-    "duplicates_across_subjects": (
-        "leakage",
-        "warning",
-        "declared duplicates belong to different subjects; subject grouping would split them",
-    ),
-    "single_group": ("leakage", "warning", "a mode puts every sample in one group"),
-    "dominant_group": (
-        "leakage",
-        "warning",
-        "a mode puts more than half the samples, and at least twice the next largest group, in one group",
-    ),
-    "too_few_groups": ("leakage", "warning", "a mode leaves fewer groups than the folds asked for"),
-}
 
 
 @dataclass(frozen=True)
@@ -313,7 +233,7 @@ def validate(
     if n_folds is not None:
         n_folds = whole_number(n_folds, "n_folds", minimum=2)
     if modes is not None:
-        modes = tuple(names(modes, "modes"))
+        modes = tuple(dict.fromkeys(canonical_name(m) for m in names(modes, "modes")))  # "Subject" is subject
         unknown = [m for m in modes if m not in MODE]
         if unknown:  # (group_sizes would refuse them, and the rule would pass over them without a word)
             raise DepgraphError(
@@ -361,7 +281,7 @@ def _structure(ctx: _Context) -> list[Issue]:
         ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
         dup = ids[ids.duplicated()].unique()
         if len(dup):
-            out.append(Issue("duplicate_node_id", "error", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
+            out.append(finding("duplicate_node_id", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
     dangling_rows: list[np.ndarray] = []
     misjoined: list[tuple[str, np.ndarray, np.ndarray]] = []
     repeated = 0
@@ -386,9 +306,8 @@ def _structure(ctx: _Context) -> list[Issue]:
     rows = np.concatenate(dangling_rows) if dangling_rows else np.array([], dtype=np.int64)
     if len(rows):
         out.append(
-            Issue(
+            finding(
                 "dangling_edge",
-                "error",
                 f"{len(rows)} edge(s) point outside the node table (edge rows {describe_ids(rows)})",
                 details={"edge_rows": rows.tolist()},
                 count=len(rows),
@@ -403,16 +322,15 @@ def _structure(ctx: _Context) -> list[Issue]:
         ][:3]
         ids = tuple(dict.fromkeys(x for _, s, d in misjoined for x in ctx.ids(s) + ctx.ids(d)))
         out.append(
-            Issue(
+            finding(
                 "invalid_edge_signature",
-                "error",
                 f"{count} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
                 ids=ids,
                 count=count,
             )
         )
     if repeated:
-        out.append(Issue("duplicate_edge", "error", f"{repeated} edge(s) are declared twice", count=repeated))
+        out.append(finding("duplicate_edge", f"{repeated} edge(s) are declared twice", count=repeated))
     return out
 
 
@@ -427,15 +345,13 @@ def _recorded(ctx: _Context, level: str) -> list[Issue]:
         for note in notes if isinstance(notes, list) else []:
             code = note.get("code") if isinstance(note, dict) else None
             entry = CATALOGUE.get(code) if isinstance(code, str) else None
-            if entry is None or entry[0] != level:
+            if entry is None or entry.level != level:
                 continue
             ids = note.get("ids")
             count = note.get("count")
             out.append(
-                Issue(
-                    code,
-                    entry[1],
-                    str(note.get("message") or entry[2]),
+                entry.issue(
+                    str(note.get("message") or entry.meaning),
                     tuple(str(i) for i in ids) if isinstance(ids, list) else (),
                     count=count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None,
                     details={"step": str(step.get("step"))},
@@ -479,18 +395,16 @@ def _assignments(ctx: _Context) -> list[Issue]:
             ids = ctx.ids(multi)
             if rel.name == "sample_belongs_to_subject" and allow_multi:
                 out.append(
-                    Issue(
+                    finding(
                         "multi_subject_samples_allowed",
-                        "advisory",
                         f"{len(multi)} sample(s) belong to several subjects (allowed by override): {ctx.named(multi)}",
                         tuple(ids),
                     )
                 )
             else:
                 out.append(
-                    Issue(
+                    finding(
                         f"sample_multiple_{mode}_assignments",
-                        "error",
                         f"{len(multi)} sample(s) have more than one {rel.target.value.lower()} ({rel.name}): "
                         f"{ctx.named(multi)}",
                         tuple(ids),
@@ -501,9 +415,8 @@ def _assignments(ctx: _Context) -> list[Issue]:
         if len(missing):
             what = "timepoint" if mode == "time" else mode
             out.append(
-                Issue(
+                finding(
                     f"sample_missing_{mode}_assignment",
-                    "warning",
                     f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
                     f"{mode} grouping keeps them as singletons: {ctx.named(missing)}",
                     ctx.ids(missing),
@@ -517,7 +430,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
 def _time_order(ctx: _Context) -> list[Issue]:
     """timepoint_precedes: no self-loop, no cycle, no edge against time_index."""
     return [
-        Issue(code, "error", message, tuple(f"timepoint:{k}" for k in ids))
+        finding(code, message, tuple(f"timepoint:{k}" for k in ids))
         for code, message, ids in time_order_problems(ctx.graph)
     ]
 
@@ -544,9 +457,8 @@ def _featureset_scope_values(ctx: _Context) -> list[Issue]:
         return []
     values = describe_ids(pd.unique(scopes[bad].astype(str)).tolist(), 3)
     return [
-        Issue(
+        finding(
             "invalid_featureset_derivation_scope",
-            "warning",
             f"{int(bad.sum())} feature set(s) have a derivation_scope ({values}) that is not "
             f"{', '.join(DERIVATION_SCOPES[:-1])} or {DERIVATION_SCOPES[-1]}: {ctx.named(positions[bad])}",
             ctx.ids(positions[bad]),
@@ -565,9 +477,8 @@ def _dropped_pairs(ctx: _Context) -> list[Issue]:
             n_ids = int(step.get("unknown_id_count", len(ids)))
             what = step.get("dropped_what", "pairs")
             out.append(
-                Issue(
+                finding(
                     "pairs_with_unknown_ids_dropped",
-                    "advisory",
                     f"{step.get('step')} dropped {dropped} {what} naming {n_ids} id(s) not in the graph "
                     f"(unknown='ignore'): {describe_ids(ids, total=n_ids)}",
                     ids=tuple(ids),
@@ -586,9 +497,8 @@ def _formula_like_ids(ctx: _Context) -> list[Issue]:
         return []
     shown = ctx.graph.key_array.take(pa.array(hits[:5])).to_pylist()
     return [
-        Issue(
+        finding(
             "formula_like_ids",
-            "advisory",
             f"{len(hits)} id(s) begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a "
             f"formula: {describe_ids([repr(k) for k in shown], total=len(hits))}; exports keep ids exact "
             "(export --excel-safe writes a CSV meant for spreadsheets)",
@@ -608,9 +518,8 @@ def _no_grouping(ctx: _Context) -> list[Issue]:
         if message:
             columns = list(step["no_grouping_column"].get("id_like_columns", []))
             out.append(
-                Issue(
+                finding(
                     "no_grouping_column",
-                    "warning",
                     message,
                     count=ctx.graph.count(NodeType.SAMPLE),
                     details={"id_like_columns": columns},
@@ -628,9 +537,8 @@ def _kinship_above_half(ctx: _Context) -> list[Issue]:
         if n:
             ids = [f"subject:{i}" for i in step.get("above_half_ids", [])]
             out.append(
-                Issue(
+                finding(
                     "kinship_above_half",
-                    "warning",
                     f"{step.get('step')} read {n} pair(s) with kinship above 0.5 (GRM above 1) from a GCTA GRM, "
                     f"e.g. {describe_ids(step.get('above_half_pairs', []), 3)}: expected only for inbred "
                     "duplicates or twins",
@@ -655,9 +563,8 @@ def _repeated_subjects(ctx: _Context) -> list[Issue]:
     if not len(repeated):
         return []
     return [
-        Issue(
+        finding(
             "repeated_subject_samples",
-            "advisory",
             f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
             f"{ctx.named(repeated)}",
             ctx.ids(repeated),
@@ -682,9 +589,8 @@ def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[
         return []
     one = what[:-3] + "y" if what.endswith("ies") else what[:-1]
     return [
-        Issue(
+        finding(
             code,
-            "warning",
             f"{len(spanning)} subject(s) have samples in several {what}; a {one} hold-out would leak them: "
             f"{ctx.named(spanning)}",
             ctx.ids(spanning),
@@ -709,9 +615,8 @@ def _shared_featuresets(ctx: _Context) -> list[Issue]:
     if not len(shared):
         return []
     return [
-        Issue(
+        finding(
             "shared_featureset_provenance",
-            "advisory",
             f"{len(shared)} feature set(s) are shared by several samples: {ctx.named(shared)}",
             ctx.ids(shared),
         )
@@ -727,9 +632,8 @@ def _per_dataset_featuresets(ctx: _Context) -> list[Issue]:
     if not per_dataset.any():
         return []
     return [
-        Issue(
+        finding(
             "per_dataset_featureset",
-            "advisory",
             f"{int(per_dataset.sum())} feature set(s) were derived over the whole dataset (derivation_scope "
             f"per_dataset); derive them within each training split: {ctx.named(positions[per_dataset])}",
             ctx.ids(positions[per_dataset]),
@@ -748,9 +652,8 @@ def _heavy_batches(ctx: _Context) -> list[Issue]:
     if not len(heavy):
         return []
     return [
-        Issue(
+        finding(
             "heavy_batch_reuse",
-            "advisory",
             f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {ctx.named(heavy)}",
             ctx.ids(heavy),
         )
@@ -766,9 +669,8 @@ def _time_ordering_missing(ctx: _Context) -> list[Issue]:
     if "time_index" in g.attributes.columns and g.attributes["time_index"].iloc[start:stop].notna().any():
         return []
     return [
-        Issue(
+        finding(
             "missing_time_ordering",
-            "warning",
             "samples are linked to timepoints but no time_index or timepoint_precedes orders them",
         )
     ]
@@ -782,9 +684,8 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
         return []
     subjects = present(np.concatenate([src, dst]), ctx.graph.n_nodes)
     return [
-        Issue(
+        finding(
             "related_subjects",
-            "warning",
             f"{len(src)} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
             f"use relatedness mode: {ctx.named(subjects)}",
             ctx.ids(subjects),
@@ -810,20 +711,14 @@ def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
         return []
     samples = present(np.concatenate([src[across], dst[across]]), ctx.graph.n_nodes)
     return [
-        Issue(
+        finding(
             "duplicates_across_subjects",
-            "warning",
             f"{int(across.sum())} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
             f"would split them, use duplicate or composite mode: {ctx.named(samples)}",
             ctx.ids(samples),
             details={"pairs": int(across.sum())},
         )
     ]
-
-
-#: Modes whose relations are dependencies between samples (a subject's samples, related subjects, spatial
-#: neighbours, duplicates) rather than blocks: the default composite checked by validation combines these.
-DEPENDENCY_MODES: tuple[str, ...] = ("subject", "relatedness", "spatial", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -869,34 +764,12 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
         except DepgraphError:
             continue  # the reason (ambiguity, time order, nothing to combine) is reported by its own rule
         label, covers = check.label, check.covers()
-        largest = int(sizes.max())
-        if len(sizes) == 1:
-            out.append(
-                Issue(
-                    "single_group",
-                    "warning",
-                    f"mode {label}{covers} puts all {n} samples in one group: no split is possible",
-                    count=1,
-                    details=check.details(),
-                )
-            )
-        elif dominates(sizes):
-            runner_up = int(np.partition(sizes, -2)[-2])
-            out.append(
-                Issue(
-                    "dominant_group",
-                    "warning",
-                    f"mode {label}{covers}: one group holds {largest} of {n} samples ({largest / n:.0%}), the next "
-                    f"largest {runner_up}; any split will be lopsided",
-                    count=1,
-                    details={**check.details(), "largest_group_size": largest},
-                )
-            )
+        collapse = collapse_finding(n, len(sizes), int(sizes.max()), sizes, f"{label}{covers}", details=check.details())
+        out += [collapse] if collapse is not None else []
         if ctx.n_folds is not None and len(sizes) < ctx.n_folds:
             out.append(
-                Issue(
+                finding(
                     "too_few_groups",
-                    "warning",
                     f"mode {label}{covers} leaves {len(sizes)} group(s), fewer than {ctx.n_folds} folds",
                     count=1,
                     details={**check.details(), "n_groups": len(sizes), "n_folds": ctx.n_folds},
