@@ -124,7 +124,7 @@ def test_a_missing_extra_says_which_extra_to_install(extra: str, module: str, li
             "import sys",
             f"sys.modules[{module!r}] = None",
             "import depgraph",
-            "depgraph.from_metadata, depgraph.SplitSpec, depgraph.assign_folds, depgraph.audit.exposure",
+            "depgraph.from_metadata, depgraph.SplitSpec, depgraph.assign_folds, depgraph.exposure",
             *(
                 f"try:\n    from depgraph import {name}\nexcept ImportError as exc:\n"
                 "    print(type(exc).__name__, exc.name, exc)"
