@@ -15,6 +15,7 @@ import typer.core
 import typer.main
 
 from depgraph.cli.main import app, main
+from depgraph.folds.parameters import PARAMETERS
 
 WORKTREE = Path(__file__).resolve().parents[1]
 #: The version as the package file declares it (pyproject reads it from there), read as text.
@@ -198,6 +199,26 @@ def test_scheme_names_with_a_hyphen_or_an_underscore(files, capsys, option, spel
     assert all(w == written[0] for w in written)
     code, _, err = run(capsys, "folds", files["spec"], "--scheme", "group kfold", "-k", "2", "-o", files["dir"] / "x")
     assert code == 2 and "'group kfold'" in err
+    assert json.loads((files["dir"] / "folds2.json").read_text())["folds"]["scheme"] == "group-kfold"  # stored lower
+
+
+def test_folds_options_are_the_schemes_declared_parameters(capsys, monkeypatch):
+    """Every scheme parameter is one ``folds`` option, spelt, described and defaulted as its declaration says."""
+    command = COMMAND.commands["folds"]
+    options = {p.name: p for p in command.params if p.param_type_name == "option"}
+    text = " ".join(help_text(capsys, monkeypatch, "folds").split())
+    for parameter in PARAMETERS:
+        option = options[parameter.name]
+        assert parameter.flags[0].split("/")[0] in option.opts
+        assert parameter.help in text
+    assert options["n_splits"].default == 5 and options["stratify"].default == "stratum"
+
+
+def test_folds_takes_the_old_spelling_of_the_fold_count_with_a_warning(files, capsys):
+    target = files["dir"] / "old-k.json"
+    code, _, err = run(capsys, "folds", files["spec"], "--scheme", "group-kfold", "--folds", "2", "-o", target)
+    assert code == 0 and err == deprecation("--folds", "-k/--n-splits")
+    assert json.loads(target.read_text())["folds"]["parameters"]["n_splits"] == 2
 
 
 def test_import_from_symmetric_with_export_to(files, capsys):
