@@ -15,6 +15,7 @@ from depgraph.folds.schemes import (
     SCHEMES,
     BalancedHoldout,
     GroupedKFold,
+    HashFolds,
     LeaveOneBlockOut,
     TimeOrdered,
     _water_fill,
@@ -301,6 +302,10 @@ def test_the_old_name_of_the_fold_count_is_refused_with_the_new_one():
     with pytest.raises(DepgraphError) as err:
         assign_folds(make_spec(frame), "group-kfold", n_folds=2)
     assert err.value.code == "invalid_argument" and "n_folds is now n_splits" in err.value.message
+    for cls in (GroupedKFold, HashFolds, TimeOrdered):
+        with pytest.raises(DepgraphError, match="n_folds is now n_splits"):
+            cls(n_folds=2)
+    assert GroupedKFold(3, seed=2) == GroupedKFold(n_splits=3, seed=2)  # positional and keyword alike
 
 
 @pytest.mark.parametrize("spelling", ["Group-KFold", "GROUP_KFOLD", " group_kfold ", "group-kfold"])

@@ -266,6 +266,11 @@ class FoldScheme(ABC):
     #: What a group reaching across every split spans, as the refusal of an empty side says it.
     reach: ClassVar[str] = "cohort"
 
+    def __new__(cls, *args: Any, **parameters: Any) -> FoldScheme:
+        # a parameter renamed since 0.1 is refused with its new name, not Python's bare "unexpected keyword argument"
+        refuse_parameters(cls, [name for name in parameters if name in RENAMED])
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         for name, parameter in self.parameters_declared().items():
             if parameter.check is not None:
