@@ -41,7 +41,7 @@ import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -293,7 +293,7 @@ class FoldScheme(ABC):
     def parameters(self) -> dict[str, Any]:
         """The parameters the plan records (those declared ``recorded``)."""
         recorded = {name for name, parameter in self.parameters_declared().items() if parameter.recorded}
-        return {k: v for k, v in asdict(self).items() if k in recorded}
+        return {name: getattr(self, name) for name in self.parameter_names() if name in recorded}
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         splits = self.splits(spec)
