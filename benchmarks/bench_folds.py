@@ -81,7 +81,7 @@ def compare_stratified(n_cohorts: int, k: int = 5) -> dict:
     ours, theirs = [], []
     for seed in range(n_cohorts):
         frame = grouped_cohort(seed)
-        plan = StratifiedGroupedKFold(n_folds=k, seed=seed).plan(_spec(frame))
+        plan = StratifiedGroupedKFold(n_splits=k, seed=seed).plan(_spec(frame))
         fold = np.full(len(frame), -1)
         for split in plan.splits:
             fold[split.test] = split.fold

@@ -94,7 +94,7 @@ def measure(n: int, workdir: Path) -> dict:
     related = timed("derive relatedness", lambda: derive(graph, "relatedness"))
     timed("derive composite strict", lambda: derive(spatial, "composite", via=["relatedness", "spatial"]))
     spec = timed("build spec", lambda: SplitSpec.from_partition(related, graph))
-    with_folds = timed("assign folds", lambda: assign_folds(spec, "group-kfold", n_folds=5))
+    with_folds = timed("assign folds", lambda: assign_folds(spec, "group-kfold", n_splits=5))
     timed("write spec", lambda: write_spec(with_folds, workdir / "spec.json"))
     timed("read spec", lambda: read_spec(workdir / "spec.json"))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -633,7 +633,7 @@ def study_files(tmp_path: Path, meta_csv: Path, graph_json: Path) -> dict[str, P
     graph = read_graph(graph_json)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
     write_spec(spec, tmp_path / "spec.json")
-    write_spec(assign_folds(spec, "group-kfold", n_folds=3), tmp_path / "folds.json")
+    write_spec(assign_folds(spec, "group-kfold", n_splits=3), tmp_path / "folds.json")
     write_splitgraph_spec(spec, tmp_path / "splitgraph.json")
     write(tmp_path / "kin.csv", "id1,id2,kinship\nP1,P2,0.25\n")
     write(tmp_path / "samples.txt", "S1\nS2\n")
@@ -1524,7 +1524,7 @@ def _report_spec(root: Path) -> dict:
     )
     g = from_metadata(meta)
     spec = SplitSpec.from_partition(derive(g, "subject"), g, attributes=["sex"])
-    return assign_folds(spec, "stratified-group-kfold", n_folds=2, stratify="sex").to_json_dict()
+    return assign_folds(spec, "stratified-group-kfold", n_splits=2, stratify="sex").to_json_dict()
 
 
 def _set(path: tuple, value: object):
@@ -1763,8 +1763,8 @@ FOLD_OPTION_CASES = [
     pytest.param("time", ["--repeats", "2"], {"n_repeats": 2}, ["--repeats", "--scheme time"], id="repeats-with-time"),
     pytest.param("balanced-holdout", ["--repeats", "2"], {"n_repeats": 2}, ["--repeats", "--scheme balanced-holdout"],
                  id="repeats-with-balanced-holdout"),
-    pytest.param("holdout", ["-k", "3"], {"n_folds": 3}, ["-k/--folds", "--scheme holdout"], id="k-with-holdout"),
-    pytest.param("logo", ["--folds", "3"], {"n_folds": 3}, ["-k/--folds", "--scheme logo"], id="folds-with-logo"),
+    pytest.param("holdout", ["-k", "3"], {"n_splits": 3}, ["-k/--n-splits", "--scheme holdout"], id="k-with-holdout"),
+    pytest.param("logo", ["--folds", "3"], {"n_splits": 3}, ["-k/--n-splits", "--scheme logo"], id="folds-with-logo"),
 ]  # fmt: skip
 
 
@@ -2763,7 +2763,7 @@ def spec_doc(tmp_path: Path) -> dict:
     """A sound spec document: 12 samples S01..S12 in 6 subjects (P1 has 3, P4 1), 3 folds, a carried attribute."""
     graph = _document_cohort(tmp_path)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
-    doc = assign_folds(spec, "group-kfold", n_folds=3).to_json_dict()
+    doc = assign_folds(spec, "group-kfold", n_splits=3).to_json_dict()
     assert documents.problems(doc) == []
     return doc
 
@@ -3213,7 +3213,7 @@ def _speccv_cases() -> list:
     spec = assign_folds(
         SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"),
         "group-kfold",
-        n_folds=3,
+        n_splits=3,
     )
     X = pd.DataFrame({"sample_id": frame["sample_id"], "x": range(6)})
     subjects = [f"P{i // 2}" for i in range(6)]
@@ -3394,7 +3394,7 @@ def api_spec(tmp_path: Path) -> SplitSpec:
     """12 samples S01..S12 in 6 subjects, a carried attribute, 3 folds."""
     graph = _document_cohort(tmp_path)
     return assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"]), "group-kfold",
-                        n_folds=3)  # fmt: skip
+                        n_splits=3)  # fmt: skip
 
 
 def _frame(**columns: Any) -> pd.DataFrame:
@@ -3556,7 +3556,7 @@ def api(tmp_path: Path) -> dict[str, Any]:
     graph = _document_cohort(tmp_path)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
     ids = spec.sample_ids.tolist()
-    return {"graph": graph, "spec": spec, "folded": assign_folds(spec, "group-kfold", n_folds=3), "ids": ids}
+    return {"graph": graph, "spec": spec, "folded": assign_folds(spec, "group-kfold", n_splits=3), "ids": ids}
 
 
 def _pairs(**columns: Any) -> pd.DataFrame:
@@ -3624,7 +3624,7 @@ API_CASES = [
     ("validate(spec)", lambda a: validate(a["spec"]), "invalid_argument", ["validate: the graph must be a StudyGraph"]),
     ("validate(levels='structural')", lambda a: validate(a["graph"], levels="structural"), "invalid_argument",
      ["levels takes a list of names"]),
-    ("validate(n_folds=2.5)", lambda a: validate(a["graph"], n_folds=2.5), "invalid_argument", ["n_folds", "2.5"]),
+    ("validate(n_splits=2.5)", lambda a: validate(a["graph"], n_splits=2.5), "invalid_argument", ["n_splits", "2.5"]),
     ("derive(None)", lambda a: derive(None, "subject"), "invalid_argument", ["derive: the graph must be"]),
     ("derive(allow_unlinked='no')", lambda a: derive(a["graph"], "spatial", allow_unlinked="no"), "invalid_argument",
      ["allow_unlinked must be True or False", "'no'"]),
@@ -3645,15 +3645,15 @@ API_CASES = [
     ("assign_folds(graph)", lambda a: assign_folds(a["graph"], "group-kfold"), "invalid_argument", ["StudyGraph"]),
     ("assign_folds(scheme=None)", lambda a: assign_folds(a["spec"], None), "invalid_argument",
      ["scheme must be a scheme name"]),
-    ("n_repeats=True", lambda a: assign_folds(a["spec"], "group-kfold", n_folds=2, n_repeats=True), "invalid_argument",
+    ("n_repeats=True", lambda a: assign_folds(a["spec"], "group-kfold", n_splits=2, n_repeats=True), "invalid_argument",
      ["repeats must be a positive integer", "True"]),
-    ("GroupedKFold(n_folds=True)", lambda a: assign_folds(a["spec"], GroupedKFold(n_folds=True)), "invalid_argument",
+    ("GroupedKFold(n_splits=True)", lambda a: assign_folds(a["spec"], GroupedKFold(n_splits=True)), "invalid_argument",
      ["number of folds", "True"]),
-    ("stratify=['sex']", lambda a: assign_folds(a["spec"], "stratified-group-kfold", n_folds=2, stratify=["sex"]),
+    ("stratify=['sex']", lambda a: assign_folds(a["spec"], "stratified-group-kfold", n_splits=2, stratify=["sex"]),
      "invalid_argument", ["stratify takes one column name"]),
     ("logo by=None", lambda a: assign_folds(a["spec"], "logo", by=None), "invalid_argument", ["takes one column name"]),
-    ("hash salt=b'x'", lambda a: HashFolds(n_folds=2, salt=b"x"), "invalid_argument", ["salt must be text", "bytes"]),
-    ("hash salt=None", lambda a: assign_folds(a["spec"], "hash", n_folds=2, salt=None), "invalid_argument",
+    ("hash salt=b'x'", lambda a: HashFolds(n_splits=2, salt=b"x"), "invalid_argument", ["salt must be text", "bytes"]),
+    ("hash salt=None", lambda a: assign_folds(a["spec"], "hash", n_splits=2, salt=None), "invalid_argument",
      ["salt must be text"]),
     ("balance='sex'", lambda a: assign_folds(a["spec"], "balanced-holdout", balance="sex"), "invalid_argument",
      ["balance takes a list of names", "['sex']"]),
@@ -4159,7 +4159,7 @@ CLI_LINE_CASES = [
     ("mode-twice", ["derive", "{graph}", "--mode", "subject", "-o", "{out}/s.json", "--mode", "batch"],
      "invalid_argument", ["--mode is given more than once"]),
     ("folds-twice", ["folds", "{spec}", "--scheme", "group-kfold", "-k", "2", "--folds", "3", "-o", "{out}/f.json"],
-     "invalid_argument", ["-k/--folds is given more than once"]),
+     "invalid_argument", ["-k/--n-splits is given more than once"]),
     ("flag-twice", ["validate", "{spec}", "--json", "--json"], "invalid_argument", ["--json is given more than once"]),
     ("flag-and-its-negation", ["build", "{meta}", "--allow-multi-subject-samples", "--no-allow-multi-subject-samples",
      "-o", "{out}/g.json"], "invalid_argument", ["--allow-multi-subject-samples/--no-allow-multi-subject-samples is"]),

@@ -15,6 +15,7 @@ import typer.core
 import typer.main
 
 from depgraph.cli.main import app, main
+from depgraph.folds.parameters import PARAMETERS
 
 WORKTREE = Path(__file__).resolve().parents[1]
 #: The version as the package file declares it (pyproject reads it from there), read as text.
@@ -84,14 +85,14 @@ def test_help_at_80_columns(capsys, monkeypatch, name):
     assert [line for line in text.splitlines() if len(line) > 80] == []
     assert not re.search(r"<\w[\w\[\], ]*>|…", text), "a Python type or a cut name in the help"
     for spelling in spellings(command):
-        if spelling in ("--ids-column", "--n-folds"):  # deprecated: they work, the help does not offer them
+        if spelling in ("--ids-column", "--n-folds", "--folds"):  # deprecated: they work, the help does not offer them
             assert spelling not in text
             continue
         assert re.search(rf"(?<![\w-]){re.escape(spelling)}(?![\w-])", text), f"{spelling} is not whole"
     for param in command.params:
         if param.param_type_name == "option" and not param.is_flag and param.name != "help":
             # the metavar follows the name: upper-case words (FILE, N, CANONICAL=COL) or the choices (error|ignore)
-            longest = max((o for o in param.opts if o not in ("--ids-column", "--n-folds")), key=len)
+            longest = max((o for o in param.opts if o not in ("--ids-column", "--n-folds", "--folds")), key=len)
             metavar = re.search(rf"^  (?:-\w, )?{re.escape(longest)} (\S+)", text, re.M).group(1)
             assert metavar.split("=")[0].split(".")[0].isupper() or "|" in metavar, metavar
         if param.param_type_name == "argument":
@@ -161,14 +162,15 @@ def test_audit_id_column_and_its_old_spelling(files, capsys):
 
 def test_validate_folds_and_its_old_spelling(files, capsys):
     runs = {spelling: run(capsys, "validate", files["graph"], "--json", spelling, "50") for spelling in
-            ("-k", "--folds", "--n-folds")}  # fmt: skip
+            ("-k", "--n-splits", "--folds", "--n-folds")}  # fmt: skip
     assert {r[1] for r in runs.values()} == {runs["-k"][1]} and all(r[0] == 0 for r in runs.values())
     assert runs["-k"][1] != run(capsys, "validate", files["graph"], "--json")[1]  # 50 folds: modes flagged
-    assert (runs["-k"][2], runs["--folds"][2]) == ("", "")
-    assert runs["--n-folds"][2] == deprecation("--n-folds", "-k/--folds")
+    assert (runs["-k"][2], runs["--n-splits"][2]) == ("", "")
+    assert runs["--n-folds"][2] == deprecation("--n-folds", "-k/--n-splits")
+    assert runs["--folds"][2] == deprecation("--folds", "-k/--n-splits")
     # the deprecated spelling still counts as the option: refused on a spec by the name the user typed
     code, _, err = run(capsys, "validate", files["spec"], "--n-folds", "5")
-    assert code == 2 and err.startswith("depgraph: invalid_argument: -k/--folds/--n-folds does not apply")
+    assert code == 2 and err.startswith("depgraph: invalid_argument: -k/--n-splits/--folds/--n-folds does not apply")
     code, _, err = run(capsys, "validate", files["graph"], "-k", "5", "--n-folds", "4")
     assert code == 2 and "is given more than once" in err and err.count("\n") == 1
 
@@ -197,6 +199,26 @@ def test_scheme_names_with_a_hyphen_or_an_underscore(files, capsys, option, spel
     assert all(w == written[0] for w in written)
     code, _, err = run(capsys, "folds", files["spec"], "--scheme", "group kfold", "-k", "2", "-o", files["dir"] / "x")
     assert code == 2 and "'group kfold'" in err
+    assert json.loads((files["dir"] / "folds2.json").read_text())["folds"]["scheme"] == "group-kfold"  # stored lower
+
+
+def test_folds_options_are_the_schemes_declared_parameters(capsys, monkeypatch):
+    """Every scheme parameter is one ``folds`` option, spelt, described and defaulted as its declaration says."""
+    command = COMMAND.commands["folds"]
+    options = {p.name: p for p in command.params if p.param_type_name == "option"}
+    text = " ".join(help_text(capsys, monkeypatch, "folds").split())
+    for parameter in PARAMETERS:
+        option = options[parameter.name]
+        assert parameter.flags[0].split("/")[0] in option.opts
+        assert parameter.help in text
+    assert options["n_splits"].default == 5 and options["stratify"].default == "stratum"
+
+
+def test_folds_takes_the_old_spelling_of_the_fold_count_with_a_warning(files, capsys):
+    target = files["dir"] / "old-k.json"
+    code, _, err = run(capsys, "folds", files["spec"], "--scheme", "group-kfold", "--folds", "2", "-o", target)
+    assert code == 0 and err == deprecation("--folds", "-k/--n-splits")
+    assert json.loads(target.read_text())["folds"]["parameters"]["n_splits"] == 2
 
 
 def test_import_from_symmetric_with_export_to(files, capsys):
@@ -253,14 +275,14 @@ MESSAGE_CASES = [
     ("audit-no-id-column", ["audit", "{graph}", "feat.csv"], "schema",
      "features have no 'sample_id' column; name the id column with --id-column"),
     ("validate-one-fold", ["validate", "{graph}", "-k", "1"], "invalid_argument",
-     "-k/--folds must be an integer of at least 2, not 1"),
+     "-k/--n-splits must be an integer of at least 2, not 1"),
     ("stratify-not-in-spec", ["folds", "{spec}", "--scheme", "stratified-group-kfold", "--stratify", "nope", "-o",
      "f.json"], "invalid_argument", "--stratify column 'nope' is not in the spec"),
 ]  # fmt: skip
 #: Python keyword arguments a CLI user never sees.
-PYTHON_SPELLINGS = re.compile(r"(?<![-\w])(columns|id_template|unknown|samples|strategy|via|min_groups|n_folds|"
-                              r"allow_unlinked|allow_single_group|ids_column|stratify|encoding)=|"
-                              r"ids_column")  # fmt: skip
+PYTHON_SPELLINGS = re.compile(r"(?<![-\w])(columns|id_template|unknown|samples|strategy|via|min_groups|n_splits|"
+                              r"allow_unlinked|allow_single_group|id_column|stratify|encoding)=|"
+                              r"id_column")  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [pytest.param(*c[1:], id=c[0]) for c in MESSAGE_CASES])

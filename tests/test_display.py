@@ -27,11 +27,11 @@ def big() -> dict:
     meta = pd.DataFrame({"sample_id": sample_ids, "subject_id": subjects, "batch_id": batches})
     graph = depgraph.from_metadata(meta)
     partition = depgraph.derive(graph, "subject")
-    spec = depgraph.assign_folds(depgraph.SplitSpec.from_partition(partition, graph), "group-kfold", n_folds=5)
+    spec = depgraph.assign_folds(depgraph.SplitSpec.from_partition(partition, graph), "group-kfold", n_splits=5)
     return {
         "meta": meta,
         "graph": graph,
-        "report": depgraph.validate(graph, n_folds=5),
+        "report": depgraph.validate(graph, n_splits=5),
         "partition": partition,
         "spec": spec,
         "exposure": depgraph.exposure(graph, spec),
@@ -75,7 +75,7 @@ def test_validation_report_lists_each_finding_with_its_count_and_first_ids(big: 
 
 def test_a_finding_about_no_ids_shows_its_message() -> None:
     graph = depgraph.from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B", "B"]}))
-    report = depgraph.validate(graph, n_folds=2, modes=["batch"])
+    report = depgraph.validate(graph, n_splits=2, modes=["batch"])
     single = next(i for i in report.issues if i.code == "single_group")
     assert single.ids == () and re.search(rf"single_group\s+1 {re.escape(single.message)}", repr(report))
 

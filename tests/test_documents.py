@@ -202,7 +202,7 @@ def test_with_folds_refuses_a_straddling_group_and_an_empty_test():
 
 def test_pseudonymised_rows_are_in_pseudonym_order_and_keep_their_folds(family_meta):
     g = from_metadata(family_meta)
-    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=3)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_splits=3)
     hidden = pseudonymize(spec, KEY)
     assert hidden.sample_ids.tolist() == sorted(hidden.sample_ids.tolist())
     raw_of = {hmac.new(KEY.encode(), i.encode(), hashlib.sha256).hexdigest()[:32]: i for i in spec.sample_ids}

@@ -131,7 +131,7 @@ def test_an_external_assignment_is_judged_split_by_split():
 
 def test_spec_folds_are_used_when_no_assignment_is_given():
     g = _study()
-    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=2, seed=1)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_splits=2, seed=1)
     report = exposure(g, spec)
     assert len(_row(report, "subject_related_to")["crossing_by_split"]) == 2
     assert _row(report, "sample_belongs_to_subject")["crossing"] == 0
@@ -271,7 +271,7 @@ def _related_pairs_crossing(spec: SplitSpec) -> int:
 
 def test_a_subject_grouping_with_related_subjects_across_folds_is_not_nothing_crosses(tmp_path, capsys):
     g = _related_cohort()
-    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=4, seed=1)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_splits=4, seed=1)
     report = exposure(g, spec)
     crossing = _related_pairs_crossing(spec)
     assert crossing > 0  # the case: subjects whole, siblings on both sides
@@ -281,7 +281,7 @@ def test_a_subject_grouping_with_related_subjects_across_folds_is_not_nothing_cr
     assert report.verdict().startswith(f"dependencies cross a split: subject_related_to ({crossing}, not followed)")
     assert report.to_dict()["nothing_crosses"] is False
     # relatedness grouping keeps the families whole: now nothing crosses, batches still do (blocks)
-    kept = assign_folds(SplitSpec.from_partition(derive(g, "relatedness"), g), "group-kfold", n_folds=4, seed=1)
+    kept = assign_folds(SplitSpec.from_partition(derive(g, "relatedness"), g), "group-kfold", n_splits=4, seed=1)
     report = exposure(g, kept)
     assert report.nothing_crosses and report.leaking_relations() == []
     assert report.crossing_relations() == ["sample_processed_in_batch"]

@@ -15,6 +15,7 @@ from depgraph.folds.schemes import (
     SCHEMES,
     BalancedHoldout,
     GroupedKFold,
+    HashFolds,
     LeaveOneBlockOut,
     TimeOrdered,
     _water_fill,
@@ -51,13 +52,13 @@ def cohorts(draw, min_groups: int = 6):
 
 
 SCHEME_CASES = [
-    ("group-kfold", {"n_folds": 3, "n_repeats": 2, "seed": 5}),
-    ("stratified-group-kfold", {"n_folds": 3, "seed": 2}),
+    ("group-kfold", {"n_splits": 3, "n_repeats": 2, "seed": 5}),
+    ("stratified-group-kfold", {"n_splits": 3, "seed": 2}),
     ("holdout", {"test_fraction": 0.3, "n_repeats": 2}),
     ("logo", {"by": "study_group"}),
     ("time", {"n_splits": 2, "gap": 1}),
     ("time", {"n_splits": 2, "gap": 0, "embargo": 1, "train_after": True}),
-    ("hash", {"n_folds": 3, "salt": "s"}),
+    ("hash", {"n_splits": 3, "salt": "s"}),
     ("balanced-holdout", {"test_fraction": 0.25, "balance": ("stratum", "site_group")}),
 ]
 
@@ -137,12 +138,12 @@ def test_water_filling_equals_placing_items_one_by_one(load, step, m, seed):
 
 def test_group_kfold_balances_sizes_and_repeats_differ():
     frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(60)], "group_id": [f"G{i // 3}" for i in range(60)]})
-    spec = assign_folds(make_spec(frame), GroupedKFold(n_folds=4, n_repeats=2, seed=1))
+    spec = assign_folds(make_spec(frame), GroupedKFold(n_splits=4, n_repeats=2, seed=1))
     assert [s.n_test for s in spec.folds.splits] == [15] * 8
     first = spec.folds.role_matrix(60)[:4]
     second = spec.folds.role_matrix(60)[4:]
     assert not np.array_equal(first, second)
-    assert spec.folds.parameters == {"n_folds": 4, "n_repeats": 2} and spec.folds.seed == 1
+    assert spec.folds.parameters == {"n_splits": 4, "n_repeats": 2} and spec.folds.seed == 1
     assert spec.folds.balance["sizes"]["test_size_spread"] == 0.0
 
 
@@ -151,7 +152,7 @@ def test_stratified_folds_keep_the_case_share():
     rows = [(f"S{g}-{i}", f"G{g}", "case" if rng.random() < 0.2 else "control") for g in range(200)
             for i in range(int(rng.integers(1, 4)))]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["sample_id", "group_id", "stratum"])
-    spec = assign_folds(make_spec(frame), "stratified-group-kfold", n_folds=5, seed=0)
+    spec = assign_folds(make_spec(frame), "stratified-group-kfold", n_splits=5, seed=0)
     balance = spec.folds.balance["columns"]["stratum"]
     assert balance["categories"] == ["case", "control"]
     assert balance["worst_proportion_deviation"] < 0.02
@@ -207,7 +208,7 @@ def test_time_ties_stay_together_and_unranked_samples_are_excluded():
 def test_hash_folds_follow_the_documented_encoding():
     assert hash_fold("salt", "subject:P1", 7) == int(hashlib.sha256(b"saltsubject:P1").hexdigest(), 16) % 7
     frame = pd.DataFrame({"sample_id": ["x1", "x2", "y1"], "group_id": ["X", "X", "Y"]})
-    spec = assign_folds(make_spec(frame), "hash", n_folds=2, salt="consortium")
+    spec = assign_folds(make_spec(frame), "hash", n_splits=2, salt="consortium")
     fold_of = {s.fold: set(spec.sample_ids[s.test]) for s in spec.folds.splits}
     assert {"x1", "x2"} <= fold_of[hash_fold("consortium", "X", 2)]
     assert spec.folds.parameters["salt_fingerprint"] and "salt" not in spec.folds.parameters
@@ -238,9 +239,9 @@ def test_balanced_holdout_beats_nothing_and_keeps_prior_sides():
 @pytest.mark.parametrize(
     "name,params,code",
     [
-        ("group-kfold", {"n_folds": 9}, "too_few_groups"),
-        ("group-kfold", {"n_folds": 1}, "invalid_argument"),
-        ("stratified-group-kfold", {"n_folds": 3, "stratify": "diagnosis"}, "invalid_argument"),
+        ("group-kfold", {"n_splits": 9}, "too_few_groups"),
+        ("group-kfold", {"n_splits": 1}, "invalid_argument"),
+        ("stratified-group-kfold", {"n_splits": 3, "stratify": "diagnosis"}, "invalid_argument"),
         ("holdout", {"test_fraction": 1.2}, "invalid_argument"),
         ("logo", {"by": "country"}, "invalid_argument"),
         ("time", {"n_splits": 2}, "invalid_argument"),
@@ -265,16 +266,16 @@ def test_every_scheme_is_registered():
 # --------------------------------------------------------------------------- what each scheme takes
 #: Each scheme's parameters, written out here (not read from the classes): what docs/folds.md promises.
 TAKES = {
-    "group-kfold": {"n_folds", "n_repeats", "seed"},
-    "stratified-group-kfold": {"n_folds", "n_repeats", "seed", "stratify"},
+    "group-kfold": {"n_splits", "n_repeats", "seed"},
+    "stratified-group-kfold": {"n_splits", "n_repeats", "seed", "stratify"},
     "holdout": {"test_fraction", "n_repeats", "seed"},
     "logo": {"by"},
     "time": {"n_splits", "gap", "embargo", "train_after"},
-    "hash": {"n_folds", "salt"},
+    "hash": {"n_splits", "salt"},
     "balanced-holdout": {"test_fraction", "balance", "seed", "prior"},
 }
-SAMPLE_VALUES = {"n_folds": 2, "n_repeats": 1, "seed": 0, "stratify": "stratum", "test_fraction": 0.5,
-                 "by": "stratum", "n_splits": 1, "gap": 0, "embargo": 0, "train_after": False, "salt": "s",
+SAMPLE_VALUES = {"n_splits": 2, "n_repeats": 1, "seed": 0, "stratify": "stratum", "test_fraction": 0.5,
+                 "by": "stratum", "gap": 0, "embargo": 0, "train_after": False, "salt": "s",
                  "balance": ("stratum",), "prior": None}  # fmt: skip
 
 
@@ -296,6 +297,41 @@ def test_a_parameter_the_scheme_does_not_take_is_refused_by_name(name, parameter
     assert all(n in err.value.message for n in elsewhere)  # and where it would apply
 
 
+def test_the_old_name_of_the_fold_count_is_refused_with_the_new_one():
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")})
+    with pytest.raises(DepgraphError) as err:
+        assign_folds(make_spec(frame), "group-kfold", n_folds=2)
+    assert err.value.code == "invalid_argument" and "n_folds is now n_splits" in err.value.message
+    for cls in (GroupedKFold, HashFolds, TimeOrdered):
+        with pytest.raises(DepgraphError, match="n_folds is now n_splits"):
+            cls(n_folds=2)
+    assert GroupedKFold(3, seed=2) == GroupedKFold(n_splits=3, seed=2)  # positional and keyword alike
+
+
+@pytest.mark.parametrize("spelling", ["Group-KFold", "GROUP_KFOLD", " group_kfold ", "group-kfold"])
+def test_scheme_names_match_in_any_case_and_are_stored_lower_case(spelling):
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")})
+    plan = assign_folds(make_spec(frame), spelling, n_splits=3).folds
+    assert plan.scheme == "group-kfold"
+    same = assign_folds(make_spec(frame), "group-kfold", n_splits=3).folds
+    assert (plan.role_matrix(6) == same.role_matrix(6)).all() and plan.parameters == same.parameters
+
+
+@pytest.mark.parametrize("spelling", ["GroupKFold", "group kfold", "kfold"])
+def test_an_unknown_scheme_name_is_refused_by_name(spelling):
+    frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")})
+    with pytest.raises(DepgraphError) as err:
+        assign_folds(make_spec(frame), spelling)
+    assert err.value.code == "invalid_argument" and f"unknown fold scheme {spelling!r}" in err.value.message
+
+
+def test_every_parameter_is_declared_with_its_help():
+    for cls in SCHEMES.values():
+        declared = cls.parameters_declared()
+        assert list(declared) == list(cls.parameter_names())
+        assert all(p.help and p.flags and p.name == name for name, p in declared.items())
+
+
 @pytest.mark.parametrize("seed", [-5, -1, 2**32, 2**63, 2**64, 2**64 + 1, 1.0, "7", True, None])
 @pytest.mark.parametrize("name", ["group-kfold", "stratified-group-kfold", "holdout", "balanced-holdout"])
 def test_seeds_are_unsigned_32_bit_integers(name, seed):
@@ -308,7 +344,7 @@ def test_seeds_are_unsigned_32_bit_integers(name, seed):
 @pytest.mark.parametrize("seed", [0, 1, 2**32 - 1, np.uint32(2**32 - 1), np.int64(12)])
 def test_every_32_bit_seed_is_accepted_and_recorded(seed):
     frame = pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")})
-    plan = assign_folds(make_spec(frame), "group-kfold", n_folds=2, seed=seed).folds
+    plan = assign_folds(make_spec(frame), "group-kfold", n_splits=2, seed=seed).folds
     assert plan.seed == int(seed) and type(plan.seed) is int
-    again = assign_folds(make_spec(frame), GroupedKFold(n_folds=2, seed=int(seed))).folds
+    again = assign_folds(make_spec(frame), GroupedKFold(n_splits=2, seed=int(seed))).folds
     assert [s.test.tolist() for s in again.splits] == [s.test.tolist() for s in plan.splits]

@@ -65,7 +65,7 @@ def _bases() -> dict[str, dict[str, Any]]:
     meta = pd.read_csv(io.StringIO(META), dtype=str)
     graph = from_metadata(meta).add_kinship(kinship, 0.1)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
-    with_folds = assign_folds(spec, "group-kfold", n_folds=3)
+    with_folds = assign_folds(spec, "group-kfold", n_splits=3)
     related = assign_folds(SplitSpec.from_partition(derive(graph, "relatedness"), graph), "holdout", test_fraction=0.3)
     hidden = pseudonymize(with_folds, "a fuzzing key that is long enough, 2026")
     bases = {

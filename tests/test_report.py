@@ -79,8 +79,16 @@ def test_the_html_is_self_contained_and_every_image_decodes(page):
 
 def test_the_report_is_byte_identical_across_runs(page, tmp_path):
     again = run_story()
-    write_report(tmp_path / "again.html", again.chapters[-1].spec, again.graph_after)
+    write_report(again.chapters[-1].spec, tmp_path / "again.html", again.graph_after)
     assert (tmp_path / "again.html").read_bytes() == page.encode("utf-8")
+
+
+def test_write_report_takes_the_spec_then_the_path(story, tmp_path):
+    """As write_spec(spec, path) and write_graph(graph, path); the 0.1 order (path, spec) is refused by name."""
+    with pytest.raises(DepgraphError) as err:
+        write_report(tmp_path / "old.html", story.chapters[-1].spec)  # type: ignore[arg-type]
+    assert err.value.code == "invalid_argument" and "write_report(spec, path): the spec must be" in err.value.message
+    assert not (tmp_path / "old.html").exists()
 
 
 def test_leaky_grouping_is_flagged_in_the_report(story, page):
@@ -275,7 +283,7 @@ def _crafted_files(root: Path, text: tuple[str, ...] = PAYLOADS) -> tuple[Path, 
     graph = from_metadata(pd.DataFrame(rows), name=" ".join(text))
     graph = graph.add_duplicates(pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
-    doc = assign_folds(spec, "stratified-group-kfold", n_folds=3, stratify="sex").to_json_dict()
+    doc = assign_folds(spec, "stratified-group-kfold", n_splits=3, stratify="sex").to_json_dict()
     doc["warnings"] = [{"code": "crafted", "severity": "warning", "message": t, "count": 1, "ids": [t]} for t in text]
     doc["folds"]["scheme"] = " ".join(text)
     doc["folds"]["parameters"] = {t: t for t in text}

@@ -187,7 +187,7 @@ def test_build_fills_summary_and_digest():
 def test_fold_positions_must_be_integers(tmp_path, graph, bad):
     from depgraph.folds.schemes import assign_folds
 
-    spec = assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph), "group-kfold", n_folds=3)
+    spec = assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph), "group-kfold", n_splits=3)
     path = tmp_path / "folds.json"
     write_spec(spec, path)
     text = path.read_text()

@@ -102,7 +102,7 @@ def test_related_subjects_and_duplicates_across_subjects(family_meta, family_kin
 
 def test_partition_shape_findings_and_folds(family_meta):
     g = from_metadata(family_meta)
-    report = validate(g, n_folds=4)
+    report = validate(g, n_splits=4)
     shapes = [(i.code, i.details["mode"]) for i in report.issues if i.code in ("single_group", "too_few_groups")]
     # subjects, batches and visits: visits link every baseline and every follow-up sample, so a composite over
     # every mode is one group; that is the design, and it is reported only when asked for
@@ -119,7 +119,7 @@ def test_partition_shape_findings_and_folds(family_meta):
         "sample_processed_in_batch, sample_collected_at_timepoint) puts all 10 samples in one group: no split is "
         "possible"
     )
-    only_subject = validate(g, n_folds=6, modes=["subject"])
+    only_subject = validate(g, n_splits=6, modes=["subject"])
     assert [i.details["mode"] for i in only_subject.issues if i.code == "too_few_groups"] == ["subject"]
 
 
@@ -237,7 +237,7 @@ def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
     ]
     seen = set()
     for g in graphs:
-        for issue in validate(g, n_folds=10).issues + validate(g, modes=["composite"]).issues:
+        for issue in validate(g, n_splits=10).issues + validate(g, modes=["composite"]).issues:
             level, severity, _ = CATALOGUE[issue.code]
             assert (issue.level, issue.severity) == (level, severity), issue.code
             seen.add(issue.code)

@@ -44,7 +44,7 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     >>> from depgraph.folds.schemes import assign_folds
     >>> s = SplitSpec.build(pd.DataFrame({"sample_id": ["a", "b"], "group_id": ["x", "y"]}),
     ...                     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    >>> fold_table(assign_folds(s, "group-kfold", n_folds=2)).to_dict("list")["role"]
+    >>> fold_table(assign_folds(s, "group-kfold", n_splits=2)).to_dict("list")["role"]
     ['test', 'train', 'train', 'test']
     """
     instance(spec, SplitSpec, "fold_table: the spec")

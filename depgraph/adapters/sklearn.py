@@ -24,7 +24,7 @@ fold schemes), so ``cv=StratifiedGroupKFold(5)`` becomes
 >>> from depgraph.folds.schemes import assign_folds
 >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
 ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
->>> spec = assign_folds(spec, "group-kfold", n_folds=3)
+>>> spec = assign_folds(spec, "group-kfold", n_splits=3)
 >>> X = pd.DataFrame({"x": range(6)}, index=list("fedcba"))
 >>> [sorted(X.index[test]) for _, test in SpecCV(spec).split(X)]
 [['e', 'f'], ['a', 'b'], ['c', 'd']]
@@ -282,7 +282,7 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
                 f"{type(self).__name__}: n_splits={self.n_splits} needs at least {self.n_splits} groups; "
                 f"groups holds {n_groups}",
                 n_groups=n_groups,
-                n_folds=int(self.n_splits),
+                n_splits=int(self.n_splits),
             )
         strata = self._classes(y, n, codes, n_groups) if self._stratified else None
         fold = kfold_of_samples(codes, int(self.n_splits), self._seed(), strata)
@@ -321,7 +321,7 @@ class GroupKFold(_BalancedGroupSplitter):
     for data that has no spec: the scheme plans folds into a spec, shared and
     recorded; this splitter splits arrays in memory and records nothing. For
     string group labels, ``GroupKFold(k, shuffle=True, random_state=s)`` gives
-    the folds ``GroupedKFold(n_folds=k, seed=s)`` plans for a spec with those
+    the folds ``GroupedKFold(n_splits=k, seed=s)`` plans for a spec with those
     groups.
 
     >>> import numpy as np

@@ -21,7 +21,7 @@ guess: a dataset in another order would put groups on both sides of a split.
 >>> from depgraph.folds.schemes import assign_folds
 >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcc")}),
 ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
->>> spec = assign_folds(spec, "group-kfold", n_folds=3)
+>>> spec = assign_folds(spec, "group-kfold", n_splits=3)
 >>> sorted(FoldSampler(spec, split=0, role="test", ids=list("fedcba")))  # split 0 tests e and f: rows 0 and 1
 [0, 1]
 >>> sorted(FoldSampler(spec, split=0, role="test", in_spec_order=True, dataset=range(6)))

@@ -64,7 +64,7 @@ def audit_duplicates(
     threshold: float = 0.995,
     *,
     method: str = "auto",
-    ids_column: str = "sample_id",
+    id_column: str = "sample_id",
     bits: int | None = None,
     bands: int = 12,
     seed: int = 0,
@@ -77,7 +77,7 @@ def audit_duplicates(
     features:
         A numeric matrix (numpy, one row per sample), a table (pandas / polars /
         pyarrow) or a CSV / TSV / Parquet / ``.npy`` path. Tables carry the
-        sample ids in ``ids_column`` (or their index) and features in every other
+        sample ids in ``id_column`` (or their index) and features in every other
         numeric column; a CSV / TSV file that is not UTF-8 text needs its
         ``encoding``.
     ids:
@@ -94,7 +94,7 @@ def audit_duplicates(
 
     Returns a frame ``id1, id2, similarity`` (``id1 < id2``), most similar first.
     """
-    matrix, names = _features(features, ids, ids_column, encoding)
+    matrix, names = _features(features, ids, id_column, encoding)
     if not real_number(threshold) or not 0 < threshold <= 1:
         raise DepgraphError("invalid_argument", f"threshold must lie in (0, 1], not {threshold!r}")
     bands = whole_number(bands, "bands", minimum=1)
@@ -131,7 +131,7 @@ def audit_duplicates(
     )
 
 
-def _features(features: Any, ids: Any, ids_column: str, encoding: str | None) -> tuple[np.ndarray, np.ndarray]:
+def _features(features: Any, ids: Any, id_column: str, encoding: str | None) -> tuple[np.ndarray, np.ndarray]:
     checked_encoding(encoding)  # a misspelt codec is refused whatever the features are
     if isinstance(features, (str, os.PathLike)) and Path(features).suffix.lower() == ".npy":
         path = existing_file(features, "features")
@@ -151,14 +151,14 @@ def _features(features: Any, ids: Any, ids_column: str, encoding: str | None) ->
     else:
         table = read_table(features, "features", encoding=encoding)
         layout = text_layout(table)
-        if ids_column in table.columns:
-            names = _row_ids(table[ids_column])
-            table = table.drop(columns=[ids_column])
+        if id_column in table.columns:
+            names = _row_ids(table[id_column])
+            table = table.drop(columns=[id_column])
         elif ids is not None:
             names = _row_ids(ids)
         else:
             raise DepgraphError(
-                "schema", f"features have no {ids_column!r} column; name the id column with ids_column / --ids-column"
+                "schema", f"features have no {id_column!r} column; name the id column with id_column / --id-column"
             )
         if layout is not None and layout["decimal"] == ",":  # a ';' file: decimal commas are numbers
             what = describe_source(features, "features")

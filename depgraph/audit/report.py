@@ -71,7 +71,10 @@ def _figure(width: float = 7.0, height: float = 3.6) -> Any:
 
 def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureReport | None = None) -> dict[str, Any]:
     """The report's matplotlib figures, by name (see the module docs). Text from the spec or the
-    graph is drawn as written: ``$`` starts no formula (a crafted label cannot break the drawing)."""
+    graph is drawn as written: ``$`` starts no formula (a crafted label cannot break the drawing).
+
+    The spec comes first, though ``exposure(graph, spec)`` puts the graph first: a report is of a spec, and the
+    graph is an optional addition (its exposure and drawing), so it follows as an argument one may leave out."""
     with _plain_text():
         return _figures(spec, graph, report)
 
@@ -463,7 +466,12 @@ def _e(text: Any) -> str:
 
 
 def write_report(
-    path: str | os.PathLike[str], spec: SplitSpec, graph: StudyGraph | None = None, title: str | None = None
+    spec: SplitSpec, path: str | os.PathLike[str], graph: StudyGraph | None = None, *, title: str | None = None
 ) -> None:
-    """Write the HTML report of ``spec`` (and ``graph``, for exposure and the drawing) atomically."""
+    """Write the HTML report of ``spec`` (and ``graph``, for exposure and the drawing) to ``path``, atomically.
+
+    The spec comes first, then where it goes, as in ``write_spec(spec, path)`` and ``write_graph(graph, path)``;
+    the graph, which a report may do without, comes after (as in :func:`figures`).
+    """
+    instance(spec, SplitSpec, "write_report(spec, path): the spec")
     atomic_write_bytes(path, render_html(spec, graph, title).encode("utf-8"))

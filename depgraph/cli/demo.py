@@ -120,7 +120,7 @@ class Story:
 
 
 def _chapter(title: str, graph: StudyGraph, partition: Partition, judged_by: StudyGraph) -> Chapter:
-    spec = assign_folds(SplitSpec.from_partition(partition, graph), "stratified-group-kfold", n_folds=5, seed=0)
+    spec = assign_folds(SplitSpec.from_partition(partition, graph), "stratified-group-kfold", n_splits=5, seed=0)
     return Chapter(title, partition, spec, exposure(judged_by, spec))
 
 

@@ -10,6 +10,7 @@ before its work and commits them together at the end (:mod:`depgraph.io.outputs`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import os
 import re
@@ -17,6 +18,7 @@ import signal
 import sys
 import textwrap
 import threading
+import typing
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +41,8 @@ from depgraph.audit.report import figures, save_figures, write_report
 from depgraph.common.identifiers import formula_like
 from depgraph.derivation.groups import Partition, derive, selected_samples
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
-from depgraph.folds.schemes import SCHEMES, assign_folds, check_seed, schemes_taking
+from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
+from depgraph.folds.schemes import SCHEMES, FoldScheme, assign_folds, canonical_scheme_name, schemes_taking
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.graph.model import StudyGraph, read_graph, write_graph
 from depgraph.ingest.metadata import from_metadata, no_grouping_message
@@ -91,21 +94,20 @@ DIRECTORY_OUTPUTS = frozenset({"output_dir", "plots_dir"})
 
 
 #: Old spellings that still work for one minor version, with a warning naming the new one.
-DEPRECATED = {"--ids-column": "--id-column", "--n-folds": "-k/--folds"}
+DEPRECATED = {"--ids-column": "--id-column", "--n-folds": "-k/--n-splits", "--folds": "-k/--n-splits"}
 #: The release that drops the deprecated spellings: the next minor version.
 DROPPED_IN = "{}.{}".format(*(lambda v: (v[0], int(v[1]) + 1))(__version__.split(".")))
 #: What goes where an option takes a value, as the help shows it (never a Python type such as <str>).
 METAVARS = {
     "output": "FILE", "kinship": "FILE", "coords": "FILE", "duplicates": "FILE", "samples": "FILE",
-    "output_dir": "DIR", "plots_dir": "DIR", "graph_file": "GRAPH.json", "prior": "SPEC.json",
+    "output_dir": "DIR", "plots_dir": "DIR", "graph_file": "GRAPH.json",
     "kinship_threshold": "X|DEGREE", "kinship_format": "FORMAT", "id_template": "TEMPLATE", "radius": "R",
     "column": "CANONICAL=COL", "unknown": "error|ignore", "outcome_scope": "sample|subject", "name": "TEXT",
-    "n_folds": "K", "k": "K", "verify_key_env": "VAR", "key_env": "VAR", "sign_key_env": "VAR", "salt_env": "VAR",
+    "n_splits": "K", "verify_key_env": "VAR", "key_env": "VAR", "sign_key_env": "VAR",
     "mode": "MODE", "strategy": "strict|rule-based", "via": "MODES", "priority": "MODES", "min_groups": "N",
     "attributes": "COLS|all", "to": "FORMAT", "source": "FORMAT", "splitgraph_version": "VERSION", "limit": "N",
-    "scheme": "SCHEME", "repeats": "N", "seed": "S", "stratify": "COL", "by": "COL", "test_fraction": "F",
-    "balance": "COLS", "gap": "G", "embargo": "E", "id_column": "COL", "split_column": "COL", "threshold": "X",
-    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json", "ids_column": "COL",
+    "scheme": "SCHEME", "id_column": "COL", "split_column": "COL", "threshold": "X",
+    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json",
 }  # fmt: skip
 
 
@@ -746,10 +748,14 @@ def validate_command(
         Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.", readable=False)
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    n_folds: Annotated[
+    n_splits: Annotated[
         int | None,
         typer.Option(
-            "-k", "--folds", "--n-folds", help="Graphs: also flag modes that leave fewer groups than K folds."
+            "-k",
+            "--n-splits",
+            "--folds",
+            "--n-folds",
+            help="Graphs: also flag modes that leave fewer groups than K folds.",
         ),
     ] = None,
     verify_key_env: Annotated[
@@ -769,7 +775,7 @@ def validate_command(
             f"{str(document)!r}: the document is {json_kind(doc)}; a study graph or a split spec is a JSON object",
         )
     if doc.get("format") == SPEC_FORMAT:
-        _refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_folds")
+        _refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_splits")
         spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
@@ -785,7 +791,7 @@ def validate_command(
     if key is not None:
         raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
-        report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_folds=n_folds)
+        report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_splits=n_splits)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:
@@ -1025,47 +1031,81 @@ def diff_command(
     raise typer.Exit(1)
 
 
-#: Each ``folds`` option (by parameter name) and the scheme parameter it sets (``-k`` is ``n_folds``, or
-#: ``n_splits`` for time). An option is accepted only for a scheme whose class declares that parameter
-#: (FoldScheme.parameter_names): the classes are the one table of what applies where.
-FOLD_OPTIONS: dict[str, tuple[str, ...]] = {
-    "k": ("n_folds", "n_splits"),
-    "repeats": ("n_repeats",),
-    "seed": ("seed",),
-    "stratify": ("stratify",),
-    "by": ("by",),
-    "test_fraction": ("test_fraction",),
-    "balance": ("balance",),
-    "prior": ("prior",),
-    "gap": ("gap",),
-    "embargo": ("embargo",),
-    "train_after": ("train_after",),
-    "salt_env": ("salt",),
-}
+# --------------------------------------------------------------------------- folds: options from the schemes
+def fold_option(parameter: Parameter) -> inspect.Parameter:
+    """The ``folds`` command's option for a scheme parameter, built from its declaration (help, spellings, what goes
+    there, and the default: the command's own, else the one default of every scheme taking it)."""
+    kind = {"names": str, "spec": Path, "environment": str}.get(parameter.reads)
+    defaults = {f.default for s in _taking(parameter) for f in dataclasses.fields(s) if f.name == parameter.name}
+    if kind is None:
+        kind = typing.get_type_hints(_taking(parameter)[0])[parameter.name]
+    default = parameter.command_default
+    if default is None and len(defaults) == 1 and parameter.reads in ("value", "names"):
+        (default,) = defaults
+        default = ",".join(default) if parameter.reads == "names" else default
+    option = typer.Option(
+        *parameter.flags,
+        help=parameter.help,
+        metavar=parameter.metavar,
+        **({"readable": False} if kind is Path else {}),
+    )
+    return inspect.Parameter(
+        parameter.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+        annotation=Annotated[kind if default is not None else kind | None, option],
+    )  # fmt: skip
 
 
-def _fold_parameters(ctx: typer.Context, scheme: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Scheme parameters from the ``folds`` options given; an option the scheme does not take is refused.
-    ``-k`` keeps the command's default (5) for schemes that take it."""
-    accepted = SCHEMES[scheme].parameter_names()
+def _taking(parameter: Parameter) -> list[type[FoldScheme]]:
+    return [SCHEMES[name] for name in schemes_taking(parameter.name)]
+
+
+def _fold_parameters(ctx: typer.Context, scheme: type[FoldScheme], given: dict[str, Any]) -> dict[str, Any]:
+    """The options given, by parameter: an option the scheme does not declare is refused, naming the schemes it
+    applies to; a parameter with a command default takes it when not given; each declared check runs."""
+    declared = scheme.parameters_declared()
     params: dict[str, Any] = {}
-    for option, targets in FOLD_OPTIONS.items():
-        taken = [t for t in targets if t in accepted]
-        if not _typed(ctx, option) and not (option == "k" and taken):
-            continue
-        if not taken:
-            elsewhere = sorted({s for t in targets for s in schemes_taking(t)}, key=list(SCHEMES).index)
-            spelt = _option_name(ctx, option)
+    for parameter in PARAMETERS:
+        typed = _typed(ctx, parameter.name)
+        if parameter.name not in declared:
+            if typed:
+                spelt = _option_name(ctx, parameter.name)
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"{spelt} does not apply to --scheme {scheme.name} (it applies to "
+                    f"{', '.join(schemes_taking(parameter.name))})",
+                    option=spelt,
+                )
+        elif typed or parameter.command_default is not None:
+            params[parameter.name] = given[parameter.name]
+            if parameter.check is not None:
+                parameter.check(params[parameter.name], _option_name(ctx, parameter.name))
+        elif parameter.required:
             raise DepgraphError(
                 "invalid_argument",
-                f"{spelt} does not apply to --scheme {scheme} (it applies to {', '.join(elsewhere)})",
-                option=spelt,
+                f"{scheme.name} folds need {parameter.flags[0]} {parameter.metavar} (the {parameter.name} is never a "
+                "command-line value)",
             )
-        params[taken[0]] = values[option]
     return params
 
 
-@app.command("folds", cls=Command)
+def _fold_values(ctx: typer.Context, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as the scheme takes them: names split, values read from the environment, specs read."""
+    out = {}
+    for name, value in params.items():
+        parameter, option = PARAMETERS_BY_NAME[name], _option_name(ctx, name)
+        if parameter.reads == "names":
+            value = tuple(_name_list(value, option) or ())
+        elif parameter.reads == "environment":
+            _environment(value, option)
+            value = os.environ.get(value)
+            if not value:
+                raise DepgraphError(
+                    "invalid_argument", f"the environment variable {params[name]} holding the {name} is unset or empty"
+                )
+        out[name] = value
+    return out
+
+
 def folds_command(
     ctx: typer.Context,
     document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.", readable=False)],
@@ -1073,59 +1113,36 @@ def folds_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.", readable=False)
     ],
-    k: Annotated[int, typer.Option("-k", "--folds", help="Folds (k-fold, hash) or splits (time).")] = 5,
-    repeats: Annotated[int, typer.Option(help="Repeats (k-fold, holdout).")] = 1,
-    seed: Annotated[int, typer.Option(help="Random seed, 0..4294967295 (k-fold, holdouts).")] = 0,
-    stratify: Annotated[str | None, typer.Option(help="Stratified k-fold: the column (default stratum).")] = None,
-    by: Annotated[str | None, typer.Option(help="logo: the block column (default study_group).")] = None,
-    test_fraction: Annotated[float, typer.Option(help="Holdouts: share of samples tested.")] = 0.2,
-    balance: Annotated[
-        str | None, typer.Option(help="Balanced holdout: columns, comma-separated (default stratum).")
-    ] = None,
-    prior: Annotated[
-        Path | None,
-        typer.Option(help="Balanced holdout: an earlier spec whose groups keep their side.", readable=False),
-    ] = None,
-    gap: Annotated[int, typer.Option(help="Time: order_rank levels purged before each test block.")] = 0,
-    embargo: Annotated[int, typer.Option(help="Time: levels withheld after each test block (with --train-after).")] = 0,
-    train_after: Annotated[bool, typer.Option(help="Time: also train on levels after the test block.")] = False,
-    salt_env: Annotated[str | None, typer.Option(help="Hash folds: environment variable holding the salt.")] = None,
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
+    **given: Any,
 ) -> None:
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
     signing = _signing_key(sign_key_env)
-    name = _canonical(scheme, "-")
+    name = canonical_scheme_name(scheme)
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
-    values = {"k": k, "repeats": repeats, "seed": seed, "stratify": stratify, "by": by, "test_fraction": test_fraction,
-              "balance": balance, "prior": prior, "gap": gap, "embargo": embargo, "train_after": train_after,
-              "salt_env": salt_env}  # fmt: skip
-    params = _fold_parameters(ctx, name, values)  # before reading anything: a wrong option fails fast
-    if "seed" in params:
-        check_seed(seed, "--seed")
-    plan = _outputs(output, writes=("JSON",), inputs=(document, prior))
-    if name == "hash":
-        if not salt_env:
-            raise DepgraphError(
-                "invalid_argument", "hash folds need --salt-env VAR (the salt is never a command-line value)"
-            )
-        _environment(salt_env, "--salt-env")
-        salt = os.environ.get(salt_env)
-        if not salt:
-            raise DepgraphError(
-                "invalid_argument", f"the environment variable {salt_env} holding the salt is unset or empty"
-            )
-        params["salt"] = salt
-    if balance is not None:
-        params["balance"] = tuple(_name_list(balance, "--balance") or ())
+    params = _fold_parameters(ctx, SCHEMES[name], given)  # before reading anything: a wrong option fails fast
+    documents = {k: v for k, v in params.items() if PARAMETERS_BY_NAME[k].reads == "spec"}
+    plan = _outputs(output, writes=("JSON",), inputs=(document, *documents.values()))
+    params = _fold_values(ctx, params)
     spec = read_spec(document)
-    if prior is not None:
-        params["prior"] = read_spec(prior)
+    params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
     with stage(f"assigning {name} folds"), plan:
         planned = _write_spec(assign_folds(spec, name, **params), output, signing)
     _print_folds(planned)
     out.print(f"wrote {output}" + _signed_note(planned))
+
+
+def _with_fold_options(command: Any) -> Any:
+    """``command`` taking, before its last parameter, one option per scheme parameter (:func:`fold_option`)."""
+    fixed = list(inspect.signature(command, eval_str=True).parameters.values())
+    generated = [fold_option(p) for p in PARAMETERS]
+    command.__signature__ = inspect.Signature([*fixed[:-2], *generated, fixed[-2]])
+    return command
+
+
+app.command("folds", cls=Command)(_with_fold_options(folds_command))
 
 
 @app.command("check", cls=Command)
@@ -1214,7 +1231,7 @@ def audit_command(
             metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.", readable=False
         ),
     ],
-    ids_column: Annotated[
+    id_column: Annotated[
         str, typer.Option("--id-column", "--ids-column", help="The sample id column of a feature table.")
     ] = "sample_id",
     threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
@@ -1239,16 +1256,16 @@ def audit_command(
     npy = features.suffix.lower() == ".npy"
     if npy:
         _refuse_given(
-            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "ids_column", "encoding"
+            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
         )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
     kind = "JSON" if write_back else TABLE_KINDS[_pairs_format(output)]
     plan = _outputs(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
     graph = read_graph(graph_file)
     ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
-    source: Path | pd.DataFrame = features if npy else _feature_table(features, ids_column, graph, encoding)
+    source: Path | pd.DataFrame = features if npy else _feature_table(features, id_column, graph, encoding)
     with stage(f"auditing {features.name}"):
-        pairs = audit_duplicates(source, ids, threshold, method=method, ids_column=ids_column)
+        pairs = audit_duplicates(source, ids, threshold, method=method, id_column=id_column)
     out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
     for row in pairs.head(20).itertuples(index=False):
         out.print(f"  {row.id1} ~ {row.id2}  {row.similarity:.6f}")
@@ -1276,12 +1293,12 @@ def _pairs_format(output: Path | None) -> str:
     )
 
 
-def _feature_table(path: Path, ids_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
+def _feature_table(path: Path, id_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
     """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
     and pairs it cannot declare would be written as if they were."""
     table = read_table(path, "features", encoding=encoding)
-    if ids_column in table.columns:
-        ids = table[ids_column].dropna().astype(str)
+    if id_column in table.columns:
+        ids = table[id_column].dropna().astype(str)
         unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
         if unknown:
             raise DepgraphError(
@@ -1313,7 +1330,7 @@ def report_command(
     spec = read_spec(document)
     graph = read_graph(graph_file) if graph_file is not None else None
     with stage(f"drawing {output.name}"), plan:  # the report and the figures are put in place together
-        write_report(output, spec, graph)
+        write_report(spec, output, graph)
         if plots_dir is not None:
             save_figures(figures(spec, graph), plots_dir)
         _check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
@@ -1387,7 +1404,7 @@ def demo(
             write_table(frame, output_dir / f"{table_name}.csv")
         write_graph(story.graph_after, output_dir / "graph.json")
         _write_spec(last.spec, output_dir / "spec.json", signing)
-        write_report(output_dir / "report.html", last.spec, story.graph_after, title="depgraph demo: family cohort")
+        write_report(last.spec, output_dir / "report.html", story.graph_after, title="depgraph demo: family cohort")
     out.print(
         f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "
         f"report.html to {output_dir}"
@@ -1472,11 +1489,11 @@ CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
     (r"(?<![-\w])strategy must be", "--strategy must be"),
     (r"(?<![-\w])via/priority take", "--via/--priority take"),
     (r"(?<![-\w])min_groups must be", "--min-groups must be"),
-    (r"(?<![-\w])n_folds must be", "-k/--folds must be"),
+    (r"(?<![-\w])n_splits must be", "-k/--n-splits must be"),
     (r"(?<![-\w])allow_single_group \(--allow-single-group\)", "--allow-single-group"),
     (r" / allow_(unlinked|single_group)=True", ""),
     (r"(?<![-\w])via=(\S+)", r"--via \1"),
-    (r"ids_column / --ids-column", "--id-column"),
+    (r"id_column / --id-column", "--id-column"),
     (r"(?<![-\w])stratify column", "--stratify column"),
     (r"(--encoding \S+) on the command line, encoding='[^']*' in Python", r"\1"),
 ]]  # fmt: skip

@@ -30,7 +30,7 @@ name                         class                      splits
 >>> spec = SplitSpec.build(
 ...     pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "group_id": list("aabbccdd")}),
 ...     constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
->>> planned = assign_folds(spec, "group-kfold", n_folds=4, seed=1)
+>>> planned = assign_folds(spec, "group-kfold", n_splits=4, seed=1)
 >>> [s.n_test for s in planned.folds.splits]
 [2, 2, 2, 2]
 """
@@ -41,7 +41,7 @@ import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,27 +52,28 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.parameters import (
+    BALANCE,
+    BY,
+    EMBARGO,
+    GAP,
+    N_REPEATS,
+    N_SPLITS,
+    PRIOR,
+    RENAMED,
+    SALT,
+    SEED,
+    STRATIFY,
+    TEST_FRACTION,
+    TRAIN_AFTER,
+    Parameter,
+    check_seed,
+    declared,
+)
+from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the seed range goes with the schemes
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
 
 MISSING_CATEGORY = "(missing)"
-#: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
-#: JavaScript read JSON numbers as doubles) holds exactly, and which every common RNG API accepts.
-MAX_SEED = 2**32 - 1
-
-
-def check_seed(seed: Any, what: str = "seed") -> int:
-    """``seed`` as an int when it is an integer in ``0..MAX_SEED``; else ``invalid_argument``.
-
-    >>> check_seed(7)
-    7
-    >>> check_seed(-5)
-    Traceback (most recent call last):
-    ...
-    depgraph.errors.DepgraphError: [invalid_argument] seed must be an integer in 0..4294967295, not -5
-    """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
-        raise DepgraphError("invalid_argument", f"{what} must be an integer in 0..{MAX_SEED}, not {seed!r}")
-    return int(seed)
 
 
 # --------------------------------------------------------------------------- groups
@@ -251,15 +252,34 @@ class FoldScheme(ABC):
     """A way to build folds from a spec's groups.
 
     Each scheme is a dataclass whose fields are its parameters, and nothing
-    else: :meth:`parameter_names` is what :func:`assign_folds` and the
-    ``folds`` command accept for it (anything else is refused, not ignored).
+    else, each declared with its :class:`~depgraph.folds.parameters.Parameter`
+    (``seed: int = SEED.field(0)``): :meth:`parameter_names` is what
+    :func:`assign_folds` and the ``folds`` command accept for it (anything
+    else is refused, not ignored), and the command's options are built from
+    :meth:`parameters_declared`. What differs between schemes in :meth:`plan`
+    is declared as class attributes, never found by testing a scheme's name.
     """
 
     name: ClassVar[str]
+    #: Whether every split must test some samples (a hash fold may come out empty: the hash decides, not a count).
+    tests_every_split: ClassVar[bool] = True
+    #: What a group reaching across every split spans, as the refusal of an empty side says it.
+    reach: ClassVar[str] = "cohort"
+
+    def __new__(cls, *args: Any, **parameters: Any) -> FoldScheme:
+        # a parameter renamed since 0.1 is refused with its new name, not Python's bare "unexpected keyword argument"
+        refuse_parameters(cls, [name for name in parameters if name in RENAMED])
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
-        if "seed" in self.parameter_names():
-            check_seed(self.seed)
+        for name, parameter in self.parameters_declared().items():
+            if parameter.check is not None:
+                parameter.check(getattr(self, name), name)
+
+    @classmethod
+    def parameters_declared(cls) -> dict[str, Parameter]:
+        """This scheme's parameters by name, in declaration order, each with its help and command-line spelling."""
+        return declared(cls)
 
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
@@ -271,18 +291,19 @@ class FoldScheme(ABC):
         """The plan's splits for ``spec``."""
 
     def parameters(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k not in ("seed", "prior", "salt")}
+        """The parameters the plan records (those declared ``recorded``)."""
+        recorded = {name for name, parameter in self.parameters_declared().items() if parameter.recorded}
+        return {name: getattr(self, name) for name in self.parameter_names() if name in recorded}
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         splits = self.splits(spec)
         for i, split in enumerate(splits):
-            if split.n_train == 0 or (split.n_test == 0 and self.name != "hash"):
+            if split.n_train == 0 or (split.n_test == 0 and self.tests_every_split):
                 side = "training" if split.n_train == 0 else "test"
-                reach = "period" if self.name == "time" else "cohort"
                 raise DepgraphError(
                     "too_few_groups",
                     f"{self.name}: split {i} would have no {side} samples (its groups reach across the whole "
-                    f"{reach}); choose a scheme or grouping that leaves both sides",
+                    f"{self.reach}); choose a scheme or grouping that leaves both sides",
                 )
         seed = getattr(self, "seed", None)  # schemes without randomness have none
         seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
@@ -301,17 +322,17 @@ class FoldScheme(ABC):
         return None
 
 
-def _check_folds(n_folds: int, groups: _Groups, what: str = "folds") -> None:
-    if isinstance(n_folds, (bool, np.bool_)) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+def _check_folds(n_splits: int, groups: _Groups, what: str = "folds") -> None:
+    if isinstance(n_splits, (bool, np.bool_)) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
         raise DepgraphError(
-            "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_folds!r}"
+            "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_splits!r}"
         )
-    if n_folds > groups.n:
+    if n_splits > groups.n:
         raise DepgraphError(
             "too_few_groups",
-            f"{n_folds} {what} need at least {n_folds} groups; the spec has {groups.n}",
+            f"{n_splits} {what} need at least {n_splits} groups; the spec has {groups.n}",
             n_groups=groups.n,
-            n_folds=n_folds,
+            n_splits=n_splits,
         )
 
 
@@ -330,7 +351,7 @@ class GroupedKFold(FoldScheme):
 
     Parameters
     ----------
-    n_folds: number of folds (at least 2, at most the number of groups).
+    n_splits: number of folds (at least 2, at most the number of groups).
     n_repeats: repeats with different random tie-breaking.
     seed: random seed.
 
@@ -338,23 +359,23 @@ class GroupedKFold(FoldScheme):
     >>> from depgraph.spec.model import Constraint, SplitSpec
     >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("xxxyzz")}),
     ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    >>> sorted(s.n_test for s in GroupedKFold(n_folds=2).plan(spec).splits)
+    >>> sorted(s.n_test for s in GroupedKFold(n_splits=2).plan(spec).splits)
     [3, 3]
     """
 
     name: ClassVar[str] = "group-kfold"
-    n_folds: int = 5
-    n_repeats: int = 1
-    seed: int = 0
+    n_splits: int = N_SPLITS.field(5)
+    n_repeats: int = N_REPEATS.field(1)
+    seed: int = SEED.field(0)
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
-        _check_folds(self.n_folds, groups)
+        _check_folds(self.n_splits, groups)
         _check_repeats(self.n_repeats)
-        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed)
+        return _kfold_splits(groups, self.n_splits, self.n_repeats, self.seed)
 
     def target_fraction(self) -> float:
-        return 1 / self.n_folds
+        return 1 / self.n_splits
 
 
 def _kfold_splits(
@@ -444,29 +465,29 @@ class StratifiedGroupedKFold(FoldScheme):
 
     Parameters
     ----------
-    n_folds, n_repeats, seed: as GroupedKFold.
+    n_splits, n_repeats, seed: as GroupedKFold.
     stratify: the spec column to stratify on (default ``stratum``); missing
         values form their own category.
     """
 
     name: ClassVar[str] = "stratified-group-kfold"
-    n_folds: int = 5
-    n_repeats: int = 1
-    seed: int = 0
-    stratify: str = "stratum"
+    n_splits: int = N_SPLITS.field(5)
+    n_repeats: int = N_REPEATS.field(1)
+    seed: int = SEED.field(0)
+    stratify: str = STRATIFY.field("stratum")
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
-        _check_folds(self.n_folds, groups)
+        _check_folds(self.n_splits, groups)
         _check_repeats(self.n_repeats)
         strata, _ = _categories(spec, self.stratify, "stratify")
-        return _kfold_splits(groups, self.n_folds, self.n_repeats, self.seed, strata)
+        return _kfold_splits(groups, self.n_splits, self.n_repeats, self.seed, strata)
 
     def balance_columns(self, spec: SplitSpec) -> list[str]:
         return [self.stratify]
 
     def target_fraction(self) -> float:
-        return 1 / self.n_folds
+        return 1 / self.n_splits
 
 
 @dataclass(frozen=True)
@@ -479,9 +500,9 @@ class GroupedHoldout(FoldScheme):
     """
 
     name: ClassVar[str] = "holdout"
-    test_fraction: float = 0.2
-    n_repeats: int = 1
-    seed: int = 0
+    test_fraction: float = TEST_FRACTION.field(0.2)
+    n_repeats: int = N_REPEATS.field(1)
+    seed: int = SEED.field(0)
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
@@ -531,7 +552,7 @@ class LeaveOneBlockOut(FoldScheme):
     """
 
     name: ClassVar[str] = "logo"
-    by: str = "study_group"
+    by: str = BY.field("study_group")
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
@@ -573,10 +594,11 @@ class TimeOrdered(FoldScheme):
     """
 
     name: ClassVar[str] = "time"
-    n_splits: int = 3
-    gap: int = 0
-    embargo: int = 0
-    train_after: bool = False
+    reach: ClassVar[str] = "period"
+    n_splits: int = N_SPLITS.field(3)
+    gap: int = GAP.field(0)
+    embargo: int = EMBARGO.field(0)
+    train_after: bool = TRAIN_AFTER.field(False)
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         for label, value in (("gap", self.gap), ("embargo", self.embargo)):
@@ -638,8 +660,9 @@ class HashFolds(FoldScheme):
     """
 
     name: ClassVar[str] = "hash"
-    n_folds: int = 5
-    salt: str = field(default="", repr=False)
+    tests_every_split: ClassVar[bool] = False
+    n_splits: int = N_SPLITS.field(5)
+    salt: str = SALT.field("", repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
@@ -647,32 +670,32 @@ class HashFolds(FoldScheme):
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
-        _check_folds(self.n_folds, groups)
-        fold_of_group = np.array([hash_fold(self.salt, g, self.n_folds) for g in groups.ids], dtype=np.int64)
+        _check_folds(self.n_splits, groups)
+        fold_of_group = np.array([hash_fold(self.salt, g, self.n_splits) for g in groups.ids], dtype=np.int64)
         fold = fold_of_group[groups.codes]
         n = len(fold)
-        return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_folds)]
+        return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_splits)]
 
     def parameters(self) -> dict[str, Any]:
         return {
-            "n_folds": self.n_folds,
+            "n_splits": self.n_splits,
             "key": "group_id",
-            "encoding": "sha256(utf8(salt) || utf8(group_id)) as big-endian integer mod n_folds",
+            "encoding": "sha256(utf8(salt) || utf8(group_id)) as big-endian integer mod n_splits",
             "salt_fingerprint": hashlib.sha256(b"depgraph salt fingerprint" + self.salt.encode()).hexdigest()[:16],
         }
 
     def target_fraction(self) -> float:
-        return 1 / self.n_folds
+        return 1 / self.n_splits
 
 
-def hash_fold(salt: str, key: str, n_folds: int) -> int:
+def hash_fold(salt: str, key: str, n_splits: int) -> int:
     """The hash fold of one key.
 
     >>> hash_fold("site-salt", "subject:P1", 5)
     2
     """
     digest = hashlib.sha256(salt.encode("utf-8") + key.encode("utf-8")).digest()
-    return int.from_bytes(digest, "big") % n_folds
+    return int.from_bytes(digest, "big") % n_splits
 
 
 @dataclass(frozen=True)
@@ -690,10 +713,10 @@ class BalancedHoldout(FoldScheme):
     """
 
     name: ClassVar[str] = "balanced-holdout"
-    test_fraction: float = 0.2
-    balance: tuple[str, ...] = ("stratum",)
-    seed: int = 0
-    prior: SplitSpec | None = field(default=None, repr=False)
+    test_fraction: float = TEST_FRACTION.field(0.2)
+    balance: tuple[str, ...] = BALANCE.field(("stratum",))
+    seed: int = SEED.field(0)
+    prior: SplitSpec | None = PRIOR.field(None, repr=False)  # noqa: RUF009 - a dataclasses.field, with metadata
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -793,6 +816,29 @@ SCHEMES: dict[str, type[FoldScheme]] = {
 }
 
 
+def canonical_scheme_name(name: str) -> str:
+    """A fold scheme name as depgraph stores it: lower case, words joined by ``-``. Names match this way on entry,
+    in the API and the CLI alike (``Group-KFold`` and ``group_kfold`` are ``group-kfold``).
+
+    >>> canonical_scheme_name(" Stratified_Group-KFold ")
+    'stratified-group-kfold'
+    """
+    return name.strip().lower().replace("_", "-")
+
+
+def scheme_named(name: str) -> type[FoldScheme]:
+    """The scheme class of ``name`` (matched by :func:`canonical_scheme_name`); an unknown name is refused by name.
+
+    >>> scheme_named("GROUP_KFOLD").name
+    'group-kfold'
+    """
+    cls = SCHEMES.get(canonical_scheme_name(name))
+    if cls is None:
+        known = describe_ids(SCHEMES, 10)
+        raise DepgraphError("invalid_argument", f"unknown fold scheme {name!r}; schemes are {known}")
+    return cls
+
+
 def schemes_taking(parameter: str) -> list[str]:
     """Names of the schemes that take ``parameter``.
 
@@ -808,6 +854,8 @@ def refuse_parameters(scheme: type[FoldScheme], parameters: Iterable[str]) -> No
         if name not in scheme.parameter_names():
             elsewhere = schemes_taking(name)
             where = f"; it applies to {', '.join(elsewhere)}" if elsewhere else ""
+            if name in RENAMED:
+                where = f"; {name} is now {RENAMED[name]}"
             raise DepgraphError(
                 "invalid_argument",
                 f"parameter {name!r} does not apply to scheme {scheme.name!r} (it takes "
@@ -828,11 +876,7 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
     """
     instance(spec, SplitSpec, "assign_folds: the spec")
     if isinstance(scheme, str):
-        cls = SCHEMES.get(scheme)
-        if cls is None:
-            raise DepgraphError(
-                "invalid_argument", f"unknown fold scheme {scheme!r}; schemes are {describe_ids(SCHEMES, 10)}"
-            )
+        cls = scheme_named(scheme)
         refuse_parameters(cls, parameters)
         scheme = cls(**parameters)
     elif not isinstance(scheme, FoldScheme):

@@ -197,7 +197,7 @@ def validate(
     *,
     levels: Sequence[str] | None = None,
     severities: Sequence[str] | None = None,
-    n_folds: int | None = None,
+    n_splits: int | None = None,
     modes: Sequence[str] | None = None,
 ) -> ValidationReport:
     """Check ``graph`` and report every finding.
@@ -207,7 +207,7 @@ def validate(
     levels, severities:
         Keep only findings of these levels / severities (default: all).
         ``valid`` is computed before this filter.
-    n_folds:
+    n_splits:
         Also report every derivation mode that would leave fewer groups than
         this many folds (``too_few_groups``).
     modes:
@@ -230,8 +230,8 @@ def validate(
             raise DepgraphError(
                 "invalid_argument", f"{what} must be among {describe_ids(allowed)}, not {describe_ids(value)}"
             )
-    if n_folds is not None:
-        n_folds = whole_number(n_folds, "n_folds", minimum=2)
+    if n_splits is not None:
+        n_splits = whole_number(n_splits, "n_splits", minimum=2)
     if modes is not None:
         modes = tuple(dict.fromkeys(canonical_name(m) for m in names(modes, "modes")))  # "Subject" is subject
         unknown = [m for m in modes if m not in MODE]
@@ -239,7 +239,7 @@ def validate(
             raise DepgraphError(
                 "invalid_argument", f"modes {describe_ids(unknown)} are not modes ({describe_ids(list(MODE), 20)})"
             )
-    ctx = _Context(graph, n_folds, modes)
+    ctx = _Context(graph, n_splits, modes)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):

@@ -16,7 +16,7 @@ from depgraph.spec.model import Constraint, SplitSpec, write_spec
 def spec():
     frame = pd.DataFrame({"sample_id": [f"s{i}" for i in range(9)], "group_id": [f"g{i // 3}" for i in range(9)]})
     s = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    return assign_folds(s, "group-kfold", n_folds=3, n_repeats=2)
+    return assign_folds(s, "group-kfold", n_splits=3, n_repeats=2)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
@@ -54,7 +54,7 @@ def _risky_spec() -> SplitSpec:
         }
     )
     s = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    return assign_folds(s, "group-kfold", n_folds=2)
+    return assign_folds(s, "group-kfold", n_splits=2)
 
 
 def test_exports_keep_formula_like_ids_exact(tmp_path):

@@ -125,7 +125,7 @@ def test_r_rebuilds_a_real_fold_plan(tmp_path, family_meta):
     from depgraph.folds.schemes import assign_folds
 
     g = from_metadata(family_meta)
-    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_folds=3, n_repeats=2)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_splits=3, n_repeats=2)
     write_spec(spec, tmp_path / "spec.json")
     result = run_r(
         f'rset <- depgraph_rset(read_depgraph_spec("{tmp_path / "spec.json"}"))\n'

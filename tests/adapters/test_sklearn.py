@@ -26,7 +26,7 @@ def grouped():
                          "stratum": "case" if g % 3 == 0 else "control"})  # fmt: skip
     frame = pd.DataFrame(rows)
     spec = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    spec = assign_folds(spec, "stratified-group-kfold", n_folds=4, seed=0)
+    spec = assign_folds(spec, "stratified-group-kfold", n_splits=4, seed=0)
     X = pd.DataFrame(rng.normal(size=(len(frame), 3)), index=frame["sample_id"], columns=["a", "b", "c"])
     y = (frame["stratum"] == "case").to_numpy().astype(int)
     return spec, X, y
@@ -178,6 +178,6 @@ def test_a_frame_with_a_range_index_is_named_with_the_fix(grouped):
 def test_a_range_index_that_holds_the_sample_ids_is_used():
     spec = SplitSpec.build(pd.DataFrame({"sample_id": [str(i) for i in range(6)], "group_id": list("aabbcc")}),
                            constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")  # fmt: skip
-    spec = assign_folds(spec, "group-kfold", n_folds=3)
+    spec = assign_folds(spec, "group-kfold", n_splits=3)
     frame = pd.DataFrame({"x": range(6)})
     assert [sorted(t.tolist()) for _, t in SpecCV(spec).split(frame)] == [sorted(s.test) for s in spec.folds.splits]

@@ -722,11 +722,11 @@ def test_group_kfold_gives_the_folds_of_the_group_kfold_scheme():
         constraint=Constraint(mode="subject"),
         recommended_resampling="grouped_cv",
     )
-    planned = [sorted(s.test) for s in GroupedKFold(n_folds=5, seed=11).splits(spec)]
+    planned = [sorted(s.test) for s in GroupedKFold(n_splits=5, seed=11).splits(spec)]
     ours = [sorted(t) for _, t in GroupKFold(5, shuffle=True, random_state=11).split(np.zeros(len(y)), y, labels)]
     assert ours == planned
     # shuffle=False is seed 0
-    planned = [sorted(s.test) for s in GroupedKFold(n_folds=5, seed=0).splits(spec)]
+    planned = [sorted(s.test) for s in GroupedKFold(n_splits=5, seed=0).splits(spec)]
     assert [sorted(t) for _, t in GroupKFold(5).split(np.zeros(len(y)), y, labels)] == planned
 
 

@@ -32,7 +32,7 @@ def spec():
         }
     )
     s = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    return assign_folds(s, "group-kfold", n_folds=3, seed=4)
+    return assign_folds(s, "group-kfold", n_splits=3, seed=4)
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +201,7 @@ def test_with_ids_no_group_is_on_both_sides_of_a_shuffled_dataset(sizes, folds, 
     plan = assign_folds(
         SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"),
         "group-kfold",
-        n_folds=folds,
+        n_splits=folds,
         seed=seed % 7,
     )
     ids = frame["sample_id"].tolist()

@@ -161,7 +161,7 @@ def test_spec_export_says_what_splitgraph_cannot_hold(tmp_path):
         warnings.simplefilter("error")  # a spec splitGraph holds whole is written without a word
         assert spec_to_splitgraph(plain)["sample_data"]
     rich = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g, attributes=["sex"]), "group-kfold",
-                        n_folds=3)  # fmt: skip
+                        n_splits=3)  # fmt: skip
     rich = pseudonymize(rich, hashlib.sha256(b"pseudonyms").digest()).signed(hashlib.sha256(b"signing").digest())
     with pytest.warns(SplitGraphWarning) as told:
         write_splitgraph_spec(rich, tmp_path / "sg.json")
