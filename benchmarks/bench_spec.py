@@ -35,7 +35,8 @@ import pandas as pd
 
 from depgraph import from_metadata, read_graph, write_graph
 from depgraph.io.files import read_table
-from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec, read_spec, write_spec
+from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent

@@ -65,7 +65,8 @@ def measure(n: int, workdir: Path) -> dict:
     from depgraph import derive, from_metadata, validate
     from depgraph.folds.schemes import assign_folds
     from depgraph.io.files import atomic_write_bytes, read_table
-    from depgraph.spec.model import SplitSpec, read_spec, write_spec
+    from depgraph.spec.files import read_spec, write_spec
+    from depgraph.spec.model import SplitSpec
 
     files = cohort_files(n, workdir)
     times: dict[str, float] = {}

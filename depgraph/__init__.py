@@ -45,7 +45,8 @@ from depgraph.folds.schemes import (
 )
 from depgraph.graph.model import StudyGraph, combine, read_graph, write_graph
 from depgraph.ingest.metadata import from_metadata
-from depgraph.spec.model import Constraint, FoldPlan, SplitSpec, read_spec, write_spec
+from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 from depgraph.validation.rules import Issue, ValidationReport, validate
 from depgraph.version import __version__
 from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType

@@ -49,7 +49,7 @@ from hypothesis import strategies as st
 
 import depgraph.cli.demo
 import depgraph.spec.diff
-import depgraph.spec.model
+import depgraph.spec.files
 import depgraph.vocab
 from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
 from depgraph.adapters.frames import fold_table, samples_table, write_table
@@ -64,19 +64,9 @@ from depgraph.folds.schemes import BalancedHoldout, GroupedKFold, HashFolds, ass
 from depgraph.ingest.kinship import read_kinship
 from depgraph.io.files import read_table
 from depgraph.io.outputs import Outputs, atomic_write_bytes
-from depgraph.spec.model import (
-    Constraint,
-    FoldPlan,
-    FoldSplit,
-    Pseudonymization,
-    SpecWarning,
-    SplitSpec,
-    Summary,
-    content_digest,
-    read_spec,
-    spec_from_document,
-    write_spec,
-)
+from depgraph.spec.digest import content_digest
+from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, Pseudonymization, SpecWarning, SplitSpec, Summary
 from depgraph.spec.privacy import check_key, key_from_env, pseudonymize
 from depgraph.vocab import NodeType
 from tests import documents
@@ -1037,7 +1027,7 @@ def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, caps
     request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     target = tmp_path / "target.json"
     target.write_bytes(b"the old spec\n")
-    real_write = depgraph.spec.model.atomic_write_bytes
+    real_write = depgraph.spec.files.atomic_write_bytes
 
     def interrupted_write(path, pieces):
         def pieces_then_ctrl_c():
@@ -1049,7 +1039,7 @@ def test_sigint_mid_write_removes_the_temporary_file(tmp_path, study_files, caps
 
         real_write(path, pieces_then_ctrl_c())
 
-    monkeypatch.setattr(depgraph.spec.model, "atomic_write_bytes", interrupted_write)
+    monkeypatch.setattr(depgraph.spec.files, "atomic_write_bytes", interrupted_write)
     before = _tree(tmp_path)
     capsys.readouterr()
     assert main(["folds", str(study_files["spec"]), "--scheme", "group-kfold", "-k", "2", "-o", str(target)]) == 130
@@ -1093,10 +1083,10 @@ def million_spec(tmp_path_factory) -> Path:
 #: temporary file holds a prefix (without the pause a 10^6 write takes a fraction of a second and could finish first).
 PAUSED_WRITER = """
 import sys, time
-import depgraph.spec.model
+import depgraph.spec.files
 from depgraph.cli.main import main
 
-real_write = depgraph.spec.model.atomic_write_bytes
+real_write = depgraph.spec.files.atomic_write_bytes
 
 def paused_write(path, pieces):
     def paused():
@@ -1111,7 +1101,7 @@ def paused_write(path, pieces):
             yield piece
     real_write(path, paused())
 
-depgraph.spec.model.atomic_write_bytes = paused_write
+depgraph.spec.files.atomic_write_bytes = paused_write
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -119,7 +119,7 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_readme_python_walkthrough_runs(walkthrough: dict) -> None:
-    from depgraph.spec.model import read_spec
+    from depgraph.spec.files import read_spec
 
     folder = walkthrough["folder"]
     for written in ("metadata.csv", "kinship.csv", "features.parquet", "graph.json", "spec.json", "report.html"):

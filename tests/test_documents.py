@@ -21,16 +21,9 @@ from depgraph import DepgraphError, derive, from_metadata
 from depgraph.folds.schemes import assign_folds
 from depgraph.io.files import read_json
 from depgraph.io.jsoncolumns import integers, numbers, positions, scalars, strings
-from depgraph.spec.model import (
-    Constraint,
-    FoldPlan,
-    SplitSpec,
-    content_digest,
-    read_spec,
-    signing_key_fingerprint,
-    spec_from_document,
-    write_spec,
-)
+from depgraph.spec.digest import content_digest, signing_key_fingerprint
+from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 from depgraph.spec.privacy import pseudonymize
 from tests import documents
 from tests.conftest import REPO

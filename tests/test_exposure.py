@@ -15,7 +15,8 @@ from depgraph.audit.exposure import exposure, straddling_groups
 from depgraph.audit.report import render_html
 from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
-from depgraph.spec.model import Constraint, SplitSpec, write_spec
+from depgraph.spec.files import write_spec
+from depgraph.spec.model import Constraint, SplitSpec
 from depgraph.vocab import RELATION, NodeType
 from tests.test_properties import build, cohorts, examples, present_modes
 

@@ -41,7 +41,8 @@ from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError
 from depgraph.folds.schemes import assign_folds
 from depgraph.graph.model import read_graph
-from depgraph.spec.model import SplitSpec, read_spec
+from depgraph.spec.files import read_spec
+from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import pseudonymize
 from tests import documents
 

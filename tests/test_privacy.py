@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
 from depgraph.cli.main import main
-from depgraph.spec.model import Constraint, SpecWarning, SplitSpec, read_spec
+from depgraph.spec.files import read_spec
+from depgraph.spec.model import Constraint, SpecWarning, SplitSpec
 from depgraph.spec.privacy import (
     MIN_KEY_BITS,
     check_key,

@@ -35,7 +35,9 @@ from depgraph.audit.report import (
 from depgraph.cli.demo import run_story
 from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
-from depgraph.spec.model import SplitSpec, content_digest, read_spec, spec_from_document
+from depgraph.spec.digest import content_digest
+from depgraph.spec.files import read_spec, spec_from_document
+from depgraph.spec.model import SplitSpec
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
@@ -132,7 +134,7 @@ def test_figures_as_png_and_svg_files(story, tmp_path):
 
 def test_report_command(story, tmp_path, capsys):
     from depgraph import write_graph
-    from depgraph.spec.model import write_spec
+    from depgraph.spec.files import write_spec
 
     write_spec(story.chapters[-1].spec, tmp_path / "spec.json")
     write_graph(story.graph_after, tmp_path / "graph.json")

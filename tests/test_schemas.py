@@ -12,9 +12,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from depgraph.errors import DepgraphError
+from depgraph.formats import KINDS
 from depgraph.graph.model import read_graph
-from depgraph.io.schemas import KINDS, load_schema, schema_bytes
-from depgraph.spec.model import SAMPLE_COLUMNS, read_spec
+from depgraph.io.schemas import load_schema
+from depgraph.spec.columns import SAMPLE_COLUMNS
+from depgraph.spec.files import read_spec
+from depgraph.spec.schema import schema_bytes
 from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, RESAMPLING_PLANS, SEVERITIES
 from tests.conftest import REPO
 
@@ -24,7 +27,7 @@ EXAMPLES = REPO / "schema" / "examples"
 @pytest.mark.parametrize("kind", KINDS)
 def test_committed_schema_is_the_generated_one(kind):
     assert (REPO / "schema" / f"{kind}.schema.json").read_bytes() == schema_bytes(kind), (
-        "regenerate with: python -m depgraph.io.schemas"
+        "regenerate with: python -m depgraph.spec.schema"
     )
 
 
@@ -97,7 +100,7 @@ def test_the_installed_wheel_finds_and_uses_its_schemas(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(target)  # a wheel is a zip laid out as site-packages
     probe = (
-        "import depgraph.io.schemas as s, depgraph.spec.model as sp; "
+        "import depgraph.io.schemas as s, depgraph.spec.files as sp; "
         "print(s.schema_dir()); "
         f"print(sp.read_spec({str(EXAMPLES / 'valid' / 'subject.json')!r}).n_samples)"
     )

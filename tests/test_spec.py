@@ -9,18 +9,9 @@ import pytest
 
 from depgraph import DepgraphError, derive, from_metadata
 from depgraph.cli.main import main
-from depgraph.spec.model import (
-    SPEC_FORMAT_VERSION,
-    Constraint,
-    FoldPlan,
-    FoldSplit,
-    SplitSpec,
-    canonical_bytes,
-    content_digest,
-    read_spec,
-    spec_from_document,
-    write_spec,
-)
+from depgraph.spec.digest import canonical_bytes, content_digest
+from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.model import SPEC_FORMAT_VERSION, Constraint, FoldPlan, FoldSplit, SplitSpec
 
 
 @pytest.fixture

@@ -48,10 +48,8 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     ['test', 'train', 'train', 'test']
     """
     instance(spec, SplitSpec, "fold_table: the spec")
-    if spec.folds is None:
-        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    splits = spec.require_folds().splits
     n = spec.n_samples
-    splits = spec.folds.splits
     roles = np.concatenate([s.roles(n) for s in splits]) if splits else np.empty(0, np.int8)
     return pd.DataFrame(
         {

@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import in_order, instance
-from depgraph.common.identifiers import row_keys
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
 from depgraph.folds.schemes import MAX_SEED, kfold_of_samples
 from depgraph.spec.model import SplitSpec
@@ -73,8 +72,7 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
 
     def __init__(self, spec: SplitSpec, ids: Sequence[str] | None = None, repeat: int | None = None) -> None:
         instance(spec, SplitSpec, "SpecCV: the spec")
-        if spec.folds is None:
-            raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+        spec.require_folds()
         if ids is not None:
             in_order(ids, "SpecCV: ids=")
         if repeat is not None:
@@ -105,15 +103,13 @@ class SpecCV(GroupsConsumerMixin, BaseCrossValidator):
                 "SpecCV needs each row's sample id: pass groups=sample_ids, a DataFrame indexed by sample id, or ids=",
             )
         try:
-            return self.spec.positions_of(ids, f"SpecCV: {what}")
+            return self.spec.positions(ids, f"SpecCV: {what}")
         except DepgraphError as error:
             if error.code != "reference":
                 raise
             # the habits of GroupKFold users (group labels, row numbers) get a hint on what SpecCV reads
-            keys = row_keys(ids)
-            known = pd.Index(keys).isin(self.spec.sample_ids)
-            unknown = np.asarray(keys[~known], dtype=object)
-            hint = _not_sample_ids_hint(self.spec, X, groups, unknown, not known.any())
+            unknown = np.asarray(error.details["ids"], dtype=object)
+            hint = _not_sample_ids_hint(self.spec, X, groups, unknown, error.details["rows"] == len(ids))
             raise DepgraphError("reference", error.message + hint, **error.details) from None
 
     def _splits(self):
@@ -164,7 +160,8 @@ def _not_sample_ids_hint(spec: SplitSpec, X: Any, groups: Any, unknown: np.ndarr
 
 
 def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
-    """Integer group codes of the given sample ids, for any scikit-learn group splitter.
+    """Integer group codes of the given sample ids, for any scikit-learn group splitter: the codes of
+    :meth:`SplitSpec.group_codes`, found by :meth:`SplitSpec.positions` (``1``, ``1.0`` and ``"1"`` name ``"1"``).
 
     >>> import pandas as pd
     >>> from depgraph.spec.model import Constraint, SplitSpec
@@ -174,9 +171,7 @@ def groups_for(spec: SplitSpec, ids: Sequence[str]) -> np.ndarray:
     [1, 1, 0]
     """
     instance(spec, SplitSpec, "groups_for: the spec")
-    positions = spec.positions_of(ids, "groups_for: ids")
-    codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
-    return codes[positions]
+    return spec.group_codes()[spec.positions(ids, "groups_for: ids")]
 
 
 def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) -> PredefinedSplit:
@@ -186,22 +181,20 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
     excluded fit that shape; others raise ``invalid_argument``.
     """
     instance(spec, SplitSpec, "to_predefined_split: the spec")
-    if spec.folds is None:
-        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first")
+    plan = spec.require_folds()
     _check_repeat(spec, repeat)
-    splits = [s for s in spec.folds.splits if s.repeat == repeat]
+    splits = [s for s in plan.splits if s.repeat == repeat]
     n = spec.n_samples
     test_fold = np.full(n, -1, dtype=np.int64)
     for split in splits:
         if split.n_excluded or (test_fold[split.test] >= 0).any():
             raise DepgraphError(
                 "invalid_argument",
-                f"the {spec.folds.scheme} plan excludes samples or tests one twice; PredefinedSplit cannot express it "
+                f"the {plan.scheme} plan excludes samples or tests one twice; PredefinedSplit cannot express it "
                 "(use SpecCV)",
             )
         test_fold[split.test] = split.fold
-    positions = spec.positions_of(ids, "to_predefined_split: ids")
-    return PredefinedSplit(test_fold[positions])
+    return PredefinedSplit(test_fold[spec.positions(ids, "to_predefined_split: ids")])
 
 
 # --------------------------------------------------------------------------- drop-in splitters

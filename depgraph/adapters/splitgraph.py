@@ -55,7 +55,8 @@ from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.graph.model import KNOWN_OVERRIDES, EdgePiece, NodePiece, StudyGraph, assemble, checked_overrides
 from depgraph.io.files import atomic_write_bytes, read_json
-from depgraph.spec.model import SAMPLE_COLUMNS, Constraint, SpecWarning, SplitSpec
+from depgraph.spec.columns import SAMPLE_COLUMNS
+from depgraph.spec.model import Constraint, SpecWarning, SplitSpec
 from depgraph.vocab import (
     BLOCK_MODES,
     DIRECT_MODES,

@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence, Sized
 
 import numpy as np
-import pandas as pd
 
 from depgraph.common.arguments import flag, in_order, instance, whole_number
 from depgraph.errors import DepgraphError, missing_extra
@@ -58,14 +57,11 @@ def _rows(
     """Dataset rows holding the split's samples of ``role``, and those rows' group codes."""
     instance(spec, SplitSpec, f"{sampler}: the spec")
     in_spec_order = flag(in_spec_order, f"{sampler}: in_spec_order")
-    if spec.folds is None:
-        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    plan = spec.require_folds()
     if role not in ROLES[:2]:
         raise DepgraphError("invalid_argument", f"role must be 'train' or 'test', not {role!r}")
-    if isinstance(split, bool) or not isinstance(split, (int, np.integer)) or not 0 <= split < len(spec.folds.splits):
-        raise DepgraphError(
-            "invalid_argument", f"split {split!r} does not exist; the plan has {len(spec.folds.splits)}"
-        )
+    if isinstance(split, bool) or not isinstance(split, (int, np.integer)) or not 0 <= split < len(plan.splits):
+        raise DepgraphError("invalid_argument", f"split {split!r} does not exist; the plan has {len(plan.splits)}")
     n_rows = _length(dataset) if dataset is not None else None
     if ids is None and not in_spec_order:
         raise DepgraphError(
@@ -95,12 +91,10 @@ def _rows(
             raise DepgraphError(
                 "invalid_argument", f"{sampler}: ids= names {len(ids)} rows but the dataset has {n_rows}"
             )
-        positions = spec.positions_of(ids, f"{sampler}: ids= (dataset rows)")
-    roles = spec.folds.splits[split].roles(spec.n_samples)
-    group_codes, _ = pd.factorize(spec.samples["group_id"], sort=True)
-    wanted = roles[positions] == ROLES.index(role)
-    rows = np.flatnonzero(wanted)
-    return rows, group_codes[positions[rows]]
+        positions = spec.positions(ids, f"{sampler}: ids= (dataset rows)")
+    roles = plan.splits[split].roles(spec.n_samples)
+    rows = np.flatnonzero(roles[positions] == ROLES.index(role))
+    return rows, spec.group_codes()[positions[rows]]
 
 
 def _length(dataset: Sized) -> int:

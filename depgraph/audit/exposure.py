@@ -125,14 +125,17 @@ def _read_assignment(
     ids = normalise_keys(table[id_column], id_column)
     values = normalise_keys(table[split_column], split_column)
     unused = values.isna() | values.str.lower().isin(UNUSED)
-    positions = pd.Index(spec.sample_ids).get_indexer(ids.to_numpy(dtype=object))
-    unknown = ids[(positions < 0) & ids.notna().to_numpy()].unique().tolist()
-    if unknown:
+    try:
+        positions = spec.positions(ids, what, skip_missing=True)  # a row without an id is in no split
+    except DepgraphError as error:  # worded for a table: the samples it names that the spec lacks
+        if error.code != "reference":
+            raise
+        unknown, n_unknown = error.details["ids"], error.details["n_ids"]
         raise DepgraphError(
             "reference",
-            f"{what} names {len(unknown)} sample(s) not in the spec: {describe_ids(unknown)}",
+            f"{what} names {n_unknown} sample(s) not in the spec: {describe_ids(unknown, total=n_unknown)}",
             ids=unknown,
-        )
+        ) from None
     used = ~unused.to_numpy() & (positions >= 0)
     rows = positions[used]
     repeated = pd.Series(rows).duplicated()
@@ -437,7 +440,7 @@ def exposure(
             "reference", f"the spec holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}"
         )
     group = np.full(stop - start, -1, dtype=np.int64)  # spec group code per graph sample (-1: not in the spec)
-    group[positions - start] = pd.factorize(spec.samples["group_id"], sort=True)[0]
+    group[positions - start] = spec.group_codes()
     if assignment is None:
         spec_roles = _spec_roles(spec)
     else:

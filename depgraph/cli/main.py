@@ -51,7 +51,8 @@ from depgraph.io.files import describe_source, read_bytes, read_json, read_table
 from depgraph.io.outputs import Outputs
 from depgraph.io.schemas import json_kind
 from depgraph.spec.diff import compare_specs
-from depgraph.spec.model import SplitSpec, read_spec, spec_from_document, write_spec
+from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.validation.rules import ValidationReport, validate
 from depgraph.version import __version__

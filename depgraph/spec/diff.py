@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
+from depgraph.errors import DepgraphError
 from depgraph.spec.model import SplitSpec
 
 
@@ -82,8 +83,11 @@ def _folds_differ(first: SplitSpec, second: SplitSpec) -> bool | None:
         return True
     if len(first.folds.splits) != len(second.folds.splits):
         return True
-    order = pd.Index(second.sample_ids).get_indexer(first.sample_ids)
-    if (order < 0).any() or len(order) != second.n_samples:
+    if first.n_samples != second.n_samples:
+        return True
+    try:
+        order = second.positions(first.sample_ids, "the first spec's samples")
+    except DepgraphError:  # a sample of the first that the second lacks
         return True
     n = first.n_samples
     return any(

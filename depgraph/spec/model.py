@@ -23,8 +23,11 @@ A spec holds
 
 The envelope is pydantic; samples and fold roles stay columnar (a pandas
 frame and an int8 matrix), never one object per sample. The JSON Schema is
-``schema/split-spec.schema.json`` (generated from this module and the
-vocabulary by :mod:`depgraph.io.schemas`).
+``schema/split-spec.schema.json`` (generated from these models by
+:mod:`depgraph.spec.schema`). Around the models: the sample columns in
+:mod:`depgraph.spec.columns`, the checks of what a spec says of itself in
+:mod:`depgraph.spec.checks`, the digest and the file layout in
+:mod:`depgraph.spec.digest`, reading and writing files in :mod:`depgraph.spec.files`.
 
 >>> import pandas as pd
 >>> from depgraph import derive, from_metadata
@@ -40,59 +43,66 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import hashlib
-import hmac
-import os
-import re
 from collections.abc import Iterator, Sequence
 from importlib import metadata as _metadata
 from typing import Any, Literal
 
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from depgraph.common.arguments import in_order, instance, names, whole_number
-from depgraph.common.arrays import distinct, sorted_codes, text_buffers
+from depgraph.common.arrays import distinct
 from depgraph.common.display import first_ids, html_block, ids_repr, text_table
-from depgraph.common.identifiers import refuse_unicode_twins, row_keys
-from depgraph.derivation.groups import Partition, direct_relation, group_shape, sample_time_columns
+from depgraph.common.identifiers import row_keys
+from depgraph.derivation.groups import Partition
+from depgraph.derivation.shapes import group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import findings_table
 from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
 from depgraph.graph.model import KNOWN_OVERRIDES, StudyGraph, checked_overrides
-from depgraph.io.files import atomic_write_bytes, read_json
-from depgraph.io.jsoncolumns import integers, numbers, optional_text, plain_json, positions, scalar_objects, text
-from depgraph.io.schemas import check_document, envelope_problem
+from depgraph.io.jsoncolumns import plain_json
+from depgraph.io.schemas import envelope_problem
+from depgraph.spec.checks import Groups, check_fold_content, check_pseudonyms, check_splits, sample_order
+from depgraph.spec.columns import (
+    check_columns,
+    check_ids,
+    column_bytes,
+    column_to_json,
+    portable_parameters,
+    sample_columns,
+    with_attributes,
+)
+from depgraph.spec.digest import layout, signature_value, signing_key_fingerprint, spec_digest, verify_signature
 from depgraph.spec.keys import check_key
 from depgraph.version import __version__
-from depgraph.vocab import COMBINABLE_MODES, MODE, RELATION, STRATEGIES, NodeType, recommended_resampling
+from depgraph.vocab import (
+    COMBINABLE_MODES,
+    MODE,
+    MODES,
+    RELATION,
+    RELATION_NAMES,
+    RESAMPLING_PLANS,
+    SEVERITIES,
+    STRATEGIES,
+    NodeType,
+    recommended_resampling,
+)
 
-#: Block columns a spec carries when the graph declares the relation.
-BLOCK_MODES: tuple[str, ...] = ("batch", "study", "site", "region", "platform", "assay")
-#: The columns a spec's ``samples`` may hold, in order, with their JSON item type.
-SAMPLE_COLUMNS: dict[str, str] = {
-    "sample_id": "string",
-    "group_id": "string",
-    **{f"{m}_group": "string" for m in BLOCK_MODES},
-    "timepoint_id": "string",
-    "time_index": "number",
-    "order_rank": "integer",
-    "stratum": "string",
-}
-REQUIRED_SAMPLE_COLUMNS: tuple[str, ...] = ("sample_id", "group_id")
+# The vocabulary as types (each a Literal of vocab.py's names, in its order): a field typed with one holds only
+# what the vocabulary lists, and the published schema's enums come from these types.
+Mode = Literal[tuple(mode.name for mode in MODES)]  # type: ignore[valid-type]
+CombinableMode = Literal[COMBINABLE_MODES]  # type: ignore[valid-type]
+Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
+RelationName = Literal[RELATION_NAMES]  # type: ignore[valid-type]
+ResamplingPlan = Literal[RESAMPLING_PLANS]  # type: ignore[valid-type]
+Severity = Literal[SEVERITIES]  # type: ignore[valid-type]
+
 #: Fold roles, in code order (``FoldSplit.roles`` returns these codes).
 ROLES: tuple[str, ...] = ("train", "test", "excluded")
 #: At most this many ids are kept per warning in a spec (the count is exact).
 WARNING_ID_LIMIT = 50
-#: Fields left out of the digest: they change between two writes (or signatures) of one split.
-UNDIGESTED: frozenset[str] = frozenset({"created_at", "generator", "digest", "signature"})
-#: A signature is HMAC-SHA256(key, SIGNED_PREFIX + digest).
-SIGNED_PREFIX = b"depgraph.split-spec:"
-_SIGNING_FINGERPRINT_LABEL = b"depgraph signing key fingerprint"
 
 _DEPENDENCIES = ("numpy", "pandas", "scipy", "networkx", "pydantic", "jsonschema", "orjson")
 
@@ -121,20 +131,6 @@ def model_refusal(where: str, exc: ValidationError, code: str = "invalid_argumen
     shown = "" if first["type"] in ("missing", "value_error") or isinstance(given, dict) else f" (given {given!r:.60})"
     text = f"{path}: {message}{shown}" if path else f"{message}{shown}"
     return DepgraphError(code, f"{where}: {text}", field=path, problem=text)
-
-
-def _read_model(model: type[_Model], values: dict[str, Any], source: str, within: str = "") -> Any:
-    """``model`` validated from a document's ``values``; a problem is a ``schema`` error of ``source``, the
-    field named by its path in the document (pydantic runs the models' own ``__init__`` on nested values, which
-    refuse as ``invalid_argument``: re-coded here)."""
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        raise model_refusal(source, exc, "schema", within) from None
-    except DepgraphError as exc:
-        problem = exc.details.get("problem", exc.message)
-        where = within if exc.details.get("field") else within.rstrip(".") + (": " if within else "")
-        raise DepgraphError("schema", f"{source}: {where}{problem}") from None
 
 
 class Generator(_Model):
@@ -174,41 +170,44 @@ class Constraint(_Model):
     depgraph.errors.DepgraphError: [invalid_argument] Constraint: mode: 'no-such-mode' is not a mode; modes are ...
     """
 
-    mode: str
-    strategy: str | None = None
-    relations: list[str] = Field(default_factory=list)
-    via: list[str] = Field(default_factory=list)
-    priority: list[str] = Field(default_factory=list)
+    mode: Mode
+    strategy: Strategy | None = None
+    relations: list[RelationName] = Field(default_factory=list)
+    via: list[CombinableMode] = Field(default_factory=list)
+    priority: list[CombinableMode] = Field(default_factory=list)
     parameters: dict[str, Any] = Field(default_factory=dict)
     overrides: dict[str, bool] = Field(default_factory=dict)
     subset: bool = False
 
-    @field_validator("mode")
+    # The types refuse any other word; these say which words there are, in the vocabulary's terms (before
+    # pydantic's own check, which would list every literal).
+    @field_validator("mode", mode="before")
     @classmethod
-    def _known_mode(cls, mode: str) -> str:
-        if mode not in MODE:
+    def _known_mode(cls, mode: Any) -> Any:
+        unknown = _unknown_words([mode], MODE)
+        if unknown:
             raise ValueError(f"{mode!r} is not a mode; modes are {describe_ids(list(MODE), 20)}")
         return mode
 
-    @field_validator("strategy")
+    @field_validator("strategy", mode="before")
     @classmethod
-    def _known_strategy(cls, strategy: str | None) -> str | None:
-        if strategy is not None and strategy not in STRATEGIES:
+    def _known_strategy(cls, strategy: Any) -> Any:
+        if strategy is not None and _unknown_words([strategy], STRATEGIES):
             raise ValueError(f"{strategy!r} is not a strategy; strategies are {describe_ids(STRATEGIES)}")
         return strategy
 
-    @field_validator("relations")
+    @field_validator("relations", mode="before")
     @classmethod
-    def _known_relations(cls, relations: list[str]) -> list[str]:
-        unknown = [r for r in relations if r not in RELATION]
+    def _known_relations(cls, relations: Any) -> Any:
+        unknown = _unknown_words(relations, RELATION) if isinstance(relations, list) else []
         if unknown:
             raise ValueError(f"{describe_ids(unknown)} are not relations of the vocabulary")
         return relations
 
-    @field_validator("via", "priority")
+    @field_validator("via", "priority", mode="before")
     @classmethod
-    def _known_modes(cls, modes: list[str]) -> list[str]:
-        unknown = [m for m in modes if m not in COMBINABLE_MODES]
+    def _known_modes(cls, modes: Any) -> Any:
+        unknown = _unknown_words(modes, COMBINABLE_MODES) if isinstance(modes, list) else []
         if unknown:
             raise ValueError(f"{describe_ids(unknown)} are not modes a composite combines")
         return modes
@@ -234,11 +233,19 @@ class Constraint(_Model):
             raise ValueError(exc.message) from None
 
 
+def _unknown_words(words: list[Any], known: Any) -> list[str]:
+    """The ``words`` not in ``known``; a word that is not text is refused as pydantic would refuse it."""
+    for word in words:
+        if not isinstance(word, str):
+            raise ValueError(f"Input should be a valid string, not {type(word).__name__}")
+    return [word for word in words if word not in known]
+
+
 class SpecWarning(_Model):
     """A coded finding carried by the spec (ids truncated, count exact)."""
 
     code: str
-    severity: Literal["error", "warning", "advisory"] = "warning"
+    severity: Severity = "warning"
     message: str
     count: int = 0
     ids: list[str] = Field(default_factory=list)
@@ -484,24 +491,7 @@ class Signature(_Model):
 
     @classmethod
     def of(cls, digest: str, key: str | bytes) -> Signature:
-        return cls(key_fingerprint=signing_key_fingerprint(key), value=_signature_value(digest, _key_bytes(key)))
-
-
-def _key_bytes(key: str | bytes) -> bytes:
-    return key.encode() if isinstance(key, str) else bytes(key)
-
-
-def _signature_value(digest: str, key: bytes) -> str:
-    return hmac.new(key, SIGNED_PREFIX + digest.encode(), hashlib.sha256).hexdigest()
-
-
-def signing_key_fingerprint(key: str | bytes) -> str:
-    """Which signing key (HMAC-SHA256 of a fixed label, 16 hex digits); reveals nothing of the key.
-
-    >>> signing_key_fingerprint("an example key, never use it for real")
-    '335c44ef503144c1'
-    """
-    return hmac.new(_key_bytes(key), _SIGNING_FINGERPRINT_LABEL, hashlib.sha256).hexdigest()[:16]
+        return cls(key_fingerprint=signing_key_fingerprint(key), value=signature_value(digest, key))
 
 
 class SplitSpec(_Model):
@@ -513,16 +503,14 @@ class SplitSpec(_Model):
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True)
 
-    format: Literal["depgraph.split-spec"] = SPEC_FORMAT
+    format: Literal[SPEC_FORMAT] = SPEC_FORMAT  # type: ignore[valid-type]
     format_version: str = SPEC_FORMAT_VERSION
     created_at: str
     generator: Generator
     digest: str | None = None
     graph_name: str | None = None
     constraint: Constraint
-    recommended_resampling: Literal[
-        "grouped_cv", "blocked_cv", "leave_one_group_out", "ordered_split", "custom_grouped_cv"
-    ]
+    recommended_resampling: ResamplingPlan
     warnings: list[SpecWarning] = Field(default_factory=list)
     summary: Summary
     pseudonymization: Pseudonymization | None = None
@@ -550,9 +538,9 @@ class SplitSpec(_Model):
         instance(graph, StudyGraph, "from_partition: the graph")
         if attributes is not None and attributes != "all":
             attributes = names(attributes, "attributes")  # one name, not its characters ("all": every one)
-        samples = _sample_columns(partition, graph)
+        samples = sample_columns(partition, graph)
         if attributes:
-            samples = _with_attributes(samples, graph, attributes)
+            samples = with_attributes(samples, graph, attributes)
         return cls._assemble(
             samples,
             dict(
@@ -617,25 +605,24 @@ class SplitSpec(_Model):
             instance(folds, FoldPlan, "folds")
         groups = None
         if not trusted:
-            _check_ids(samples, "spec")
-            _check_columns(samples, "spec")
+            check_ids(samples, "spec")
+            check_columns(samples, "spec")
             samples, folds = _in_sample_order(samples, folds, "spec")
             groups = Groups.of(samples, "spec")
             if len(samples) == 0:
                 raise DepgraphError("empty_input", "a spec needs at least one sample")
             if "summary" not in fields:
-                fields["summary"] = groups.summary()
-            else:
-                groups.check_summary(fields["summary"], "spec", "invalid_argument")
-        pseudonymization = fields.get("pseudonymization")
-        if pseudonymization is not None:
-            _check_pseudonyms(samples, Pseudonymization.model_validate(pseudonymization), "spec", "invalid_argument")
-        spec = cls(samples=samples, **fields)
+                fields["summary"] = Summary(**groups.shape())
+        spec = cls(samples=samples, **fields)  # every field validated: a wrong one is invalid_argument, named
         if groups is not None:
+            groups.check_summary(spec.summary.model_dump(), "spec", "invalid_argument")
             spec._grouped = (samples, groups)
+        if spec.pseudonymization is not None:
+            pseudonyms = spec.pseudonymization
+            check_pseudonyms(samples, pseudonyms.columns, pseudonyms.hex_digits, "spec", "invalid_argument")
         if folds is not None:
-            _check_splits(folds.splits, len(samples), "folds", "invalid_argument")
-            _check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
+            check_splits(folds.splits, len(samples), "folds", "invalid_argument")
+            check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
             spec = spec.model_copy(update={"folds": folds})
         spec = spec.model_copy(update={"digest": spec.compute_digest()})
         _check_envelope(spec)
@@ -649,8 +636,8 @@ class SplitSpec(_Model):
         """
         if folds is not None:
             instance(folds, FoldPlan, "folds")
-            _check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
-            _check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
+            check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
+            check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)
@@ -695,7 +682,7 @@ class SplitSpec(_Model):
         signature = self.signature if digest == self.digest else None
         return updated.model_copy(update={"digest": digest, "signature": signature})
 
-    def _own_digest(self) -> SplitSpec:
+    def with_own_digest(self) -> SplitSpec:
         """The spec with the digest of what it holds (a signature kept only if that is the digest it signed)."""
         digest = self.compute_digest()
         return self.model_copy(
@@ -720,7 +707,8 @@ class SplitSpec(_Model):
     def verify_signature(self, key: str | bytes, source: str = "spec") -> None:
         """Return if the spec carries a signature of its digest under ``key``; DepgraphError(integrity) if
         it carries none, or one made with another key or over another digest."""
-        _verify_signature(self.signature, self.digest or "", check_key(key, "the verifying key"), source)
+        signature = None if self.signature is None else (self.signature.key_fingerprint, self.signature.value)
+        verify_signature(signature, self.digest or "", check_key(key, "the verifying key"), source)
 
     # ---- reading the content ----------------------------------------------------
     @property
@@ -738,67 +726,102 @@ class SplitSpec(_Model):
     def groups(self) -> dict[str, str]:
         return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
 
-    def positions_of(self, ids: Any, what: str = "ids") -> np.ndarray:
+    def positions(self, ids: Any, what: str = "ids", *, skip_missing: bool = False) -> np.ndarray:
         """The spec position (row) of the sample each of ``ids`` names, in their order; several rows may name
-        one sample. ``ids`` is one id per row (a list, array or Series; never one string or a set), text matched
-        exactly, numbers as ``from_metadata`` reads them (``1.0`` names ``"1"``). An id the spec lacks, or a
-        missing one, is a ``reference`` error naming them.
+        one sample. The one way depgraph finds a sample in a spec (every adapter and the exposure audit use it).
+
+        ``ids`` is one id per row (a list, array or Series; never one string or a set): text matched exactly,
+        numbers as ingest reads them (:func:`~depgraph.common.identifiers.row_keys`: ``1``, ``1.0`` and ``"1"``
+        all name ``"1"``). An id the spec lacks is a ``reference`` error naming the first of them (details:
+        ``ids``, at most 50 of them, ``n_ids`` distinct, ``rows`` naming them); so is a missing id, unless
+        ``skip_missing``, which gives it position -1.
 
         >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["1", "2", "S3"], "group_id": ["a", "a", "b"]}),
         ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-        >>> spec.positions_of(["S3", 1.0, 2]).tolist()
+        >>> spec.positions(["S3", 1.0, 2]).tolist()
         [2, 0, 1]
+        >>> spec.positions(["S3", "S4"])
+        Traceback (most recent call last):
+        ...
+        depgraph.errors.DepgraphError: [reference] ids: 1 row(s) name samples not in the spec: S4
         """
         keys = row_keys(in_order(ids, what))
         positions = pd.Index(self.sample_ids).get_indexer(keys)
-        if (positions < 0).any():
-            rows = keys[positions < 0]
+        unknown_rows = positions < 0
+        if skip_missing:
+            unknown_rows &= pd.notna(keys)
+        if unknown_rows.any():
+            rows = keys[unknown_rows]
             unknown = ["(missing)" if k is None else k for k in pd.unique(rows)]
             raise DepgraphError(
                 "reference",
                 f"{what}: {len(rows)} row(s) name samples not in the spec: {describe_ids(unknown)}",
                 ids=unknown[:50],
+                n_ids=len(unknown),
+                rows=len(rows),
             )
         return positions
 
-    def grouped(self) -> Groups:
-        """The samples' groups (codes, ids, sizes), counted once per samples frame."""
-        if self._grouped is None or self._grouped[0] is not self.samples:
+    def require_folds(self, what: str = "the spec") -> FoldPlan:
+        """The fold plan the spec carries; ``invalid_argument`` when it carries none (``what`` says who needs it).
+
+        >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S1"], "group_id": ["a"]}),
+        ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+        >>> spec.require_folds()
+        Traceback (most recent call last):
+        ...
+        depgraph.errors.DepgraphError: [invalid_argument] the spec carries no folds: assign folds first (depgraph folds)
+        """
+        if self.folds is None:
+            raise DepgraphError("invalid_argument", f"{what} carries no folds: assign folds first (depgraph folds)")
+        return self.folds
+
+    def group_codes(self) -> np.ndarray:
+        """One integer group code per sample (int64, in spec order), numbering the groups 0..G-1 in sorted
+        group-id order: what scikit-learn's group splitters and samplers take.
+
+        >>> SplitSpec.build(pd.DataFrame({"sample_id": ["s1", "s2", "s3"], "group_id": ["g2", "g1", "g2"]}),
+        ...                 constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv").group_codes()
+        array([1, 0, 1])
+        """
+        codes, _ = pd.factorize(self.samples["group_id"], sort=True)
+        return codes.astype(np.int64, copy=False)
+
+    def grouped(self, group_ids: pa.Array | None = None) -> Groups:
+        """The samples' groups (codes, ids, sizes), counted once per samples frame; a reader passes the group ids
+        it already holds as checked Arrow text (``group_ids``), which are counted without Python strings."""
+        if group_ids is not None:
+            self._grouped = (self.samples, Groups.of_text(group_ids))
+        elif self._grouped is None or self._grouped[0] is not self.samples:
             self._grouped = (self.samples, Groups.of(self.samples, "spec"))
         return self._grouped[1]
 
     # ---- JSON -----------------------------------------------------------------------
     def to_json_dict(self) -> dict[str, Any]:
         """The spec as JSON-ready Python values, keys in contract order."""
-        doc = self._envelope()
+        doc = self.envelope()
         doc["samples"] = {c: column_to_json(self.samples[c]) for c in self.samples.columns}
         if self.folds is not None:
             doc["folds"] = self.folds.to_json_dict()
         return doc
 
     def compute_digest(self) -> str:
-        """``sha256:<hex>`` of the canonical content (see :func:`canonical_bytes`)."""
-        doc = self._envelope()
+        """``sha256:<hex>`` of the canonical content (see :func:`~depgraph.spec.digest.canonical_bytes`)."""
+        doc = self.envelope()
         if self.folds is not None:
             doc["folds"] = self.folds.to_json_dict()
-        columns = self._column_bytes()
-        samples = [b"{"]
-        for i, column in enumerate(sorted(columns)):
-            samples += [(b"," if i else b"") + orjson.dumps(column) + b":", columns[column]]
-        samples.append(b"}")
-        digest = hashlib.sha256()
-        for part in _canonical_parts(doc, samples):
-            digest.update(part)
-        return "sha256:" + digest.hexdigest()
+        return spec_digest(doc, self._column_bytes())
 
     def to_json_bytes(self) -> bytes:
         """Pretty envelope, one line per sample column: readable and compact."""
-        return b"".join(self._json_pieces())
+        return b"".join(self.json_pieces())
 
-    def _json_pieces(self) -> Iterator[bytes]:
-        return _layout(self._envelope(), self._column_bytes(), self.folds.to_json_dict() if self.folds else None)
+    def json_pieces(self) -> Iterator[bytes]:
+        """:meth:`to_json_bytes` in pieces, for a file written piece by piece (a large column is never copied)."""
+        return layout(self.envelope(), self._column_bytes(), self.folds.to_json_dict() if self.folds else None)
 
-    def _envelope(self) -> dict[str, Any]:
+    def envelope(self) -> dict[str, Any]:
+        """Every field but the sample columns and the folds, as JSON values (absent optional blocks left out)."""
         doc = self.model_dump(mode="json")
         for optional in ("pseudonymization", "signature"):
             if doc.get(optional) is None:
@@ -808,7 +831,7 @@ class SplitSpec(_Model):
     def _column_bytes(self) -> dict[str, bytes]:
         """Each sample column as compact JSON, encoded once per samples frame."""
         if self._encoded is None or self._encoded[0] is not self.samples:
-            columns = {c: _column_bytes(self.samples[c]) for c in self.samples.columns}
+            columns = {c: column_bytes(self.samples[c]) for c in self.samples.columns}
             self._encoded = (self.samples, columns)
         return self._encoded[1]
 
@@ -875,7 +898,6 @@ class SplitSpec(_Model):
 SHOWN_SPLITS = 10
 
 
-# --------------------------------------------------------------------------- building blocks
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -890,531 +912,10 @@ def summarise(samples: pd.DataFrame) -> Summary:
     return Summary(n_samples=len(samples), **group_shape(samples["group_id"].to_numpy(dtype=object))._asdict())
 
 
-def _sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
-    frame = partition.samples[["sample_id", "group_id"]].copy()
-    every = graph.sample_ids
-    ids = frame["sample_id"].to_numpy(dtype=object)
-    if len(ids) == len(every) and (ids == every).all():  # the usual case: all samples, in node order
-        positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
-    else:
-        positions = graph.locate(NodeType.SAMPLE, ids)
-        if (positions < 0).any():  # a partition of another graph: its columns would be read at wrong rows
-            unknown = ids[positions < 0]
-            raise DepgraphError(
-                "reference",
-                f"the partition holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}; "
-                "pass the graph it was derived from",
-                ids=unknown[:50].tolist(),
-            )
-    keys = graph.key_values
-    start, _ = graph.type_range(NodeType.SAMPLE)
-    for mode in BLOCK_MODES:
-        rel = direct_relation(mode)
-        if graph.has_relation(rel.name):
-            mine = graph.sample_targets(rel.name)[positions - start]
-            frame[f"{mode}_group"] = pd.Series(np.where(mine >= 0, keys[np.maximum(mine, 0)], None), dtype=object)
-    if "timepoint_id" in partition.samples.columns:
-        for c in ("timepoint_id", "time_index", "order_rank"):
-            frame[c] = partition.samples[c].reset_index(drop=True)
-    elif graph.has_relation("sample_collected_at_timepoint"):
-        target = graph.sample_targets("sample_collected_at_timepoint")[positions - start]
-        try:
-            time_cols, _, _ = sample_time_columns(graph, target)
-        except DepgraphError:
-            time_cols = None  # inconsistent time order: time mode and validation report it
-        if time_cols is not None:
-            for c in ("timepoint_id", "time_index", "order_rank"):
-                frame[c] = time_cols[c].reset_index(drop=True)
-    stratum = _strata(graph, positions - start)
-    if stratum is not None:
-        frame["stratum"] = stratum
-    return frame.reset_index(drop=True)
-
-
-def _with_attributes(samples: pd.DataFrame, graph: StudyGraph, attributes: Sequence[str] | str) -> pd.DataFrame:
-    start, stop = graph.type_range(NodeType.SAMPLE)
-    block = graph.attributes.iloc[start:stop]
-    available = [c for c in block.columns if block[c].notna().any()]
-    wanted = available if attributes == "all" else list(attributes)
-    unknown = [a for a in wanted if a not in available]
-    if unknown:
-        raise DepgraphError(
-            "invalid_argument",
-            f"sample attribute(s) {describe_ids(unknown)} are not in the graph (sample attributes: "
-            f"{describe_ids(available, 20) or 'none'})",
-        )
-    for name in wanted:
-        if name in samples.columns or name in SAMPLE_COLUMNS or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise DepgraphError(
-                "invalid_argument",
-                f"sample attribute {name!r} cannot be a spec column: names are lower-case letters, digits and _, "
-                f"and not one of the spec's own columns",
-            )
-    positions = graph.locate(NodeType.SAMPLE, samples["sample_id"]) - start
-    out = samples.copy()
-    for name in wanted:
-        out[name] = block[name].iloc[positions].reset_index(drop=True)
-    return out
-
-
-def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
-    """Each sample's outcome (its own, else its subject's); several outcomes
-    are joined with ``|`` in sorted order; ``None`` where there is none."""
-    start, stop = graph.type_range(NodeType.SAMPLE)
-    keys = graph.key_values
-    samples, outcomes = [], []
-    if graph.has_relation("sample_has_outcome"):
-        src, dst, _ = graph.relation_edges("sample_has_outcome")
-        samples.append(src - start)
-        outcomes.append(dst)
-    if graph.has_relation("subject_has_outcome"):
-        s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
-        o_src, o_dst, _ = graph.relation_edges("subject_has_outcome")
-        first = np.searchsorted(o_src, s_dst, side="left")  # outcome edges are sorted by subject
-        last = np.searchsorted(o_src, s_dst, side="right")
-        reps = last - first
-        samples.append(np.repeat(s_src - start, reps))
-        outcomes.append(o_dst[np.repeat(first, reps) + _ranges(reps)])
-    if not samples:
-        return None
-    if len(samples) == 1 and graph.has_relation("sample_has_outcome"):
-        sample, outcome = samples[0], outcomes[0]  # edges are stored sorted by (sample, outcome), once each
-    else:
-        pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # by sample, outcome
-        sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
-    per_sample = np.full(stop - start, None, dtype=object)
-    counts = np.bincount(sample, minlength=stop - start)
-    single = counts[sample] == 1  # the usual case: one outcome, no string work
-    if not single.all():
-        _refuse_joined_outcome_ids(keys, outcome, sample[~single], keys[start + sample[~single]])
-    per_sample[sample[single]] = keys[outcome[single]]
-    multi_sample, multi_outcome = sample[~single], outcome[~single]  # contiguous per sample (pairs are sorted)
-    cuts = np.flatnonzero(np.diff(multi_sample)) + 1
-    for members, who in zip(np.split(multi_outcome, cuts), multi_sample[np.r_[0, cuts]] if len(multi_sample) else [],
-                            strict=False):  # fmt: skip
-        per_sample[who] = "|".join(sorted(keys[members].tolist()))
-    return pd.Series(per_sample[sample_rows], dtype=object)
-
-
-def _refuse_joined_outcome_ids(keys: np.ndarray, outcomes: np.ndarray, multi: np.ndarray, names: np.ndarray) -> None:
-    """A sample's several outcomes are joined with ``|`` into its stratum, so an outcome id holding ``|`` would make
-    two different sets of outcomes one stratum (outcomes ``a`` and ``b`` against outcome ``a|b``): ``ambiguity``.
-    Outcome ids are few: each distinct one is looked at once."""
-    barred = [str(keys[o]) for o in distinct(outcomes).tolist() if "|" in str(keys[o])]
-    if barred:
-        raise DepgraphError(
-            "ambiguity",
-            f"outcome id {barred[0]!r} holds '|', which joins a sample's several outcomes into its stratum (sample "
-            f"{names[0]!r} has several): two different sets of outcomes would read as one stratum; rename the outcome",
-            ids=barred,
-        )
-
-
-def _ranges(lengths: np.ndarray) -> np.ndarray:
-    """0..k-1 for each length k, concatenated."""
-    ends = np.cumsum(lengths)
-    return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
-
-
-def portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
-    """Builder parameters for the spec, minus lists of raw ids (counts stay). Builders record input
-    files by name only, so the same data read from two folders gives the same spec digest."""
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k != "unknown_ids"}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-
-    return orjson.loads(orjson.dumps(clean(parameters), default=str, option=orjson.OPT_SERIALIZE_NUMPY))
-
-
-def column_to_json(series: pd.Series) -> list[Any]:
-    """A sample column as JSON values: ``None`` for missing, ints stay ints."""
-    if pd.api.types.is_float_dtype(series.dtype):
-        values = series.to_numpy(dtype=np.float64)
-        missing = np.isnan(values)
-        return [None if m else v for v, m in zip(values.tolist(), missing.tolist(), strict=True)] if missing.any() \
-            else values.tolist()  # fmt: skip
-    if pd.api.types.is_integer_dtype(series.dtype):  # including nullable Int64
-        return series.astype(object).where(series.notna(), None).tolist()
-    values = series.to_numpy(dtype=object)
-    missing = pd.isna(values)
-    if missing.any():
-        values = values.copy()
-        values[missing] = None
-    return values.tolist()
-
-
-def _column_bytes(series: pd.Series) -> bytes:
-    """A sample column as compact JSON (what ``orjson.dumps(column_to_json(series))`` gives), without
-    building a cleaned copy: orjson writes ``None`` and NaN as ``null`` itself."""
-    numpy = orjson.OPT_SERIALIZE_NUMPY  # numbers straight from the array: the same text as from Python floats and ints
-    if pd.api.types.is_float_dtype(series.dtype):
-        return orjson.dumps(np.ascontiguousarray(series.to_numpy(dtype=np.float64)), option=numpy)
-    if pd.api.types.is_integer_dtype(series.dtype):
-        if not series.hasnans:
-            return orjson.dumps(np.ascontiguousarray(series.to_numpy(dtype=np.int64)), option=numpy)
-        return orjson.dumps(series.to_numpy(dtype=object, na_value=None).tolist())
-    try:
-        return orjson.dumps(series.to_numpy(dtype=object).tolist())
-    except TypeError:  # a value orjson does not know (pd.NA, numpy scalars): clean it first
-        return orjson.dumps(column_to_json(series))
-
-
-# --------------------------------------------------------------------------- digest and layout
-def canonical_bytes(doc: dict[str, Any], samples: bytes | None = None) -> bytes:
-    """The canonical form the digest is taken over.
-
-    Every top-level field except ``created_at``, ``generator`` and ``digest``,
-    serialised as compact JSON (no whitespace) with object keys sorted,
-    strings in UTF-8, integers as integers and other numbers in their shortest
-    round-trip form. Readers in other languages reproduce it with any JSON
-    library that sorts keys and writes shortest round-trip floats.
-    ``samples``, when given, is the ``samples`` object already in that form.
-
-    >>> canonical_bytes({"b": [1, 2.5], "a": {"y": None, "x": "é"}, "digest": "sha256:0"})
-    b'{"a":{"x":"\xc3\xa9","y":null},"b":[1,2.5]}'
-    """
-    return b"".join(_canonical_parts(doc, None if samples is None else [samples]))
-
-
-def _canonical_parts(doc: dict[str, Any], samples: list[bytes] | None) -> Iterator[bytes]:
-    """:func:`canonical_bytes` in pieces, so a large ``samples`` object is hashed without being copied:
-    the same bytes as dumping the whole dict with sorted keys."""
-    content = {k: v for k, v in doc.items() if k not in UNDIGESTED}
-    keys = sorted({*content, *(["samples"] if samples is not None else [])})
-    yield b"{"
-    for i, key in enumerate(keys):
-        yield (b"," if i else b"") + orjson.dumps(key) + b":"
-        if key == "samples" and samples is not None:
-            yield from samples
-        else:
-            yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS)
-    yield b"}"
-
-
-def content_digest(doc: dict[str, Any]) -> str:
-    """``sha256:<hex>`` of :func:`canonical_bytes`, hashed piece by piece (a large document is not joined)."""
-    digest = hashlib.sha256()
-    for part in _canonical_parts(doc, None):
-        digest.update(part)
-    return "sha256:" + digest.hexdigest()
-
-
-def _layout(envelope: dict[str, Any], columns: dict[str, bytes], folds: dict[str, Any] | None) -> Iterator[bytes]:
-    """Indented JSON whose long arrays (sample columns, fold splits) stay on one line each, in pieces
-    (a file is written piece by piece: a million-sample column is never copied)."""
-    yield b"{"
-    for i, (key, value) in enumerate(envelope.items()):
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
-        yield (b",\n  " if i else b"\n  ") + orjson.dumps(key) + b": " + text
-    yield b',\n  "samples": {'
-    for i, (column, values) in enumerate(columns.items()):
-        yield (b",\n    " if i else b"\n    ") + orjson.dumps(column) + b": "
-        yield values
-    yield b"\n  }"
-    if folds is not None:
-        head = {k: v for k, v in folds.items() if k != "splits"}
-        inner = orjson.dumps(head, option=orjson.OPT_INDENT_2)[:-2]  # drop "\n}"
-        yield b',\n  "folds": ' + inner.replace(b"\n", b"\n  ") + b',\n    "splits": ['
-        for i, split in enumerate(folds["splits"]):
-            yield (b",\n      " if i else b"\n      ") + orjson.dumps(split)
-        yield b"\n    ]\n  }"
-    yield b"\n}\n"
-
-
-# --------------------------------------------------------------------------- files
-def write_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None:
-    """Write ``spec`` as JSON to ``path`` atomically."""
-    instance(spec, SplitSpec, "write_spec: the spec")
-    atomic_write_bytes(path, spec._json_pieces())
-
-
-def read_spec(path: str | os.PathLike[str], verify_key: str | bytes | None = None) -> SplitSpec:
-    """Read and check a spec: schema, every element of every column, the digest,
-    the signature (when ``verify_key`` is given: a missing or wrong one is
-    refused), and the invariants every spec depgraph writes holds. Problems raise
-    DepgraphError naming the first of them; see :func:`spec_from_document`."""
-    return spec_from_document(read_json(path, "spec file"), f"spec file {str(path)!r}", verify_key=verify_key)
-
-
-def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes | None = None) -> SplitSpec:
-    """A SplitSpec from a parsed JSON document, with every check of :func:`read_spec`.
-
-    In order: format, version and envelope (jsonschema) and every element of
-    the sample columns and fold positions (``schema``, ``version``); the digest
-    over the document as written (``integrity``); with ``verify_key``, the
-    signature (``integrity``); then what the content must say of itself
-    (``integrity`` even when the digest matches, since anyone can recompute a
-    digest): at least one sample, sample ids in byte order without repeats, a
-    summary that counts the columns, every split testing someone and keeping
-    each group on one side, pseudonyms where ``pseudonymization`` says ids are
-    pseudonymised.
-
-    The spec returned holds the digest of what it holds: the file's own digest,
-    unless the reader dropped something the file carries (``$comment``, ``x-``
-    fields, a newer minor's fields) or filled in a default or spelt a number
-    its own way (``6`` in ``time_index`` is ``6.0``); then the digest is
-    recomputed and a signature, which signed the file's digest, is dropped.
-    """
-    if verify_key is not None:  # a wrong key is the caller's mistake, named before the file is judged
-        verify_key = check_key(verify_key, "the verifying key")
-    original = doc
-    doc = check_document(doc, "split-spec", source)  # format, version, envelope schema; migrates
-    samples, exact, arrays = _samples_frame(doc["samples"], source)
-    folds = _folds(doc.get("folds"), len(samples), source)
-    envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds", "$comment") and not k.startswith("x-")}
-    spec = _read_model(SplitSpec, {**envelope, "samples": samples, "folds": folds}, source)
-    try:
-        expected = content_digest(original)  # over the document as written, fields this reader ignores included
-    except (TypeError, orjson.JSONEncodeError) as exc:  # a document built in Python holding non-JSON values
-        raise DepgraphError("schema", f"{source}: holds values that are not JSON data ({exc})") from exc
-    if spec.digest != expected:
-        raise DepgraphError(
-            "integrity",
-            f"{source}: digest does not match the content (file says {str(spec.digest)[:19]}…, content is "
-            f"{expected[:19]}…); the file was edited or damaged",
-        )
-    if verify_key is not None:
-        _verify_signature(spec.signature, expected, verify_key, source)
-    _check_content(spec, source, *arrays)
-    if not (exact and _same_envelope(original, spec)):
-        spec = spec._own_digest()  # the digest of what this spec holds; the file's signature does not sign it
-    return spec
-
-
-def _verify_signature(signature: Signature | None, digest: str, key: str | bytes, source: str) -> None:
-    if signature is None:
-        raise DepgraphError(
-            "integrity", f"{source}: carries no signature; a signed spec is needed (written with --sign-key-env)"
-        )
-    secret = _key_bytes(key)
-    ours = signing_key_fingerprint(secret)
-    if not hmac.compare_digest(signature.key_fingerprint, ours):
-        raise DepgraphError(
-            "integrity",
-            f"{source}: signed with another key (key fingerprint {signature.key_fingerprint}, yours is {ours})",
-        )
-    if not hmac.compare_digest(signature.value, _signature_value(digest, secret)):
-        raise DepgraphError(
-            "integrity",
-            f"{source}: the signature does not match the digest; the spec was changed after it was signed",
-        )
-
-
-def _same_envelope(original: dict[str, Any], spec: SplitSpec) -> bool:
-    """Whether the spec's fields, outside the sample columns and fold positions, are those the document
-    spells (then the document's digest is the spec's own)."""
-    ours = spec._envelope()
-    if spec.folds is not None:
-        ours["folds"] = spec.folds.model_dump(mode="json")
-    theirs = {k: v for k, v in original.items() if k != "samples"}
-    folds = theirs.get("folds")
-    if isinstance(folds, dict) and isinstance(folds.get("splits"), list):
-        splits = [{k: v for k, v in split.items() if k not in ("test", "excluded")} for split in folds["splits"]]
-        theirs["folds"] = {**folds, "splits": splits}
-    keep = set(ours) | set(theirs)
-    return all(
-        k in ours
-        and k in theirs
-        and orjson.dumps(ours[k], option=orjson.OPT_SORT_KEYS) == orjson.dumps(theirs[k], option=orjson.OPT_SORT_KEYS)
-        for k in keep - UNDIGESTED
-    ) and set(original["samples"]) == set(spec.samples.columns)
-
-
-def _samples_frame(columns: dict[str, list[Any]], source: str) -> tuple[pd.DataFrame, bool, tuple[pa.Array, ...]]:
-    """The sample columns, every element checked (vectorised), as a frame; whether the frame spells
-    every value as the document does (``False`` when integers were read into a number column); and
-    the sample and group ids as Arrow text, for the content checks."""
-    lengths = {c: len(v) for c, v in columns.items()}
-    if len(set(lengths.values())) > 1:
-        n = lengths["sample_id"]
-        odd = {c: k for c, k in lengths.items() if k != n}
-        raise DepgraphError(
-            "schema",
-            f"{source}: samples columns must have equal lengths; sample_id has {n}, "
-            + ", ".join(f"{c} has {k}" for c, k in odd.items()),
-        )
-    frame: dict[str, Any] = {}
-    arrow: dict[str, pa.Array] = {}
-    exact = True
-    for name, values in columns.items():
-        where = f"{source}: samples.{name}"
-        if name in REQUIRED_SAMPLE_COLUMNS:
-            elements, arrow[name] = text(values, where, non_empty=True)
-            frame[name] = pd.Series(elements, dtype=object, copy=False)
-        else:
-            frame[name], as_written = _read_column(name, values, where)
-            exact &= as_written
-    return pd.DataFrame(frame), exact, (arrow["sample_id"], arrow["group_id"])
-
-
-def _read_column(name: str, values: Any, where: str) -> tuple[pd.Series, bool]:
-    """A sample column other than the ids, every element checked by its kind; and whether the column spells
-    every value as the document does (integers in a number column are read as floats)."""
-    kind = SAMPLE_COLUMNS.get(name, "any")
-    if kind == "string":
-        return pd.Series(optional_text(values, where), dtype=object, copy=False), True
-    if kind == "number":
-        column, as_floats = numbers(values, where)
-        return pd.Series(column), as_floats
-    if kind == "integer":
-        return pd.Series(integers(values, where, nullable=True, minimum=1 if name == "order_rank" else None)), True
-    return pd.Series(scalar_objects(values, where)[0], dtype=object, copy=False), True  # kept as written
-
-
-def _folds(doc: Any, n_samples: int, source: str) -> FoldPlan | None:
-    if doc is None:
-        return None
-    splits = []
-    for i, entry in enumerate(doc.get("splits", [])):
-        arrays = {name: positions(entry.get(name), f"{source}: folds.splits[{i}].{name}", n_samples)
-                  for name in ("test", "excluded")}  # fmt: skip
-        values = {**{k: v for k, v in entry.items() if k not in arrays}, **arrays}
-        splits.append(_read_model(FoldSplit, values, source, f"folds.splits[{i}]."))
-    _check_splits(splits, n_samples, f"{source}: folds")
-    return _read_model(
-        FoldPlan, {**{k: v for k, v in doc.items() if k != "splits"}, "splits": splits}, source, "folds."
-    )
-
-
-def _check_splits(splits: list[FoldSplit], n_samples: int, where: str, code: str = "schema") -> None:
-    """Positions in range, sorted and unique, test and excluded disjoint, counts consistent
-    (each split in time linear in its positions, not in the samples); ``schema`` errors of a file, or
-    ``invalid_argument`` for folds made in memory."""
-    for i, split in enumerate(splits):
-        for name in ("test", "excluded"):
-            values = getattr(split, name)
-            if len(values) and (values.min() < 0 or values.max() >= n_samples):
-                bad = int(values[(values < 0) | (values >= n_samples)][0])
-                raise DepgraphError(
-                    code, f"{where}.splits[{i}].{name} holds position {bad}; the spec has {n_samples} samples"
-                )
-            if len(values) > 1 and (np.diff(values) <= 0).any():
-                raise DepgraphError(code, f"{where}.splits[{i}].{name} must be sorted positions without repeats")
-        if len(split.test) and len(split.excluded):
-            found = split.test[np.minimum(np.searchsorted(split.test, split.excluded), len(split.test) - 1)]
-            both = split.excluded[found == split.excluded]
-            if len(both):
-                raise DepgraphError(code, f"{where}.splits[{i}]: position {int(both[0])} is both tested and excluded")
-        counts = (n_samples - len(split.test) - len(split.excluded), len(split.test), len(split.excluded))
-        if (split.n_train, split.n_test, split.n_excluded) != counts:
-            raise DepgraphError(
-                code,
-                f"{where}.splits[{i}]: n_train/n_test/n_excluded say {split.n_train}/{split.n_test}/{split.n_excluded},"
-                f" the positions give {counts[0]}/{counts[1]}/{counts[2]}",
-            )
-
-
-# --------------------------------------------------------------------------- what a spec says of itself
-class Groups:
-    """The groups of a spec's samples: a code per sample, the distinct group ids and their sizes
-    (hashed once, never sorted: only the ties for the largest group are compared)."""
-
-    def __init__(self, codes: np.ndarray, names: np.ndarray | pa.Array) -> None:
-        self.codes = codes.astype(np.int64, copy=False)
-        self._names = names  # Arrow text from a reader: only the names asked for become Python strings
-        self.sizes: np.ndarray = np.bincount(self.codes, minlength=len(names))
-
-    @classmethod
-    def of_text(cls, group_ids: pa.Array) -> Groups:
-        """The groups of checked Arrow text (a reader's column)."""
-        encoded = group_ids.dictionary_encode()
-        return cls(encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary)
-
-    def name(self, code: int) -> str:
-        name = self._names[code]
-        return name.as_py() if isinstance(name, pa.Scalar) else str(name)
-
-    def names_where(self, mask: np.ndarray) -> list[str]:
-        if isinstance(self._names, pa.Array):
-            return self._names.filter(pa.array(mask)).to_pylist()
-        return [str(n) for n in self._names[mask].tolist()]
-
-    @classmethod
-    def of(cls, samples: pd.DataFrame, where: str) -> Groups:
-        """The groups of a samples frame."""
-        if "group_id" not in samples.columns:
-            raise DepgraphError("invalid_argument", f"{where}: samples need a group_id column")
-        codes, names = pd.factorize(samples["group_id"].to_numpy(dtype=object))  # (hashes of str are cached)
-        return cls(codes, np.asarray(names, dtype=object))
-
-    def summary(self) -> Summary:
-        """n_samples, n_groups, the largest group (the smallest id, in byte order, among equals), singletons."""
-        if not len(self.sizes):
-            return Summary(n_samples=0, n_groups=0, largest_group=None, largest_group_size=0, singletons=0)
-        largest = int(self.sizes.max())
-        return Summary(
-            n_samples=len(self.codes),
-            n_groups=len(self.sizes),
-            largest_group=min(self.names_where(self.sizes == largest)),  # code point order: byte order
-            largest_group_size=largest,
-            singletons=int((self.sizes == 1).sum()),
-        )
-
-    def check_summary(self, summary: Summary | dict[str, Any], where: str, code: str) -> None:
-        given = summary.model_dump() if isinstance(summary, Summary) else dict(summary)
-        actual = self.summary().model_dump()
-        for field, value in actual.items():
-            if given.get(field) != value:
-                raise DepgraphError(
-                    code,
-                    f"{where}: summary.{field} says {given.get(field)!r}, the samples give {value!r}",
-                    field=field,
-                )
-
-
-def _check_ids(samples: pd.DataFrame, where: str) -> None:
-    """Sample and group ids are non-empty text (``invalid_argument`` otherwise), in the rows as given."""
-    for name in REQUIRED_SAMPLE_COLUMNS:
-        if name not in samples.columns:
-            raise DepgraphError("invalid_argument", f"{where}: samples need a {name} column")
-        try:
-            text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError) as exc:  # (a lone surrogate has no UTF-8)
-            raise DepgraphError("invalid_argument", f"{where}: samples.{name} must hold text ({exc})") from None
-        blank = pc.fill_null(pc.equal(pc.binary_length(text), 0), True)
-        if pc.any(blank).as_py():
-            i = int(np.flatnonzero(blank.to_numpy(zero_copy_only=False))[0])
-            raise DepgraphError(
-                "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
-            )
-        refuse_unicode_twins(text, f"samples.{name}", where)
-
-
-def _check_columns(samples: pd.DataFrame, where: str) -> None:
-    """The columns other than sample and group ids, as a reader would read them back from the file
-    (``invalid_argument`` naming the first value it would refuse or read differently): names a spec column
-    may have, values JSON carries (no infinity, which a writer spells ``null``; no integer beyond 64 bits;
-    no list or object), and the types of the spec's own columns (``order_rank`` whole numbers of at least 1,
-    ``time_index`` numbers, block and time ids text)."""
-    for name in samples.columns:
-        if name in REQUIRED_SAMPLE_COLUMNS:
-            continue
-        series = samples[name]
-        try:
-            if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-                raise DepgraphError("invalid_argument", f"column {name!r}: names are lower-case letters, digits and _")
-            if pd.api.types.is_float_dtype(series.dtype) and np.isinf(series.to_numpy(np.float64)).any():
-                i = int(np.flatnonzero(np.isinf(series.to_numpy(np.float64)))[0])
-                raise DepgraphError("invalid_argument", f"samples.{name}[{i}] is infinite; JSON has no infinity")
-            try:
-                values = orjson.loads(_column_bytes(series))
-            except (TypeError, orjson.JSONEncodeError) as exc:
-                raise DepgraphError(
-                    "invalid_argument", f"samples.{name} holds a value JSON cannot carry ({exc})"
-                ) from None
-            _read_column(name, values, f"samples.{name}")
-        except DepgraphError as exc:
-            raise DepgraphError("invalid_argument", f"{where}: {exc.message}", column=name) from None
-
-
 def _check_envelope(spec: SplitSpec) -> None:
     """What a reader checks of a spec's envelope (its JSON Schema), on a spec made in memory
     (``invalid_argument``): a file depgraph writes is one depgraph reads."""
-    doc = spec._envelope()
+    doc = spec.envelope()
     doc["samples"] = {c: [] for c in spec.samples.columns}
     if spec.folds is not None:
         plan = spec.folds.model_dump(mode="json")
@@ -1425,62 +926,12 @@ def _check_envelope(spec: SplitSpec) -> None:
         raise DepgraphError("invalid_argument", f"spec: {problem}")
 
 
-def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Array) -> None:
-    """What every spec depgraph writes says of itself (``ids`` and ``group_ids``: its columns as Arrow
-    text); ``integrity`` errors, since the digest may well match."""
-    if spec.n_samples == 0:
-        raise DepgraphError("integrity", f"{source}: holds no samples")
-    if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
-        _check_pseudonyms(spec.samples, spec.pseudonymization, source, "integrity")
-    # 1.0 writers kept imported, built and pseudonymised rows in the order they came in: unique is all 1.0 promised
-    _check_sample_order(ids, source, unique_only=spec.format_version.startswith("1.0."))
-    groups = Groups.of_text(group_ids)
-    spec._grouped = (spec.samples, groups)
-    groups.check_summary(spec.summary, source, "integrity")
-    if spec.folds is not None:
-        _check_fold_content(spec.folds, groups, spec.sample_ids, f"{source}: folds", "integrity")
-
-
-def _check_sample_order(ids: pa.Array, where: str, unique_only: bool = False) -> None:
-    """Sample ids strictly increasing in byte order (so sorted, and never repeated), or only never
-    repeated (``unique_only``)."""
-    if len(ids) < 2:
-        return
-    ahead = pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))
-    if pc.all(ahead).as_py():
-        return
-    _, first = sorted_codes(ids)
-    if len(first) < len(ids):
-        counts = pc.value_counts(ids)
-        twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
-        raise DepgraphError("integrity", f"{where}: sample ids repeat: {describe_ids(twice)}", ids=twice)
-    if unique_only:
-        return
-    i = int(np.flatnonzero(~ahead.to_numpy(zero_copy_only=False))[0]) + 1
-    raise DepgraphError(
-        "integrity",
-        f"{where}: samples.sample_id[{i}] {ids[i].as_py()!r} comes after {ids[i - 1].as_py()!r}; samples are "
-        "in sample-id order (byte order), and fold positions count in that order",
-    )
-
-
 def _in_sample_order(samples: pd.DataFrame, folds: FoldPlan | None, where: str) -> tuple[pd.DataFrame, FoldPlan | None]:
     """The rows in sample-id order (byte order), fold positions following their samples; repeated
     sample ids are a ``duplicate_id`` error."""
-    if "sample_id" not in samples.columns or len(samples) < 2:
+    order = sample_order(samples, where)
+    if order is None:
         return samples, folds
-    try:
-        ids = pa.array(samples["sample_id"].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return samples, folds  # Groups.of names the offending value
-    if ids.null_count or pc.all(pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))).as_py():
-        return samples, folds
-    _, first = sorted_codes(ids)
-    if len(first) < len(ids):
-        counts = pc.value_counts(ids)
-        twice = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
-        raise DepgraphError("duplicate_id", f"{where}: sample ids repeat: {describe_ids(twice)}", ids=twice)
-    order = pc.sort_indices(ids).to_numpy(zero_copy_only=False).astype(np.int64)
     samples = samples.iloc[order].reset_index(drop=True)
     if folds is None:
         return samples, folds
@@ -1488,108 +939,3 @@ def _in_sample_order(samples: pd.DataFrame, folds: FoldPlan | None, where: str) 
     moved[order] = np.arange(len(order))  # old row -> new row
     splits = [FoldSplit.of(s.repeat, s.fold, moved[s.test], moved[s.excluded], len(order)) for s in folds.splits]
     return samples, folds.model_copy(update={"splits": splits})
-
-
-_HEX_DIGIT = np.zeros(256, dtype=bool)
-_HEX_DIGIT[list(b"0123456789abcdef")] = True
-
-
-def _check_pseudonyms(samples: pd.DataFrame, pseudonymization: Pseudonymization, where: str, code: str) -> None:
-    """The columns ``pseudonymization`` names hold pseudonyms: ``hex_digits`` lower-case hex digits
-    (sample ids), ``<prefix>:`` and the digits (group ids), either form elsewhere; missing values pass."""
-    digits = pseudonymization.hex_digits
-    for name in pseudonymization.columns:
-        if name not in samples.columns:
-            raise DepgraphError(code, f"{where}: pseudonymization names the column {name!r}, which samples lack")
-        try:
-            text = pa.array(samples[name].to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            raise DepgraphError(code, f"{where}: samples.{name} is pseudonymised but does not hold text") from None
-        plain = _pseudonymous(text, digits, prefixed=False)
-        ok = plain if name == "sample_id" else _pseudonymous(text, digits, prefixed=True)
-        if name not in ("sample_id", "group_id"):
-            ok |= plain
-        ok |= text.is_null().to_numpy(zero_copy_only=False)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            shape = f"{digits} lower-case hex digits" + (" after '<prefix>:'" if name == "group_id" else "")
-            raise DepgraphError(
-                code,
-                f"{where}: samples.{name}[{i}] is {text[i].as_py()!r}, not a pseudonym ({shape}), although "
-                f"pseudonymization says {name} is pseudonymised",
-                column=name,
-            )
-
-
-def _pseudonymous(text: pa.Array, digits: int, prefixed: bool) -> np.ndarray:
-    """Per value: exactly ``digits`` lower-case hex digits, after one ``<prefix>:`` (no other colon)
-    when ``prefixed``. Read from the Arrow buffers, no Python string per value."""
-    offsets, data = text_buffers(text)
-    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
-    length = end - start
-    if not len(data):
-        return np.zeros(len(text), dtype=bool)
-    hex_count = np.concatenate([[0], np.cumsum(_HEX_DIGIT[data])])
-    if not prefixed:
-        return (length == digits) & (hex_count[end] - hex_count[start] == digits)
-    colon_count = np.concatenate([[0], np.cumsum(data == ord(":"))])
-    tail = np.maximum(end - digits, start)
-    colon_at = np.clip(end - digits - 1, 0, len(data) - 1)
-    return (
-        (length > digits)
-        & (hex_count[end] - hex_count[tail] == digits)
-        & (data[colon_at] == ord(":"))
-        & (colon_count[end] - colon_count[start] == 1)
-    )
-
-
-def _check_fold_content(
-    folds: FoldPlan, groups: Groups, sample_ids: np.ndarray, where: str, code: str | None = None
-) -> None:
-    """Every split tests someone, and no group has a tested and a trained sample in one split.
-
-    Linear in the positions: a group straddles a split when it has a tested
-    sample and fewer tested or excluded samples than members.
-    """
-    if not folds.splits:  # no split: a consumer would train and test on nothing, without a word
-        raise DepgraphError(code or "invalid_argument", f"{where} holds no split; a fold plan splits at least once")
-    for i, split in enumerate(folds.splits):
-        if split.n_test == 0 or not len(split.test):
-            raise DepgraphError(
-                code or "too_few_groups",
-                f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}) tests no sample"
-                + ("" if code else f"; the {folds.scheme} plan has more folds than its groups fill"),
-            )
-    n_groups = len(groups.sizes)
-    n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
-    if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort
-        found = []
-        for i, split in enumerate(folds.splits):
-            held = np.bincount(groups.codes[split.test], minlength=n_groups)
-            tested = held > 0
-            held += np.bincount(groups.codes[split.excluded], minlength=n_groups)
-            found.append(i * n_groups + np.flatnonzero(tested & (held < groups.sizes)))
-        tested = np.concatenate(found)
-        straddles = np.ones(len(tested), dtype=bool)
-    else:  # many small splits (leave one block out): one sort over every split's positions
-        split_of = [np.full(len(s.test) + len(s.excluded), i, dtype=np.int64) for i, s in enumerate(folds.splits)]
-        rows = np.concatenate([np.concatenate([s.test, s.excluded]) for s in folds.splits])
-        kept = np.concatenate(split_of) * n_groups + groups.codes[rows]  # (split, group) of each tested or excluded
-        pairs, held = np.unique(kept, return_counts=True)
-        tested = distinct(np.concatenate([i * n_groups + groups.codes[s.test] for i, s in enumerate(folds.splits)]))
-        straddles = held[np.searchsorted(pairs, tested)] < groups.sizes[tested % n_groups]
-    if straddles.any():
-        bad = int(tested[np.flatnonzero(straddles)[0]])
-        i, group = divmod(bad, n_groups)
-        split = folds.splits[i]
-        role = np.zeros(len(groups.codes), dtype=np.int8)  # one split, only to name two of its samples
-        role[split.test], role[split.excluded] = 1, 2
-        members = np.flatnonzero(groups.codes == group)
-        test_id = sample_ids[int(members[role[members] == 1][0])]
-        train_id = sample_ids[int(members[role[members] == 0][0])]
-        raise DepgraphError(
-            code or "invalid_argument",
-            f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.name(group)!r} "
-            f"is on both sides (sample {test_id!r} is tested, {train_id!r} trains); a group stays whole",
-            group=groups.name(group),
-        )

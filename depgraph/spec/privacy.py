@@ -39,10 +39,11 @@ import pandas as pd
 from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
 from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
+from depgraph.spec.columns import SAMPLE_COLUMNS, portable_parameters
 from depgraph.spec.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the rules are documented here
 from depgraph.spec.keys import check_key as check_key
 from depgraph.spec.keys import key_bits as key_bits
-from depgraph.spec.model import SAMPLE_COLUMNS, Pseudonymization, SpecWarning, SplitSpec, portable_parameters, summarise
+from depgraph.spec.model import Pseudonymization, SpecWarning, SplitSpec, summarise
 
 HEX_DIGITS = 32
 DEFAULT_KEY_ENV = "DEPGRAPH_PSEUDONYM_KEY"

@@ -18,8 +18,9 @@ import orjson
 import pandas as pd
 
 from depgraph import derive, from_metadata
+from depgraph.spec.digest import content_digest, layout
+from depgraph.spec.model import FoldPlan, FoldSplit, Signature, SplitSpec
 from depgraph.spec.privacy import pseudonymize
-from depgraph.spec.model import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
 
 HERE = Path(__file__).resolve().parent
 FIXED_TIME = "2026-01-01T00:00:00+00:00"
@@ -54,7 +55,7 @@ def spec_bytes(doc: dict) -> bytes:
     """A spec document laid out as depgraph writes it (one line per sample column and per fold split)."""
     envelope = {k: v for k, v in doc.items() if k not in ("samples", "folds")}
     columns = {name: orjson.dumps(values) for name, values in doc["samples"].items()}
-    return b"".join(_layout(envelope, columns, doc.get("folds")))
+    return b"".join(layout(envelope, columns, doc.get("folds")))
 
 
 def write(path: Path, doc: dict) -> None:

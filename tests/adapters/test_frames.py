@@ -9,7 +9,8 @@ from depgraph import DepgraphError
 from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
-from depgraph.spec.model import Constraint, SplitSpec, write_spec
+from depgraph.spec.files import write_spec
+from depgraph.spec.model import Constraint, SplitSpec
 
 
 @pytest.fixture

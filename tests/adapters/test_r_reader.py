@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from depgraph import derive, from_metadata
-from depgraph.spec.model import FoldPlan, SplitSpec, write_spec
+from depgraph.spec.files import write_spec
+from depgraph.spec.model import FoldPlan, SplitSpec
 from tests.conftest import REPO
 
 RSCRIPT = shutil.which("Rscript")

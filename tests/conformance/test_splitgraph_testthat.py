@@ -20,7 +20,8 @@ import pytest
 from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata, read_graph, validate
 from depgraph.adapters.splitgraph import SplitGraphWarning, from_splitgraph, read_splitgraph
 from depgraph.cli.main import main
-from depgraph.spec.model import SplitSpec, read_spec
+from depgraph.spec.files import read_spec
+from depgraph.spec.model import SplitSpec
 from tests.conftest import CONFORMANCE
 
 PREFIX = {"Sample": "sample", "Subject": "subject", "Batch": "batch", "Study": "study", "Timepoint": "timepoint",

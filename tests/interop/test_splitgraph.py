@@ -26,7 +26,8 @@ from depgraph.adapters.splitgraph import (
     write_splitgraph_spec,
 )
 from depgraph.folds.schemes import assign_folds
-from depgraph.spec.model import SplitSpec, read_spec, write_spec
+from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import pseudonymize
 from tests.conftest import CONFORMANCE, as_partition, case_metadata, load_case
 
