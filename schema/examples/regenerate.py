@@ -17,9 +17,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from depgraph import derive, from_metadata
-from depgraph.spec.privacy import pseudonymize
+from depgraph import add_kinship, derive, from_metadata
+from depgraph.graph.files import graph_document
 from depgraph.spec.model import FoldPlan, FoldSplit, Signature, SplitSpec, _layout, content_digest
+from depgraph.spec.privacy import pseudonymize
 
 HERE = Path(__file__).resolve().parent
 FIXED_TIME = "2026-01-01T00:00:00+00:00"
@@ -39,7 +40,7 @@ def cohort():
         }
     )
     kinship = pd.DataFrame({"id1": ["P2"], "id2": ["P4"], "kinship": [0.25]})
-    return from_metadata(meta, name="example cohort").add_kinship(kinship, "first")
+    return add_kinship(from_metadata(meta, name="example cohort"), kinship, "first")
 
 
 def finish(doc: dict, comment: str, digest: bool = True) -> dict:
@@ -88,7 +89,7 @@ def main() -> None:
     for name, doc in valid.items():
         write(HERE / "valid" / name, doc)
     write(HERE / "valid" / "study-graph.json", {"$comment": "valid: the example cohort's graph",
-                                                **graph.to_json_dict()})  # fmt: skip
+                                                **graph_document(graph)})  # fmt: skip
 
     base = valid["relatedness-with-folds.json"]
 
@@ -182,7 +183,7 @@ def main() -> None:
     }
     for name, doc in invalid.items():
         write(HERE / "invalid" / name, doc)
-    gdoc = graph.to_json_dict()
+    gdoc = graph_document(graph)
     bad_graph = copy.deepcopy(gdoc)
     bad_graph["edges"]["sample_belongs_to_family"] = bad_graph["edges"].pop("sample_belongs_to_subject")
     write(HERE / "invalid" / "graph-unknown-relation.json",
