@@ -40,8 +40,7 @@ from depgraph import add_kinship, derive, from_metadata
 from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError
 from depgraph.folds.schemes import assign_folds
-from depgraph.graph.files import graph_document
-from depgraph.graph.model import read_graph
+from depgraph.graph.files import graph_document, read_graph
 from depgraph.spec.model import SplitSpec, read_spec
 from depgraph.spec.privacy import pseudonymize
 from tests import documents

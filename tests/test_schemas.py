@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from depgraph.errors import DepgraphError
-from depgraph.graph.model import read_graph
+from depgraph.graph.files import read_graph
 from depgraph.io.schemas import KINDS, load_schema, schema_bytes
 from depgraph.spec.model import SAMPLE_COLUMNS, read_spec
 from depgraph.vocab import COMBINABLE_MODES, MODES, NODE_TYPES, RELATION_NAMES, RESAMPLING_PLANS, SEVERITIES

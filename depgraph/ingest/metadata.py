@@ -132,6 +132,68 @@ def from_metadata(
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
     what = describe_source(table, "metadata")
+    frame, read_columns, notes = _read_metadata(
+        table, columns, what, outcome_scope, allow_multi_subject_samples, encoding=encoding, sheet=sheet
+    )
+    samples, sorting, keys = _key_columns(frame, what)
+    time_index = numeric_column(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
+    attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
+    _timepoints_of_times(keys, time_index, what)
+    targets = _factorised_targets(keys, outcome_scope)
+    sample_keys, order = _sample_keys(samples, sorting, keys, time_index, allow_multi_subject_samples)
+    node_pieces = [NodePiece(NodeType.SAMPLE, sample_keys, _sample_attributes(frame, attribute_columns))]
+    edge_pieces: list[EdgePiece] = []
+    timepoints = _target_pieces(targets, sample_keys, order, time_index, node_pieces, edge_pieces)
+
+    history = _history_record(frame, read_columns, notes, attribute_columns)
+    if outcome_scope == "subject" and "outcome_id" in keys:
+        edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
+        outcomes = _as_series(keys["outcome_id"]).dropna()
+        node_pieces.append(NodePiece(NodeType.OUTCOME, outcomes.reset_index(drop=True)))
+        history["outcome_scope"] = "subject"
+    precedes, note = _precedence(timepoints)
+    if precedes is not None:
+        edge_pieces.append(precedes)
+    if note:
+        history["time_precedence"] = note
+    overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
+    return assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
+
+
+def _sample_attributes(frame: pd.DataFrame, attribute_columns: list[str]) -> pd.DataFrame | None:
+    """The samples' attribute columns (every column that is not canonical), one row per table row."""
+    if not attribute_columns:
+        return None
+    return pd.DataFrame({c: attribute_values(frame[c]) for c in attribute_columns}).reset_index(drop=True)
+
+
+def _history_record(
+    frame: pd.DataFrame, read_columns: list[str], notes: list[dict[str, Any]], attribute_columns: list[str]
+) -> dict[str, Any]:
+    """The ``from_metadata`` step of the history: rows and columns read, an outcome read from ``outcome_value``,
+    and, without any grouping column, the attribute columns that look like ids."""
+    history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": read_columns}
+    if notes:
+        history["outcome_id_from"] = "outcome_value"
+        history["warnings"] = notes
+    if not any(c in frame.columns for c in GROUPING_COLUMNS):
+        history["no_grouping_column"] = {"id_like_columns": id_like_columns(frame, attribute_columns)}
+    return history
+
+
+def _read_metadata(
+    table: Any,
+    columns: Mapping[str, str] | None,
+    what: str,
+    outcome_scope: str,
+    allow_multi_subject_samples: bool,
+    *,
+    encoding: str | None,
+    sheet: str | int | None,
+) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
+    """The metadata table read, its columns mapped and checked (a sample_id column, some rows), the options checked;
+    with the columns as read and the notes of an outcome read from ``outcome_value``. Numbers of a text file are
+    read here (decimal commas included; attribute columns typed as pandas would type them)."""
     frame = read_table(table, "metadata", encoding=encoding, sheet=sheet)
     layout = text_layout(frame)
     frame = _apply_column_map(frame, columns)
@@ -156,7 +218,14 @@ def from_metadata(
         frame = with_decimal_points(frame, ["time_index"], what, layout)
         for column in [c for c in frame.columns if c not in CANONICAL_COLUMNS]:
             frame[column] = typed_attribute(frame[column], layout["decimal"])
+    return frame, read_columns, notes
 
+
+def _key_columns(
+    frame: pd.DataFrame, what: str
+) -> tuple[pa.Array, Future[tuple[np.ndarray, np.ndarray]], dict[str, pa.Array]]:
+    """The id columns as Arrow keys (checked: no missing sample id, no control characters, no Unicode twins, no
+    two types for one sample key), and the ranking of the sample ids, started on the second core."""
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
     for column in id_columns:
         check_key_column(frame[column], column, what)
@@ -170,24 +239,30 @@ def from_metadata(
         refuse_control_characters(values, column, what)
         refuse_unicode_twins(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
-    time_index = numeric_column(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
-    attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
+    return samples, sorting, keys
 
-    if time_index is not None and "timepoint_id" not in keys:
-        # A time_index alone names its timepoints: time 3 is timepoint "3".
+
+def _timepoints_of_times(keys: dict[str, pa.Array], time_index: np.ndarray | None, what: str) -> None:
+    """A time_index alone names its timepoints (time 3 is timepoint "3"), added to ``keys``; a time_index beside
+    a missing timepoint_id is a ``missing_id`` error."""
+    if time_index is None:
+        return
+    if "timepoint_id" not in keys:
         keys["timepoint_id"] = pa.array(float_keys(time_index), type=pa.string(), from_pandas=True)
-    if time_index is not None:
-        orphan = ~np.isnan(time_index) & missing_keys(keys["timepoint_id"])
-        if orphan.any():
-            rows = np.flatnonzero(orphan)
-            raise DepgraphError(
-                "missing_id",
-                f"{what}: time_index is given without a timepoint_id in {describe_rows(rows)}",
-                rows=rows.tolist(),
-                column="timepoint_id",
-            )
+    orphan = ~np.isnan(time_index) & missing_keys(keys["timepoint_id"])
+    if orphan.any():
+        rows = np.flatnonzero(orphan)
+        raise DepgraphError(
+            "missing_id",
+            f"{what}: time_index is given without a timepoint_id in {describe_rows(rows)}",
+            rows=rows.tolist(),
+            column="timepoint_id",
+        )
 
-    # Each target column is factorised now or, when it has many distinct ids, ranked in the background.
+
+def _factorised_targets(keys: Mapping[str, pa.Array], outcome_scope: str) -> list[tuple[str, np.ndarray, Future[Keys]]]:
+    """Per sample relation with a column: the relation, the rows that name a target, and the targets' keys —
+    factorised now or, when they hold many distinct ids, ranked in the background."""
     targets: list[tuple[str, np.ndarray, Future[Keys]]] = []
     for rel in RELATIONS:
         column = rel.column
@@ -199,13 +274,22 @@ def from_metadata(
         if present.any():
             values = keys[column] if present.all() else keys[column].filter(pa.array(present))
             targets.append((rel.name, present, _factorised(values)))
+    return targets
 
-    # One ranking of the sample ids finds repeated rows and gives assembly its node order.
+
+def _sample_keys(
+    samples: pa.Array,
+    sorting: Future[tuple[np.ndarray, np.ndarray]],
+    keys: Mapping[str, pa.Array],
+    time_index: np.ndarray | None,
+    allow_multi_subject_samples: bool,
+) -> tuple[Keys, np.ndarray | None]:
+    """The sample ids factorised once (shared by every sample-side edge), from one ranking that also finds rows
+    repeating a sample (which must agree); and the rows in sample-id order when each row is its own sample
+    (``None`` otherwise)."""
     codes, first = sorting.result()
     n = len(samples)
-    unique_samples = len(first) == n
-    repeated = np.zeros(n, dtype=bool)
-    if not unique_samples:
+    if len(first) != n:
         repeated = np.bincount(codes)[codes] > 1
         _refuse_conflicting_rows(
             _as_series(samples),
@@ -214,23 +298,22 @@ def from_metadata(
             repeated,
             allow_multi_subject_samples,
         )
-    order = np.empty(n, dtype=np.int64)  # rows in sample-id order (used when each row is its own sample)
+        return Keys(codes, samples.take(pa.array(first)), np.arange(len(first))), None
+    order = np.empty(n, dtype=np.int64)  # rows in sample-id order
     order[codes] = np.arange(n)
+    return Keys.distinct(samples, order), order
 
-    node_pieces: list[NodePiece] = []
-    edge_pieces: list[EdgePiece] = []
-    sample_attrs = (
-        pd.DataFrame({c: attribute_values(frame[c]) for c in attribute_columns}).reset_index(drop=True)
-        if attribute_columns
-        else None
-    )
-    # one factorisation shared by every sample-side edge
-    if unique_samples:
-        sample_keys = Keys.distinct(samples, order)
-    else:
-        sample_keys = Keys(codes, samples.take(pa.array(first)), np.arange(len(first)))
-    node_pieces.append(NodePiece(NodeType.SAMPLE, sample_keys, sample_attrs))
 
+def _target_pieces(
+    targets: list[tuple[str, np.ndarray, Future[Keys]]],
+    sample_keys: Keys,
+    order: np.ndarray | None,
+    time_index: np.ndarray | None,
+    node_pieces: list[NodePiece],
+    edge_pieces: list[EdgePiece],
+) -> tuple[Keys, np.ndarray] | None:
+    """The target nodes and the sample → target edges of each target column, appended to the pieces; returns the
+    distinct (timepoint, time_index) pairs when the table gives times."""
     timepoints: tuple[Keys, np.ndarray] | None = None
     for relation, present, factorising in targets:
         target_keys = factorising.result()
@@ -240,39 +323,17 @@ def from_metadata(
             node_pieces.append(NodePiece(NodeType.TIMEPOINT, timepoints[0], times))
         else:
             node_pieces.append(NodePiece(RELATION[relation].target, target_keys))
-        if unique_samples:  # one target per sample: the sample sort orders these edges too
-            if present.all():
-                edge_pieces.append(EdgePiece(relation, sample_keys, target_keys, "metadata", source_order=order))
-            else:
-                row_of = np.cumsum(present) - 1
-                rows = row_of[order[present[order]]]
-                edge_pieces.append(
-                    EdgePiece(relation, sample_keys.take(present), target_keys, "metadata", source_order=rows)
-                )
-        else:
+        if order is None:
             edge_pieces.append(_distinct_pairs(relation, sample_keys.take(present), target_keys))
-
-    history: dict[str, Any] = {"step": "from_metadata", "rows": len(frame), "columns": read_columns}
-    if notes:
-        history["outcome_id_from"] = "outcome_value"
-        history["warnings"] = notes
-    if not any(c in frame.columns for c in GROUPING_COLUMNS):
-        history["no_grouping_column"] = {"id_like_columns": id_like_columns(frame, attribute_columns)}
-    if outcome_scope == "subject" and "outcome_id" in keys:
-        edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
-        outcomes = _as_series(keys["outcome_id"]).dropna()
-        node_pieces.append(NodePiece(NodeType.OUTCOME, outcomes.reset_index(drop=True)))
-        history["outcome_scope"] = "subject"
-
-    precedes, note = _precedence(timepoints)
-    if precedes is not None:
-        edge_pieces.append(precedes)
-    if note:
-        history["time_precedence"] = note
-
-    overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
-    graph = assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
-    return graph
+        elif present.all():  # one target per sample: the sample sort orders these edges too
+            edge_pieces.append(EdgePiece(relation, sample_keys, target_keys, "metadata", source_order=order))
+        else:
+            row_of = np.cumsum(present) - 1
+            rows = row_of[order[present[order]]]
+            edge_pieces.append(
+                EdgePiece(relation, sample_keys.take(present), target_keys, "metadata", source_order=rows)
+            )
+    return timepoints
 
 
 def _outcome_from_value(frame: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:

@@ -9,7 +9,7 @@ does not hold are a ``reference`` error, or with ``unknown="ignore"`` dropped an
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -160,21 +160,12 @@ def kinship_pairs(
     """
     value, degree = resolve_threshold(threshold)
     what = describe_source(source, "kinship")
-    record: dict[str, Any] = {"step": "add_kinship"}
     if format is None and isinstance(source, (str, os.PathLike)):
         format = detect_format(source, encoding=encoding)
     if format not in (None, "pairs"):
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
-        pairs, read = read_kinship(source, format, value, id_template=id_template, encoding=encoding)
-        a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
-        b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
-        both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
-        kin = pairs["kinship"].to_numpy(dtype=np.float64)
-        record |= {"source": file_name(source), "format": format, "id_template": id_template,
-                   "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
-        record |= {k: v for k, v in read.items() if k.startswith("above_half")}  # flagged, not refused
-        provenance = f"kinship:{format}"
+        found = _tool_kinship(graph, source, format, value, what, unknown, id_template, encoding)
     elif isinstance(source, np.ndarray) or sp.issparse(source):
         if id_template != "{IID}":
             raise DepgraphError(
@@ -182,44 +173,89 @@ def kinship_pairs(
                 f"id_template {id_template!r} applies to kinship files and pair tables; "
                 "a matrix's ids= are subject ids",
             )
-        names = _matrix_ids(source, ids, what)
-        known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
-        a, b, kin, origin = _matrix_pairs(source, names, value, what)
-        both = known_ids[_positions_in(names, a)] & known_ids[_positions_in(names, b)]
-        ends = Keys.of(pd.concat([a, b], ignore_index=True))
-        record |= {"source": origin}
-        dropped = dropped_record(int((~both).sum()), names[~known_ids].to_numpy(dtype=object))
-        provenance = "kinship:matrix"
+        found = _matrix_kinship(graph, source, ids, value, what, unknown)
     else:
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices, not pair tables")
-        template = plain_table_template(id_template, what)  # a pair table has no family ids: no {FID}
-        frame = _pair_table(source, "kinship", id_columns, value_column, encoding)
-        if len(frame) == 0:
-            raise DepgraphError("empty_input", f"{what} has no rows")
-        a, b = _pair_keys(frame, id_columns, what)
-        if template is not None:
-            a, b = (pa.array(templated(template, k.to_numpy(zero_copy_only=False)), type=pa.string()) for k in (a, b))
-            record["id_template"] = id_template
-        kin = numeric_column(frame[value_column], value_column, what)
-        _check_kinship_values(kin, np.arange(len(kin)), what)
-        known, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
-        both = known & (kin >= value)
-        record |= {"source": file_name(source) if isinstance(source, (str, os.PathLike)) else "pairs",
-                   "pairs_in": len(frame)}  # fmt: skip
-        provenance = "kinship:pairs"
-    rows = np.flatnonzero(both)
-    src, dst = _pair_ends(ends, len(a), rows)
-    kin = kin[rows]
-    record |= {
+        found = _table_kinship(graph, source, value, what, unknown, id_columns, value_column, id_template, encoding)
+    rows = np.flatnonzero(found.both)
+    src, dst = _pair_ends(found.ends, found.n, rows)
+    record = {
+        "step": "add_kinship",
+        **found.record,
         "threshold": value,
         "threshold_name": degree,
         "inclusive": True,
         "pairs_kept": len(rows),
         "unknown": unknown,
-        **dropped,
+        **found.dropped,
     }
-    return EdgePiece("subject_related_to", src, dst, provenance, kin), record
+    return EdgePiece("subject_related_to", src, dst, found.provenance, found.kin[rows]), record
+
+
+class _KinshipFound(NamedTuple):
+    """What one kind of kinship source yields: its ``n`` pairs' ends (ids of both columns, factorised), their
+    kinship, which pairs to keep, the record of dropped ids, the source's part of the step record, and the
+    edges' provenance."""
+
+    n: int
+    ends: Keys
+    kin: np.ndarray
+    both: np.ndarray
+    dropped: dict[str, Any]
+    record: dict[str, Any]
+    provenance: str
+
+
+def _tool_kinship(
+    graph: StudyGraph, source: Any, format: str, value: float, what: str, unknown: Unknown, id_template: str,
+    encoding: str | None,
+) -> _KinshipFound:  # fmt: skip
+    """Pairs at or above the threshold from a genetics tool's file (read in streamed chunks)."""
+    pairs, read = read_kinship(source, format, value, id_template=id_template, encoding=encoding)
+    a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
+    b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
+    both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+    kin = pairs["kinship"].to_numpy(dtype=np.float64)
+    record = {"source": file_name(source), "format": format, "id_template": id_template,
+              "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
+    record |= {k: v for k, v in read.items() if k.startswith("above_half")}  # flagged, not refused
+    return _KinshipFound(len(a), ends, kin, both, dropped, record, f"kinship:{format}")
+
+
+def _matrix_kinship(
+    graph: StudyGraph, source: Any, ids: Any, value: float, what: str, unknown: Unknown
+) -> _KinshipFound:
+    """Pairs at or above the threshold from a square dense or sparse matrix whose rows and columns are ``ids``."""
+    names = _matrix_ids(source, ids, what)
+    known_ids = _unknown_ids(graph, NodeType.SUBJECT, names, unknown, what)
+    a, b, kin, origin = _matrix_pairs(source, names, value, what)
+    both = known_ids[_positions_in(names, a)] & known_ids[_positions_in(names, b)]
+    ends = Keys.of(pd.concat([a, b], ignore_index=True))
+    dropped = dropped_record(int((~both).sum()), names[~known_ids].to_numpy(dtype=object))
+    return _KinshipFound(len(a), ends, kin, both, dropped, {"source": origin}, "kinship:matrix")
+
+
+def _table_kinship(
+    graph: StudyGraph, source: Any, value: float, what: str, unknown: Unknown, id_columns: tuple[str, str],
+    value_column: str, id_template: str, encoding: str | None,
+) -> _KinshipFound:  # fmt: skip
+    """Pairs at or above the threshold from a pair table (``id1, id2, kinship``; coefficients in [0, 1])."""
+    template = plain_table_template(id_template, what)  # a pair table has no family ids: no {FID}
+    frame = _pair_table(source, "kinship", id_columns, value_column, encoding)
+    if len(frame) == 0:
+        raise DepgraphError("empty_input", f"{what} has no rows")
+    a, b = _pair_keys(frame, id_columns, what)
+    record: dict[str, Any] = {}
+    if template is not None:
+        a, b = (pa.array(templated(template, k.to_numpy(zero_copy_only=False)), type=pa.string()) for k in (a, b))
+        record["id_template"] = id_template
+    kin = numeric_column(frame[value_column], value_column, what)
+    _check_kinship_values(kin, np.arange(len(kin)), what)
+    known, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+    record |= {"source": file_name(source) if isinstance(source, (str, os.PathLike)) else "pairs",
+               "pairs_in": len(frame)}  # fmt: skip
+    return _KinshipFound(len(a), ends, kin, known & (kin >= value), dropped, record, "kinship:pairs")
 
 
 def _positions_in(names: pd.Series, keys: pd.Series) -> np.ndarray:

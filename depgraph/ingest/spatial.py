@@ -49,7 +49,39 @@ def spatial_pairs(
     file that is not UTF-8 needs its ``encoding``.
     """
     what = describe_source(coords, "coordinates")
-    for label, value in (("radius", radius), ("p", p)):  # "1" and True are no distances
+    r = _checked_distances(radius, p)
+    ids, points, axes = _coordinates(coords, p, what, encoding)
+    ids, points, dropped = _known_samples(graph, ids, points, unknown, what)
+    pairs = cKDTree(points).query_pairs(r=r, p=p, output_type="ndarray") if len(points) > 1 else np.empty((0, 2), int)
+    i, j = pairs[:, 0], pairs[:, 1]
+    distance = np.linalg.norm(points[i] - points[j], ord=p, axis=1) if len(i) else np.empty(0)
+    key_arr = ids.to_numpy(dtype=object)
+    piece = EdgePiece(
+        "sample_adjacent_to",
+        pd.Series(key_arr[i], dtype=object),
+        pd.Series(key_arr[j], dtype=object),
+        "spatial:radius",
+        distance,
+    )
+    record = {
+        "step": "add_spatial",
+        "radius": r,
+        "inclusive": True,
+        "metric": "euclidean" if p == 2 else f"minkowski(p={p})",
+        "dimensions": len(axes),
+        "points": len(points),
+        "pairs_kept": len(i),
+        "unknown": unknown,
+        **dropped,
+        "dropped_what": "samples",
+    }
+    return piece, record
+
+
+def _checked_distances(radius: Any, p: Any) -> float:
+    """The radius as a float, once radius and norm are known to be numbers (``"1"`` and True are no distances),
+    the radius finite and at least 0, and the norm at least 1."""
+    for label, value in (("radius", radius), ("p", p)):
         if not real_number(value):
             raise DepgraphError("invalid_argument", f"{label} must be a number, not {value!r}")
     r = float(radius)
@@ -57,6 +89,12 @@ def spatial_pairs(
         raise DepgraphError("invalid_argument", f"radius must be a finite number >= 0, not {radius!r}")
     if not (p >= 1):
         raise DepgraphError("invalid_argument", f"p must be >= 1 (a Minkowski norm), not {p!r}")
+    return r
+
+
+def _coordinates(coords: Any, p: float, what: str, encoding: str | None) -> tuple[pd.Series, np.ndarray, list[str]]:
+    """The coordinate table read and checked: sample ids (present, distinct), their points (one row per sample,
+    no missing coordinate, spans the KD-tree's sums can hold) and the axes given."""
     frame = read_table(coords, "coordinates", encoding=encoding)
     layout = text_layout(frame)
     frame = frame.reset_index(drop=True)
@@ -85,6 +123,14 @@ def spatial_pairs(
             ids=ids.iloc[nan_rows].tolist(),
         )
     _refuse_overflowing_spans(points, axes, p, what)
+    return ids, points, axes
+
+
+def _known_samples(
+    graph: StudyGraph, ids: pd.Series, points: np.ndarray, unknown: Unknown, what: str
+) -> tuple[pd.Series, np.ndarray, dict[str, Any]]:
+    """The ids and points of the samples the graph holds, and the record of the others (a ``reference`` error
+    unless ``unknown="ignore"``)."""
     positions = graph.locate(NodeType.SAMPLE, ids)
     strangers = ids[positions < 0].tolist()
     if strangers and unknown == "error":
@@ -98,31 +144,7 @@ def spatial_pairs(
         raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
     known = positions >= 0
     dropped = dropped_record(len(strangers), np.asarray(strangers, dtype=object))
-    ids, points = ids[known].reset_index(drop=True), points[known]
-    pairs = cKDTree(points).query_pairs(r=r, p=p, output_type="ndarray") if len(points) > 1 else np.empty((0, 2), int)
-    i, j = pairs[:, 0], pairs[:, 1]
-    distance = np.linalg.norm(points[i] - points[j], ord=p, axis=1) if len(i) else np.empty(0)
-    key_arr = ids.to_numpy(dtype=object)
-    piece = EdgePiece(
-        "sample_adjacent_to",
-        pd.Series(key_arr[i], dtype=object),
-        pd.Series(key_arr[j], dtype=object),
-        "spatial:radius",
-        distance,
-    )
-    record = {
-        "step": "add_spatial",
-        "radius": r,
-        "inclusive": True,
-        "metric": "euclidean" if p == 2 else f"minkowski(p={p})",
-        "dimensions": len(axes),
-        "points": len(points),
-        "pairs_kept": len(i),
-        "unknown": unknown,
-        **dropped,
-        "dropped_what": "samples",
-    }
-    return piece, record
+    return ids[known].reset_index(drop=True), points[known], dropped
 
 
 #: Distances are sums of coordinate differences to the power p: they stay below this (float64 ends at ~1.8e308).
