@@ -43,7 +43,7 @@ import os
 import string
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -536,30 +536,7 @@ def _read_text(
     # Every column is parsed (usecols would hide fields past the header; parsing them costs next to nothing
     # measured), no column is an index, and a short line leaves the last column missing: see _refuse_ragged_lines.
     last = raw_columns[-1]
-    try:
-        reader = pd.read_csv(
-            p,
-            sep=sep,
-            header=0,
-            index_col=False,
-            dtype={raw_of[c]: object for c in id_columns},
-            keep_default_na=False,
-            na_values=[],
-            skip_blank_lines=False,  # blank lines stay rows, so row index + 2 is the file line
-            chunksize=chunk_rows,
-            compression="infer",
-            engine="c",
-            encoding=encoding or "utf-8",  # a UTF-8 byte-order mark is dropped by pandas
-            decimal="," if sep == ";" else ".",  # a European Excel's decimal commas (ids are read as text)
-        )
-    except ImportError as exc:
-        raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
-    except UnicodeDecodeError:
-        raise _undecodable(p, what, encoding) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise _read_failure(exc, what, p) from None
+    reader = _text_reader(p, sep, [raw_of[c] for c in id_columns], chunk_rows, what, encoding)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
     fids = (fid1, fid2) if fid1 in id_columns else None
@@ -581,6 +558,34 @@ def _read_text(
         parts.append((a, b, kinship))
     counts["scale"] = layout.scale
     return _concat(parts), counts
+
+
+def _text_reader(p: Path, sep: str, id_columns: list[str], chunk_rows: int, what: str, encoding: str | None) -> Any:
+    """A chunked pandas reader over a tool's text file (ids read as text), its failures as DepgraphErrors."""
+    try:
+        return pd.read_csv(
+            p,
+            sep=sep,
+            header=0,
+            index_col=False,
+            dtype={c: object for c in id_columns},
+            keep_default_na=False,
+            na_values=[],
+            skip_blank_lines=False,  # blank lines stay rows, so row index + 2 is the file line
+            chunksize=chunk_rows,
+            compression="infer",
+            engine="c",
+            encoding=encoding or "utf-8",  # a UTF-8 byte-order mark is dropped by pandas
+            decimal="," if sep == ";" else ".",  # a European Excel's decimal commas (ids are read as text)
+        )
+    except ImportError as exc:
+        raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
+    except UnicodeDecodeError:
+        raise _undecodable(p, what, encoding) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise _read_failure(exc, what, p) from None
 
 
 def _chunks(reader: Any, what: str, path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
@@ -829,6 +834,19 @@ def _read_pairs(
         numbers = [int(n) + offset for n in positions]
         return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
 
+    values, absent = _pair_kinship(frame, layout, what, place, offset)
+    a, b = _pair_ids(frame, what, place, offset)
+    keep = values >= threshold
+    a, b = a[keep], b[keep]
+    pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
+    return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
+
+
+def _pair_kinship(
+    frame: pd.DataFrame, layout: dict[str, str] | None, what: str, place: Callable[[np.ndarray], str], offset: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair table's kinship column as numbers in [0, 1] (NaN where absent), and where it is absent; ``place``
+    names lines or rows in messages."""
     if layout is not None and layout["decimal"] == "," and "kinship" in frame.columns:
         frame["kinship"] = decimal_points(frame["kinship"], "kinship", what)
     raw = frame["kinship"]
@@ -863,6 +881,13 @@ def _read_pairs(
             lines=(positions + offset).tolist(),
             column="kinship",
         )
+    return values, absent
+
+
+def _pair_ids(
+    frame: pd.DataFrame, what: str, place: Callable[[np.ndarray], str], offset: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair table's two id columns, normalised (no blank id, no id paired with itself)."""
     for column in ("id1", "id2"):
         check_key_column(frame[column], column, what)
     a = normalise_keys(frame["id1"], "id1").to_numpy(dtype=object)
@@ -885,10 +910,7 @@ def _read_pairs(
             lines=(positions + offset).tolist(),
             ids=selves,
         )
-    keep = values >= threshold
-    a, b = a[keep], b[keep]
-    pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
-    return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
+    return a, b
 
 
 # --------------------------------------------------------------------------- GCTA GRM
