@@ -111,6 +111,9 @@ class StudyGraph:
     history:
         The build steps that produced the graph, with their parameters
         (thresholds, radii, sources, counts).
+    cache:
+        Memoised results of pure functions of the value (:class:`GraphCache`); not part of the value. Builders
+        pass ``graph.cache.sharing_nodes()`` to a graph with the same nodes; otherwise leave it out.
     """
 
     nodes: pd.DataFrame
