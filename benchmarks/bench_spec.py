@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depgraph import from_metadata, read_graph, write_graph
+from depgraph import add_kinship, from_metadata, read_graph, write_graph
 from depgraph.io.files import read_table
 from depgraph.spec.files import read_spec, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec
@@ -99,7 +99,7 @@ def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict
     with tempfile.TemporaryDirectory() as tmp:
         where = workdir or Path(tmp)
         files = make_cohort(n, where)
-        graph = from_metadata(read_table(files.metadata, "metadata")).add_kinship(read_table(files.kinship), 0.177)
+        graph = add_kinship(from_metadata(read_table(files.metadata, "metadata")), read_table(files.kinship), 0.177)
         path = where / "graph.json"
         write_graph(graph, path)
         back = read_graph(path)

@@ -3,7 +3,7 @@
 The flow is one direction, and every step is importable from ``depgraph``::
 
     metadata ──from_metadata──▶ StudyGraph ──validate──▶ ValidationReport
-                                    │ add_kinship / add_spatial / add_duplicates / combine
+                                    │ add_kinship(g, …) / add_spatial / add_duplicates / add_relations / combine
                                     │   (audit_duplicates finds undeclared duplicates; read_graph / write_graph)
                                     └──derive(mode)──▶ Partition ──SplitSpec.from_partition──▶ SplitSpec
                                                          (read_spec / write_spec) ──assign_folds──▶ folds
@@ -43,7 +43,10 @@ from depgraph.folds.schemes import (
     TimeOrdered,
     assign_folds,
 )
-from depgraph.graph.model import StudyGraph, combine, read_graph, write_graph
+from depgraph.graph.assembly import combine
+from depgraph.graph.files import read_graph, write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.ingest.builders import add_duplicates, add_kinship, add_relations, add_spatial
 from depgraph.ingest.metadata import from_metadata
 from depgraph.spec.files import read_spec, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
@@ -92,6 +95,10 @@ __all__ = [
     "TimeOrdered",
     "ValidationReport",
     "__version__",
+    "add_duplicates",
+    "add_kinship",
+    "add_relations",
+    "add_spatial",
     "assign_folds",
     "audit_duplicates",
     "combine",

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, derive, from_metadata
+from depgraph import DepgraphError, add_duplicates, derive, from_metadata
 from depgraph.audit.duplicates import audit_duplicates
 from depgraph.cli.demo import AUDIT_THRESHOLD, demo_cohort
 from depgraph.cli.main import main
@@ -110,5 +110,5 @@ def test_write_back_keeps_the_pairs_together(tmp_path, capsys):
     assert main(["audit", str(tmp_path / "g.json"), str(tmp_path / "features.parquet"), "--write-back"]) == 2
     capsys.readouterr()
     with pytest.raises(DepgraphError):
-        from_metadata(meta).add_duplicates(pd.DataFrame({"id1": ["a"], "id2": ["zz"], "similarity": [1.0]}),
+        add_duplicates(from_metadata(meta), pd.DataFrame({"id1": ["a"], "id2": ["zz"], "similarity": [1.0]}),
                                            similarity_column="similarity")  # fmt: skip

@@ -51,7 +51,19 @@ import depgraph.cli.demo
 import depgraph.spec.diff
 import depgraph.spec.files
 import depgraph.vocab
-from depgraph import StudyGraph, combine, derive, from_metadata, read_graph, validate, write_graph
+from depgraph import (
+    StudyGraph,
+    add_duplicates,
+    add_kinship,
+    add_relations,
+    add_spatial,
+    combine,
+    derive,
+    from_metadata,
+    read_graph,
+    validate,
+    write_graph,
+)
 from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.adapters.sklearn import SpecCV, groups_for, to_predefined_split
 from depgraph.adapters.splitgraph import graph_to_splitgraph, read_splitgraph, spec_to_splitgraph, write_splitgraph_spec
@@ -61,6 +73,7 @@ from depgraph.audit.report import render_html
 from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
 from depgraph.folds.schemes import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
+from depgraph.graph.files import graph_bytes, graph_document
 from depgraph.ingest.kinship import read_kinship
 from depgraph.io.files import read_table
 from depgraph.io.outputs import Outputs, atomic_write_bytes
@@ -346,7 +359,7 @@ def test_bad_kinship(tmp_path, out_dir, meta_csv, capsys, text, threshold, code,
     kin = write(tmp_path / "pairs.kin.csv", text)
     graph = from_metadata(meta_csv)
     with fails_with(code, *fragments, file=kin):
-        graph.add_kinship(kin, threshold)
+        add_kinship(graph, kin, threshold)
     target = out_dir / "graph.json"
     args = ["build", meta_csv, "--kinship", kin, "--kinship-threshold", threshold, "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=kin)
@@ -357,7 +370,7 @@ UNKNOWN_PAIRS = "id1,id2,kinship\nP1,P2,0.25\nP3,P9,0.3\nP8,P2,0.2\n"
 
 def test_unknown_kinship_ids_can_be_ignored_and_are_reported(tmp_path, out_dir, meta_csv, capsys):
     kin = write(tmp_path / "pairs.csv", UNKNOWN_PAIRS)
-    graph = from_metadata(meta_csv).add_kinship(kin, 0.1, unknown="ignore")
+    graph = add_kinship(from_metadata(meta_csv), kin, 0.1, unknown="ignore")
     assert graph.relation_counts()["subject_related_to"] == 1
     report = validate(graph)
     assert report.valid
@@ -376,7 +389,7 @@ def test_unknown_kinship_ids_can_be_ignored_and_are_reported(tmp_path, out_dir, 
 def test_dropped_unknown_pairs_name_the_unknown_ids(tmp_path, meta_csv):
     # DESIGN §5: every issue names the offending ids (first few + count) and carries them.
     kin = write(tmp_path / "pairs.csv", UNKNOWN_PAIRS)
-    report = validate(from_metadata(meta_csv).add_kinship(kin, 0.1, unknown="ignore"))
+    report = validate(add_kinship(from_metadata(meta_csv), kin, 0.1, unknown="ignore"))
     (dropped,) = [i for i in report.issues if i.code == "pairs_with_unknown_ids_dropped"]
     assert "P8" in dropped.message and "P9" in dropped.message, dropped.message
     assert {"P8", "P9"} <= {i.split(":", 1)[-1] for i in dropped.ids}, dropped.ids
@@ -408,7 +421,7 @@ def test_bad_coordinates(tmp_path, out_dir, meta_csv, capsys, text, radius, code
     coords = write(tmp_path / "coords.csv", text)
     graph = from_metadata(meta_csv)
     with fails_with(code, *fragments):
-        graph.add_spatial(coords, float(radius))
+        add_spatial(graph, coords, float(radius))
     target = out_dir / "graph.json"
     args = ["build", meta_csv, "--coords", coords, "--radius", radius, "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target)
@@ -498,7 +511,7 @@ def test_bad_derive_request(tmp_path, out_dir, graph_json, capsys, kwargs, optio
 def test_cyclic_time_precedence(tmp_path, out_dir, capsys):
     meta = pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "timepoint_id": ["T0", "T1", "T2"]})
     cycle = pd.DataFrame({"source": ["T0", "T1", "T2"], "target": ["T1", "T2", "T0"]})
-    graph = from_metadata(meta).add_relations(cycle, "timepoint_precedes")
+    graph = add_relations(from_metadata(meta), cycle, "timepoint_precedes")
     with fails_with("time_order", "T0", "T1", "T2", "cycle"):
         derive(graph, "time")
 
@@ -1649,7 +1662,7 @@ def _issue10_graph(tmp_path: Path, metadata: str, coords_radius: float | None = 
     graph = from_metadata(write(tmp_path / "issue10.csv", metadata))
     if coords_radius is not None:
         coords = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "x": [0.0, 10.0, 20.0, 30.0], "y": 0.0})
-        graph = graph.add_spatial(coords, coords_radius)
+        graph = add_spatial(graph, coords, coords_radius)
     path = tmp_path / "issue10.json"
     write_graph(graph, path)
     return path
@@ -2179,7 +2192,7 @@ def test_frame_bytes_and_dates_converted(tmp_path):
     assert graph.keys(NodeType.SAMPLE).tolist() == ["S1", "S2"]
     start, stop = graph.type_range(NodeType.SAMPLE)
     assert graph.attributes["seen"].iloc[start:stop].tolist() == ["2024-03-01", None]
-    text = graph.to_json_bytes().decode()
+    text = graph_bytes(graph).decode()
     assert "b'S1'" not in text and "[1 2]" not in text
 
 
@@ -2311,7 +2324,7 @@ def test_bad_genetics_tool_file(tmp_path, out_dir, capsys, name, content, templa
     else:
         path.write_text(content, encoding="utf-8")
     with fails_with(code, *fragments, file=path):
-        from_metadata(meta).add_kinship(path, "third", id_template=template)
+        add_kinship(from_metadata(meta), path, "third", id_template=template)
     target = out_dir / "graph.json"
     args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "--id-template", template, "-o", target]
     cli_fails(capsys, tmp_path, args, code, *fragments, output=target, file=path)
@@ -2324,7 +2337,7 @@ def test_truncated_gzip_king_table(tmp_path, out_dir, capsys):
     path.write_bytes(packed[: len(packed) * 2 // 3])
     meta = write(tmp_path / "meta.csv", TOOL_META)
     with fails_with("parse", FILE, "truncated or corrupt", file=path):
-        from_metadata(meta).add_kinship(path, "third", unknown="ignore")
+        add_kinship(from_metadata(meta), path, "third", unknown="ignore")
     target = out_dir / "graph.json"
     args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "--unknown", "ignore", "-o", target]
     cli_fails(capsys, tmp_path, args, "parse", FILE, output=target, file=path)
@@ -2357,7 +2370,7 @@ def test_tool_table_saved_with_commas_keeps_negative_kinship(tmp_path, out_dir, 
     path = write(tmp_path / name, text)
     pairs, record = read_kinship(path, "king" if "Kinship" in text else "plink2-king", 0.0)
     assert record["pairs_read"] == 3 and len(pairs) == 1  # -0.0137 and -0.2 read as numbers, below any threshold
-    graph = from_metadata(write(tmp_path / "meta.csv", TOOL_META)).add_kinship(path, "third")
+    graph = add_kinship(from_metadata(write(tmp_path / "meta.csv", TOOL_META)), path, "third")
     assert graph.relation_counts()["subject_related_to"] == 1
     target = out_dir / "graph.json"
     cli_ok(capsys, ["build", tmp_path / "meta.csv", "--kinship", path, "--kinship-threshold", "third", "-o", target])
@@ -2368,7 +2381,7 @@ def test_negative_kinship_in_a_plain_pair_table_is_still_refused(tmp_path, out_d
     path = write(tmp_path / "pairs.csv", "id1,id2,kinship\nP1,P2,0.25\nP3,P4,-0.0137\n")
     meta = write(tmp_path / "meta.csv", TOOL_META)
     with fails_with("invalid_value", "row 2", "-0.0137"):
-        from_metadata(meta).add_kinship(path, "third")
+        add_kinship(from_metadata(meta), path, "third")
     with fails_with("invalid_value", "line 3", "-0.0137"):
         read_kinship(path, "pairs", "third")
 
@@ -2386,7 +2399,7 @@ def test_grm_above_two_is_refused(tmp_path, out_dir, capsys):
     path = _grm(tmp_path, grm, ["P1", "P2", "P3"])
     meta = write(tmp_path / "meta.csv", TOOL_META)
     with fails_with("invalid_value", "(P2, P3)", "above 2"):
-        from_metadata(meta).add_kinship(path, "third")
+        add_kinship(from_metadata(meta), path, "third")
     target = out_dir / "graph.json"
     args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "-o", target]
     cli_fails(capsys, tmp_path, args, "invalid_value", "(P2, P3)", output=target)
@@ -2396,7 +2409,7 @@ def test_grm_ids_that_collide_under_the_template(tmp_path, out_dir, capsys):
     path = _grm(tmp_path, np.eye(3), ["P1", "P1", "P3"], ["F1", "F2", "F3"])
     meta = write(tmp_path / "meta.csv", TOOL_META)
     with fails_with("duplicate_id", "P1", "{FID}_{IID}"):
-        from_metadata(meta).add_kinship(path, "third")
+        add_kinship(from_metadata(meta), path, "third")
     target = out_dir / "graph.json"
     args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "-o", target]
     cli_fails(capsys, tmp_path, args, "duplicate_id", "P1", output=target)
@@ -2406,7 +2419,7 @@ def test_grm_above_one_is_kept_and_flagged(tmp_path, out_dir, capsys):
     # inbred monozygotic twins: GRM 1.06 off the diagonal (kinship 0.53) is possible, so it is kept and flagged
     grm = np.array([[1.08, 1.06, 0.0, 0.0], [1.06, 1.07, 0.0, 0.0], [0.0, 0.0, 1.0, 0.5], [0.0, 0.0, 0.5, 1.0]])
     path = _grm(tmp_path, grm, ["P1", "P2", "P3", "P4"])
-    graph = from_metadata(write(tmp_path / "meta.csv", TOOL_META)).add_kinship(path, "first")
+    graph = add_kinship(from_metadata(write(tmp_path / "meta.csv", TOOL_META)), path, "first")
     assert graph.relation_counts()["subject_related_to"] == 2
     (flag,) = [i for i in validate(graph).issues if i.code == "kinship_above_half"]
     assert flag.severity == "warning" and flag.count == 1
@@ -2420,10 +2433,10 @@ def test_grm_above_one_is_kept_and_flagged(tmp_path, out_dir, capsys):
 def test_id_template_on_a_pair_table_is_applied_and_on_a_matrix_refused(tmp_path):
     meta = pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["sub-P1", "sub-P2"]})
     pairs = write(tmp_path / "pairs.csv", "id1,id2,kinship\nP1,P2,0.25\n")
-    graph = from_metadata(meta).add_kinship(pairs, "first", id_template="sub-{IID}")
+    graph = add_kinship(from_metadata(meta), pairs, "first", id_template="sub-{IID}")
     assert graph.relation_counts()["subject_related_to"] == 1
     with fails_with("invalid_argument", "id_template", "matrix"):
-        from_metadata(meta).add_kinship(np.eye(2), "first", ids=["sub-P1", "sub-P2"], id_template="sub-{IID}")
+        add_kinship(from_metadata(meta), np.eye(2), "first", ids=["sub-P1", "sub-P2"], id_template="sub-{IID}")
 
 
 # ---- coordinates
@@ -2438,7 +2451,7 @@ HUGE_COORD_CASES = [
 def test_coordinates_whose_distances_overflow(tmp_path, out_dir, meta_csv, capsys, text, fragments):
     coords = write(tmp_path / "coords.csv", text.replace("S3", "S4"))
     with fails_with("invalid_value", *fragments, "rescale"):
-        from_metadata(meta_csv).add_spatial(coords, 5.0)
+        add_spatial(from_metadata(meta_csv), coords, 5.0)
     target = out_dir / "graph.json"
     args = ["build", meta_csv, "--coords", coords, "--radius", "5", "-o", target]
     cli_fails(capsys, tmp_path, args, "invalid_value", *fragments, output=target)
@@ -2446,13 +2459,13 @@ def test_coordinates_whose_distances_overflow(tmp_path, out_dir, meta_csv, capsy
 
 def test_large_but_safe_coordinates_and_the_minkowski_limit(tmp_path, meta_csv):
     coords = write(tmp_path / "coords.csv", "sample_id,x,y\nS1,1e150,0\nS2,1e150,1\nS3,-1e150,0\n")
-    graph = from_metadata(meta_csv).add_spatial(coords, 2.0)
+    graph = add_spatial(from_metadata(meta_csv), coords, 2.0)
     assert graph.relation_counts()["sample_adjacent_to"] == 1  # S1-S2 at distance 1, as plain arithmetic says
     spread = write(tmp_path / "spread.csv", "sample_id,x\nS1,0\nS2,1e7\n")
     with fails_with("invalid_value", "p=50", "rescale"):
-        from_metadata(meta_csv).add_spatial(spread, 1.0, p=50)
+        add_spatial(from_metadata(meta_csv), spread, 1.0, p=50)
     assert (
-        from_metadata(meta_csv).add_spatial(spread, 1.0, p=float("inf")).relation_counts()
+        add_spatial(from_metadata(meta_csv), spread, 1.0, p=float("inf")).relation_counts()
         == from_metadata(meta_csv).relation_counts()
     )
 
@@ -2556,9 +2569,9 @@ def test_typed_columns_that_cannot_be_read_as_asked(tmp_path, out_dir, meta_csv,
         return
     graph = from_metadata(meta_csv)
     call = {
-        "coords": lambda: graph.add_spatial(path, 1.0),
-        "kinship": lambda: graph.add_kinship(path, 0.1),
-        "duplicates": lambda: graph.add_duplicates(path),
+        "coords": lambda: add_spatial(graph, path, 1.0),
+        "kinship": lambda: add_kinship(graph, path, 0.1),
+        "duplicates": lambda: add_duplicates(graph, path),
     }[role]
     with fails_with("schema", *fragments, file=path):
         call()
@@ -2634,7 +2647,7 @@ def test_fuzzed_tool_file(tmp_path, out_dir, capsys, text, fragments):
     meta = write(tmp_path / "meta.csv", TOOL_META)
     path = write(tmp_path / ("cohort.genome" if "PI_HAT" in text else "cohort.kin0"), text)
     with fails_with("parse", FILE, *fragments, file=path):
-        from_metadata(meta).add_kinship(path, "third")
+        add_kinship(from_metadata(meta), path, "third")
     target = out_dir / "graph.json"
     args = ["build", meta, "--kinship", path, "--kinship-threshold", "third", "-o", target]
     cli_fails(capsys, tmp_path, args, "parse", FILE, *fragments, output=target, file=path)
@@ -2668,7 +2681,7 @@ def test_frame_decimals_follow_the_arrow_rule():
         1.5,
         None,
     ]
-    json.loads(graph.to_json_bytes())  # every attribute is JSON
+    json.loads(graph_bytes(graph))  # every attribute is JSON
 
 
 # ---- a property: whichever lines are ragged, exactly those are named, by their line in the file
@@ -2745,7 +2758,7 @@ DOC_META = "sample_id,subject_id,batch_id,timepoint_id,time_index,outcome_id,sex
 def _document_cohort(tmp_path: Path):
     meta = write(tmp_path / "documents.csv", DOC_META)
     kinship = pd.DataFrame({"id1": ["P1", "P5"], "id2": ["P2", "P6"], "kinship": [0.25, 0.125]})
-    return from_metadata(meta).add_kinship(kinship, 0.1)
+    return add_kinship(from_metadata(meta), kinship, 0.1)
 
 
 @pytest.fixture
@@ -2760,7 +2773,7 @@ def spec_doc(tmp_path: Path) -> dict:
 
 @pytest.fixture
 def graph_doc(tmp_path: Path) -> dict:
-    return _document_cohort(tmp_path).to_json_dict()
+    return graph_document(_document_cohort(tmp_path))
 
 
 def _cell(column: str, i: int, value: object):
@@ -3564,21 +3577,21 @@ API_CASES = [
      "invalid_argument", ["graph name", "123 (int)"]),
     ("from_metadata(lone surrogate)", lambda a: from_metadata(pd.DataFrame({"sample_id": pd.Series(["S\ud800", "S2"],
      dtype=object)})), "schema", ["'sample_id'", "not valid Unicode", "row 1"]),
-    ("add_kinship(threshold=None)", lambda a: a["graph"].add_kinship(_pairs(**KIN), None), "invalid_argument",
+    ("add_kinship(threshold=None)", lambda a: add_kinship(a["graph"], _pairs(**KIN), None), "invalid_argument",
      ["kinship threshold must be a number", "None"]),
-    ("add_kinship(threshold=True)", lambda a: a["graph"].add_kinship(_pairs(**KIN), True), "invalid_argument",
+    ("add_kinship(threshold=True)", lambda a: add_kinship(a["graph"], _pairs(**KIN), True), "invalid_argument",
      ["kinship threshold", "True"]),
-    ("add_kinship(bogus option)", lambda a: a["graph"].add_kinship(_pairs(**KIN), 0.1, bogus=1), "invalid_argument",
+    ("add_kinship(bogus option)", lambda a: add_kinship(a["graph"], _pairs(**KIN), 0.1, bogus=1), "invalid_argument",
      ["bogus", "not an option", "id_template"]),
-    ("add_kinship(matrix ids='P1')", lambda a: a["graph"].add_kinship(np.eye(2), 0.1, ids="P1"), "invalid_argument",
+    ("add_kinship(matrix ids='P1')", lambda a: add_kinship(a["graph"], np.eye(2), 0.1, ids="P1"), "invalid_argument",
      ["ids=", "not one string"]),
-    ("add_spatial(radius='1')", lambda a: a["graph"].add_spatial(_pairs(**XY), "1"), "invalid_argument",
+    ("add_spatial(radius='1')", lambda a: add_spatial(a["graph"], _pairs(**XY), "1"), "invalid_argument",
      ["radius must be a number", "'1'"]),
-    ("add_spatial(radius=True)", lambda a: a["graph"].add_spatial(_pairs(**XY), True), "invalid_argument",
+    ("add_spatial(radius=True)", lambda a: add_spatial(a["graph"], _pairs(**XY), True), "invalid_argument",
      ["radius must be a number", "True"]),
-    ("add_spatial(p='x')", lambda a: a["graph"].add_spatial(_pairs(**XY), 1.0, p="x"), "invalid_argument",
+    ("add_spatial(p='x')", lambda a: add_spatial(a["graph"], _pairs(**XY), 1.0, p="x"), "invalid_argument",
      ["p must be a number"]),
-    ("add_relations(relation=[...])", lambda a: a["graph"].add_relations(_pairs(source=["S01"], target=["S02"]),
+    ("add_relations(relation=[...])", lambda a: add_relations(a["graph"], _pairs(source=["S01"], target=["S02"]),
      ["sample_duplicate_of"]), "invalid_argument", ["unknown relation"]),
     ("graph.keys('Nope')", lambda a: a["graph"].keys("Nope"), "invalid_argument", ["'Nope' is not a node type"]),
     ("graph.count(None)", lambda a: a["graph"].count(None), "invalid_argument", ["None is not a node type"]),

@@ -6,6 +6,7 @@ import orjson
 import pandas as pd
 import pytest
 
+from depgraph import add_relations
 from depgraph.cli.main import main
 
 
@@ -104,7 +105,7 @@ def test_validate_exits_1_on_errors(tmp_path, capsys):
     from depgraph import from_metadata, write_graph
 
     g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]}))
-    g = g.add_relations(pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
+    g = add_relations(g, pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
     write_graph(g, tmp_path / "bad.json")
     code, out, _ = run(["validate", tmp_path / "bad.json"], capsys)
     assert code == 1 and "sample_multiple_batch_assignments" in out

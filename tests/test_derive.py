@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, derive, from_metadata
+from depgraph import DepgraphError, add_duplicates, add_kinship, add_relations, add_spatial, derive, from_metadata
 from depgraph.derivation.shapes import group_shape
 from tests.test_properties import (
     COMPONENT_MODES,
@@ -24,7 +24,7 @@ from tests.test_properties import (
 
 @pytest.fixture
 def graph(family_meta, family_kinship):
-    return from_metadata(family_meta).add_kinship(family_kinship, "first")
+    return add_kinship(from_metadata(family_meta), family_kinship, "first")
 
 
 def test_direct_modes_label_by_target(graph):
@@ -71,7 +71,7 @@ def test_relatedness_without_kinship_warns(family_meta):
 def test_subset_is_derived_on_the_induced_subgraph():
     meta = pd.DataFrame({"sample_id": ["S1", "S2", "S3"]})
     dup = pd.DataFrame({"id1": ["S1", "S2"], "id2": ["S2", "S3"]})
-    g = from_metadata(meta).add_duplicates(dup)
+    g = add_duplicates(from_metadata(meta), dup)
     assert derive(g, "duplicate").n_groups == 1
     p = derive(g, "duplicate", samples=["S3", "sample:S1"])  # node ids are accepted too
     assert p.groups() == {"S1": "duplicate:S1", "S3": "duplicate:S3"}
@@ -108,7 +108,7 @@ def test_rule_based_takes_the_first_mode_that_links_a_sample():
 
 def test_rule_based_with_a_component_mode():
     meta = pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": [None, None, "B1"]})
-    g = from_metadata(meta).add_duplicates(pd.DataFrame({"id1": ["S2"], "id2": ["S1"]}))
+    g = add_duplicates(from_metadata(meta), pd.DataFrame({"id1": ["S2"], "id2": ["S1"]}))
     p = derive(g, "composite", strategy="rule_based", priority=["duplicate", "batch"])
     assert p.groups() == {"S1": "composite_duplicate:S1", "S2": "composite_duplicate:S1", "S3": "composite_batch:B1"}
 
@@ -116,7 +116,7 @@ def test_rule_based_with_a_component_mode():
 def test_time_order_from_precedence_edges_when_no_time_index():
     meta = pd.DataFrame({"sample_id": ["a", "b", "c"], "timepoint_id": ["late", "early", "mid"]})
     g = from_metadata(meta)
-    g = g.add_relations(pd.DataFrame({"source": ["early", "mid"], "target": ["mid", "late"]}), "timepoint_precedes")
+    g = add_relations(g, pd.DataFrame({"source": ["early", "mid"], "target": ["mid", "late"]}), "timepoint_precedes")
     p = derive(g, "time")
     assert dict(zip(p.samples["sample_id"], p.samples["order_rank"].astype(int), strict=True)) == {
         "a": 3,
@@ -199,7 +199,7 @@ def test_composite_is_the_same_whether_parts_were_derived_before(subjects, batch
 
     def fresh():
         g = from_metadata(meta)
-        return g.add_kinship(kinship, 0.1) if pairs else g
+        return add_kinship(g, kinship, 0.1) if pairs else g
 
     def partition(p):  # groups as sets of samples, whatever their labels
         return sorted(sorted(members) for members in p.samples.groupby("group_id")["sample_id"].agg(list))
@@ -238,7 +238,7 @@ def test_some_samples_unlinked_stays_a_warning():
 
 def test_a_subset_is_refused_only_when_none_of_its_samples_carries_the_relation():
     g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["P1", "P1", None, None]}))
-    g = g.add_duplicates(pd.DataFrame({"id1": ["S1"], "id2": ["S2"]}))
+    g = add_duplicates(g, pd.DataFrame({"id1": ["S1"], "id2": ["S2"]}))
     with pytest.raises(DepgraphError) as err:
         derive(g, "subject", samples=["S3", "S4"])
     assert err.value.code == "no_relation" and "none of the 2 samples derived" in err.value.message
@@ -250,11 +250,11 @@ def test_a_subset_is_refused_only_when_none_of_its_samples_carries_the_relation(
 
 def test_spatial_coordinates_whose_radius_links_nobody():
     g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"]}))
-    g = g.add_spatial(pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": [0.0, 0.0]}), 1.0)
+    g = add_spatial(g, pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": [0.0, 0.0]}), 1.0)
     with pytest.raises(DepgraphError) as err:
         derive(g, "spatial")
     assert err.value.code == "no_relation" and "radius 1.0: widen --radius" in err.value.message
-    assert derive(g.add_spatial(pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": 0.0}), 5.0),
+    assert derive(add_spatial(g, pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 5.0], "y": 0.0}), 5.0),
                   "spatial").n_groups == 1  # fmt: skip
 
 

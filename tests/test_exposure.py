@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, StudyGraph, derive, from_metadata, write_graph
+from depgraph import DepgraphError, StudyGraph, add_kinship, derive, from_metadata, write_graph
 from depgraph.audit.exposure import exposure, straddling_groups
 from depgraph.audit.report import render_html
 from depgraph.cli.main import main
@@ -56,7 +56,7 @@ def _study() -> StudyGraph:
         }
     )
     kin = pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]})
-    return from_metadata(meta).add_kinship(kin, "first")
+    return add_kinship(from_metadata(meta), kin, "first")
 
 
 def _row(report, relation):
@@ -252,7 +252,7 @@ def _related_cohort(n_families: int = 12) -> StudyGraph:
         }
     )
     kin = pd.DataFrame({"id1": subjects[0::2], "id2": subjects[1::2], "kinship": 0.25})
-    return from_metadata(meta).add_kinship(kin, "first")
+    return add_kinship(from_metadata(meta), kin, "first")
 
 
 def _related_pairs_crossing(spec: SplitSpec) -> int:
@@ -356,7 +356,7 @@ def _expected_examples(sides: dict[str, str] | None) -> dict[str, str]:
 @pytest.mark.parametrize("reverse", [False, True], ids=["as-listed", "rows-reversed"])
 def test_examples_are_sorted_in_the_api_the_check_and_the_report(tmp_path, capsys, reverse):
     meta, kin = (UNSORTED[::-1], UNSORTED_KIN[::-1]) if reverse else (UNSORTED, UNSORTED_KIN)
-    g = from_metadata(meta.reset_index(drop=True)).add_kinship(kin.reset_index(drop=True), "first")
+    g = add_kinship(from_metadata(meta.reset_index(drop=True)), kin.reset_index(drop=True), "first")
     spec = SplitSpec.from_partition(derive(g, "subject"), g)
     spread = _expected_examples(None)
     crossing = _expected_examples(dict(zip(HOLDOUT["sample_id"], HOLDOUT["set"], strict=True)))

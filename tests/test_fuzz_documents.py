@@ -36,11 +36,11 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from depgraph import derive, from_metadata
+from depgraph import add_kinship, derive, from_metadata
 from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError
 from depgraph.folds.schemes import assign_folds
-from depgraph.graph.model import read_graph
+from depgraph.graph.files import graph_document, read_graph
 from depgraph.spec.files import read_spec
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import pseudonymize
@@ -64,7 +64,7 @@ def _bases() -> dict[str, dict[str, Any]]:
     """The valid documents every example starts from (built once)."""
     kinship = pd.DataFrame({"id1": ["P1", "P4"], "id2": ["P2", "P5"], "kinship": [0.25, 0.125]})
     meta = pd.read_csv(io.StringIO(META), dtype=str)
-    graph = from_metadata(meta).add_kinship(kinship, 0.1)
+    graph = add_kinship(from_metadata(meta), kinship, 0.1)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
     with_folds = assign_folds(spec, "group-kfold", n_splits=3)
     related = assign_folds(SplitSpec.from_partition(derive(graph, "relatedness"), graph), "holdout", test_fraction=0.3)
@@ -73,7 +73,7 @@ def _bases() -> dict[str, dict[str, Any]]:
         "spec": with_folds.to_json_dict(),
         "related": related.to_json_dict(),
         "pseudonymized": hidden.to_json_dict(),
-        "graph": graph.to_json_dict(),
+        "graph": graph_document(graph),
     }
     for name, doc in bases.items():
         check = documents.graph_problems if name == "graph" else documents.problems
@@ -144,7 +144,7 @@ def _judge(path: Path, kind: str, cli: bool, repeated_key: bool = False) -> None
     if kind == "graph":
         assert documents.graph_problems(doc) == [], documents.graph_problems(doc)
         declared = {t: set(keys) for t, keys in doc["nodes"].items() if keys}
-        held = {t: set(keys) for t, keys in result.to_json_dict()["nodes"].items()}
+        held = {t: set(keys) for t, keys in graph_document(result)["nodes"].items()}
         assert held == declared
         return
     assert documents.problems(doc) == [], documents.problems(doc)

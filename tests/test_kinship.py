@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph.ingest import kinship as kinship_module
+from depgraph import add_kinship
 from depgraph.errors import DepgraphError
+from depgraph.ingest import kinship as kinship_module
 from depgraph.ingest.kinship import KINSHIP_FORMATS, detect_format, read_kinship
 
 # KING --kinship within-family .kin, as KING writes it: tabs, %.3lf/%.4lf numbers.
@@ -501,7 +502,7 @@ def test_add_kinship_reads_tool_files_and_the_cli_builds_with_them(tmp_path, cap
         "F9\tX\tF9\tY\t10000\t0.1\t0.001\t0.0100\n"
     )
     meta = pd.DataFrame({"sample_id": ["s1", "s2", "s3", "s4"], "subject_id": ["A", "B", "C", "D"]})
-    graph = from_metadata(meta).add_kinship(kin0, "first")  # format detected; X/Y are below threshold
+    graph = add_kinship(from_metadata(meta), kin0, "first")  # format detected; X/Y are below threshold
     assert derive(graph, "relatedness").n_groups == 3
     step = graph.history[-1]
     assert step["format"] == "king" and step["pairs_kept"] == 1 and graph.edges["provenance"].iloc[-1] == "kinship:king"

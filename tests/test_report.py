@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, derive, from_metadata, read_graph, write_graph
+from depgraph import DepgraphError, add_duplicates, derive, from_metadata, read_graph, write_graph
 from depgraph.audit.report import (
     _SCRIPT,
     _STYLE,
@@ -283,7 +283,7 @@ def _crafted_files(root: Path, text: tuple[str, ...] = PAYLOADS) -> tuple[Path, 
         for i in range(12)
     ]  # fmt: skip
     graph = from_metadata(pd.DataFrame(rows), name=" ".join(text))
-    graph = graph.add_duplicates(pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
+    graph = add_duplicates(graph, pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
     doc = assign_folds(spec, "stratified-group-kfold", n_splits=3, stratify="sex").to_json_dict()
     doc["warnings"] = [{"code": "crafted", "severity": "warning", "message": t, "count": 1, "ids": [t]} for t in text]

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 from depgraph.errors import DepgraphError
 from depgraph.formats import KINDS
-from depgraph.graph.model import read_graph
+from depgraph.graph.files import read_graph
 from depgraph.io.schemas import load_schema
 from depgraph.spec.columns import SAMPLE_COLUMNS
 from depgraph.spec.files import read_spec

@@ -7,7 +7,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, derive, from_metadata
+from depgraph import DepgraphError, add_kinship, derive, from_metadata
 from depgraph.cli.main import main
 from depgraph.spec.digest import canonical_bytes, content_digest
 from depgraph.spec.files import read_spec, spec_from_document, write_spec
@@ -18,7 +18,7 @@ from depgraph.spec.model import SPEC_FORMAT_VERSION, Constraint, FoldPlan, FoldS
 def graph(family_meta, family_kinship):
     meta = family_meta.assign(study_id="ST1", site_id=["A", "B"] * 5, outcome_id=["case", "control"] * 5)
     meta.loc[9, "batch_id"] = None
-    return from_metadata(meta, name="families").add_kinship(family_kinship, "first")
+    return add_kinship(from_metadata(meta, name="families"), family_kinship, "first")
 
 
 def test_spec_columns_come_from_the_graph(graph):

@@ -8,9 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, derive, from_metadata, validate, write_graph
+from depgraph import (
+    DepgraphError,
+    add_duplicates,
+    add_kinship,
+    add_relations,
+    derive,
+    from_metadata,
+    validate,
+    write_graph,
+)
 from depgraph.cli.main import main
 from depgraph.derivation.shapes import dominates
+from depgraph.graph.files import graph_document, graph_from_document
 from depgraph.graph.model import StudyGraph
 
 
@@ -65,7 +75,7 @@ def test_missing_assignments_are_warnings():
 
 def test_a_second_batch_for_a_sample_is_an_error():
     g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]}))
-    g = g.add_relations(pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
+    g = add_relations(g, pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
     report = validate(g)
     assert not report.valid
     (err,) = report.errors
@@ -81,18 +91,18 @@ def test_allowed_multi_subject_samples_are_an_advisory():
 def test_time_order_rules():
     meta = pd.DataFrame({"sample_id": ["a", "b"], "timepoint_id": ["T0", "T1"], "time_index": [0, 1]})
     g = from_metadata(meta)
-    backwards = g.add_relations(pd.DataFrame({"source": ["T1"], "target": ["T0"]}), "timepoint_precedes")
+    backwards = add_relations(g, pd.DataFrame({"source": ["T1"], "target": ["T0"]}), "timepoint_precedes")
     found = codes(backwards)
     assert found["timepoint_precedence_cycle"] == 2 and found["time_order_conflict"] == 2
-    loop = g.add_relations(pd.DataFrame({"source": ["T0"], "target": ["T0"]}), "timepoint_precedes")
+    loop = add_relations(g, pd.DataFrame({"source": ["T0"], "target": ["T0"]}), "timepoint_precedes")
     assert "timepoint_self_loop" in codes(loop)
     unordered = from_metadata(pd.DataFrame({"sample_id": ["a"], "timepoint_id": ["T0"]}))
     assert "missing_time_ordering" in codes(unordered)
 
 
 def test_related_subjects_and_duplicates_across_subjects(family_meta, family_kinship):
-    g = from_metadata(family_meta).add_kinship(family_kinship, 0.1)
-    g = g.add_duplicates(pd.DataFrame({"id1": ["P1-T0", "P1-T0"], "id2": ["P1-T1", "P5-T0"]}))
+    g = add_kinship(from_metadata(family_meta), family_kinship, 0.1)
+    g = add_duplicates(g, pd.DataFrame({"id1": ["P1-T0", "P1-T0"], "id2": ["P1-T1", "P5-T0"]}))
     report = validate(g)
     related = next(i for i in report.issues if i.code == "related_subjects")
     assert related.details["pairs"] == 2 and related.count == 4
@@ -131,7 +141,7 @@ def test_a_valid_design_has_no_collapse_warning(tmp_path, capsys):
     from depgraph.cli.demo import demo_cohort
 
     cohort = demo_cohort()  # the demo's families: six batches, three visits, two sites of 124 and 122 samples
-    g = from_metadata(cohort.metadata).add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates)
+    g = add_duplicates(add_kinship(from_metadata(cohort.metadata), cohort.kinship, "first"), cohort.duplicates)
     sites = cohort.metadata["site_id"].value_counts().tolist()
     assert len(sites) == 2 and max(sites) > len(cohort.metadata) / 2  # a little over half: balanced, not dominant
     assert _shape_findings(validate(g)) == []
@@ -145,7 +155,7 @@ def test_collapse_of_the_dependencies_is_reported_with_what_it_covers():
     # a1~b1 and b2~c1 declared duplicates chain three subjects; one batch holds everything, as on a small run
     meta = pd.DataFrame({"sample_id": ["a1", "a2", "b1", "b2", "c1", "d1"],
                          "subject_id": ["A", "A", "B", "B", "C", "D"], "batch_id": ["B1"] * 6})  # fmt: skip
-    g = from_metadata(meta).add_duplicates(pd.DataFrame({"id1": ["a1", "b2"], "id2": ["b1", "c1"]}))
+    g = add_duplicates(from_metadata(meta), pd.DataFrame({"id1": ["a1", "b2"], "id2": ["b1", "c1"]}))
     report = validate(g)
     # subjects alone (2, 2, 1, 1) and duplicates alone are fine; together they hold 5 of 6 samples in one group
     assert _shape_findings(report) == [
@@ -165,7 +175,7 @@ def test_collapse_of_the_dependencies_is_reported_with_what_it_covers():
 def test_kinship_that_chains_everyone_is_a_single_group():
     meta = pd.DataFrame({"sample_id": ["s1", "s2", "s3", "s4"], "subject_id": ["P1", "P2", "P3", "P4"]})
     chain = pd.DataFrame({"id1": ["P1", "P2", "P3"], "id2": ["P2", "P3", "P4"], "kinship": [0.25] * 3})
-    report = validate(from_metadata(meta).add_kinship(chain, "first"))
+    report = validate(add_kinship(from_metadata(meta), chain, "first"))
     # subject + relatedness is relatedness again: one finding, not a second one for the same grouping
     assert _shape_findings(report) == [("single_group", "relatedness")]
 
@@ -187,7 +197,7 @@ def test_dominance_is_more_than_half_and_twice_the_runner_up(sizes):
 
 def test_dropped_pairs_are_reported(family_meta):
     pairs = pd.DataFrame({"id1": ["P1", "P9"], "id2": ["P2", "P1"], "kinship": [0.25, 0.25]})
-    g = from_metadata(family_meta).add_kinship(pairs, 0.1, unknown="ignore")
+    g = add_kinship(from_metadata(family_meta), pairs, 0.1, unknown="ignore")
     assert codes(g)["pairs_with_unknown_ids_dropped"] == 1
 
 
@@ -207,7 +217,7 @@ def test_structural_rules_catch_hand_built_damage(family_meta):
 
 def test_filters_keep_validity_over_everything():
     g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]}))
-    g = g.add_relations(pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
+    g = add_relations(g, pd.DataFrame({"source": ["S1"], "target": ["B2"]}), "sample_processed_in_batch")
     report = validate(g, severities=["advisory"])
     assert not report.valid and report.errors == ()
     with pytest.raises(DepgraphError):
@@ -231,8 +241,8 @@ def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
 
     cohort = demo_cohort()
     graphs = [
-        from_metadata(cohort.metadata).add_kinship(cohort.kinship, "first").add_duplicates(cohort.duplicates),
-        from_metadata(family_meta).add_kinship(family_kinship, 0.1),
+        add_duplicates(add_kinship(from_metadata(cohort.metadata), cohort.kinship, "first"), cohort.duplicates),
+        add_kinship(from_metadata(family_meta), family_kinship, 0.1),
         *(from_metadata(case_metadata(load_case(p))) for p in conformance_cases()),
     ]
     seen = set()
@@ -288,7 +298,7 @@ def test_ids_a_spreadsheet_would_run_are_an_advisory():
 def test_formula_like_ids_read_from_parquet_keep_tabs_and_carriage_returns(tmp_path):
     # CSV cells are trimmed on reading; Parquet text is not, so a leading tab or CR can reach an id
     meta = pd.DataFrame({"sample_id": ["\tS1", "\rS2", "S3"], "subject_id": ["P1", "P1", "P2"]})
-    graph = StudyGraph.from_json_dict(from_metadata(meta).to_json_dict())
+    graph = graph_from_document(graph_document(from_metadata(meta)))
     keys = [k for k in graph.nodes["key"] if k[:1] in "\t\r"]
     report = validate(graph)
     found = [i for i in report.issues if i.code == "formula_like_ids"]

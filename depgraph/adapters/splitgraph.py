@@ -53,7 +53,9 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance
 from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
-from depgraph.graph.model import KNOWN_OVERRIDES, EdgePiece, NodePiece, StudyGraph, assemble, checked_overrides
+from depgraph.graph.assembly import assemble
+from depgraph.graph.model import KNOWN_OVERRIDES, StudyGraph, checked_overrides
+from depgraph.graph.pieces import EdgePiece, NodePiece
 from depgraph.io.files import atomic_write_bytes, read_json
 from depgraph.spec.columns import SAMPLE_COLUMNS
 from depgraph.spec.model import Constraint, SpecWarning, SplitSpec

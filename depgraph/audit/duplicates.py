@@ -4,7 +4,7 @@ Re-deposited specimens (the same sample under a new id) inflate
 cross-validated performance even when every declared dependency is respected.
 :func:`audit_duplicates` finds them empirically: rows of a feature matrix are
 L2-normalised and every pair whose cosine similarity is at least
-``threshold`` is returned. ``StudyGraph.add_duplicates(pairs,
+``threshold`` is returned. ``add_duplicates(graph, pairs,
 similarity_column="similarity", provenance="audit")`` writes them back into
 the declaration, after which derivation keeps them together.
 

@@ -420,9 +420,9 @@ def exposure(
     side of the same split; excluded samples are on neither.
 
     >>> import pandas as pd
-    >>> from depgraph import derive, from_metadata
+    >>> from depgraph import add_kinship, derive, from_metadata
     >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "subject_id": ["P1", "P1", "P2", "P3"]}))
-    >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
+    >>> g = add_kinship(g, pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
     >>> spec = SplitSpec.from_partition(derive(g, "subject"), g)
     >>> exposure(g, spec).table[["relation", "kept_whole", "spread_over_groups"]].values.tolist()
     [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]

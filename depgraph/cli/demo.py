@@ -31,6 +31,7 @@ from depgraph.audit.exposure import ExposureReport, exposure
 from depgraph.derivation.groups import Partition, derive
 from depgraph.folds.schemes import assign_folds
 from depgraph.graph.model import StudyGraph
+from depgraph.ingest.builders import add_duplicates, add_kinship
 from depgraph.ingest.metadata import from_metadata
 from depgraph.spec.model import SplitSpec
 from depgraph.validation.rules import ValidationReport, validate
@@ -131,9 +132,9 @@ def run_story(cohort: DemoCohort | None = None) -> Story:
     audited duplicates written back), so earlier chapters show what they leak.
     """
     cohort = cohort or demo_cohort()
-    graph = from_metadata(cohort.metadata, name="demo family cohort").add_kinship(cohort.kinship, "first")
+    graph = add_kinship(from_metadata(cohort.metadata, name="demo family cohort"), cohort.kinship, "first")
     audited = audit_duplicates(cohort.features, threshold=AUDIT_THRESHOLD)
-    after = graph.add_duplicates(audited, similarity_column="similarity", provenance="audit")
+    after = add_duplicates(graph, audited, similarity_column="similarity", provenance="audit")
     chapters = (
         _chapter("subject grouping", graph, derive(graph, "subject"), after),
         _chapter("relatedness", graph, derive(graph, "relatedness"), after),

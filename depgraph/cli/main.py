@@ -44,7 +44,9 @@ from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
 from depgraph.folds.schemes import SCHEMES, FoldScheme, assign_folds, canonical_scheme_name, schemes_taking
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.graph.model import StudyGraph, read_graph, write_graph
+from depgraph.graph.files import graph_from_document, read_graph, write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.ingest.builders import add_duplicates, add_kinship, add_spatial
 from depgraph.ingest.metadata import from_metadata, no_grouping_message
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
 from depgraph.io.files import describe_source, read_bytes, read_json, read_table
@@ -729,14 +731,20 @@ def build(
     if kinship is not None:
         fmt = None if kinship_format == "auto" else _canonical(kinship_format, "-")
         with stage(f"reading kinship from {kinship.name}"):
-            graph = graph.add_kinship(
-                kinship, kinship_threshold, unknown=unknown, format=fmt, id_template=id_template, encoding=encoding
+            graph = add_kinship(
+                graph,
+                kinship,
+                kinship_threshold,
+                unknown=unknown,
+                format=fmt,
+                id_template=id_template,
+                encoding=encoding,
             )
     if coords is not None:
         with stage("finding neighbours within the radius"):
-            graph = graph.add_spatial(coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
+            graph = add_spatial(graph, coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
     if duplicates is not None:
-        graph = graph.add_duplicates(duplicates, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
+        graph = add_duplicates(graph, duplicates, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
     with stage(f"writing {output.name}"), plan:
         write_graph(graph, output)
     _print_graph(graph, f"wrote {output}")
@@ -792,7 +800,7 @@ def validate_command(
     if key is not None:
         raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
-        report = validate(StudyGraph.from_json_dict(doc, f"graph file {str(document)!r}"), n_splits=n_splits)
+        report = validate(graph_from_document(doc, f"graph file {str(document)!r}"), n_splits=n_splits)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:
@@ -973,7 +981,7 @@ def export_command(
         if target != "splitgraph":
             raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
         with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
-            write_splitgraph_graph(StudyGraph.from_json_dict(doc), output, splitgraph_version)
+            write_splitgraph_graph(graph_from_document(doc), output, splitgraph_version)
         out.print(f"wrote {output}")
         return
     _refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
@@ -1274,7 +1282,7 @@ def audit_command(
         out.print(f"  … and {len(pairs) - 20} more")
     if write_back:
         updated = (
-            graph.add_duplicates(pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
+            add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
         )
         with plan:
             write_graph(updated, output)

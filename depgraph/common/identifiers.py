@@ -143,7 +143,7 @@ def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
         s = s.astype(object)
         dtype = s.dtype
     if pd.api.types.is_float_dtype(dtype):
-        out = _float_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
+        out = float_keys(s.to_numpy(dtype=np.float64, na_value=np.nan))
     elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
         text = s.astype("string")
         out = text.astype(object).where(text.notna(), None).to_numpy(dtype=object)
@@ -212,7 +212,13 @@ def row_keys(values: Any) -> np.ndarray:
     return np.array([v if isinstance(v, str) else _key_of(v) for v in s.to_numpy(dtype=object)], dtype=object)
 
 
-def _float_keys(arr: np.ndarray) -> np.ndarray:
+def float_keys(arr: np.ndarray) -> np.ndarray:
+    """Float values as keys: integral values without a decimal part (``1.0`` is ``"1"``), others by ``repr``,
+    ``None`` where not finite.
+
+    >>> float_keys(np.array([1.0, 2.5, np.nan])).tolist()
+    ['1', '2.5', None]
+    """
     out = np.full(arr.shape, None, dtype=object)
     finite = np.isfinite(arr)
     integral = finite & (np.floor(arr) == arr) & (np.abs(arr) < 2**53)

@@ -209,10 +209,10 @@ def derive(
     different groups (for direct, component and strict composite modes).
 
     >>> import pandas as pd
-    >>> from depgraph import from_metadata
+    >>> from depgraph import add_kinship, from_metadata
     >>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"],
     ...                                 "subject_id": ["P1", "P2", "P3", "P4"]}))
-    >>> g = g.add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), threshold="first")
+    >>> g = add_kinship(g, pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), threshold="first")
     >>> derive(g, "relatedness").groups()
     {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
     """
@@ -576,12 +576,13 @@ def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarra
     """
     every = len(selected) == graph.count(NodeType.SAMPLE)
     key = ("components", tuple(relations))
-    if every and key in graph.derived:
-        return graph.derived[key]
-    known = [k[1] for k in graph.derived if every and k[0] == "components" and set(k[1]) < set(relations)]
+    cached = graph.cache.results  # memoised results of pure functions of the graph (GraphCache)
+    if every and key in cached:
+        return cached[key]
+    known = [k[1] for k in cached if every and k[0] == "components" and set(k[1]) < set(relations)]
     base = max(known, key=len) if known else ()
     if base:
-        labels = graph.derived[("components", base)]
+        labels = cached[("components", base)]
         for rel in relations:
             samples = labels[selected]
             if len(samples) and (samples == samples[0]).all():
@@ -596,7 +597,7 @@ def _components(graph: StudyGraph, relations: Sequence[str], selected: np.ndarra
         labels = _merged(np.arange(graph.n_nodes), src, dst)
     labels.flags.writeable = False  # shared: nobody may change it in place
     if every:
-        graph.derived[key] = labels
+        cached[key] = labels
     return labels
 
 

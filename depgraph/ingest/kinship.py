@@ -43,10 +43,10 @@ import os
 import string
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -488,32 +488,16 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-class _TextColumns(NamedTuple):
-    """The columns of a genetics tool's text file that the reader uses, as the header names them."""
-
-    sep: str
-    raw: list[str]  # as written in the header
-    raw_of: dict[str, str]  # cleaned name → as written
-    kin: str
-    id1: str
-    id2: str
-    fid1: str | None
-    fid2: str | None
-    ids: list[str]  # the id columns read (family ids only when the id template uses them)
-
-    @property
-    def used(self) -> list[str]:
-        return [*self.ids, self.kin]
-
-    @property
-    def renamed(self) -> dict[str, str]:
-        return {self.raw_of[c]: c for c in self.used if self.raw_of[c] != c}
-
-
-def _text_columns(
-    p: Path, what: str, layout: _Layout, template: list[tuple[str, str | None]], encoding: str | None
-) -> _TextColumns:
-    """The header's columns, refused when empty, repeated, or lacking what ``layout`` needs."""
+def _read_text(
+    path: str | os.PathLike[str],
+    layout: _Layout,
+    threshold: float,
+    template: list[tuple[str, str | None]],
+    chunk_rows: int,
+    encoding: str | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    p = existing_file(path, layout.label)
+    what = f"{layout.label} {str(p)!r}"
     header = _first_line(p, what, encoding)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
@@ -527,6 +511,7 @@ def _text_columns(
     # plink2 starts its header with '#'; the name after it is the column's name
     names = [c.strip() for c in raw_columns]
     names[0] = names[0].lstrip("#")
+    raw_of = dict(zip(names, raw_columns, strict=True))
     kin, id1, id2 = _find(names, layout.kinship), _find(names, layout.id1), _find(names, layout.id2)
     missing = [
         wanted[0] for wanted, found in ((layout.id1, id1), (layout.id2, id2), (layout.kinship, kin)) if found is None
@@ -545,22 +530,45 @@ def _text_columns(
         hint = " (plink2 leaves the FID columns out when every family id is 0)" if layout.scale == "KINSHIP" else ""
         _refuse_fid(template, what, hint)
     wanted = [fid1, id1, fid2, id2] if fid1 is not None and _uses_fid(template) else [id1, id2]
-    ids = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
-    raw_of = dict(zip(names, raw_columns, strict=True))
-    return _TextColumns(sep, raw_columns, raw_of, kin, id1, id2, fid1, fid2, ids)  # type: ignore[arg-type]
-
-
-def _text_reader(p: Path, what: str, columns: _TextColumns, chunk_rows: int, encoding: str | None) -> Any:
-    """pandas' chunked reader over the file, its failures refused by code."""
+    id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
+    used = [*id_columns, kin]
+    rename = {raw_of[c]: c for c in used if raw_of[c] != c}
     # Every column is parsed (usecols would hide fields past the header; parsing them costs next to nothing
     # measured), no column is an index, and a short line leaves the last column missing: see _refuse_ragged_lines.
+    last = raw_columns[-1]
+    reader = _text_reader(p, sep, [raw_of[c] for c in id_columns], chunk_rows, what, encoding)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    counts = {"pairs_read": 0, "pairs_missing": 0}
+    fids = (fid1, fid2) if fid1 in id_columns else None
+    for chunk in _chunks(reader, what, p, encoding):
+        _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
+        if rename:
+            chunk = chunk.rename(columns=rename)
+        _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
+        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts, decimal_comma=sep == ";")
+        if kept is None:
+            continue
+        rows, kinship = kept
+        fid_a = rows[fid1].to_numpy(dtype=object) if fid1 in id_columns else None
+        fid_b = rows[fid2].to_numpy(dtype=object) if fid2 in id_columns else None
+        iid_a, iid_b = rows[id1].to_numpy(dtype=object), rows[id2].to_numpy(dtype=object)
+        _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
+        a, b = _build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b)
+        _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
+        parts.append((a, b, kinship))
+    counts["scale"] = layout.scale
+    return _concat(parts), counts
+
+
+def _text_reader(p: Path, sep: str, id_columns: list[str], chunk_rows: int, what: str, encoding: str | None) -> Any:
+    """A chunked pandas reader over a tool's text file (ids read as text), its failures as DepgraphErrors."""
     try:
         return pd.read_csv(
             p,
-            sep=columns.sep,
+            sep=sep,
             header=0,
             index_col=False,
-            dtype={columns.raw_of[c]: object for c in columns.ids},
+            dtype={c: object for c in id_columns},
             keep_default_na=False,
             na_values=[],
             skip_blank_lines=False,  # blank lines stay rows, so row index + 2 is the file line
@@ -568,7 +576,7 @@ def _text_reader(p: Path, what: str, columns: _TextColumns, chunk_rows: int, enc
             compression="infer",
             engine="c",
             encoding=encoding or "utf-8",  # a UTF-8 byte-order mark is dropped by pandas
-            decimal="," if columns.sep == ";" else ".",  # a European Excel's decimal commas (ids are read as text)
+            decimal="," if sep == ";" else ".",  # a European Excel's decimal commas (ids are read as text)
         )
     except ImportError as exc:
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
@@ -578,41 +586,6 @@ def _text_reader(p: Path, what: str, columns: _TextColumns, chunk_rows: int, enc
         raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise _read_failure(exc, what, p) from None
-
-
-def _read_text(
-    path: str | os.PathLike[str],
-    layout: _Layout,
-    threshold: float,
-    template: list[tuple[str, str | None]],
-    chunk_rows: int,
-    encoding: str | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    p = existing_file(path, layout.label)
-    what = f"{layout.label} {str(p)!r}"
-    c = _text_columns(p, what, layout, template, encoding)
-    reader = _text_reader(p, what, c, chunk_rows, encoding)
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    counts = {"pairs_read": 0, "pairs_missing": 0}
-    fids = (c.fid1, c.fid2) if c.fid1 in c.ids else None
-    for chunk in _chunks(reader, what, p, encoding):
-        _refuse_short_lines(chunk, c.raw_of[c.id1], c.raw[-1], len(c.raw), what)
-        if c.renamed:
-            chunk = chunk.rename(columns=c.renamed)
-        _refuse_self_pairs(chunk, (c.id1, c.id2), fids, what, families_dropped=fids is None and c.fid1 is not None)
-        kept = _filter_chunk(chunk, c.used, c.kin, layout, threshold, what, counts, decimal_comma=c.sep == ";")
-        if kept is None:
-            continue
-        rows, kinship = kept
-        fid_a = rows[c.fid1].to_numpy(dtype=object) if c.fid1 in c.ids else None
-        fid_b = rows[c.fid2].to_numpy(dtype=object) if c.fid2 in c.ids else None
-        iid_a, iid_b = rows[c.id1].to_numpy(dtype=object), rows[c.id2].to_numpy(dtype=object)
-        _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
-        a, b = _build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b)
-        _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
-        parts.append((a, b, kinship))
-    counts["scale"] = layout.scale
-    return _concat(parts), counts
 
 
 def _chunks(reader: Any, what: str, path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
@@ -836,20 +809,6 @@ def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pd.DataFr
 
 
 # --------------------------------------------------------------------------- pair tables
-class _Rows(NamedTuple):
-    """How a pair table's rows are named in messages: file lines (header on line 1) or table rows."""
-
-    offset: int
-    word: str
-
-    def place(self, positions: np.ndarray) -> str:
-        numbers = [int(n) + self.offset for n in positions]
-        return f"{self.word}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
-
-    def lines(self, positions: np.ndarray) -> list[int]:
-        return (positions + self.offset).tolist()
-
-
 def _read_pairs(
     path: Any, threshold: float, template: list[tuple[str, str | None]], encoding: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -868,19 +827,29 @@ def _read_pairs(
             columns=missing,
         )
     _refuse_fid(template, what)
-    rows = _Rows(2, "line") if layout is not None else _Rows(1, "row")  # CSV: header is line 1
-    if layout is not None and layout["decimal"] == "," and "kinship" in frame.columns:
-        frame["kinship"] = decimal_points(frame["kinship"], "kinship", what)
-    values, absent = _pair_table_kinship(frame["kinship"], what, rows)
-    a, b = _pair_table_ids(frame, what, rows)
+    text_file = layout is not None
+    offset, where = (2, "line") if text_file else (1, "row")  # CSV: header is line 1
+
+    def place(positions: np.ndarray) -> str:
+        numbers = [int(n) + offset for n in positions]
+        return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
+
+    values, absent = _pair_kinship(frame, layout, what, place, offset)
+    a, b = _pair_ids(frame, what, place, offset)
     keep = values >= threshold
     a, b = a[keep], b[keep]
     pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
     return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
 
 
-def _pair_table_kinship(raw: pd.Series, what: str, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
-    """A pair table's coefficients as numbers in [0, 1], and where they are missing; anything else refused."""
+def _pair_kinship(
+    frame: pd.DataFrame, layout: dict[str, str] | None, what: str, place: Callable[[np.ndarray], str], offset: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair table's kinship column as numbers in [0, 1] (NaN where absent), and where it is absent; ``place``
+    names lines or rows in messages."""
+    if layout is not None and layout["decimal"] == "," and "kinship" in frame.columns:
+        frame["kinship"] = decimal_points(frame["kinship"], "kinship", what)
+    raw = frame["kinship"]
     kind = non_number_kind(raw)
     if kind is not None:
         raise DepgraphError("schema", f"{what}: kinship holds {kind}, not numbers", column="kinship")
@@ -893,32 +862,32 @@ def _pair_table_kinship(raw: pd.Series, what: str, rows: _Rows) -> tuple[np.ndar
         positions = np.flatnonzero(bad)
         raise DepgraphError(
             "invalid_value",
-            f"{what}: kinship is not a number at {rows.place(positions)} "
+            f"{what}: kinship is not a number at {place(positions)} "
             f"(e.g. {describe_ids([repr(v) for v in raw.iloc[positions[:3]]], 3)})",
-            lines=rows.lines(positions),
+            lines=(positions + offset).tolist(),
             column="kinship",
         )
     if np.isinf(values).any():
         positions = np.flatnonzero(np.isinf(values))
-        raise DepgraphError(
-            "invalid_value", f"{what}: kinship is infinite at {rows.place(positions)}", column="kinship"
-        )
+        raise DepgraphError("invalid_value", f"{what}: kinship is infinite at {place(positions)}", column="kinship")
     outside = (values < 0) | (values > 1)
     if outside.any():  # README design notes: a generic table holds coefficients; estimators have their formats
         positions = np.flatnonzero(outside)
         raise DepgraphError(
             "invalid_value",
-            f"{what}: kinship must lie in [0, 1] in a pair table; {rows.place(positions)} "
+            f"{what}: kinship must lie in [0, 1] in a pair table; {place(positions)} "
             f"{'holds' if len(positions) == 1 else 'hold'} "
             f"{describe_ids(values[outside].tolist(), 3)} (negative estimates: read the KING or GRM file itself)",
-            lines=rows.lines(positions),
+            lines=(positions + offset).tolist(),
             column="kinship",
         )
     return values, absent
 
 
-def _pair_table_ids(frame: pd.DataFrame, what: str, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
-    """A pair table's two id columns, normalised; blanks and self-pairs refused."""
+def _pair_ids(
+    frame: pd.DataFrame, what: str, place: Callable[[np.ndarray], str], offset: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair table's two id columns, normalised (no blank id, no id paired with itself)."""
     for column in ("id1", "id2"):
         check_key_column(frame[column], column, what)
     a = normalise_keys(frame["id1"], "id1").to_numpy(dtype=object)
@@ -928,8 +897,8 @@ def _pair_table_ids(frame: pd.DataFrame, what: str, rows: _Rows) -> tuple[np.nda
         positions = np.flatnonzero(blank)
         raise DepgraphError(
             "missing_id",
-            f"{what}: id1 or id2 is missing or blank at {rows.place(positions)}",
-            lines=rows.lines(positions),
+            f"{what}: id1 or id2 is missing or blank at {place(positions)}",
+            lines=(positions + offset).tolist(),
         )
     same = a == b
     if same.any():
@@ -937,8 +906,8 @@ def _pair_table_ids(frame: pd.DataFrame, what: str, rows: _Rows) -> tuple[np.nda
         selves = list(dict.fromkeys(a[same].tolist()))
         raise DepgraphError(
             "invalid_value",
-            f"{what}: {rows.place(positions)} pair an id with itself ({describe_ids(selves)})",
-            lines=rows.lines(positions),
+            f"{what}: {place(positions)} pair an id with itself ({describe_ids(selves)})",
+            lines=(positions + offset).tolist(),
             ids=selves,
         )
     return a, b

@@ -17,7 +17,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from depgraph import derive, from_metadata
+from depgraph import add_kinship, derive, from_metadata
+from depgraph.graph.files import graph_document
 from depgraph.spec.digest import content_digest, layout
 from depgraph.spec.model import FoldPlan, FoldSplit, Signature, SplitSpec
 from depgraph.spec.privacy import pseudonymize
@@ -40,7 +41,7 @@ def cohort():
         }
     )
     kinship = pd.DataFrame({"id1": ["P2"], "id2": ["P4"], "kinship": [0.25]})
-    return from_metadata(meta, name="example cohort").add_kinship(kinship, "first")
+    return add_kinship(from_metadata(meta, name="example cohort"), kinship, "first")
 
 
 def finish(doc: dict, comment: str, digest: bool = True) -> dict:
@@ -89,7 +90,7 @@ def main() -> None:
     for name, doc in valid.items():
         write(HERE / "valid" / name, doc)
     write(HERE / "valid" / "study-graph.json", {"$comment": "valid: the example cohort's graph",
-                                                **graph.to_json_dict()})  # fmt: skip
+                                                **graph_document(graph)})  # fmt: skip
 
     base = valid["relatedness-with-folds.json"]
 
@@ -183,7 +184,7 @@ def main() -> None:
     }
     for name, doc in invalid.items():
         write(HERE / "invalid" / name, doc)
-    gdoc = graph.to_json_dict()
+    gdoc = graph_document(graph)
     bad_graph = copy.deepcopy(gdoc)
     bad_graph["edges"]["sample_belongs_to_family"] = bad_graph["edges"].pop("sample_belongs_to_subject")
     write(HERE / "invalid" / "graph-unknown-relation.json",

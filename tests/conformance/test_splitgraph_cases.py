@@ -14,7 +14,7 @@ import json
 import pandas as pd
 import pytest
 
-from depgraph import derive, from_metadata, validate
+from depgraph import add_kinship, add_spatial, derive, from_metadata, validate
 from tests.conftest import CONFORMANCE, as_partition, case_metadata, conformance_cases, load_case
 
 CASES = conformance_cases()
@@ -92,14 +92,14 @@ def test_site_platform_assay_modes():
 @pytest.mark.parametrize("threshold", [0.1, 0.22])
 def test_relatedness_at_two_thresholds(threshold):
     case = VIGNETTES["relatedness_kinship"]
-    graph = from_metadata(pd.DataFrame(case["metadata"])).add_kinship(pd.DataFrame(case["kinship"]), threshold)
+    graph = add_kinship(from_metadata(pd.DataFrame(case["metadata"])), pd.DataFrame(case["kinship"]), threshold)
     expected = case["expected"][f"relatedness(threshold={threshold})"]["partition"]
     assert as_partition(derive(graph, "relatedness").groups()) == sorted(expected)
 
 
 def test_spatial_radius_and_subset():
     case = VIGNETTES["spatial_radius"]
-    graph = from_metadata(pd.DataFrame(case["metadata"])).add_spatial(pd.DataFrame(case["coords"]), 1.5)
+    graph = add_spatial(from_metadata(pd.DataFrame(case["metadata"])), pd.DataFrame(case["coords"]), 1.5)
     full = case["expected"]["spatial(radius=1.5)"]["partition"]
     assert as_partition(derive(graph, "spatial").groups()) == sorted(full)
     subset = case["expected"]["spatial(radius=1.5, samples=[S1,S3])"]["partition"]

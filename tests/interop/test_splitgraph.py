@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from depgraph import DepgraphError, DepgraphWarning, derive, from_metadata
+from depgraph import DepgraphError, DepgraphWarning, add_kinship, derive, from_metadata
 from depgraph.adapters.splitgraph import (
     SplitGraphWarning,
     from_splitgraph,
@@ -101,7 +101,7 @@ def test_component_labels_become_positional_on_export(five):
 
 def test_relatedness_labels_keep_their_mode_prefix():
     meta = pd.DataFrame({"sample_id": ["S2", "S1", "S3"], "subject_id": ["P2", "P1", "P3"]})
-    g = from_metadata(meta).add_kinship(pd.DataFrame({"id1": ["P3"], "id2": ["P2"], "kinship": [0.3]}), 0.2)
+    g = add_kinship(from_metadata(meta), pd.DataFrame({"id1": ["P3"], "id2": ["P2"], "kinship": [0.3]}), 0.2)
     rows = spec_to_splitgraph(SplitSpec.from_partition(derive(g, "relatedness"), g))["sample_data"]
     assert [(r["sample_id"], r["group_id"]) for r in rows] == [
         ("S1", "relatedness:component_1"), ("S2", "relatedness:component_2"), ("S3", "relatedness:component_2")
@@ -130,7 +130,7 @@ def test_graph_import_round_trips(five):
 
 def test_export_for_splitgraph_0_2_leaves_out_what_it_cannot_read(tmp_path):
     meta = pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"], "site_id": ["A", "B"]})
-    g = from_metadata(meta).add_kinship(pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), 0.1)
+    g = add_kinship(from_metadata(meta), pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), 0.1)
     full, notes = graph_to_splitgraph(g)
     assert notes == [] and {n["node_type"] for n in full["nodes"]} == {"Sample", "Subject", "Site"}
     kin = [e for e in full["edges"] if e["edge_type"] == "subject_related_to"]
