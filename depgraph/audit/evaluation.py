@@ -33,11 +33,13 @@ Guarantees:
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 import scipy.sparse as sp
 
@@ -46,7 +48,7 @@ from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.folds.schemes import check_seed
-from depgraph.io.files import describe_source, read_table
+from depgraph.io.files import atomic_write_bytes, describe_source, read_table
 from depgraph.spec.model import BLOCK_MODES, SplitSpec
 
 #: A block ranks well when its AUC is at least this ...
@@ -243,6 +245,10 @@ class EvaluationReport:
             "shift_rule": {"auc_at_least": SHIFT_AUC, "balanced_accuracy_at_most": SHIFT_BALANCED_ACCURACY},
             "rows": [{k: _plain(v) for k, v in row.items()} for row in rows],
         }
+
+    def write_json(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_json_dict` as indented JSON, atomically."""
+        atomic_write_bytes(path, orjson.dumps(self.to_json_dict(), option=orjson.OPT_INDENT_2))
 
 
 def _estimate(value: float, low: float, high: float) -> str:
