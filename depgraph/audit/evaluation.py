@@ -589,11 +589,11 @@ def _labels(
             "invalid_value", f"{source}: {describe_rows(missing)} have no label", rows=missing[:50].tolist()
         )
     classes = sorted(set(pd.unique(values.to_numpy(dtype=object)).tolist()))
-    chosen = _positive_class(classes, positive, source)
+    chosen = positive_class(classes, positive, source)
     return (values == chosen).to_numpy()
 
 
-def _positive_class(classes: list[str], positive: Any, source: str) -> str:
+def positive_class(classes: list[str], positive: Any, source: str) -> str:
     """The positive class among ``classes`` (the labels as text): ``positive`` when given, else ``1`` of 0/1 or
     ``true`` of false/true; more than two classes are ``invalid_value``."""
     if len(classes) > 2:
@@ -616,3 +616,19 @@ def _positive_class(classes: list[str], positive: Any, source: str) -> str:
         "invalid_argument",
         f"{source}: labels {describe_ids(classes)} do not say which class is positive: name it (positive=, --positive)",
     )
+
+
+def positive_label(labels: Any, positive: Any, source: str) -> Any:
+    """The value among ``labels`` (one per row, any type) that is the positive class, chosen by
+    :func:`positive_class`'s rules on the labels as text; ``positive`` itself when no label equals it.
+
+    >>> int(positive_label(np.array([0, 1, 1]), None, "y")), positive_label(["case", "control"], "case", "y")
+    (1, 'case')
+    """
+    values = pd.unique(pd.Series(list(labels), dtype=object))
+    text = normalise_keys(pd.Series(values, dtype=object), "label").to_numpy(dtype=object)
+    if pd.isna(text).any():
+        raise DepgraphError("invalid_value", f"{source}: a label is missing (NaN/None): every row needs one")
+    key = positive_class(sorted({str(t) for t in text}), positive, source)
+    matching = [v for v, t in zip(values, text, strict=True) if str(t) == key]
+    return matching[0] if matching else positive
