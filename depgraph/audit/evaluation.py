@@ -394,7 +394,7 @@ def block_statistics(
     """Counts, the :data:`METRICS` at ``threshold`` and their percentile intervals over ``n_boot`` resamples of
     ``groups`` (codes, one per row): each resample draws as many groups as there are, with replacement, and every
     row weighs as often as its group was drawn."""
-    codes, _ = pd.factorize(groups)
+    _, codes = np.unique(groups, return_inverse=True)  # in the groups' order, whatever the rows' order
     n_groups = int(codes.max()) + 1 if len(codes) else 0
     weights = _GroupWeights(score, positive, codes, n_groups, threshold)
     found: dict[str, Any] = {"n_test": len(score), "n_groups": n_groups, "n_positive": int(positive.sum())}
