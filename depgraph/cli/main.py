@@ -1363,9 +1363,12 @@ def evaluate_command(
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
     NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
     accuracy is low is flagged as a score shift (see docs/evaluation.md)."""
-    kind = None
-    if output is not None:
-        kind = "json" if output.suffix.lower() == ".json" else table_format(output)
+    kind = None if output is None else {".json": "json", **TABLE_FORMATS}.get(output.suffix.lower())
+    if output is not None and kind is None and str(output) != "-":
+        raise DepgraphError(
+            "invalid_argument", f"-o {str(output)!r}: the evaluation is written as .csv, .tsv, .parquet or .json"
+        )
+    kind = kind or ("csv" if output is not None else None)
     plan = _outputs(
         output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document, predictions),
         binary=kind == "parquet",
