@@ -403,7 +403,7 @@ def block_statistics(
     if n_boot and n_groups:
         per_chunk = max(1, _CHUNK // max(weights.n_values, n_groups))
         draws = [
-            weights.statistics(rng.multinomial(n_groups, np.full(n_groups, 1 / n_groups), size=min(per_chunk, left)))
+            weights.statistics(group_draws(rng, n_groups, min(per_chunk, left)))
             for left in range(n_boot, 0, -per_chunk)
         ]
         tail = (1 - confidence) / 2
@@ -413,6 +413,17 @@ def block_statistics(
     for i, name in enumerate(METRICS):
         found[name], found[f"{name}_low"], found[f"{name}_high"] = float(point[i]), float(low[i]), float(high[i])
     return found
+
+
+def group_draws(rng: np.random.Generator, n_groups: int, n_resamples: int) -> np.ndarray:
+    """How often each of ``n_groups`` groups is drawn in each of ``n_resamples`` resamples of ``n_groups`` draws with
+    replacement: an (n_resamples, n_groups) count matrix (a multinomial draw, made by counting uniform picks).
+
+    >>> group_draws(np.random.default_rng(0), 4, 3).sum(axis=1).tolist()
+    [4, 4, 4]
+    """
+    picks = rng.integers(0, n_groups, size=(n_resamples, n_groups)) + np.arange(n_resamples)[:, None] * n_groups
+    return np.bincount(picks.ravel(), minlength=n_resamples * n_groups).reshape(n_resamples, n_groups)
 
 
 class _GroupWeights:
