@@ -370,11 +370,13 @@ def _thresholds(spec: SplitSpec, rows: Predictions, rule: ThresholdRule, what: s
         if rule.needs_training and (n_pos == 0 or n_pos == int(train.sum())):
             split = spec.folds.splits[k]
             lacking = "positive" if n_pos == 0 else "negative"
+            found_rows = (
+                "no training row" if not train.any() else f"no {lacking} among its {int(train.sum())} training rows"
+            )
             raise DepgraphError(
                 "invalid_value",
-                f"{what}: split {k} (repeat {split.repeat}, fold {split.fold}) has {int(train.sum())} training row(s) "
-                f"and no {lacking} one among them: the threshold rule {rule} is chosen on both classes of the "
-                "training predictions (give them, or a fixed threshold)",
+                f"{what}: split {k} (repeat {split.repeat}, fold {split.fold}) has {found_rows}: the threshold rule "
+                f"{rule} is chosen on both classes of the training predictions (give them, or a fixed threshold)",
                 split=k,
             )
         found[k] = rule.choose(rows.score[train], rows.positive[train])
@@ -515,7 +517,9 @@ def _roles(values: pd.Series, what: str) -> np.ndarray:
     other = ~role.isin(["train", "test"]).to_numpy()
     if other.any():
         rows = np.flatnonzero(other)
-        seen = describe_ids([str(v) for v in pd.unique(role.to_numpy(dtype=object)[rows])])
+        seen = describe_ids(
+            ["(missing)" if pd.isna(v) else str(v) for v in pd.unique(role.to_numpy(dtype=object)[rows])]
+        )
         raise DepgraphError(
             "invalid_value",
             f"{what}: role is train or test; {describe_rows(rows)} hold {seen}",
