@@ -584,7 +584,9 @@ def _labels(
     spec: SplitSpec, table: pd.DataFrame, position: np.ndarray, label: str | None, positive: Any, what: str
 ) -> np.ndarray:
     """Each row's class as a boolean (``True``: positive), from the label column or the spec's outcome."""
-    if label is not None and (not isinstance(label, str) or label not in table.columns):
+    if label is not None and not isinstance(label, str):
+        raise DepgraphError("invalid_argument", f"label takes one column name, not {label!r}")
+    if label is not None and label not in table.columns:
         raise DepgraphError("schema", f"{what} has no label column {label!r}", column=str(label))
     column = label or ("label" if "label" in table.columns else None)
     if column is not None:
