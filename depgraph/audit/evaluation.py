@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -321,13 +322,14 @@ def evaluate(
         tested = np.flatnonzero(rows.test & (rows.split == k))
         named = [(ALL_BLOCKS, tested)]
         if blocks is not None:
-            values = pd.Series(blocks[rows.position[tested]], dtype=object).fillna("(none)").astype(str).to_numpy()
-            named += [(str(b), tested[values == b]) for b in sorted(set(values.tolist()))]
-        for b, members in enumerate(named):
-            name, at = members
+            values = pd.Series(blocks[rows.position[tested]], dtype=object).fillna("(none)").astype(str)
+            named += sorted((str(b), tested[at]) for b, at in values.groupby(values.to_numpy()).indices.items())
+        for name, at in named:
+            # the draws depend on the seed, the split and the block's name: not on which other blocks are there
+            stream = np.random.default_rng([seed, int(k), zlib.crc32(name.encode("utf-8"))])
             stats = block_statistics(
-                rows.score[at], rows.positive[at], group_codes[rows.position[at]], thresholds[k],
-                n_boot, confidence, np.random.default_rng([seed, int(k), b]),
+                rows.score[at], rows.positive[at], group_codes[rows.position[at]], thresholds[k], n_boot, confidence,
+                stream,
             )  # fmt: skip
             records.append({"split": int(k), "repeat": split.repeat, "fold": split.fold, "block": name, **stats,
                             "threshold": thresholds[k]})  # fmt: skip
