@@ -28,6 +28,7 @@ import importlib
 from typing import Any
 
 from depgraph.audit.duplicates import audit_duplicates
+from depgraph.audit.evaluation import EvaluationReport, evaluate
 from depgraph.audit.exposure import ExposureReport, exposure
 from depgraph.audit.report import write_report
 from depgraph.derivation.groups import Partition, derive
@@ -73,6 +74,7 @@ __all__ = [
     "DepgraphError",
     "DepgraphWarning",
     "ErrorCode",
+    "EvaluationReport",
     "ExposureReport",
     "FoldPlan",
     "FoldSampler",
@@ -103,6 +105,7 @@ __all__ = [
     "audit_duplicates",
     "combine",
     "derive",
+    "evaluate",
     "exposure",
     "from_metadata",
     "read_graph",

@@ -48,6 +48,8 @@ FLOW = {
     "ExposureReport": "depgraph.audit.exposure",
     "audit_duplicates": "depgraph.audit.duplicates",
     "write_report": "depgraph.audit.report",
+    "evaluate": "depgraph.audit.evaluation",
+    "EvaluationReport": "depgraph.audit.evaluation",
     "DepgraphError": "depgraph.errors",
     "ErrorCode": "depgraph.errors",
     "SpecCV": "depgraph.adapters.sklearn",

@@ -47,6 +47,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import depgraph.audit.evaluation
 import depgraph.cli.demo
 import depgraph.spec.diff
 import depgraph.spec.files
@@ -4301,3 +4302,105 @@ def test_check_names_the_assignment_file_once(tmp_path, study_files, capsys, con
     table.write_bytes(content)
     line = cli_fails(capsys, tmp_path, ["check", study_files["spec"], table, *extra], code, *fragments, file=table)
     assert line.count("split.csv") == 1 and f"assignment '{table}'" in line, line
+
+
+# ---- evaluate: predictions checked against the spec's samples and fold plan (issue 13)
+#: Six samples in three groups; split 0 tests group a (S1, S2), split 1 tests group b (S3, S4); labels alternate.
+EVAL_HEADER = "sample_id,split,role,score,label\n"
+EVAL_ROWS = "S1,0,test,0.2,0\nS2,0,test,0.9,1\nS3,0,train,0.1,0\nS4,0,train,0.8,1\nS5,0,train,0.3,0\nS6,0,train,0.7,1\n"
+EVALUATION_CASES = [
+    pytest.param(EVAL_HEADER.replace(",score", ",points") + EVAL_ROWS, [], {}, "schema",
+                 ["{file}' has no 'score' column"], id="no-score-column"),
+    pytest.param(EVAL_HEADER, [], {}, "empty_input", [FILE], id="no-rows"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS + "S9,0,test,0.5,1\n", [], {}, "reference", ["S9", FILE],
+                 id="unknown-sample"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S1,0,", "S1,7,"), [], {}, "reference",
+                 ["splits the spec's plan does not have: 7"], id="unknown-split"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S1,0,test", "S1,0,train"), [], {}, "integrity",
+                 ["row 1 contradict the spec's fold plan", "S1 (train in split 0, where the plan has it test)"],
+                 id="role-contradicts-the-plan"),
+    pytest.param(EVAL_HEADER + "S1,1,train,0.2,0\n" + EVAL_ROWS.replace("S3,0,train", "S3,0,test"), [], {}, "integrity",
+                 ["S3 (test in split 0, where the plan has it train)"], id="train-row-called-test"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S1,0,test", "S1,0,validation"), [], {}, "invalid_value",
+                 ["role is train or test; row 1 hold validation"], id="unknown-role"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS + "S1,0,test,0.3,0\n", [], {}, "duplicate_id",
+                 ["rows 1, 7 repeat a sample in one split", "S1 in split 0"], id="sample-twice-in-a-split"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("0.9", "inf").replace("0.3", "high"), [], {}, "invalid_value",
+                 ["score must be a finite number; rows 2, 5 hold 'inf', 'high'"], id="scores-not-finite"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S2,0,test,0.9,1", "S2,0,test,0.9,2"), [], {}, "invalid_value",
+                 ["labels are binary; they hold 3 classes: 0, 1, 2"], id="labels-not-binary"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S2,0,test,0.9,1", "S2,0,test,0.9,"), [], {}, "invalid_value",
+                 ["row 2 have no label"], id="label-missing"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("0.8,1", "0.8,0").replace("0.7,1", "0.7,0"), [], {},
+                 "invalid_value", ["split 0 (repeat 0, fold 0) has no positive among its 4 training rows"],
+                 id="training-rows-of-one-class"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace(",0\n", ",control\n").replace(",1\n", ",case\n"), [], {},
+                 "invalid_argument", ["labels case, control do not say which class is positive"],
+                 id="text-labels-without-positive"),
+    pytest.param(EVAL_HEADER.replace(",label", "") + EVAL_ROWS.replace(",0\n", "\n").replace(",1\n", "\n"), [], {},
+                 "schema", ["has no 'label' column and the spec records no outcome"], id="no-label-anywhere"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace(",train,", ",test,").replace("S3,0", "S3,1").replace("S4,0", "S4,1")
+                 .replace("S5,0,test", "S5,0,train").replace("S6,0,test", "S6,0,train"), [], {}, "invalid_value",
+                 ["split 1 (repeat 0, fold 1) has no training row: the threshold rule youden"],
+                 id="split-without-training-rows"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS.replace("S1,0,test", "S1,0,"), [], {}, "invalid_value",
+                 ["role is train or test; row 1 hold (missing)"], id="role-missing"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--threshold", "best"], {"threshold": "best"}, "invalid_argument",
+                 ["threshold takes a number, 'youden', 'sensitivity=X'"], id="threshold-unknown"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--threshold", "sensitivity=0"], {"threshold": "sensitivity=0"},
+                 "invalid_argument", ["a value in (0, 1]"], id="threshold-target-zero"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--by", "region"], {"by": "region"}, "invalid_argument",
+                 ["by='region': the spec has no such sample column"], id="by-unknown-column"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--boot", "-1"], {"n_boot": -1}, "invalid_argument",
+                 ["n_boot must be an integer from 0 to 100000"], id="negative-boot"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--confidence", "1"], {"confidence": 1.0}, "invalid_argument",
+                 ["confidence must be a number in (0, 1)"], id="confidence-one"),
+    pytest.param(EVAL_HEADER + EVAL_ROWS, ["--positive", "yes"], {"positive": "yes"}, "invalid_argument",
+                 ["positive='yes' is none of the labels (0, 1)"], id="positive-not-a-label"),
+]  # fmt: skip
+
+
+def _evaluation_spec(root: Path, folds: bool = True) -> Path:
+    samples = pd.DataFrame({"sample_id": [f"S{i}" for i in range(1, 7)], "group_id": list("aabbcc")})
+    spec = SplitSpec.build(samples, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    if folds:
+        spec = spec.with_folds(FoldPlan.from_roles(np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0]])))
+    write_spec(spec, root / "evaluation-spec.json")
+    return root / "evaluation-spec.json"
+
+
+@pytest.mark.parametrize(("content", "options", "kwargs", "code", "fragments"), EVALUATION_CASES)
+def test_evaluate_refuses_predictions_the_spec_contradicts(tmp_path, capsys, content, options, kwargs, code,
+                                                           fragments):  # fmt: skip
+    spec_path = _evaluation_spec(tmp_path)
+    table = write(tmp_path / "predictions.csv", content)
+    with fails_with(code, *fragments, file=table):
+        depgraph.audit.evaluation.evaluate(read_spec(spec_path), table, **{"n_boot": 10, **kwargs})
+    output = tmp_path / "evaluation.csv"
+    boot = [] if "--boot" in options else ["--boot", "10"]
+    cli_fails(capsys, tmp_path, ["evaluate", spec_path, table, *boot, *options, "-o", output], code,
+              *fragments, output=output, file=table)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragments"),
+    [
+        (["-o", "evaluation.html"], "invalid_argument", ["'evaluation.html': the evaluation is written as .csv"]),
+        (["-o", "evaluation.txt"], "invalid_argument", ["'evaluation.txt': the evaluation is written as .csv"]),
+        (["-o", "predictions.csv"], "io", ["output 'predictions.csv' is the input"]),
+    ],
+)
+def test_evaluate_outputs_refused_before_any_work(tmp_path, capsys, monkeypatch, args, code, fragments):
+    spec_path = _evaluation_spec(tmp_path)
+    table = write(tmp_path / "predictions.csv", EVAL_HEADER + EVAL_ROWS)
+    monkeypatch.chdir(tmp_path)
+    cli_fails(capsys, tmp_path, ["evaluate", spec_path, table, *args], code, *fragments)
+    assert table.read_text() == EVAL_HEADER + EVAL_ROWS
+
+
+def test_evaluate_needs_a_spec_with_folds(tmp_path, capsys):
+    spec_path = _evaluation_spec(tmp_path, folds=False)
+    table = write(tmp_path / "predictions.csv", EVAL_HEADER + EVAL_ROWS)
+    with fails_with("invalid_argument", "the spec carries no folds"):
+        depgraph.audit.evaluation.evaluate(read_spec(spec_path), table)
+    cli_fails(capsys, tmp_path, ["evaluate", spec_path, table], "invalid_argument", "the spec carries no folds")

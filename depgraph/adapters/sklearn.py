@@ -40,6 +40,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from depgraph.audit.evaluation import EvaluationReport, positive_label
+from depgraph.audit.evaluation import evaluate as evaluate_predictions
 from depgraph.common.arguments import in_order, instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
 from depgraph.folds.schemes import MAX_SEED, kfold_of_samples
@@ -488,3 +490,97 @@ def _check_repeat(spec: SplitSpec, repeat: Any) -> None:
         raise DepgraphError(
             "invalid_argument", f"the plan has no repeat {repeat!r} (its repeats: {describe_ids(repeats)})"
         )
+
+
+# --------------------------------------------------------------------------- evaluation per split
+def evaluate(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    spec: SplitSpec,
+    threshold: Any = "youden",
+    *,
+    ids: Sequence[str] | None = None,
+    by: str | None = None,
+    positive: Any = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> EvaluationReport:
+    """Fit a clone of ``estimator`` on each split's training rows, score its training and test rows, and evaluate
+    the scores as :func:`depgraph.audit.evaluation.evaluate` does: the same report, the threshold chosen on each
+    split's training rows only.
+
+    Rows are found in the spec by sample id: ``ids``, else the index of a pandas ``X``. A row the spec excludes
+    from a split is neither fitted nor scored there. The score is the positive class's ``predict_proba`` column, or
+    ``decision_function`` when the estimator has no ``predict_proba``; ``positive`` names the positive class
+    (default: ``1`` of 0/1, ``True`` of False/True).
+
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from depgraph.spec.model import Constraint, FoldPlan
+    >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdefgh"), "group_id": list("aabbccdd")}),
+    ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> spec = spec.with_folds(FoldPlan.from_roles(np.array([[0, 0, 0, 0, 1, 1, 1, 1]])))
+    >>> X = pd.DataFrame({"x": [0.1, 0.9, 0.2, 0.8, 0.15, 0.85, 0.3, 0.7]}, index=list("abcdefgh"))
+    >>> report = evaluate(LogisticRegression(), X, [0, 1, 0, 1, 0, 1, 0, 1], spec, n_boot=0)
+    >>> float(report.table.auc[0]), float(report.table.sensitivity[0])  # x = 0.7 is below the training threshold
+    (1.0, 0.5)
+    """
+    from sklearn.base import clone  # the extra is loaded with this module; clone is what every sklearn CV uses
+
+    instance(spec, SplitSpec, "evaluate: the spec")
+    if spec.folds is None:
+        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    if ids is None:
+        if not isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(X.index, pd.RangeIndex):
+            raise DepgraphError(
+                "invalid_argument", "evaluate needs each row's sample id: pass ids=, or index X by sample id"
+            )
+        ids = X.index.to_numpy(dtype=object)
+    positions = spec.positions_of(in_order(ids, "evaluate: ids="), "evaluate: ids=")
+    labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
+    if len(labels) != len(positions) or (hasattr(X, "__len__") and len(X) != len(positions)):
+        raise DepgraphError(
+            "invalid_argument", f"evaluate: X, y and ids must have one row each ({len(positions)} ids, {len(labels)} y)"
+        )
+    chosen = positive_label(labels, positive, "evaluate: y")
+    pieces = []
+    for k, split in enumerate(spec.folds.splits):
+        role = split.roles(spec.n_samples)[positions]
+        train, scored = np.flatnonzero(role == 0), np.flatnonzero(role < 2)
+        model = clone(estimator).fit(_rows(X, train), labels[train])
+        pieces.append(
+            pd.DataFrame(
+                {
+                    "sample_id": spec.sample_ids[positions[scored]],
+                    "split": k,
+                    "role": np.where(role[scored] == 1, "test", "train"),
+                    "score": _positive_scores(model, _rows(X, scored), chosen),
+                    "label": (labels[scored] == chosen).astype(np.int8),
+                }
+            )
+        )
+    return evaluate_predictions(
+        spec, pd.concat(pieces, ignore_index=True), threshold=threshold, by=by, n_boot=n_boot, seed=seed,
+        confidence=confidence,
+    )  # fmt: skip
+
+
+def _rows(X: Any, rows: np.ndarray) -> Any:
+    return X.iloc[rows] if isinstance(X, (pd.DataFrame, pd.Series)) else X[rows]
+
+
+def _positive_scores(model: Any, X: Any, positive: Any) -> np.ndarray:
+    """Scores that rise with the positive class: its ``predict_proba`` column, else ``decision_function`` (negated
+    when the positive class is the estimator's first)."""
+    classes = list(getattr(model, "classes_", []))
+    if positive not in classes:
+        raise DepgraphError(
+            "invalid_value",
+            f"evaluate: a split's training rows hold only the class(es) {describe_ids(classes)}; the positive class "
+            f"{positive!r} is not among them",
+        )
+    if hasattr(model, "predict_proba"):
+        return np.asarray(model.predict_proba(X))[:, classes.index(positive)]
+    scores = np.asarray(model.decision_function(X), dtype=np.float64)
+    return scores if classes.index(positive) == 1 else -scores

@@ -36,6 +36,7 @@ from rich.text import Text
 from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.adapters.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.audit.duplicates import audit_duplicates
+from depgraph.audit.evaluation import evaluate
 from depgraph.audit.exposure import ExposureReport, exposure, straddling_groups
 from depgraph.audit.report import figures, save_figures, write_report
 from depgraph.common.identifiers import formula_like
@@ -1344,6 +1345,74 @@ def report_command(
             save_figures(figures(spec, graph), plots_dir)
         _check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))
+
+
+@app.command("evaluate", cls=Command, short_help="AUC and metrics at a training threshold, per split and block.")
+def evaluate_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec carrying folds.", readable=False)],
+    predictions: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="CSV/TSV/Parquet: sample_id, split (or repeat and fold), role (train/test), score and label.",
+            readable=False,
+        ),
+    ],
+    threshold: Annotated[
+        str,
+        typer.Option(
+            metavar="youden|X|sensitivity=X|specificity=X",
+            help="How each split's threshold is chosen from its training predictions.",
+        ),
+    ] = "youden",
+    by: Annotated[
+        str | None, typer.Option(help="A spec column (site, study, batch...): also evaluate each held-out block.")
+    ] = None,
+    label: Annotated[
+        str | None, typer.Option(metavar="COL", help="The label column (default: label, else the spec's outcome).")
+    ] = None,
+    positive: Annotated[
+        str | None, typer.Option(metavar="CLASS", help="The positive class (default: 1 of 0/1, true of false/true).")
+    ] = None,
+    boot: Annotated[int, typer.Option("--boot", metavar="N", help="Bootstrap resamples of groups (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, typer.Option(metavar="LEVEL", help="Interval confidence level.")] = 0.95,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also write the full table: .csv, .tsv, .parquet or .json.", readable=False
+        ),
+    ] = None,
+    encoding: Annotated[str | None, _encoding_option("the predictions table")] = None,
+) -> None:
+    """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
+    threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
+    NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
+    accuracy is low is flagged as a score shift (see docs/evaluation.md)."""
+    kind = None if output is None else {".json": "json", **TABLE_FORMATS}.get(output.suffix.lower())
+    if output is not None and kind is None and str(output) != "-":
+        raise DepgraphError(
+            "invalid_argument", f"-o {str(output)!r}: the evaluation is written as .csv, .tsv, .parquet or .json"
+        )
+    kind = kind or ("csv" if output is not None else None)
+    plan = _outputs(
+        output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document, predictions),
+        binary=kind == "parquet",
+    )  # fmt: skip
+    spec = read_spec(document)
+    with stage(f"evaluating {predictions.name}"):
+        report = evaluate(
+            spec, predictions, threshold=threshold, by=by, label=label, positive=positive, n_boot=boot, seed=seed,
+            confidence=confidence, encoding=encoding,
+        )  # fmt: skip
+    out.print(str(report))
+    if output is not None:
+        with plan:
+            if kind == "json":
+                report.write_json(output)
+            else:
+                write_table(report.table, output, kind)
+        out.print(f"wrote {output}")
 
 
 @app.command(cls=Command, short_help="The bundled family cohort, end to end, with its report.")
