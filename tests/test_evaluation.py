@@ -18,7 +18,8 @@ import depgraph
 from depgraph.audit.evaluation import METRICS, ThresholdRule, block_statistics, evaluate
 from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
-from depgraph.spec.model import Constraint, FoldPlan, SplitSpec, write_spec
+from depgraph.spec.files import write_spec
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 
 metrics = pytest.importorskip("sklearn.metrics")
 
@@ -141,7 +142,7 @@ def test_statistics_match_scikit_learn_per_split_and_block(rule):
     site = rng.choice(["north", "south", "west"], n)
     label = rng.integers(0, 2, n)
     score = np.round(label * 0.4 + rng.random(n), 1)  # rounded: many ties
-    spec = assign_folds(make_spec(ids, groups, site_group=site), "group-kfold", n_folds=3, seed=1)
+    spec = assign_folds(make_spec(ids, groups, site_group=site), "group-kfold", n_splits=3, seed=1)
     predictions = predictions_of(spec, score, label)
     report = evaluate(spec, predictions, threshold=rule, by="site", n_boot=0)
     assert len(report.table) == 3 * 4
@@ -152,7 +153,7 @@ def test_statistics_match_scikit_learn_per_split_and_block(rule):
         assert row.threshold == t
         test = in_split[in_split["role"] == "test"]
         if row.block != "(all)":
-            test = test[site[spec.positions_of(test["sample_id"])] == row.block]
+            test = test[site[spec.positions(test["sample_id"])] == row.block]
         y, s = test["label"].to_numpy(), test["score"].to_numpy()
         called = (s >= t).astype(int)
         assert row.n_test == len(test) and row.n_positive == y.sum()
@@ -226,7 +227,7 @@ def test_group_intervals_widen_over_a_sample_bootstrap_when_samples_of_a_group_a
 
 def test_intervals_are_deterministic_for_a_seed():
     ids, groups, site, score, label = shifted_sites()
-    spec = assign_folds(make_spec(ids, groups, site_group=site), "group-kfold", n_folds=4, seed=0)
+    spec = assign_folds(make_spec(ids, groups, site_group=site), "group-kfold", n_splits=4, seed=0)
     predictions = predictions_of(spec, score + np.linspace(0, 0.3, len(ids)), label)
     first = evaluate(spec, predictions, n_boot=300, seed=1).table
     pd.testing.assert_frame_equal(first, evaluate(spec, predictions.iloc[::-1], n_boot=300, seed=1).table)
@@ -237,7 +238,7 @@ def test_intervals_are_deterministic_for_a_seed():
 # --------------------------------------------------------------------------- inputs
 def test_repeat_and_fold_columns_a_csv_file_and_the_spec_outcome(tmp_path):
     ids, groups, _site, score, label = shifted_sites(10)
-    spec = assign_folds(make_spec(ids, groups, stratum=label.astype(str)), "group-kfold", n_folds=2, seed=0)
+    spec = assign_folds(make_spec(ids, groups, stratum=label.astype(str)), "group-kfold", n_splits=2, seed=0)
     predictions = predictions_of(spec, score, label)
     expected = evaluate(spec, predictions, n_boot=50).table
     table = predictions.assign(repeat=0, fold=[spec.folds.splits[k].fold for k in predictions["split"]])
@@ -249,7 +250,7 @@ def test_repeat_and_fold_columns_a_csv_file_and_the_spec_outcome(tmp_path):
 
 def test_text_labels_with_a_named_positive_class():
     ids, groups, _site, score, label = shifted_sites(10)
-    spec = assign_folds(make_spec(ids, groups), "group-kfold", n_folds=2, seed=0)
+    spec = assign_folds(make_spec(ids, groups), "group-kfold", n_splits=2, seed=0)
     numeric = predictions_of(spec, score, label)
     text = numeric.assign(label=np.where(numeric["label"] == 1, "case", "control"))
     expected = evaluate(spec, numeric, n_boot=0).table
@@ -266,7 +267,7 @@ def test_the_scikit_learn_helper_fits_per_split_on_training_rows():
     ids = [f"S{i:03d}" for i in range(n)]
     y = rng.integers(0, 2, n)
     X = pd.DataFrame({"a": y + rng.normal(0, 1, n), "b": rng.normal(0, 1, n)}, index=ids)
-    spec = assign_folds(make_spec(ids, [f"g{i // 3:02d}" for i in range(n)]), "group-kfold", n_folds=3, seed=0)
+    spec = assign_folds(make_spec(ids, [f"g{i // 3:02d}" for i in range(n)]), "group-kfold", n_splits=3, seed=0)
     report = evaluate_estimator(LogisticRegression(), X.sample(frac=1, random_state=0), pd.Series(y, index=ids)
                                 .sample(frac=1, random_state=0), spec, n_boot=0)  # fmt: skip
     rows = []

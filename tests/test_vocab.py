@@ -97,7 +97,7 @@ def test_mode_lists_are_read_from_the_tables():
 
 
 def test_the_spec_and_splitgraph_use_the_vocabulary_block_modes():
-    from depgraph.spec.model import SAMPLE_COLUMNS
+    from depgraph.spec.columns import SAMPLE_COLUMNS
 
     assert [c for c in SAMPLE_COLUMNS if c.endswith("_group")] == [f"{m}_group" for m in BLOCK_MODES]
 

@@ -537,7 +537,7 @@ def evaluate(
                 "invalid_argument", "evaluate needs each row's sample id: pass ids=, or index X by sample id"
             )
         ids = X.index.to_numpy(dtype=object)
-    positions = spec.positions_of(in_order(ids, "evaluate: ids="), "evaluate: ids=")
+    positions = spec.positions(in_order(ids, "evaluate: ids="), "evaluate: ids=")
     labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
     if len(labels) != len(positions) or (hasattr(X, "__len__") and len(X) != len(positions)):
         raise DepgraphError(

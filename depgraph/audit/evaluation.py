@@ -50,7 +50,8 @@ from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.folds.schemes import check_seed
 from depgraph.io.files import atomic_write_bytes, describe_source, read_table
-from depgraph.spec.model import BLOCK_MODES, SplitSpec
+from depgraph.spec.model import SplitSpec
+from depgraph.vocab import BLOCK_MODES
 
 #: A block ranks well when its AUC is at least this ...
 SHIFT_AUC = 0.8
@@ -478,7 +479,7 @@ def read_predictions(
             )
     if table.empty:
         raise DepgraphError("empty_input", f"{what} has no rows")
-    position = spec.positions_of(table["sample_id"], f"{what}: sample_id")
+    position = spec.positions(table["sample_id"], f"{what}: sample_id")
     split = _split_index(spec, table, split_columns, what)
     test = _roles(table["role"], what)
     _check_plan(spec, position, split, test, what)
