@@ -22,7 +22,7 @@ import typing
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -694,20 +694,7 @@ def build(
     ] = None,
 ) -> None:
     """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
-    if unknown not in ("error", "ignore"):
-        raise DepgraphError("invalid_argument", f"--unknown takes 'error' or 'ignore', not {unknown!r}")
-    if outcome_scope not in ("sample", "subject"):
-        raise DepgraphError("invalid_argument", f"--outcome-scope takes 'sample' or 'subject', not {outcome_scope!r}")
-    if kinship is not None and kinship_threshold is None:
-        raise DepgraphError("invalid_argument", "--kinship needs --kinship-threshold (a number or a KING degree name)")
-    if kinship is None and kinship_threshold is not None:
-        raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
-    if (coords is None) != (radius is None):
-        raise DepgraphError("invalid_argument", "--coords and --radius go together")
-    if kinship is None:
-        _refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
-    if kinship is None and coords is None and duplicates is None:
-        _refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
+    _refuse_build_options(ctx, unknown, outcome_scope, (kinship, kinship_threshold), (coords, radius), duplicates)
     plan = _outputs(output, writes=("JSON",), inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
         graph = from_metadata(
@@ -719,36 +706,92 @@ def build(
             encoding=encoding,
             sheet=sheet,
         )
+    _refuse_unused_metadata_options(ctx, graph)
+    for step in graph.history:
+        warning = no_grouping_message(step)
+        if warning:  # a graph of singletons is legal, but never a silent one
+            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
+    kinship_source = None if kinship is None else KinshipSource(kinship, kinship_threshold, kinship_format, id_template)
+    graph = _with_pair_files(graph, kinship_source, (coords, radius), duplicates, unknown=unknown, encoding=encoding)
+    with stage(f"writing {output.name}"), plan:
+        write_graph(graph, output)
+    _print_graph(graph, f"wrote {output}")
+
+
+class KinshipSource(NamedTuple):
+    """``build``'s kinship options: the file, its threshold, its format (or ``auto``) and the id template."""
+
+    path: Path
+    threshold: Any
+    format: str
+    id_template: str
+
+
+def _with_pair_files(
+    graph: StudyGraph,
+    kinship: KinshipSource | None,
+    spatial: tuple[Path | None, float | None],
+    duplicates: Path | None,
+    *,
+    unknown: str,
+    encoding: str | None,
+) -> StudyGraph:
+    """The graph with the relations of the pair files ``build`` was given."""
+    if kinship is not None:
+        fmt = None if kinship.format == "auto" else _canonical(kinship.format, "-")
+        with stage(f"reading kinship from {kinship.path.name}"):
+            graph = add_kinship(
+                graph,
+                kinship.path,
+                kinship.threshold,
+                unknown=unknown,
+                format=fmt,
+                id_template=kinship.id_template,
+                encoding=encoding,
+            )
+    coords, radius = spatial
+    if coords is not None:
+        with stage("finding neighbours within the radius"):
+            graph = add_spatial(graph, coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
+    if duplicates is not None:
+        graph = add_duplicates(graph, duplicates, unknown=unknown, encoding=encoding)
+    return graph
+
+
+def _refuse_build_options(
+    ctx: typer.Context,
+    unknown: str,
+    outcome_scope: str,
+    kinship: tuple[Path | None, str | None],
+    spatial: tuple[Path | None, float | None],
+    duplicates: Path | None,
+) -> None:
+    """``build``'s options that contradict each other, refused before anything is read."""
+    (kinship_file, threshold), (coords, radius) = kinship, spatial
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"--unknown takes 'error' or 'ignore', not {unknown!r}")
+    if outcome_scope not in ("sample", "subject"):
+        raise DepgraphError("invalid_argument", f"--outcome-scope takes 'sample' or 'subject', not {outcome_scope!r}")
+    if kinship_file is not None and threshold is None:
+        raise DepgraphError("invalid_argument", "--kinship needs --kinship-threshold (a number or a KING degree name)")
+    if kinship_file is None and threshold is not None:
+        raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
+    if (coords is None) != (radius is None):
+        raise DepgraphError("invalid_argument", "--coords and --radius go together")
+    if kinship_file is None:
+        _refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
+    if kinship_file is None and coords is None and duplicates is None:
+        _refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
+
+
+def _refuse_unused_metadata_options(ctx: typer.Context, graph: StudyGraph) -> None:
+    """Options about outcomes or subjects, given for metadata that declares none."""
     if not (graph.has_relation("sample_has_outcome") or graph.has_relation("subject_has_outcome")):
         _refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
     if not graph.has_relation("sample_belongs_to_subject"):
         _refuse_given(
             ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples"
         )
-    for step in graph.history:
-        warning = no_grouping_message(step)
-        if warning:  # a graph of singletons is legal, but never a silent one
-            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
-    if kinship is not None:
-        fmt = None if kinship_format == "auto" else _canonical(kinship_format, "-")
-        with stage(f"reading kinship from {kinship.name}"):
-            graph = add_kinship(
-                graph,
-                kinship,
-                kinship_threshold,
-                unknown=unknown,
-                format=fmt,
-                id_template=id_template,
-                encoding=encoding,
-            )
-    if coords is not None:
-        with stage("finding neighbours within the radius"):
-            graph = add_spatial(graph, coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
-    if duplicates is not None:
-        graph = add_duplicates(graph, duplicates, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
-    with stage(f"writing {output.name}"), plan:
-        write_graph(graph, output)
-    _print_graph(graph, f"wrote {output}")
 
 
 @app.command("validate", cls=Command, short_help="Validate a study graph, or check a split spec.")
@@ -1366,7 +1409,10 @@ def evaluate_command(
         ),
     ] = "youden",
     by: Annotated[
-        str | None, typer.Option(help="A spec column (site, study, batch...): also evaluate each held-out block.")
+        str | None,
+        typer.Option(
+            metavar="COLUMN", help="A spec column (site, study, batch...): also evaluate each held-out block."
+        ),
     ] = None,
     label: Annotated[
         str | None, typer.Option(metavar="COL", help="The label column (default: label, else the spec's outcome).")
@@ -1375,7 +1421,7 @@ def evaluate_command(
         str | None, typer.Option(metavar="CLASS", help="The positive class (default: 1 of 0/1, true of false/true).")
     ] = None,
     boot: Annotated[int, typer.Option("--boot", metavar="N", help="Bootstrap resamples of groups (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the bootstrap.")] = 0,
     confidence: Annotated[float, typer.Option(metavar="LEVEL", help="Interval confidence level.")] = 0.95,
     output: Annotated[
         Path | None,
