@@ -42,6 +42,7 @@ from depgraph.common.arguments import flag, instance, names, whole_number
 from depgraph.common.arrays import distinct, present
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
+from depgraph.common.samples import GroupedSamples
 from depgraph.derivation.shapes import GroupShape, collapse_finding, group_shape, shape_of
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
@@ -61,7 +62,7 @@ from depgraph.vocab import (
 
 
 @dataclass(frozen=True, eq=False)
-class Partition:
+class Partition(GroupedSamples):
     """One group per sample, and why.
 
     ``relations`` are the relations the grouping follows (an ordering such as
@@ -97,18 +98,6 @@ class Partition:
     def __post_init__(self, known_shape: GroupShape | None) -> None:
         # set while the value is made, never after (dataclasses.replace recounts unless it is passed on)
         object.__setattr__(self, "shape", known_shape if known_shape is not None else group_shape(self.group_ids))
-
-    @property
-    def sample_ids(self) -> np.ndarray:
-        return self.samples["sample_id"].to_numpy(dtype=object)
-
-    @property
-    def group_ids(self) -> np.ndarray:
-        return self.samples["group_id"].to_numpy(dtype=object)
-
-    @property
-    def n_samples(self) -> int:
-        return len(self.samples)
 
     @property
     def n_groups(self) -> int:

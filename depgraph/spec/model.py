@@ -56,6 +56,7 @@ from depgraph.common.arguments import in_order, instance, names, whole_number
 from depgraph.common.arrays import distinct
 from depgraph.common.display import first_ids, html_block, ids_repr, text_table
 from depgraph.common.identifiers import row_keys
+from depgraph.common.samples import GroupedSamples
 from depgraph.derivation.groups import Partition
 from depgraph.derivation.shapes import group_shape
 from depgraph.errors import DepgraphError, describe_ids
@@ -494,7 +495,7 @@ class Signature(_Model):
         return cls(key_fingerprint=signing_key_fingerprint(key), value=signature_value(digest, key))
 
 
-class SplitSpec(_Model):
+class SplitSpec(GroupedSamples, _Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns.
 
     Every way of making one (:meth:`from_partition`, :meth:`build`, :meth:`replace`, :meth:`with_folds`,
@@ -711,18 +712,6 @@ class SplitSpec(_Model):
         verify_signature(signature, self.digest or "", check_key(key, "the verifying key"), source)
 
     # ---- reading the content ----------------------------------------------------
-    @property
-    def n_samples(self) -> int:
-        return len(self.samples)
-
-    @property
-    def sample_ids(self) -> np.ndarray:
-        return self.samples["sample_id"].to_numpy(dtype=object)
-
-    @property
-    def group_ids(self) -> np.ndarray:
-        return self.samples["group_id"].to_numpy(dtype=object)
-
     def groups(self) -> dict[str, str]:
         return dict(zip(self.sample_ids.tolist(), self.group_ids.tolist(), strict=True))
 
