@@ -6,7 +6,9 @@ Expected values come from scikit-learn's metrics and plain Python, never from th
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -326,3 +328,37 @@ def test_cli_refuses_bad_input_in_one_line_and_writes_nothing(shifted_files, cap
     status, _out, err = run(capsys, ["evaluate", *shifted_files, "--threshold", "best", "-o", target])
     assert status == 2 and err.startswith("depgraph: invalid_argument: threshold takes a number, 'youden'")
     assert len(err.splitlines()) == 1 and not target.exists()
+
+
+# --------------------------------------------------------------------------- the HTML report
+def test_the_report_shows_the_flagged_block_and_its_scores(shifted_files, capsys, tmp_path):
+    """The letter's example in the report: block B is named as shifted, and the test scores are drawn per block
+    (the figure is a PNG of the block scores, decoded here)."""
+    target, table = tmp_path / "report.html", tmp_path / "evaluation.csv"
+    args = ["evaluate", *shifted_files, "--by", "site", "--boot", "50", "-o", table, "--report", target]
+    status, out, _ = run(capsys, args)
+    assert status == 0 and f"wrote {target}" in out and table.exists()
+    page = target.read_text()
+    assert "<h2>Evaluation of predictions</h2>" in page
+    assert "Score shift (AUC ≥ 0.8 and balanced accuracy ≤ 0.6 at the training threshold) in: split 0 B" in page
+    image = re.search(r"<img alt='test scores per block' src='data:image/png;base64,([^']+)'>", page)
+    assert image and base64.b64decode(image.group(1)).startswith(b"\x89PNG")
+    scores = evaluate(depgraph.read_spec(shifted_files[0]), shifted_files[1], by="site", n_boot=0).scores
+    # the drawn scores are the test rows: all of site B and the 20 held-out samples of site A
+    assert sorted(scores["block"].value_counts().items()) == [("A", 20), ("B", 40)]
+
+
+def test_the_report_without_shift_says_so(shifted_files, tmp_path):
+    spec = depgraph.read_spec(shifted_files[0])
+    report = evaluate(spec, shifted_files[1], n_boot=0)  # one block, the whole test side: threshold fits site A only
+    depgraph.write_report(spec, tmp_path / "r.html", evaluation=report)
+    page = (tmp_path / "r.html").read_text()
+    # pooled, site A's sensitivity 1 and site B's 0 average out: balanced accuracy 2/3, no flag
+    assert report.shifted.empty and "No block flagged" in page and "Score shift" not in page
+
+
+def test_a_report_named_for_another_kind_is_refused_before_any_work(shifted_files, capsys, tmp_path):
+    target = tmp_path / "report.csv"
+    status, _out, err = run(capsys, ["evaluate", *shifted_files, "--report", target])
+    assert status == 2 and err.startswith("depgraph: invalid_argument: output") and not target.exists()
+    assert len(err.splitlines()) == 1

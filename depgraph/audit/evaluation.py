@@ -36,7 +36,7 @@ import math
 import os
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -179,6 +179,9 @@ class EvaluationReport:
     n_boot: int
     confidence: float
     seed: int
+    #: one row per test prediction: ``split``, ``block`` (the ``by`` value, or :data:`ALL_BLOCKS`), ``score`` and
+    #: ``positive`` — what the HTML report draws as score distributions per block
+    scores: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     @property
     def shifted(self) -> pd.DataFrame:
@@ -334,7 +337,21 @@ def evaluate(
             )  # fmt: skip
             records.append({"split": int(k), "repeat": split.repeat, "fold": split.fold, "block": name, **stats,
                             "threshold": thresholds[k]})  # fmt: skip
-    return EvaluationReport(_report_table(records), str(rule), by, n_boot, float(confidence), seed)
+    report = EvaluationReport(_report_table(records), str(rule), by, n_boot, float(confidence), seed)
+    return replace(report, scores=_test_scores(rows, blocks))
+
+
+def _test_scores(rows: Predictions, blocks: np.ndarray | None) -> pd.DataFrame:
+    """The test predictions by split and block, for drawing."""
+    tested = np.flatnonzero(rows.test)
+    block = (
+        np.full(len(tested), ALL_BLOCKS, dtype=object)
+        if blocks is None
+        else pd.Series(blocks[rows.position[tested]], dtype=object).fillna("(none)").astype(str).to_numpy()
+    )
+    return pd.DataFrame(
+        {"split": rows.split[tested], "block": block, "score": rows.score[tested], "positive": rows.positive[tested]}
+    )
 
 
 def _report_table(records: list[dict[str, Any]]) -> pd.DataFrame:

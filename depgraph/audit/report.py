@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from depgraph.audit.evaluation import ALL_BLOCKS, EvaluationReport
 from depgraph.audit.exposure import ExposureReport, exposure
 from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
@@ -69,14 +70,22 @@ def _figure(width: float = 7.0, height: float = 3.6) -> Any:
     return _matplotlib().figure.Figure(figsize=(width, height), layout="constrained")
 
 
-def figures(spec: SplitSpec, graph: StudyGraph | None = None, report: ExposureReport | None = None) -> dict[str, Any]:
+def figures(
+    spec: SplitSpec,
+    graph: StudyGraph | None = None,
+    report: ExposureReport | None = None,
+    evaluation: EvaluationReport | None = None,
+) -> dict[str, Any]:
     """The report's matplotlib figures, by name (see the module docs). Text from the spec or the
     graph is drawn as written: ``$`` starts no formula (a crafted label cannot break the drawing).
 
     The spec comes first, though ``exposure(graph, spec)`` puts the graph first: a report is of a spec, and the
     graph is an optional addition (its exposure and drawing), so it follows as an argument one may leave out."""
     with _plain_text():
-        return _figures(spec, graph, report)
+        out = _figures(spec, graph, report)
+        if evaluation is not None and len(evaluation.scores):
+            out["scores"] = _scores(evaluation)
+        return out
 
 
 @contextlib.contextmanager
@@ -144,6 +153,37 @@ def _folds(spec: SplitSpec) -> Any:
         ax2.set_ylabel(f"test share of {column}")
         ax2.set_title(f"worst deviation from the whole (dashed): {metrics['worst_proportion_deviation']}")
         ax2.legend(fontsize=7, ncols=min(6, len(metrics["categories"])))
+    return fig
+
+
+def _scores(evaluation: EvaluationReport) -> Any:
+    """Test scores per block, negatives beside positives, and the range of the splits' training thresholds: a
+    block whose scores sit apart from the others' shows here even when its AUC is high."""
+    scores = evaluation.scores
+    blocks = sorted(scores["block"].unique().tolist())
+    fig = _figure(max(5.0, 1.2 + 1.1 * len(blocks)), 3.8)
+    ax = fig.add_subplot()
+    for offset, positive, colour in ((-0.18, False, "#4C72B0"), (0.18, True, "#DD8452")):
+        data = [scores["score"][(scores["block"] == b) & (scores["positive"] == positive)].to_numpy() for b in blocks]
+        drawn = [i for i, d in enumerate(data) if len(d)]
+        if drawn:
+            parts = ax.boxplot(
+                [data[i] for i in drawn], positions=np.array(drawn) + offset, widths=0.3, patch_artist=True,
+                showfliers=False, manage_ticks=False,
+            )  # fmt: skip
+            for box in parts["boxes"]:
+                box.set_facecolor(colour)
+        ax.plot([], [], color=colour, linewidth=6, label="positive" if positive else "negative")
+    low, high = evaluation.table["threshold"].min(), evaluation.table["threshold"].max()
+    if high > low:
+        ax.axhspan(low, high, color="#C44E52", alpha=0.15)
+    else:
+        ax.axhline(low, color="#C44E52")
+    ax.plot([], [], color="#C44E52", label="training threshold(s)")
+    ax.set_xticks(range(len(blocks)), blocks, rotation=30 if len(blocks) > 6 else 0)
+    ax.set_ylabel("test score")
+    ax.set_title(f"Test scores per {evaluation.by or 'split side'}")
+    ax.legend(fontsize=8, loc="best")
     return fig
 
 
@@ -269,7 +309,12 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | None = None) -> str:
+def render_html(
+    spec: SplitSpec,
+    graph: StudyGraph | None = None,
+    title: str | None = None,
+    evaluation: EvaluationReport | None = None,
+) -> str:
     """The report as one HTML document (images embedded, no external resource).
 
     Every value read from the spec or the graph (names, ids, messages, scheme, parameters, columns,
@@ -278,8 +323,9 @@ def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | N
     """
     instance(spec, SplitSpec, "the report's spec")
     instance(title, (str, type(None)), "title")
+    instance(evaluation, (EvaluationReport, type(None)), "the report's evaluation")
     report = exposure(graph, spec) if graph is not None else None
-    figs = figures(spec, graph, report)
+    figs = figures(spec, graph, report, evaluation)
     c, s = spec.constraint, spec.summary
     how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
     title = title or f"depgraph report: {spec.graph_name or 'study'} ({how})"
@@ -317,6 +363,8 @@ def render_html(spec: SplitSpec, graph: StudyGraph | None = None, title: str | N
         parts.append(_folds_section(spec, figs["folds"]))
     if report is not None:
         parts.append(_exposure_section(report, figs.get("exposure")))
+    if evaluation is not None:
+        parts.append(_evaluation_section(evaluation, figs.get("scores")))
     if "time" in figs:
         parts.append("<h2>Time ordering</h2>" + _img(figs["time"], "samples per order rank"))
     if "graph" in figs:
@@ -399,6 +447,32 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
     )
 
 
+def _evaluation_section(evaluation: EvaluationReport, fig: Any) -> str:
+    shown = evaluation.shown()
+    pooled = evaluation.table["block"] != ALL_BLOCKS if evaluation.by else np.ones(len(shown), dtype=bool)
+    rows = shown[pooled].head(50)
+    head = "".join(f"<th>{_e(c)}</th>" for c in rows.columns)
+    flag = {True: "<tr class='error'>", False: "<tr>"}
+    body = "".join(
+        flag[bool(flagged)] + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
+        for row, flagged in zip(rows.itertuples(index=False), evaluation.table["shift"][pooled].head(50), strict=True)
+    )
+    more = f"<p>… and {int(pooled.sum()) - 50} more rows</p>" if pooled.sum() > 50 else ""
+    shifted = evaluation.shifted
+    verdict = (
+        f"<p class='error'>Score shift ({_e(evaluation.rule())}) in: "
+        + _e(", ".join(f"split {s} {b}" for s, b in zip(shifted["split"], shifted["block"], strict=True)))
+        + "</p>"
+        if len(shifted)
+        else f"<p class='ok'>No block flagged ({_e(evaluation.rule())}).</p>"
+    )
+    image = _img(fig, "test scores per block") if fig is not None else ""
+    return (
+        f"<h2>Evaluation of predictions</h2><p>{_e(evaluation.summary())}</p>{verdict}{image}"
+        f"<table><tr>{head}</tr>{body}</table>{more}"
+    )
+
+
 def _exposure_section(report: ExposureReport, fig: Any) -> str:
     # the verdict is ExposureReport's own sentence: the CLI's check and the demo print the same words
     leaks = report.leaking_relations()
@@ -466,12 +540,19 @@ def _e(text: Any) -> str:
 
 
 def write_report(
-    spec: SplitSpec, path: str | os.PathLike[str], graph: StudyGraph | None = None, *, title: str | None = None
+    spec: SplitSpec,
+    path: str | os.PathLike[str],
+    graph: StudyGraph | None = None,
+    *,
+    title: str | None = None,
+    evaluation: EvaluationReport | None = None,
 ) -> None:
     """Write the HTML report of ``spec`` (and ``graph``, for exposure and the drawing) to ``path``, atomically.
 
     The spec comes first, then where it goes, as in ``write_spec(spec, path)`` and ``write_graph(graph, path)``;
-    the graph, which a report may do without, comes after (as in :func:`figures`).
+    the graph, which a report may do without, comes after (as in :func:`figures`). With ``evaluation`` (what
+    :func:`~depgraph.audit.evaluation.evaluate` returns) the report adds the predictions' metrics per split and
+    block, the blocks flagged for a score shift, and the test scores per block beside the training thresholds.
     """
     instance(spec, SplitSpec, "write_report(spec, path): the spec")
-    atomic_write_bytes(path, render_html(spec, graph, title).encode("utf-8"))
+    atomic_write_bytes(path, render_html(spec, graph, title, evaluation).encode("utf-8"))

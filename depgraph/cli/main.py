@@ -1430,6 +1430,15 @@ def evaluate_command(
         ),
     ] = None,
     encoding: Annotated[str | None, _encoding_option("the predictions table")] = None,
+    report_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            metavar="FILE.html",
+            help="Also write the spec's HTML report with the evaluation and the test scores per block.",
+            readable=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
@@ -1445,6 +1454,9 @@ def evaluate_command(
         output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document, predictions),
         binary=kind == "parquet",
     )  # fmt: skip
+    if report_file is not None:
+        plan.file(report_file)
+        _check_suffix(report_file, ("HTML",))
     spec = read_spec(document)
     with stage(f"evaluating {predictions.name}"):
         report = evaluate(
@@ -1452,13 +1464,16 @@ def evaluate_command(
             confidence=confidence, encoding=encoding,
         )  # fmt: skip
     out.print(str(report))
-    if output is not None:
-        with plan:
-            if kind == "json":
-                report.write_json(output)
-            else:
-                write_table(report.table, output, kind)
-        out.print(f"wrote {output}")
+    with plan:  # the table and the report are put in place together
+        if output is not None and kind == "json":
+            report.write_json(output)
+        elif output is not None:
+            write_table(report.table, output, kind)
+        if report_file is not None:
+            write_report(spec, report_file, evaluation=report)
+    for written in (output, report_file):
+        if written is not None:
+            out.print(f"wrote {written}")
 
 
 @app.command(cls=Command, short_help="The bundled family cohort, end to end, with its report.")
