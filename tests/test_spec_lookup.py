@@ -30,7 +30,7 @@ UNKNOWN = {"integer": [1, 2, 9], "float": [1.0, 2.0, 9.0], "text": ["1", "2", "9
 def spec():
     frame = pd.DataFrame({"sample_id": ["1", "2", "3", "4"], "group_id": ["b", "b", "a", "a"]})
     built = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    return assign_folds(built, "group-kfold", n_folds=2, seed=0)
+    return assign_folds(built, "group-kfold", n_splits=2, seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -140,7 +140,7 @@ class _Context:
     """What rules share: cheap lookups computed once per validation."""
 
     graph: StudyGraph
-    n_folds: int | None
+    n_splits: int | None
     modes: tuple[str, ...] | None
     _id_blocks: dict[int, np.ndarray] = field(default_factory=dict)  # node ids of a whole type, by its start
 
@@ -766,13 +766,13 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
         label, covers = check.label, check.covers()
         collapse = collapse_finding(n, len(sizes), int(sizes.max()), sizes, f"{label}{covers}", details=check.details())
         out += [collapse] if collapse is not None else []
-        if ctx.n_folds is not None and len(sizes) < ctx.n_folds:
+        if ctx.n_splits is not None and len(sizes) < ctx.n_splits:
             out.append(
                 finding(
                     "too_few_groups",
-                    f"mode {label}{covers} leaves {len(sizes)} group(s), fewer than {ctx.n_folds} folds",
+                    f"mode {label}{covers} leaves {len(sizes)} group(s), fewer than {ctx.n_splits} folds",
                     count=1,
-                    details={**check.details(), "n_groups": len(sizes), "n_folds": ctx.n_folds},
+                    details={**check.details(), "n_groups": len(sizes), "n_splits": ctx.n_splits},
                 )
             )
     return out
