@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pandas as pd
 import pytest
@@ -11,6 +12,7 @@ from depgraph import DepgraphError, SplitSpec, derive, from_metadata, read_spec,
 from depgraph.cli.main import main
 from depgraph.derivation.groups import group_sizes
 from depgraph.findings import CATALOGUE, DERIVATION_FINDINGS, VALIDATION_FINDINGS
+from depgraph.spec.model import Constraint
 from depgraph.vocab import (
     BLOCK_MODES,
     CANONICAL_COLUMNS,
@@ -184,3 +186,24 @@ def test_unknown_names_are_refused_by_name(graph):
     for value in (None, 3, ["subject"]):
         with pytest.raises(DepgraphError, match="unknown mode"):
             mode_named(value)
+
+
+def test_a_constraint_built_in_python_reads_names_in_any_case_a_file_does_not():
+    """In Python, Constraint takes names as derive does (any case, kept lower case); a spec *file* is the contract
+    and its schema holds it to the lower-case names, so a file saying 'SUBJECT' is refused, not silently mended."""
+    made = Constraint(mode="Composite", strategy=" STRICT", via=["Subject", "relatedness"])
+    assert (made.mode, made.strategy, made.via) == ("composite", "strict", ["subject", "relatedness"])
+    with pytest.raises(DepgraphError) as refused:
+        Constraint(mode="family")
+    assert refused.value.code == "invalid_argument" and "'family' is not a mode" in str(refused.value)
+
+
+def test_a_spec_file_with_an_upper_case_mode_is_refused(graph, tmp_path):
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    path = tmp_path / "spec.json"
+    doc = json.loads(spec.to_json_bytes())
+    doc["constraint"]["mode"] = "SUBJECT"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DepgraphError) as refused:
+        read_spec(path)
+    assert refused.value.code == "schema" and "SUBJECT" in str(refused.value)

@@ -88,6 +88,7 @@ from depgraph.vocab import (
     SEVERITIES,
     STRATEGIES,
     NodeType,
+    canonical_name,
     recommended_resampling,
 )
 
@@ -185,6 +186,9 @@ class Constraint(_Model):
     @field_validator("mode", mode="before")
     @classmethod
     def _known_mode(cls, mode: Any) -> Any:
+        # names are matched in any case where they enter (vocab.canonical_name) and kept lower case; a spec file is
+        # held to the lower-case names by its schema before it gets here
+        mode = _canonical(mode)
         unknown = _unknown_words([mode], MODE)
         if unknown:
             raise ValueError(f"{mode!r} is not a mode; modes are {describe_ids(list(MODE), 20)}")
@@ -193,6 +197,7 @@ class Constraint(_Model):
     @field_validator("strategy", mode="before")
     @classmethod
     def _known_strategy(cls, strategy: Any) -> Any:
+        strategy = _canonical(strategy)
         if strategy is not None and _unknown_words([strategy], STRATEGIES):
             raise ValueError(f"{strategy!r} is not a strategy; strategies are {describe_ids(STRATEGIES)}")
         return strategy
@@ -200,6 +205,7 @@ class Constraint(_Model):
     @field_validator("relations", mode="before")
     @classmethod
     def _known_relations(cls, relations: Any) -> Any:
+        relations = _canonical(relations)
         unknown = _unknown_words(relations, RELATION) if isinstance(relations, list) else []
         if unknown:
             raise ValueError(f"{describe_ids(unknown)} are not relations of the vocabulary")
@@ -208,6 +214,7 @@ class Constraint(_Model):
     @field_validator("via", "priority", mode="before")
     @classmethod
     def _known_modes(cls, modes: Any) -> Any:
+        modes = _canonical(modes)
         unknown = _unknown_words(modes, COMBINABLE_MODES) if isinstance(modes, list) else []
         if unknown:
             raise ValueError(f"{describe_ids(unknown)} are not modes a composite combines")
@@ -232,6 +239,16 @@ class Constraint(_Model):
             return checked_overrides(overrides, "invalid_value", "override")
         except DepgraphError as exc:  # pydantic names the field
             raise ValueError(exc.message) from None
+
+
+def _canonical(value: Any) -> Any:
+    """A name, or a list of names, in the form the vocabulary keeps (:func:`~depgraph.vocab.canonical_name`);
+    anything else as it is, for the validators to refuse."""
+    if isinstance(value, str):
+        return canonical_name(value)
+    if isinstance(value, list):
+        return [canonical_name(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def _unknown_words(words: list[Any], known: Any) -> list[str]:
