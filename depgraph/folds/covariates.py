@@ -139,8 +139,10 @@ def group_values(group_codes: np.ndarray, values: np.ndarray, n_groups: int) -> 
 def equal_size_thresholds(values: np.ndarray, sizes: np.ndarray, n_splits: int) -> np.ndarray:
     """``n_splits − 1`` thresholds cutting groups (their ``values`` and ``sizes``) into bins of nearly equal sample
     counts: each cut falls between two consecutive distinct values, where the running count is nearest
-    ``i·n/k`` (ties: the lower cut), at their midpoint. Groups of one value are never cut apart, so each bin's
-    count is within the count of one value of ``n/k``. Fewer than ``n_splits`` usable cuts is ``too_few_groups``.
+    ``i·n/k`` (ties: the lower cut), at their midpoint; when two targets are nearest one cut (a value holding many
+    samples between them), the later cut moves to the next gap, so no bin is empty. Groups of one value are never
+    cut apart, so each bin's count is within the count of one value of ``n/k``. Fewer than ``n_splits`` distinct
+    values is ``too_few_groups``.
 
     >>> equal_size_thresholds(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 1, 1, 1]), 2).tolist()
     [2.5]
@@ -157,12 +159,9 @@ def equal_size_thresholds(values: np.ndarray, sizes: np.ndarray, n_splits: int) 
     above = np.minimum(np.searchsorted(cumulative, targets), len(cumulative) - 1)
     below = np.maximum(above - 1, 0)
     cut = np.where(np.abs(cumulative[below] - targets) <= np.abs(cumulative[above] - targets), below, above)
-    if len(np.unique(cut)) < len(cut):
-        raise DepgraphError(
-            "too_few_groups",
-            f"{n_splits} bins of equal size cannot be cut: one value is shared by too many samples "
-            f"({int(weight.max())} of {int(weight.sum())})",
-        )
+    # two targets nearest one cut (a heavy value between them): the later cut moves up, keeping k bins non-empty
+    rank = np.arange(n_splits - 1)
+    cut = np.maximum.accumulate(np.clip(cut - rank, 0, len(cumulative) - (n_splits - 1))) + rank
     low, high = distinct[cut], distinct[cut + 1]
     middle = low + (high - low) / 2
     return np.where(middle > low, middle, high)  # adjacent doubles: the midpoint rounds down onto the lower value

@@ -813,7 +813,12 @@ class CovariateBins(FoldScheme):
             plan = replace(self, thresholds=tuple(cut.tolist())).plan(spec)
             return plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "this spec"}})
         plan = super().plan(spec)
-        plan = plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "given"}})
+        groups = _Groups.of(spec)
+        own = bin_of(numeric_column(spec.samples, self.by, spec.sample_ids), np.asarray(self.thresholds))
+        placed = bin_of(self.values_of_groups(spec, groups), np.asarray(self.thresholds))[groups.codes]
+        spanning = len(np.unique(groups.codes[own != placed]))  # groups placed whole against some samples' bins
+        plan = plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "given"},
+                                       "balance": {**plan.balance, "groups_spanning_bins": spanning}})  # fmt: skip
         return _with_association(plan, spec, f"covariate bins of {self.by}")
 
     def target_fraction(self) -> float:
