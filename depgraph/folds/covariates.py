@@ -37,9 +37,6 @@ from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 #: little, above it each model is tested on an outcome mix clearly unlike the one it was trained on.
 STRONG_ASSOCIATION = 0.3
 
-#: The warning's code, also recorded in the plan.
-ASSOCIATION_WARNING = "fold_outcome_association"
-
 
 # --------------------------------------------------------------------------- keys
 def key_text(values: Sequence[str]) -> str:
@@ -235,7 +232,7 @@ def fold_association(samples: pd.DataFrame, fold: np.ndarray, what: str, outcome
     if strong:
         warnings.warn(
             DepgraphWarning(
-                ASSOCIATION_WARNING,
+                "fold_outcome_association",
                 f"{what}: the folds follow the outcome ({outcome}): Cramér's V {v} >= {STRONG_ASSOCIATION}; each "
                 "model is tested on an outcome mix unlike its training data, so the estimate is pessimistic",
                 cramers_v=v,

@@ -697,8 +697,8 @@ class HashFolds(FoldScheme):
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
+        fold = self.fold_of_samples(spec, groups)  # the key columns named are checked first
         _check_folds(self.n_splits, groups)
-        fold = self.fold_of_samples(spec, groups)
         n = len(fold)
         return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_splits)]
 
@@ -778,8 +778,8 @@ class CovariateBins(FoldScheme):
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
+        values = self.values_of_groups(spec, groups)  # the column named is checked first
         _check_folds(self.n_splits, groups)
-        values = self.values_of_groups(spec, groups)
         thresholds = self.thresholds
         if thresholds is None:
             thresholds = tuple(equal_size_thresholds(values, groups.sizes, self.n_splits).tolist())
@@ -808,8 +808,9 @@ class CovariateBins(FoldScheme):
     def plan(self, spec: SplitSpec) -> FoldPlan:
         if self.thresholds is None:  # cut here, then planned as a site applying them would plan
             groups = _Groups.of(spec)
+            values = self.values_of_groups(spec, groups)
             _check_folds(self.n_splits, groups)
-            cut = equal_size_thresholds(self.values_of_groups(spec, groups), groups.sizes, self.n_splits)
+            cut = equal_size_thresholds(values, groups.sizes, self.n_splits)
             plan = replace(self, thresholds=tuple(cut.tolist())).plan(spec)
             return plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "this spec"}})
         plan = super().plan(spec)
