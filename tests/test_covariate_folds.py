@@ -329,3 +329,23 @@ def test_cli_keys_bins_and_applies_recorded_thresholds(tmp_path, capsys, monkeyp
     assert code == 0
     site_b, site_a = fold_of(read_spec(tmp_path / "site-b.json")), fold_of(read_spec(tmp_path / "binned.json"))
     assert site_b == {s: site_a[s] for s in site_b} and len(site_b) == len(frame.iloc[::3])
+
+
+def test_cli_keys_on_attributes_carried_in_at_derivation(tmp_path, capsys, monkeypatch):
+    """metadata → build → derive --attributes → folds --key: the key columns are the attributes carried in."""
+    rows = [("S1", "P1", "1980-01-02", "F", 61.5, "case"), ("S2", "P1", "1980-01-02", "F", 62, "case"),
+            ("S3", "P2", "1975-12-31", "M", 80, "control"), ("S4", "P3", "2001-07-04", "F", 55.25, "control"),
+            ("S5", "P4", "1990-01-01", "M", 90, "case"), ("S6", "P5", "1985-05-05", "F", 70, "control"),
+            ("S7", "P6", "1999-09-09", "M", 75, "control"), ("S8", "P7", "1960-03-03", "F", 66, "case")]  # fmt: skip
+    lines = ["sample_id,subject_id,date_of_birth,sex,weight,outcome_id"] + [",".join(map(str, r)) for r in rows]
+    (tmp_path / "meta.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("CONSORTIUM_SALT", "consortium-2026")
+    assert run(capsys, "build", tmp_path / "meta.csv", "-o", tmp_path / "g.json")[0] == 0
+    code, _, _ = run(capsys, "derive", tmp_path / "g.json", "--mode", "subject", "--attributes",
+                     "date_of_birth,sex,weight", "-o", tmp_path / "s.json")  # fmt: skip
+    assert code == 0
+    code, out, _ = run(capsys, "folds", tmp_path / "s.json", "--scheme", "hash", "--key", "date_of_birth,sex",
+                       "--salt-env", "CONSORTIUM_SALT", "-k", "2", "-o", tmp_path / "h.json")  # fmt: skip
+    assert code == 0 and "folds vs stratum" in out
+    assert fold_of(read_spec(tmp_path / "h.json")) == {r[0]: netstring_fold("consortium-2026", [r[2], r[3]], 2)
+                                                       for r in rows}  # fmt: skip
