@@ -349,3 +349,23 @@ def test_cli_keys_on_attributes_carried_in_at_derivation(tmp_path, capsys, monke
     assert code == 0 and "folds vs stratum" in out
     assert fold_of(read_spec(tmp_path / "h.json")) == {r[0]: netstring_fold("consortium-2026", [r[2], r[3]], 2)
                                                        for r in rows}  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=weighed_cohorts(), k=st.integers(2, 3), shuffle_seed=st.integers(0, 1000))
+def test_plans_do_not_depend_on_row_order(frame, k, shuffle_seed):
+    frame = frame.assign(code=frame["group_id"].str.len().astype(str) + frame["weight"].round(0).astype(str))
+    shuffled = frame.sample(frac=1, random_state=shuffle_seed).reset_index(drop=True)
+    for scheme in (CovariateBins(n_splits=k, by="weight"), HashFolds(n_splits=k, salt="s", key=("code",))):
+        plans = []
+        for f in (frame, shuffled):
+            try:
+                plans.append(assign_folds(make_spec(f), scheme))
+            except DepgraphError as err:
+                plans.append(err.code)
+        if isinstance(plans[0], str):
+            assert plans[0] == plans[1]
+            continue
+        assert fold_of(plans[0]) == fold_of(plans[1])
+        a, b = plans[0].folds, plans[1].folds
+        assert a.parameters == b.parameters and a.balance == b.balance
