@@ -73,7 +73,7 @@ from depgraph.audit.exposure import assignment_roles, exposure, straddling_group
 from depgraph.audit.report import render_html
 from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError, DepgraphWarning
-from depgraph.folds.schemes import BalancedHoldout, GroupedKFold, HashFolds, assign_folds
+from depgraph.folds.schemes import BalancedHoldout, CovariateBins, GroupedKFold, HashFolds, assign_folds
 from depgraph.graph.files import graph_bytes, graph_document
 from depgraph.ingest.kinship import read_kinship
 from depgraph.io.files import read_table
@@ -4404,3 +4404,88 @@ def test_evaluate_needs_a_spec_with_folds(tmp_path, capsys):
     with fails_with("invalid_argument", "the spec carries no folds"):
         depgraph.audit.evaluation.evaluate(read_spec(spec_path), table)
     cli_fails(capsys, tmp_path, ["evaluate", spec_path, table], "invalid_argument", "the spec carries no folds")
+
+
+# --------------------------------------------------------------------------- covariate-keyed folds (issue 13)
+#: ``folds`` requests on covariate keys that cannot be honoured: (scheme, CLI options, API parameters, code, fragments
+#: both faces name). Every group of the spec below carries one ``date_of_birth``; ``family_dob`` differs inside group
+#: ``a``; ``dob_gap`` and ``weight_gap`` lack a value for one sample; ``sex`` is text.
+COVARIATE_FOLD_CASES = [
+    pytest.param("hash", ["--key", "nosuch"], {"key": ("nosuch",)}, "invalid_argument",
+                 ["--key column 'nosuch' is not in the spec", "derive --attributes"], id="key-column-unknown"),
+    pytest.param("hash", ["--key", "dob_gap"], {"key": ("dob_gap",)}, "missing_id",
+                 ["key column 'dob_gap' is missing or blank for 1 sample(s): S3"], id="key-value-missing"),
+    pytest.param("hash", ["--key", "date_of_birth,family_dob"], {"key": ("date_of_birth", "family_dob")}, "ambiguity",
+                 ["1 group(s) hold samples of different keys: a;", "each group needs one key"],
+                 id="group-with-two-keys"),
+    pytest.param("hash", ["--key", "date_of_birth,date_of_birth"], {"key": ("date_of_birth", "date_of_birth")},
+                 "invalid_argument", ["names date_of_birth more than once"], id="key-column-twice"),
+    pytest.param("covariate-bins", [], {}, "invalid_argument", ["covariate-bins needs --by COL"], id="bins-without-by"),
+    pytest.param("covariate-bins", ["--by", "sex"], {"by": "sex"}, "invalid_argument",
+                 ["--by column 'sex' is not numeric"], id="bins-by-text"),
+    pytest.param("covariate-bins", ["--by", "weight_gap"], {"by": "weight_gap"}, "invalid_value",
+                 ["--by column 'weight_gap' is missing or not finite for 1 sample(s): S5"], id="bins-value-missing"),
+    pytest.param("covariate-bins", ["--by", "nosuch"], {"by": "nosuch"}, "invalid_argument",
+                 ["--by column 'nosuch' is not in the spec"], id="bins-column-unknown"),
+    pytest.param("covariate-bins", ["--by", "flat", "-k", "2"], {"by": "flat", "n_splits": 2}, "too_few_groups",
+                 ["2 bins need at least 2 distinct group values; found 1"], id="bins-one-value"),
+    pytest.param("covariate-bins", ["--by", "weight", "-k", "2", "--thresholds", "65,x"],
+                 {"by": "weight", "n_splits": 2, "thresholds": (65, "x")}, "invalid_argument", ["finite numbers"],
+                 id="threshold-not-a-number"),
+    pytest.param("covariate-bins", ["--by", "weight", "-k", "2", "--thresholds", "inf"],
+                 {"by": "weight", "n_splits": 2, "thresholds": (float("inf"),)}, "invalid_argument",
+                 ["finite numbers"], id="threshold-infinite"),
+    pytest.param("covariate-bins", ["--by", "weight", "-k", "3", "--thresholds", "80,70"],
+                 {"by": "weight", "n_splits": 3, "thresholds": (80, 70)}, "invalid_argument",
+                 ["thresholds must increase strictly, not [80.0, 70.0]"], id="thresholds-decreasing"),
+    pytest.param("covariate-bins", ["--by", "weight", "-k", "4", "--thresholds", "70"],
+                 {"by": "weight", "n_splits": 4, "thresholds": (70,)}, "invalid_argument",
+                 ["1 thresholds make 2 bins, not the 4 folds asked for"], id="thresholds-and-k-disagree"),
+    pytest.param("covariate-bins", ["--by", "weight", "-k", "4", "--thresholds", "10,20,30"],
+                 {"by": "weight", "n_splits": 4, "thresholds": (10, 20, 30)}, "too_few_groups",
+                 ["covariate bin(s) 0, 1, 2 of 'weight' hold no sample here"], id="thresholds-leave-bins-empty"),
+    pytest.param("covariate-bins", ["--by", "weight", "--key", "sex"], {"by": "weight", "key": ("sex",)},
+                 "invalid_argument", ["does not apply", "hash"], id="key-outside-hash"),
+    pytest.param("hash", ["--thresholds", "1,2"], {"thresholds": (1.0, 2.0)}, "invalid_argument",
+                 ["does not apply", "covariate-bins"], id="thresholds-outside-bins"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def covariate_spec(tmp_path: Path) -> Path:
+    frame = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(1, 9)], "group_id": list("aabbccdd"),
+        "date_of_birth": ["1980-01-02"] * 2 + ["1975-12-31"] * 2 + ["2001-07-04"] * 2 + ["1990-01-01"] * 2,
+        "family_dob": ["1980", "1982", "1975", "1975", "2001", "2001", "1990", "1990"],
+        "dob_gap": ["1980", "1980", None, "1975", "2001", "2001", "1990", "1990"],
+        "sex": list("FFMMFFMM"), "weight": [60.0, 61, 70, 71, 80, 81, 90, 91],
+        "weight_gap": [60.0, 61, 70, 71, None, 81, 90, 91], "flat": [70.0] * 8,
+    })  # fmt: skip
+    path = tmp_path / "covariates.json"
+    write_spec(SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv"), path)
+    return path
+
+
+@pytest.mark.parametrize(("scheme", "options", "params", "code", "fragments"), COVARIATE_FOLD_CASES)
+def test_covariate_folds_refused(tmp_path, out_dir, capsys, monkeypatch, covariate_spec, scheme, options, params, code,
+                                 fragments):  # fmt: skip
+    monkeypatch.setenv("ISSUE13_SALT", "consortium-2026")
+    salt = {"salt": "consortium-2026"} if scheme == "hash" else {}
+    with fails_with(code, *fragments):
+        assign_folds(read_spec(covariate_spec), scheme, **{**salt, **params})
+    target = out_dir / "folds.json"
+    salt_option = ["--salt-env", "ISSUE13_SALT"] if scheme == "hash" else []
+    cli_fails(capsys, tmp_path, ["folds", covariate_spec, "--scheme", scheme, *salt_option, *options, "-o", target],
+              code, *fragments, output=target)  # fmt: skip
+
+
+def test_covariate_fold_parameters_refused_in_python():
+    """What only Python can pass: one string for the key columns, a string of thresholds, a column name not text."""
+    with fails_with("invalid_argument", "key takes a list of names, not one string"):
+        HashFolds(n_splits=2, salt="s", key="date_of_birth")
+    with fails_with("invalid_argument", "thresholds takes a list of numbers, not '60,70'"):
+        CovariateBins(by="weight", thresholds="60,70")
+    with fails_with("invalid_argument", "by takes one column name, not ['weight']"):
+        CovariateBins(by=["weight"])
+    with fails_with("invalid_argument", "thresholds must be finite numbers, at least one"):
+        CovariateBins(by="weight", thresholds=[])

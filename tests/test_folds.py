@@ -259,7 +259,8 @@ def test_requests_that_cannot_be_honoured_are_refused(name, params, code):
 
 def test_every_scheme_is_registered():
     assert set(SCHEMES) == {
-        "group-kfold", "stratified-group-kfold", "holdout", "logo", "time", "hash", "balanced-holdout"
+        "group-kfold", "stratified-group-kfold", "holdout", "logo", "time", "hash", "balanced-holdout",
+        "covariate-bins",
     }  # fmt: skip
 
 
@@ -271,12 +272,13 @@ TAKES = {
     "holdout": {"test_fraction", "n_repeats", "seed"},
     "logo": {"by"},
     "time": {"n_splits", "gap", "embargo", "train_after"},
-    "hash": {"n_splits", "salt"},
+    "hash": {"n_splits", "salt", "key"},
     "balanced-holdout": {"test_fraction", "balance", "seed", "prior"},
+    "covariate-bins": {"n_splits", "by", "thresholds"},
 }
 SAMPLE_VALUES = {"n_splits": 2, "n_repeats": 1, "seed": 0, "stratify": "stratum", "test_fraction": 0.5,
                  "by": "stratum", "gap": 0, "embargo": 0, "train_after": False, "salt": "s",
-                 "balance": ("stratum",), "prior": None}  # fmt: skip
+                 "balance": ("stratum",), "prior": None, "key": ("stratum",), "thresholds": (0.5,)}  # fmt: skip
 
 
 def test_each_scheme_declares_exactly_its_parameters():

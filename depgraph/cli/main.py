@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import math
 import os
 import re
 import signal
@@ -413,6 +414,19 @@ def _name_list(text: str | None, option: str) -> list[str] | None:
     return names
 
 
+def _number_list(text: str, option: str) -> list[float]:
+    """``1.5,2`` as ``[1.5, 2.0]``: finite decimal numbers, at least one; anything else is refused naming it."""
+    items = [m.strip() for m in text.split(",")]
+    for item in items:
+        try:
+            if math.isfinite(float(item)):
+                continue
+        except ValueError:
+            pass
+        raise DepgraphError("invalid_argument", f"{option} takes finite numbers, comma-separated: not {item!r}")
+    return [float(item) for item in items]
+
+
 def _environment(variable: str | None, option: str) -> None:
     """Refuse an environment variable (named by ``option``) whose value is not UTF-8 text: keys and salts are
     UTF-8 bytes, and such a value cannot be one (Python holds its bytes as lone surrogates)."""
@@ -605,6 +619,11 @@ def _print_folds(spec: SplitSpec) -> None:
             f"  {column}: worst test-share deviation {metrics['worst_proportion_deviation']}, "
             f"worst scaled difference {metrics['worst_scaled_difference']}"
         )
+    if plan.parameters.get("thresholds") is not None:  # for other sites to apply: --thresholds
+        out.print(f"  thresholds {','.join(map(repr, plan.parameters['thresholds']))}")
+    association = plan.balance.get("association")
+    if isinstance(association, dict) and association.get("cramers_v") is not None:
+        out.print(f"  folds vs {association['outcome']}: Cramér's V {association['cramers_v']}")
 
 
 def _counted(n: int, noun: str) -> str:
@@ -1088,7 +1107,7 @@ def diff_command(
 def fold_option(parameter: Parameter) -> inspect.Parameter:
     """The ``folds`` command's option for a scheme parameter, built from its declaration (help, spellings, what goes
     there, and the default: the command's own, else the one default of every scheme taking it)."""
-    kind = {"names": str, "spec": Path, "environment": str}.get(parameter.reads)
+    kind = {"names": str, "numbers": str, "spec": Path, "environment": str}.get(parameter.reads)
     defaults = {f.default for s in _taking(parameter) for f in dataclasses.fields(s) if f.name == parameter.name}
     if kind is None:
         kind = typing.get_type_hints(_taking(parameter)[0])[parameter.name]
@@ -1148,6 +1167,8 @@ def _fold_values(ctx: typer.Context, params: dict[str, Any]) -> dict[str, Any]:
         parameter, option = PARAMETERS_BY_NAME[name], _option_name(ctx, name)
         if parameter.reads == "names":
             value = tuple(_name_list(value, option) or ())
+        elif parameter.reads == "numbers":
+            value = tuple(_number_list(value, option))
         elif parameter.reads == "environment":
             _environment(value, option)
             value = os.environ.get(value)

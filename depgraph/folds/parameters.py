@@ -30,7 +30,7 @@ from depgraph.errors import DepgraphError
 MAX_SEED = 2**32 - 1
 
 #: How the ``folds`` command turns an option's text into the parameter's value.
-READS = ("value", "names", "spec", "environment")
+READS = ("value", "names", "numbers", "spec", "environment")
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,12 @@ class Parameter:
 
     ``flags`` are its spellings (the first long one is shown; deprecated ones are listed in the CLI's DEPRECATED);
     ``metavar`` is what goes after it (``None``: a flag); ``reads`` is how its text becomes the value: as typed
-    (``value``), a comma-separated list of names (``names``), a split spec file read (``spec``), or the name of an
-    environment variable holding the value, never the value itself (``environment``). ``command_default``, when
-    set, is the command's value for every scheme taking it even when not typed (``-k`` is 5 for ``time`` too,
-    whose class default is 3); ``check(value, option)`` refuses a bad value before any file is read. A parameter not
-    ``recorded`` is left out of the plan's ``parameters`` (the seed has a field of its own; a scheme records a
-    secret or a document by a fingerprint or digest instead).
+    (``value``), a comma-separated list of names (``names``) or of numbers (``numbers``), a split spec file read
+    (``spec``), or the name of an environment variable holding the value, never the value itself
+    (``environment``). ``command_default``, when set, is the command's value for every scheme taking it even when
+    not typed (``-k`` is 5 for ``time`` too, whose class default is 3); ``check(value, option)`` refuses a bad
+    value before any file is read. A parameter not ``recorded`` is left out of the plan's ``parameters`` (the seed
+    has a field of its own; a scheme records a secret or a document by a fingerprint or digest instead).
     """
 
     name: str
@@ -96,14 +96,15 @@ def check_seed(seed: Any, what: str = "seed") -> int:
 # --------------------------------------------------------------------------- the parameters, one per concept
 #: The fold count: scikit-learn's name (``n_splits`` in KFold and TimeSeriesSplit alike), for k-fold, hash and time.
 N_SPLITS = Parameter(
-    "n_splits", "Folds (k-fold, hash) or splits (time).", ("-k", "--n-splits", "--folds"), "K", command_default=5
-)
+    "n_splits", "Folds (k-fold, hash, covariate bins) or splits (time).", ("-k", "--n-splits", "--folds"), "K",
+    command_default=5,
+)  # fmt: skip
 N_REPEATS = Parameter("n_repeats", "Repeats (k-fold, holdout).", ("--repeats",), "N")
 SEED = Parameter(
     "seed", f"Random seed, 0..{MAX_SEED} (k-fold, holdouts).", ("--seed",), "S", check=check_seed, recorded=False
 )
 STRATIFY = Parameter("stratify", "Stratified k-fold: the column.", ("--stratify",), "COL")
-BY = Parameter("by", "logo: the block column.", ("--by",), "COL")
+BY = Parameter("by", "logo: the block column; covariate-bins: the numeric column binned.", ("--by",), "COL")
 TEST_FRACTION = Parameter("test_fraction", "Holdouts: share of samples tested.", ("--test-fraction",), "F")
 BALANCE = Parameter("balance", "Balanced holdout: columns, comma-separated.", ("--balance",), "COLS", reads="names")
 PRIOR = Parameter(
@@ -124,10 +125,22 @@ SALT = Parameter(
     required=True, recorded=False,
 )  # fmt: skip
 
+KEY = Parameter(
+    "key", "Hash folds: sample columns keying the hash instead of the group id, comma-separated.", ("--key",), "COLS",
+    reads="names",
+)  # fmt: skip
+THRESHOLDS = Parameter(
+    "thresholds", "Covariate bins: recorded thresholds to apply (k-1 increasing numbers, comma-separated).",
+    ("--thresholds",), "T,T", reads="numbers",
+)  # fmt: skip
+
 #: Old spellings of a parameter's name: refused with the new name as the hint (docs/folds.md, "Names").
 RENAMED = {"n_folds": "n_splits"}
 
 #: Every parameter, in the order the ``folds`` command lists its options.
-PARAMETERS = (N_SPLITS, N_REPEATS, SEED, STRATIFY, BY, TEST_FRACTION, BALANCE, PRIOR, GAP, EMBARGO, TRAIN_AFTER, SALT)
+PARAMETERS = (
+    N_SPLITS, N_REPEATS, SEED, STRATIFY, BY, TEST_FRACTION, BALANCE, PRIOR, GAP, EMBARGO, TRAIN_AFTER, SALT, KEY,
+    THRESHOLDS,
+)  # fmt: skip
 #: The parameters by name.
 PARAMETERS_BY_NAME = {p.name: p for p in PARAMETERS}

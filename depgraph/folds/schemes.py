@@ -20,9 +20,11 @@ name                         class                      splits
 ``holdout``                  :class:`GroupedHoldout`     one test set of a fraction of the samples
 ``logo``                     :class:`LeaveOneBlockOut`   one split per value of a block column
 ``time``                     :class:`TimeOrdered`        forward chaining over ``order_rank``
-``hash``                     :class:`HashFolds`          fold = SHA-256(salt ‖ group id) mod k
+``hash``                     :class:`HashFolds`          fold = SHA-256(salt ‖ group id or key columns) mod k
 ``balanced-holdout``         :class:`BalancedHoldout`    a holdout balanced over several columns,
                                                          stable as new batches arrive
+``covariate-bins``           :class:`CovariateBins`      quantile bins of a numeric column, thresholds
+                                                         recorded for other sites
 ===========================  =========================  ==========================================
 
 >>> import pandas as pd
@@ -41,7 +43,7 @@ import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,11 +54,23 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.covariates import (
+    bin_of,
+    equal_size_thresholds,
+    fold_association,
+    group_values,
+    groups_with_several_keys,
+    hash_folds,
+    numeric_column,
+    sample_keys,
+)
+from depgraph.folds.covariates import hash_fold as hash_fold  # re-exported: the one-key reference beside the scheme
 from depgraph.folds.parameters import (
     BALANCE,
     BY,
     EMBARGO,
     GAP,
+    KEY,
     N_REPEATS,
     N_SPLITS,
     PRIOR,
@@ -65,6 +79,7 @@ from depgraph.folds.parameters import (
     SEED,
     STRATIFY,
     TEST_FRACTION,
+    THRESHOLDS,
     TRAIN_AFTER,
     Parameter,
     check_seed,
@@ -107,8 +122,8 @@ def _closed_split(repeat: int, fold: int, test_mask: np.ndarray, groups: _Groups
     return FoldSplit.of(repeat, fold, np.flatnonzero(test_mask), np.flatnonzero(excluded), len(test_mask))
 
 
-def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes of a categorical spec column (missing values are a category of their own)."""
+def _require_column(spec: SplitSpec, column: str, what: str) -> None:
+    """Refuse a column name that is not text or not a column of the spec, naming it and the spec's columns."""
     if not isinstance(column, str):
         raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
     if column not in spec.samples.columns:
@@ -118,6 +133,11 @@ def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np
             "carry sample attributes into the spec with derive --attributes",
             column=column,
         )
+
+
+def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of a categorical spec column (missing values are a category of their own)."""
+    _require_column(spec, column, what)
     values = spec.samples[column].astype(object).where(spec.samples[column].notna(), MISSING_CATEGORY)
     codes, uniques = pd.factorize(values.astype(str).to_numpy(dtype=object), sort=True)
     return codes, np.asarray(uniques, dtype=object)
@@ -653,49 +673,189 @@ class HashFolds(FoldScheme):
     """Folds every site computes alike without sharing identifiers.
 
     ``fold = int(SHA-256(salt ‖ key), big-endian) mod k`` where ``salt`` and
-    ``key`` (the group id, so groups stay whole) are UTF-8 bytes concatenated
-    with nothing between them. Any site holding the salt and the same group
-    ids (raw, or pseudonymised with a shared key) gets the same folds; see the
-    test vectors in docs/folds.md. Fold sizes are as even as hashing makes them.
+    ``key`` are UTF-8 bytes concatenated with nothing between them. The key is
+    the group id, so groups stay whole; or, with ``key`` naming sample columns
+    (``key=("date_of_birth", "sex")``), the netstrings of those columns' values
+    (:func:`~depgraph.folds.covariates.key_text`), so records duplicated across
+    sites with no shared id but equal key columns share a fold. Every sample of
+    a group must then carry one key (``ambiguity`` otherwise: no rule applied
+    here could agree with a site holding one member's duplicate alone). Any
+    site holding the salt and the same keys gets the same folds; see the test
+    vectors in docs/folds.md. Fold sizes are as even as hashing makes them.
     """
 
     name: ClassVar[str] = "hash"
     tests_every_split: ClassVar[bool] = False
     n_splits: int = N_SPLITS.field(5)
     salt: str = SALT.field("", repr=False)
+    key: tuple[str, ...] = KEY.field(())
 
     def __post_init__(self) -> None:
         if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
             raise DepgraphError("invalid_argument", f"salt must be text, not {type(self.salt).__name__}")
+        object.__setattr__(self, "key", _column_names(self.key, "key"))
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
+        fold = self.fold_of_samples(spec, groups)  # the key columns named are checked first
         _check_folds(self.n_splits, groups)
-        fold_of_group = np.array([hash_fold(self.salt, g, self.n_splits) for g in groups.ids], dtype=np.int64)
-        fold = fold_of_group[groups.codes]
         n = len(fold)
         return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_splits)]
 
+    def fold_of_samples(self, spec: SplitSpec, groups: _Groups) -> np.ndarray:
+        """The fold of every sample: its group id's hash, or its key's (one hash per distinct key)."""
+        if not self.key:
+            return hash_folds(self.salt, groups.ids.tolist(), self.n_splits)[groups.codes]
+        for column in self.key:
+            _require_column(spec, column, "--key")
+        ids = spec.samples["sample_id"].to_numpy(dtype=object)
+        codes, keys = sample_keys(spec.samples, self.key, ids)
+        several = groups_with_several_keys(groups.codes, codes, groups.n)
+        if len(several):
+            raise DepgraphError(
+                "ambiguity",
+                f"hash folds keyed on {','.join(self.key)}: {len(several)} group(s) hold samples of different keys: "
+                f"{describe_ids(groups.ids[several])}; a group must stay whole and records of equal keys share a "
+                "fold, so each group needs one key (key on columns its samples share, or hash the group id)",
+                ids=groups.ids[several][:50].tolist(),
+            )
+        return hash_folds(self.salt, keys, self.n_splits)[codes]
+
     def parameters(self) -> dict[str, Any]:
+        keyed = list(self.key) if self.key else "group_id"
+        text = "netstrings <bytes>:<text>, of the key columns" if self.key else "utf8(group_id)"
         return {
             "n_splits": self.n_splits,
-            "key": "group_id",
-            "encoding": "sha256(utf8(salt) || utf8(group_id)) as big-endian integer mod n_splits",
+            "key": keyed,
+            "encoding": f"sha256(utf8(salt) || {text}) as big-endian integer mod n_splits",
             "salt_fingerprint": hashlib.sha256(b"depgraph salt fingerprint" + self.salt.encode()).hexdigest()[:16],
         }
+
+    def plan(self, spec: SplitSpec) -> FoldPlan:
+        plan = super().plan(spec)
+        if not self.key:
+            return plan
+        return _with_association(plan, spec, f"hash folds keyed on {','.join(self.key)}")
 
     def target_fraction(self) -> float:
         return 1 / self.n_splits
 
 
-def hash_fold(salt: str, key: str, n_splits: int) -> int:
-    """The hash fold of one key.
+@dataclass(frozen=True)
+class CovariateBins(FoldScheme):
+    """k folds that are quantile bins of a numeric covariate, cut at thresholds every site can apply.
 
-    >>> hash_fold("site-salt", "subject:P1", 5)
-    2
+    Each group is placed by its lower median value (the ⌈m/2⌉-th smallest of
+    its m samples' values), so groups stay whole; fold i holds the groups whose
+    value ``v`` has ``thresholds[i-1] <= v < thresholds[i]``. Without
+    ``thresholds``, they are cut where the running sample count is nearest
+    ``i·n/k`` (midway between two consecutive group values), so fold sizes are
+    within one group's size of ``n/k`` when group values are distinct; the plan
+    records them, and another site passing them (``thresholds=``,
+    ``--thresholds``) bins its samples alike. The plan reports how strongly the
+    folds follow the outcome (:func:`~depgraph.folds.covariates.fold_association`).
     """
-    digest = hashlib.sha256(salt.encode("utf-8") + key.encode("utf-8")).digest()
-    return int.from_bytes(digest, "big") % n_splits
+
+    name: ClassVar[str] = "covariate-bins"
+    n_splits: int = N_SPLITS.field(5)
+    by: str | None = BY.field(None)
+    thresholds: tuple[float, ...] | None = THRESHOLDS.field(None)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.by is None:
+            raise DepgraphError("invalid_argument", "covariate-bins needs --by COL, the numeric column to bin")
+        if not isinstance(self.by, str):
+            raise DepgraphError("invalid_argument", f"by takes one column name, not {self.by!r}")
+        if self.thresholds is not None:
+            object.__setattr__(self, "thresholds", _checked_thresholds(self.thresholds))
+
+    def values_of_groups(self, spec: SplitSpec, groups: _Groups) -> np.ndarray:
+        """Each group's lower median of the ``by`` column."""
+        _require_column(spec, self.by, "--by")
+        values = numeric_column(spec.samples, self.by, spec.samples["sample_id"].to_numpy(dtype=object))
+        return group_values(groups.codes, values, groups.n)
+
+    def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        groups = _Groups.of(spec)
+        values = self.values_of_groups(spec, groups)  # the column named is checked first
+        _check_folds(self.n_splits, groups)
+        thresholds = self.thresholds
+        if thresholds is None:
+            thresholds = tuple(equal_size_thresholds(values, groups.sizes, self.n_splits).tolist())
+        elif len(thresholds) != self.n_splits - 1:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{len(thresholds)} thresholds make {len(thresholds) + 1} bins, not the {self.n_splits} folds asked "
+                "for; pass the recorded n_splits (-k) with the recorded thresholds",
+            )
+        fold = bin_of(values, np.asarray(thresholds))[groups.codes]
+        empty = [f for f in range(self.n_splits) if not (fold == f).any()]
+        if empty:
+            raise DepgraphError(
+                "too_few_groups",
+                f"covariate bin(s) {describe_ids(empty)} of {self.by!r} hold no sample here (thresholds "
+                f"{list(thresholds)}); every fold must test some samples: use fewer folds",
+            )
+        n = len(fold)
+        return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_splits)]
+
+    def parameters(self) -> dict[str, Any]:
+        thresholds = None if self.thresholds is None else list(self.thresholds)
+        return {"n_splits": self.n_splits, "by": self.by, "thresholds": thresholds, "group_value": "lower median",
+                "bins": "fold i holds thresholds[i-1] <= value < thresholds[i]"}  # fmt: skip
+
+    def plan(self, spec: SplitSpec) -> FoldPlan:
+        if self.thresholds is None:  # cut here, then planned as a site applying them would plan
+            groups = _Groups.of(spec)
+            values = self.values_of_groups(spec, groups)
+            _check_folds(self.n_splits, groups)
+            cut = equal_size_thresholds(values, groups.sizes, self.n_splits)
+            plan = replace(self, thresholds=tuple(cut.tolist())).plan(spec)
+            return plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "this spec"}})
+        plan = super().plan(spec)
+        groups = _Groups.of(spec)
+        own = bin_of(numeric_column(spec.samples, self.by, spec.sample_ids), np.asarray(self.thresholds))
+        placed = bin_of(self.values_of_groups(spec, groups), np.asarray(self.thresholds))[groups.codes]
+        spanning = len(np.unique(groups.codes[own != placed]))  # groups placed whole against some samples' bins
+        plan = plan.model_copy(update={"parameters": {**plan.parameters, "thresholds_from": "given"},
+                                       "balance": {**plan.balance, "groups_spanning_bins": spanning}})  # fmt: skip
+        return _with_association(plan, spec, f"covariate bins of {self.by}")
+
+    def target_fraction(self) -> float:
+        return 1 / self.n_splits
+
+
+def _checked_thresholds(thresholds: Any) -> tuple[float, ...]:
+    """Thresholds as a tuple of finite floats in strictly increasing order (``invalid_argument`` otherwise)."""
+    if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, (list, tuple, np.ndarray)):
+        raise DepgraphError("invalid_argument", f"thresholds takes a list of numbers, not {thresholds!r}")
+    if not all(real_number(t) and math.isfinite(t) for t in thresholds) or not len(thresholds):
+        raise DepgraphError("invalid_argument", f"thresholds must be finite numbers, at least one: {thresholds!r}")
+    out = tuple(float(t) for t in thresholds)
+    if (np.diff(out) <= 0).any():
+        raise DepgraphError("invalid_argument", f"thresholds must increase strictly, not {list(out)}")
+    return out
+
+
+def _with_association(plan: FoldPlan, spec: SplitSpec, what: str) -> FoldPlan:
+    """``plan`` whose balance reports how strongly its folds follow the outcome (warning when strongly)."""
+    fold = np.full(spec.n_samples, -1, dtype=np.int64)
+    for f, split in enumerate(plan.splits):
+        fold[split.test] = f
+    association = fold_association(spec.samples, fold, what)
+    return plan.model_copy(update={"balance": {**plan.balance, "association": association}})
+
+
+def _column_names(value: Any, what: str) -> tuple[str, ...]:
+    """Column names as a tuple, none repeated (empty: none)."""
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        return ()
+    listed = names(value, what)
+    repeated = sorted({c for c in listed if listed.count(c) > 1})
+    if repeated:
+        raise DepgraphError("invalid_argument", f"{what} names {describe_ids(repeated)} more than once")
+    return tuple(listed)
 
 
 @dataclass(frozen=True)
@@ -812,6 +972,7 @@ SCHEMES: dict[str, type[FoldScheme]] = {
         TimeOrdered,
         HashFolds,
         BalancedHoldout,
+        CovariateBins,
     )
 }
 
