@@ -146,3 +146,108 @@ def run_story(cohort: DemoCohort | None = None) -> Story:
         ),
     )
     return Story(cohort, graph, validate(graph), audited, after, chapters)
+
+
+# --------------------------------------------------------------------------- the leakage study's cohort
+#: The three-layer leakage study of issue 13: families of siblings seen at visits, batches, undeclared re-deposits.
+STUDY_VISITS = 3
+STUDY_FEATURES = 30
+STUDY_SIGNAL = 3  # features on which cases are shifted
+STUDY_SHIFT = 1.2
+STUDY_PREVALENCE = 0.3  # of families: the outcome is a family trait
+
+
+@dataclass(frozen=True)
+class LeakageCohort:
+    """A development cohort (with re-deposits), its kinship, and an external cohort from the same process.
+
+    ``features`` rows follow ``metadata`` rows; ``outcome`` is 1 for cases.
+    ``duplicates`` holds the injected re-deposit pairs (original, copy) —
+    the truth the audit is judged against, never declared.
+    """
+
+    metadata: pd.DataFrame  # sample_id, subject_id, family, batch_id, outcome_id
+    kinship: pd.DataFrame  # id1, id2, kinship (siblings)
+    features: np.ndarray
+    outcome: np.ndarray
+    duplicates: pd.DataFrame  # id1 (original), id2 (re-deposit)
+    external_features: np.ndarray
+    external_outcome: np.ndarray
+
+    def feature_table(self) -> pd.DataFrame:
+        """``features`` as the table the duplicate audit reads (sample_id + f0..f29)."""
+        table = pd.DataFrame(self.features, columns=[f"f{k}" for k in range(self.features.shape[1])])
+        table.insert(0, "sample_id", self.metadata["sample_id"].to_numpy())
+        return table
+
+
+def _family_samples(
+    rng: np.random.Generator, n_families: int, batch_effects: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, outcome and batch of ``n_families`` × 2 siblings × 3 visits, one row per visit."""
+    n_features = batch_effects.shape[1]
+    cases = np.zeros(n_families, dtype=bool)  # exactly round(0.3 n) case families, so no draw lacks a class
+    cases[rng.choice(n_families, size=round(STUDY_PREVALENCE * n_families), replace=False)] = True
+    family_of_subject = np.repeat(np.arange(n_families), 2)
+    subject_of_sample = np.repeat(np.arange(2 * n_families), STUDY_VISITS)
+    family_of_sample = family_of_subject[subject_of_sample]
+    batch = rng.integers(0, len(batch_effects), size=len(subject_of_sample))
+    features = (
+        rng.normal(0.0, 1.0, (n_families, n_features))[family_of_sample]
+        + rng.normal(0.0, 0.7, (2 * n_families, n_features))[subject_of_sample]
+        + batch_effects[batch]
+        + rng.normal(0.0, 0.5, (len(subject_of_sample), n_features))
+    )
+    outcome = cases[family_of_sample].astype(int)
+    features[:, :STUDY_SIGNAL] += STUDY_SHIFT * outcome[:, None]
+    return features, outcome, batch
+
+
+def leakage_cohort(
+    n_families: int = 40, n_redeposits: int = 24, n_external_families: int = 400, seed: int | np.random.Generator = 0
+) -> LeakageCohort:
+    """Issue 13's data-generating process, deterministic for a seed.
+
+    Features = family N(0,1) + subject N(0,0.7²) + batch N(0,0.5²) (6 batches) + noise N(0,0.5²); case
+    families (30 %) shifted +1.2 on 3 of 30 features. ``n_redeposits`` samples are uploaded again under new
+    sample and subject ids, with technical noise N(0,0.02²) and a redrawn batch label. The external cohort
+    (``n_external_families`` new families, no re-deposits) comes from the same process and the same batches.
+
+    >>> c = leakage_cohort(n_families=4, n_redeposits=2, n_external_families=5)
+    >>> len(c.metadata), c.features.shape, len(c.duplicates), c.external_features.shape
+    (26, (26, 30), 2, (30, 30))
+    """
+    rng = np.random.default_rng(seed)
+    batch_effects = rng.normal(0.0, 0.5, (N_BATCHES, STUDY_FEATURES))
+    features, outcome, batch = _family_samples(rng, n_families, batch_effects)
+    families = [f"F{f:03d}" for f in range(1, n_families + 1)]
+    subject = np.char.add(
+        np.repeat(families, 2 * STUDY_VISITS), np.tile(np.repeat(["a", "b"], STUDY_VISITS), n_families)
+    )
+    visit = np.tile([f"-V{v}" for v in range(STUDY_VISITS)], 2 * n_families)
+    picked = np.sort(rng.choice(len(outcome), size=n_redeposits, replace=False))
+    copies = [f"R{i:03d}" for i in range(1, n_redeposits + 1)]
+    sample_id = np.concatenate([np.char.add(np.char.add("S-", subject), visit), copies])
+    metadata = pd.DataFrame(
+        {
+            "sample_id": sample_id,
+            "subject_id": np.concatenate([subject, [f"X{i:03d}" for i in range(1, n_redeposits + 1)]]),
+            "family": np.concatenate([subject, subject[picked]]).astype("U4"),  # F001a -> F001
+            "batch_id": np.char.add(
+                "B", (np.concatenate([batch, rng.integers(0, N_BATCHES, n_redeposits)]) + 1).astype(str)
+            ),
+            "outcome_id": np.where(np.concatenate([outcome, outcome[picked]]) == 1, "case", "control"),
+        }
+    )
+    features = np.vstack([features, features[picked] + rng.normal(0.0, 0.02, (n_redeposits, STUDY_FEATURES))])
+    kinship = pd.DataFrame({"id1": [f + "a" for f in families], "id2": [f + "b" for f in families], "kinship": 0.25})
+    external_features, external_outcome, _ = _family_samples(rng, n_external_families, batch_effects)
+    return LeakageCohort(
+        metadata,
+        kinship,
+        features,
+        np.concatenate([outcome, outcome[picked]]),
+        pd.DataFrame({"id1": sample_id[picked], "id2": copies}),
+        external_features,
+        external_outcome,
+    )
