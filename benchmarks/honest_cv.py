@@ -183,7 +183,7 @@ def figure(summary: dict[str, Any], path: Path) -> None:
         ax.set_title(name)
         ax.set_ylabel("AUC (mean, 95% CI over replicates)")
         ax.grid(axis="y", alpha=0.3)
-    np.atleast_1d(axes)[0].legend(loc="lower left")
+    np.atleast_1d(axes)[-1].legend(loc="upper right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
