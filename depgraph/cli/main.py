@@ -21,7 +21,7 @@ import textwrap
 import threading
 import typing
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
@@ -1462,7 +1462,7 @@ def evaluate_command(
         out.print(f"wrote {output}")
 
 
-def _print_honest_estimates(out: Console, honest_estimates: Any) -> None:
+def _print_honest_estimates(out: Console, honest_estimates: Callable[[], pd.DataFrame]) -> None:
     """The demo's last step: each design's CV AUC beside the external AUC (needs scikit-learn)."""
     out.print(
         styled(
@@ -1479,7 +1479,10 @@ def _print_honest_estimates(out: Console, honest_estimates: Any) -> None:
         out.print(
             f"  {row.design}: CV {row.cv_auc:.2f} vs external {row.external_auc:.2f} (optimism {row.optimism:+.2f})"
         )
-    out.print("Only the last design's estimate is near the external one: see docs/honest-estimates.md (30 replicates, two models).")
+    out.print(
+        "Only the last design's estimate is near the external one: docs/honest-estimates.md has the study over 30 "
+        "replicates and two models."
+    )
 
 
 @app.command(cls=Command, short_help="The bundled family cohort, end to end, with its report.")
