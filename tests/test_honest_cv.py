@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks.honest_cv import DESIGNS, main
 
 #: Replicates SEED and SEED + 1. In the committed 30-replicate run (seeds 0-29) the order holds, for both
@@ -17,6 +19,7 @@ from benchmarks.honest_cv import DESIGNS, main
 SEED = 1
 
 
+@pytest.mark.slow  # two replicates of 20 forests and 20 regressions each: ~12 s; the suite runs it (no marker filter)
 def test_two_replicates_keep_the_designs_in_order(tmp_path):
     output, figure = tmp_path / "honest.json", tmp_path / "honest.png"
     main(["--replicates", "2", "--seed", str(SEED), "--output", str(output), "--figure", str(figure)])
