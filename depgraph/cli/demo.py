@@ -14,6 +14,12 @@ audit finds them in the features, they are written back into the graph, and
 composite/strict grouping over relatedness and duplicates leaves nothing
 crossing any fold.
 
+:func:`leakage_cohort` simulates issue 13's leakage study (a family-level
+outcome the features predict, an external cohort of new families), and
+:func:`honest_estimates` runs the story's designs, plus row-wise folds, on it:
+each design's CV AUC beside the external AUC (the demo's last step;
+``benchmarks/honest_cv.py`` runs the study over replicates).
+
 >>> cohort = demo_cohort(n_families=4, n_redeposits=2)
 >>> len(cohort.metadata), len(cohort.kinship), len(cohort.duplicates), cohort.features.shape  # sample_id + 64
 (26, 4, 2, (26, 65))
@@ -221,9 +227,8 @@ def leakage_cohort(
     batch_effects = rng.normal(0.0, 0.5, (N_BATCHES, STUDY_FEATURES))
     features, outcome, batch = _family_samples(rng, n_families, batch_effects)
     families = [f"F{f:03d}" for f in range(1, n_families + 1)]
-    subject = np.char.add(
-        np.repeat(families, 2 * STUDY_VISITS), np.tile(np.repeat(["a", "b"], STUDY_VISITS), n_families)
-    )
+    family = np.repeat(families, 2 * STUDY_VISITS)
+    subject = np.char.add(family, np.tile(np.repeat(["a", "b"], STUDY_VISITS), n_families))
     visit = np.tile([f"-V{v}" for v in range(STUDY_VISITS)], 2 * n_families)
     picked = np.sort(rng.choice(len(outcome), size=n_redeposits, replace=False))
     copies = [f"R{i:03d}" for i in range(1, n_redeposits + 1)]
@@ -232,7 +237,7 @@ def leakage_cohort(
         {
             "sample_id": sample_id,
             "subject_id": np.concatenate([subject, [f"X{i:03d}" for i in range(1, n_redeposits + 1)]]),
-            "family": np.concatenate([subject, subject[picked]]).astype("U4"),  # F001a -> F001
+            "family": np.concatenate([family, family[picked]]),
             "batch_id": np.char.add(
                 "B", (np.concatenate([batch, rng.integers(0, N_BATCHES, n_redeposits)]) + 1).astype(str)
             ),
