@@ -7,11 +7,14 @@ exposure report, and then compared with what the report says.
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from depgraph.cli.demo import AUDIT_THRESHOLD, demo_cohort, run_story
+from depgraph.cli.demo import AUDIT_THRESHOLD, demo_cohort, honest_estimates, run_story
+from depgraph.cli.main import main
 from depgraph.spec.model import SplitSpec
 
 
@@ -91,3 +94,32 @@ def test_after_write_back_nothing_crosses_and_the_table_says_so(story):
     assert last.exposure.leaking_relations() == []
     # blocks still mix, as they should under a grouping that does not follow them
     assert table.loc["sample_processed_in_batch", "crossing"] > 0
+
+
+def test_honest_estimates_order_the_designs_and_only_the_last_is_near_the_external_auc():
+    table = honest_estimates()
+    assert table["design"].tolist() == [
+        "row-wise", "subject grouping", "relatedness", "relatedness + audited duplicates (composite/strict)",
+    ]  # fmt: skip
+    assert table["cv_auc"].is_monotonic_decreasing and table["cv_auc"].is_unique
+    assert table["external_auc"].nunique() == 1  # one final model, fitted on all development samples
+    assert (table["optimism"].iloc[:2] > 0.1).all() and abs(table["optimism"].iloc[-1]) < 0.1
+
+
+def test_the_demo_ends_with_the_honest_estimates(tmp_path, capsys):
+    assert main(["demo", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    step = out[out.index("6. honest estimates") :]
+    lines = [line for line in step.splitlines() if " vs external " in line]
+    assert [line.split(":")[0].strip() for line in lines] == honest_estimates()["design"].tolist()
+    assert out.index("5. verdict") < out.index("6. honest estimates") < out.index("\nwrote ")
+
+
+def test_without_scikit_learn_the_last_step_is_one_note(tmp_path, capsys, monkeypatch):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else find_spec(name, *a)
+    )
+    assert main(["demo", "-o", str(tmp_path)]) == 0
+    step = capsys.readouterr().out.split("6. honest estimates")[1].split("\nwrote ")[0]
+    assert "skipped: scikit-learn is not installed" in step and " vs external " not in step
