@@ -14,7 +14,7 @@ audit finds them in the features, they are written back into the graph, and
 composite/strict grouping over relatedness and duplicates leaves nothing
 crossing any fold.
 
-:func:`leakage_cohort` simulates issue 13's leakage study (a family-level
+:func:`leakage_cohort` simulates the three-layer leakage study (a family-level
 outcome the features predict, an external cohort of new families), and
 :func:`honest_estimates` runs the story's designs, plus row-wise folds, on it:
 each design's CV AUC beside the external AUC (the demo's last step;
@@ -155,7 +155,7 @@ def run_story(cohort: DemoCohort | None = None) -> Story:
 
 
 # --------------------------------------------------------------------------- the leakage study's cohort
-#: The three-layer leakage study of issue 13: families of siblings seen at visits, batches, undeclared re-deposits.
+#: The three-layer leakage study: families of siblings seen at visits, batches, undeclared re-deposits.
 STUDY_VISITS = 3
 STUDY_FEATURES = 30
 STUDY_SIGNAL = 3  # features on which cases are shifted
