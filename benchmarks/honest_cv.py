@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sklearn
 from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
@@ -201,6 +202,7 @@ def run(replicates: int = 30, seed: int = 0) -> dict[str, Any]:
             "n_splits": N_SPLITS,
             "audit_threshold": AUDIT_THRESHOLD,
             "depgraph": depgraph.__version__,
+            "scikit-learn": sklearn.__version__,  # the models' defaults move between releases
         },
         "summary": summarise(rows),
         "replicates": rows,
