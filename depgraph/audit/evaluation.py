@@ -36,7 +36,7 @@ import math
 import os
 import warnings
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -318,16 +318,17 @@ def evaluate(
         raise DepgraphError("invalid_argument", f"confidence must be a number in (0, 1), not {confidence!r}")
     rows = read_predictions(spec, predictions, label=label, positive=positive, encoding=encoding)
     thresholds = _thresholds(spec, rows, rule, describe_source(predictions, "predictions"))
-    blocks = None if by is None else spec.samples[by].to_numpy(dtype=object)
+    block = _row_blocks(spec, rows, by)
     group_codes = spec.grouped().codes
     records = []
     for k in np.unique(rows.split[rows.test]):
         split = spec.folds.splits[k]
         tested = np.flatnonzero(rows.test & (rows.split == k))
         named = [(ALL_BLOCKS, tested)]
-        if blocks is not None:
-            values = pd.Series(blocks[rows.position[tested]], dtype=object).fillna("(none)").astype(str)
-            named += sorted((str(b), tested[at]) for b, at in values.groupby(values.to_numpy()).indices.items())
+        if by is not None:
+            named += sorted(
+                (b, tested[at]) for b, at in pd.Series(block[tested]).groupby(block[tested]).indices.items()
+            )
         for name, at in named:
             # the draws depend on the seed, the split and the block's name: not on which other blocks are there
             stream = np.random.default_rng([seed, int(k), zlib.crc32(name.encode("utf-8"))])
@@ -337,21 +338,21 @@ def evaluate(
             )  # fmt: skip
             records.append({"split": int(k), "repeat": split.repeat, "fold": split.fold, "block": name, **stats,
                             "threshold": thresholds[k]})  # fmt: skip
-    report = EvaluationReport(_report_table(records), str(rule), by, n_boot, float(confidence), seed)
-    return replace(report, scores=_test_scores(rows, blocks))
+    tested = rows.test
+    scores = pd.DataFrame(
+        {"split": rows.split[tested], "block": block[tested], "score": rows.score[tested],
+         "positive": rows.positive[tested]}
+    )  # fmt: skip
+    return EvaluationReport(_report_table(records), str(rule), by, n_boot, float(confidence), seed, scores)
 
 
-def _test_scores(rows: Predictions, blocks: np.ndarray | None) -> pd.DataFrame:
-    """The test predictions by split and block, for drawing."""
-    tested = np.flatnonzero(rows.test)
-    block = (
-        np.full(len(tested), ALL_BLOCKS, dtype=object)
-        if blocks is None
-        else pd.Series(blocks[rows.position[tested]], dtype=object).fillna("(none)").astype(str).to_numpy()
-    )
-    return pd.DataFrame(
-        {"split": rows.split[tested], "block": block, "score": rows.score[tested], "positive": rows.positive[tested]}
-    )
+def _row_blocks(spec: SplitSpec, rows: Predictions, by: str | None) -> np.ndarray:
+    """Each prediction row's block as text: its sample's ``by`` value (``(none)`` where it has none), or
+    :data:`ALL_BLOCKS` without ``by``."""
+    if by is None:
+        return np.full(len(rows.position), ALL_BLOCKS, dtype=object)
+    values = pd.Series(spec.samples[by].to_numpy(dtype=object)[rows.position], dtype=object)
+    return values.fillna("(none)").astype(str).to_numpy(dtype=object)
 
 
 def _report_table(records: list[dict[str, Any]]) -> pd.DataFrame:
