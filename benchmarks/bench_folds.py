@@ -1,6 +1,6 @@
 """Fold quality: depgraph's schemes against the usual alternatives.
 
-    python benchmarks/bench_folds.py [--cohorts 200] [--seeds 100] [--only stratified,splitters,holdout]
+    python benchmarks/bench_folds.py [--cohorts 200] [--only stratified,splitters]
 
 1. Stratified grouped k-fold vs scikit-learn's StratifiedGroupKFold (shuffle=True)
    on many random grouped cohorts (group sizes 1-12, 2-4 classes with
@@ -11,10 +11,7 @@
    depgraph.StratifiedGroupKFold / depgraph.GroupKFold against scikit-learn's
    splitters of the same names on the same cohorts, with the defaults
    (shuffle=False) and shuffled (random_state = the cohort's seed).
-3. Balanced holdout vs per-stratum random 80:20 on a 5,000-patient cohort with
-   site, sex, age band, race and modality (one to three samples per patient),
-   over many seeds: per category the scaled difference
-   (N_test - f * N_total) / (f * N_total), worst over categories.
+The balanced holdout has its own benchmark (benchmarks/bench_holdout.py).
 
 Prints tables and writes benchmarks/results/folds.json (the parts run replace
 their entries; the others are kept).
@@ -34,7 +31,7 @@ from sklearn.model_selection import GroupKFold as SkGroupKFold
 from sklearn.model_selection import StratifiedGroupKFold as SkStratifiedGroupKFold
 
 import depgraph
-from depgraph.folds.schemes import BalancedHoldout, StratifiedGroupedKFold
+from depgraph.folds.schemes import StratifiedGroupedKFold
 from depgraph.spec.model import Constraint, SplitSpec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -153,85 +150,10 @@ def _wtl(ours: np.ndarray, theirs: np.ndarray, tol: float = 1e-12) -> list[int]:
     ]
 
 
-BALANCE = ("site", "sex", "age_band", "race", "modality")
-
-
-def patient_cohort(n_patients: int = 5000, seed: int = 2026) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    patients = pd.DataFrame(
-        {
-            "group_id": [f"P{i:05d}" for i in range(n_patients)],
-            "site": rng.choice(
-                [f"site{i}" for i in range(8)], n_patients, p=[0.3, 0.2, 0.15, 0.1, 0.1, 0.07, 0.05, 0.03]
-            ),
-            "sex": rng.choice(["f", "m"], n_patients, p=[0.55, 0.45]),
-            "age_band": rng.choice(["<40", "40-59", "60-74", "75+"], n_patients, p=[0.2, 0.35, 0.3, 0.15]),
-            "race": rng.choice(["a", "b", "c", "d", "e"], n_patients, p=[0.6, 0.15, 0.12, 0.08, 0.05]),
-            "modality": rng.choice(["ct", "mri", "xray"], n_patients, p=[0.5, 0.3, 0.2]),
-            "n": rng.choice([1, 2, 3], n_patients, p=[0.6, 0.3, 0.1]),
-        }
-    )
-    rows = patients.loc[patients.index.repeat(patients["n"])].drop(columns="n").reset_index(drop=True)
-    rows.insert(0, "sample_id", [f"S{i:06d}" for i in range(len(rows))])
-    return rows
-
-
-def worst_scaled(frame: pd.DataFrame, test: np.ndarray, f: float) -> float:
-    worst = 0.0
-    for column in BALANCE:
-        total = frame[column].value_counts()
-        held = frame.loc[test, column].value_counts().reindex(total.index, fill_value=0)
-        worst = max(worst, float(((held - f * total) / (f * total)).abs().max()))
-    return worst
-
-
-def per_stratum_random(frame: pd.DataFrame, f: float, rng: np.random.Generator) -> np.ndarray:
-    patients = frame.drop_duplicates("group_id").set_index("group_id")[list(BALANCE)]
-    stratum = patients.astype(str).agg("|".join, axis=1)
-    chosen = set()
-    for _, members in stratum.groupby(stratum):
-        ids = members.index.to_numpy()
-        chosen.update(rng.permutation(ids)[: round(f * len(ids))])
-    return frame["group_id"].isin(chosen).to_numpy()
-
-
-def compare_holdout(n_seeds: int, f: float = 0.2) -> dict:
-    frame = patient_cohort()
-    spec = _spec(frame)
-    ours, baseline = [], []
-    started = time.perf_counter()
-    for seed in range(n_seeds):
-        plan = BalancedHoldout(test_fraction=f, balance=BALANCE, seed=seed).plan(spec)
-        test = np.zeros(len(frame), dtype=bool)
-        test[plan.splits[0].test] = True
-        ours.append(worst_scaled(frame, test, f))
-        baseline.append(worst_scaled(frame, per_stratum_random(frame, f, np.random.default_rng(seed)), f))
-    seconds = time.perf_counter() - started
-    ours_a, base_a = np.array(ours), np.array(baseline)
-    return {
-        "patients": int(frame["group_id"].nunique()),
-        "samples": len(frame),
-        "seeds": n_seeds,
-        "test_fraction": f,
-        "balance": list(BALANCE),
-        "depgraph_worst_scaled_difference": {
-            "mean": round(float(ours_a.mean()), 4),
-            "max": round(float(ours_a.max()), 4),
-        },
-        "per_stratum_random_worst_scaled_difference": {
-            "mean": round(float(base_a.mean()), 4),
-            "max": round(float(base_a.max()), 4),
-        },
-        "depgraph_better": int((ours_a < base_a).sum()),
-        "seconds": round(seconds, 1),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cohorts", type=int, default=200)
-    parser.add_argument("--seeds", type=int, default=100)
-    parser.add_argument("--only", default="stratified,splitters,holdout", help="parts to run, comma-separated")
+    parser.add_argument("--only", default="stratified,splitters", help="parts to run, comma-separated")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     path = RESULTS / "folds.json"
@@ -247,15 +169,6 @@ def main() -> None:
             print(name)
             _print_versus(splitters[name])
         print(f"seconds in split: {splitters['seconds']}")
-    if "holdout" in parts:
-        results["holdout"] = holdout = compare_holdout(args.seeds)
-        print(f"\nbalanced holdout ({holdout['patients']} patients, {holdout['samples']} samples, "
-              f"{holdout['seeds']} seeds), worst |scaled difference| over {len(BALANCE)} columns")  # fmt: skip
-        print(f"  depgraph balanced holdout: mean {holdout['depgraph_worst_scaled_difference']['mean']}, "
-              f"max {holdout['depgraph_worst_scaled_difference']['max']}")  # fmt: skip
-        print(f"  per-stratum random 80:20:  mean {holdout['per_stratum_random_worst_scaled_difference']['mean']}, "
-              f"max {holdout['per_stratum_random_worst_scaled_difference']['max']}")  # fmt: skip
-        print(f"  depgraph better in {holdout['depgraph_better']} of {holdout['seeds']} seeds")
     RESULTS.mkdir(exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
 

@@ -58,3 +58,15 @@ def test_table_layout_benchmark_reads_every_layout_alike(tmp_path):
     rows = measure(500, tmp_path, repeats=1)
     assert [r["file"] for r in rows] == list(LAYOUTS)
     assert len({r["n_nodes"] for r in rows}) == 1 and rows[0]["n_nodes"] > 500
+
+
+def test_holdout_replay_runs_and_keeps_returning_patients():
+    from benchmarks.bench_holdout import replay
+
+    result = replay(trials=2, n_patients=1000)
+    assert result["second_batch"]["returning_patients_kept_their_side"] is True
+    first = result["first_batch"]
+    joint, margins = first["depgraph joint (joint=2)"], first["depgraph margins (joint=1)"]
+    baseline = first["per-stratum random"]
+    assert joint["cells"]["mean"] < min(margins["cells"]["mean"], baseline["cells"]["mean"])
+    assert joint["categories"]["mean"] < baseline["categories"]["mean"]

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError
+from depgraph.folds.balancing import water_fill
 from depgraph.folds.schemes import (
     SCHEMES,
     BalancedHoldout,
@@ -18,7 +19,6 @@ from depgraph.folds.schemes import (
     HashFolds,
     LeaveOneBlockOut,
     TimeOrdered,
-    _water_fill,
     assign_folds,
     hash_fold,
 )
@@ -133,7 +133,7 @@ def test_water_filling_equals_placing_items_one_by_one(load, step, m, seed):
         value = load + expected * step
         best = np.flatnonzero(value == value.min())
         expected[best[np.argmin(tiebreak[best])]] += 1
-    assert _water_fill(load, float(step), m, tiebreak).tolist() == expected.tolist()
+    assert water_fill(load, float(step), m, tiebreak).tolist() == expected.tolist()
 
 
 def test_group_kfold_balances_sizes_and_repeats_differ():
@@ -273,12 +273,13 @@ TAKES = {
     "logo": {"by"},
     "time": {"n_splits", "gap", "embargo", "train_after"},
     "hash": {"n_splits", "salt", "key"},
-    "balanced-holdout": {"test_fraction", "balance", "seed", "prior"},
+    "balanced-holdout": {"test_fraction", "balance", "joint", "seed", "prior"},
     "covariate-bins": {"n_splits", "by", "thresholds"},
 }
 SAMPLE_VALUES = {"n_splits": 2, "n_repeats": 1, "seed": 0, "stratify": "stratum", "test_fraction": 0.5,
                  "by": "stratum", "gap": 0, "embargo": 0, "train_after": False, "salt": "s",
-                 "balance": ("stratum",), "prior": None, "key": ("stratum",), "thresholds": (0.5,)}  # fmt: skip
+                 "balance": ("stratum",), "joint": 2, "prior": None, "key": ("stratum",),
+                 "thresholds": (0.5,)}  # fmt: skip
 
 
 def test_each_scheme_declares_exactly_its_parameters():

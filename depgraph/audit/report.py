@@ -415,6 +415,44 @@ def balance_columns(plan: FoldPlan) -> dict[str, Mapping[str, Any]]:
     return dict(columns)
 
 
+def plan_findings(plan: FoldPlan) -> list[str]:
+    """What a plan's balance says beyond its columns, as sentences for the report: how strongly the folds follow
+    the outcome (hash folds on a key, covariate bins) and how balanced the joint cells of the balance columns are
+    (balanced holdout). Checked like :func:`balance_columns`: a value of the wrong kind is refused (``schema``)."""
+    lines = []
+    association = plan.balance.get("association")
+    if association is not None:
+        if not isinstance(association, Mapping):
+            raise _malformed("association", f"is {type(association).__name__}, not an object")
+        v = association.get("cramers_v")
+        if v is None:
+            lines.append(f"fold–outcome association: not measured ({association.get('note', 'no outcome')})")
+        elif not _finite_numbers([v]) or not isinstance(association.get("strong"), bool):
+            raise _malformed("association", "holds no finite cramers_v and boolean strong")
+        else:
+            verdict = (
+                "strong: each model is tested on an outcome mix unlike its training data, so the estimate is "
+                "pessimistic"
+                if association["strong"]
+                else "weak"
+            )
+            lines.append(f"fold–outcome association (bias-corrected Cramér's V): {v} — {verdict}")
+    cells = plan.balance.get("joint_cells")
+    if cells is not None:
+        keys = ("mean_abs_scaled_difference", "worst_abs_scaled_difference")
+        mean, worst = (cells.get(k) if isinstance(cells, Mapping) else None for k in keys)
+        if not all(isinstance(x, list) and len(x) == len(plan.splits) and _finite_numbers(x) for x in (mean, worst)):
+            raise _malformed(
+                "joint_cells", f"does not hold one mean and one worst number per split ({len(plan.splits)})"
+            )
+        lines += [
+            f"split {i}: {cells.get('cells_summarised')} joint cells (pairs of categories of ≥ "
+            f"{cells.get('min_samples')} samples): mean |scaled difference| {m}, worst {w}"
+            for i, (m, w) in enumerate(zip(mean, worst, strict=True))
+        ]
+    return lines
+
+
 def _finite_numbers(values: list[Any]) -> bool:
     return all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)  # JSON true is not a share
@@ -438,6 +476,7 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
         f"worst scaled difference {_e(m['worst_scaled_difference'])}</li>"
         for col, m in balance_columns(plan).items()
     )
+    balance += "".join(f"<li>{_e(line)}</li>" for line in plan_findings(plan))
     params = ", ".join(f"{k}={v}" for k, v in plan.parameters.items())
     return (
         f"<h2>Folds: {_e(plan.scheme)}</h2><p>{_e(params)}; seed {_e(plan.seed)}</p>"

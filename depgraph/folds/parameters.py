@@ -93,6 +93,22 @@ def check_seed(seed: Any, what: str = "seed") -> int:
     return int(seed)
 
 
+def check_joint(joint: Any, what: str = "joint") -> int:
+    """``joint`` as an int when it is an integer ≥ 1 (how many balance columns form a cell); else
+    ``invalid_argument``.
+
+    >>> check_joint(2)
+    2
+    """
+    if isinstance(joint, bool) or not isinstance(joint, (int, np.integer)) or joint < 1:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{what} must be an integer ≥ 1 (1: each column's categories; 2: also every pair of columns' cells), "
+            f"not {joint!r}",
+        )
+    return int(joint)
+
+
 # --------------------------------------------------------------------------- the parameters, one per concept
 #: The fold count: scikit-learn's name (``n_splits`` in KFold and TimeSeriesSplit alike), for k-fold, hash and time.
 N_SPLITS = Parameter(
@@ -107,6 +123,10 @@ STRATIFY = Parameter("stratify", "Stratified k-fold: the column.", ("--stratify"
 BY = Parameter("by", "logo: the block column; covariate-bins: the numeric column binned.", ("--by",), "COL")
 TEST_FRACTION = Parameter("test_fraction", "Holdouts: share of samples tested.", ("--test-fraction",), "F")
 BALANCE = Parameter("balance", "Balanced holdout: columns, comma-separated.", ("--balance",), "COLS", reads="names")
+JOINT = Parameter(
+    "joint", "Balanced holdout: balance the cells of up to N balance columns at once (1: each column alone; "
+    "2: every pair's cells too).", ("--joint",), "N", check=check_joint,
+)  # fmt: skip
 PRIOR = Parameter(
     "prior",
     "Balanced holdout: an earlier spec whose groups keep their side.",
@@ -139,7 +159,7 @@ RENAMED = {"n_folds": "n_splits"}
 
 #: Every parameter, in the order the ``folds`` command lists its options.
 PARAMETERS = (
-    N_SPLITS, N_REPEATS, SEED, STRATIFY, BY, TEST_FRACTION, BALANCE, PRIOR, GAP, EMBARGO, TRAIN_AFTER, SALT, KEY,
+    N_SPLITS, N_REPEATS, SEED, STRATIFY, BY, TEST_FRACTION, BALANCE, JOINT, PRIOR, GAP, EMBARGO, TRAIN_AFTER, SALT, KEY,
     THRESHOLDS,
 )  # fmt: skip
 #: The parameters by name.

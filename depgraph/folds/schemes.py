@@ -40,9 +40,10 @@ name                         class                      splits
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
@@ -50,10 +51,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import scipy.sparse as sp
 
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.balancing import balanced_folds, balanced_sides
 from depgraph.folds.covariates import (
     bin_of,
     equal_size_thresholds,
@@ -70,6 +73,7 @@ from depgraph.folds.parameters import (
     BY,
     EMBARGO,
     GAP,
+    JOINT,
     KEY,
     N_REPEATS,
     N_SPLITS,
@@ -82,6 +86,7 @@ from depgraph.folds.parameters import (
     THRESHOLDS,
     TRAIN_AFTER,
     Parameter,
+    check_joint,
     check_seed,
     declared,
 )
@@ -89,6 +94,7 @@ from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the s
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
 
 MISSING_CATEGORY = "(missing)"
+_SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
 
 
 # --------------------------------------------------------------------------- groups
@@ -141,130 +147,6 @@ def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np
     values = spec.samples[column].astype(object).where(spec.samples[column].notna(), MISSING_CATEGORY)
     codes, uniques = pd.factorize(values.astype(str).to_numpy(dtype=object), sort=True)
     return codes, np.asarray(uniques, dtype=object)
-
-
-# --------------------------------------------------------------------------- balanced assignment
-def _water_fill(load: np.ndarray, step: float, m: int, tiebreak: np.ndarray) -> np.ndarray:
-    """How many of ``m`` identical items each fold gets when items are placed one
-    at a time on the fold with the lowest ``load + step * count`` (ties: lowest
-    ``tiebreak``). Exact greedy result, computed in O(k log k + k)."""
-    k = len(load)
-    counts = np.zeros(k, dtype=np.int64)
-    if m == 0:
-        return counts
-    if step > 0:
-        ordered = np.sort(load)
-        cum = np.cumsum(ordered)
-        levels = (m * step + cum) / np.arange(1, k + 1)  # continuous water level using the i lowest folds
-        upper = np.append(ordered[1:], np.inf)
-        level = levels[np.argmax(levels <= upper)]
-        threshold = level - step  # every term below it is certainly among the m smallest
-        counts = np.maximum(0, np.ceil((threshold - load) / step)).astype(np.int64)
-        counts = np.minimum(counts, m)
-        while counts.sum() > m:  # float noise: give back from the most loaded
-            f = int(np.argmax(load + (counts - 1) * step + (counts == 0) * -np.inf))
-            counts[f] -= 1
-    for _ in range(m - int(counts.sum())):  # the last < 2k items one by one, exactly as greedy would
-        value = load + counts * step
-        best = np.flatnonzero(value == value.min())
-        counts[best[np.argmin(tiebreak[best])]] += 1
-    return counts
-
-
-def _balanced_folds(vectors: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """A fold per group so that every weighted column of ``vectors`` (counts per
-    group: strata, then size last) is spread as evenly as possible over k folds.
-
-    The objective is the sum over folds and columns of ``w · (count − target)²``
-    (targets are the column totals / k). Groups with identical count vectors
-    ("compositions") are interchangeable, so the plan is a table of how many
-    groups of each composition go to each fold:
-
-    1. greedy: compositions largest and rarest first (ties in seeded random
-       order), each placed by exact water filling on the objective;
-    2. local search: the best single move of one group, or swap of two groups
-       of different compositions between two folds, while one lowers the
-       objective (swaps are searched while there are at most
-       ``_SWAP_COMPOSITIONS`` compositions, which covers cohorts where
-       balance is hard; large cohorts balance by their many small groups).
-
-    Members of a composition are then dealt to folds in seeded random order.
-    """
-    compositions, inverse = np.unique(vectors, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    comp = compositions.astype(np.float64)
-    size = compositions[:, -1]
-    rarity = np.zeros(len(compositions))
-    if vectors.shape[1] > 1:  # groups carrying rare strata go first among equal sizes
-        rarity = (np.abs(compositions[:, :-1]) * weights[:-1]).max(axis=1) / np.maximum(size, 1)
-    order = np.lexsort((rng.random(len(compositions)), -rarity, -size))
-    shuffled = rng.permutation(len(inverse))
-    members_sorted = shuffled[np.argsort(inverse[shuffled], kind="stable")]
-    bounds = np.searchsorted(inverse[members_sorted], np.arange(len(compositions) + 1))
-    loads = np.zeros((k, vectors.shape[1]))
-    table = np.zeros((len(compositions), k), dtype=np.int64)  # groups of each composition per fold
-    for u in order:
-        wv = weights * comp[u]
-        table[u] = _water_fill(loads @ wv, float(wv @ comp[u]), int(bounds[u + 1] - bounds[u]), rng.permutation(k))
-        loads += table[u][:, None] * comp[u]
-    table = _improve(table, comp, weights, loads)
-    fold_of = np.empty(len(inverse), dtype=np.int64)
-    for u in range(len(compositions)):
-        fold_of[members_sorted[bounds[u] : bounds[u + 1]]] = np.repeat(np.arange(k), table[u])
-    return fold_of
-
-
-_SWAP_COMPOSITIONS = 400
-_SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
-_MAX_IMPROVEMENTS = 5000
-
-
-def _improve(table: np.ndarray, comp: np.ndarray, weights: np.ndarray, loads: np.ndarray) -> np.ndarray:
-    """Best-improvement local search on the composition table (moves and swaps)."""
-    table = table.copy()
-    loads = loads.copy()
-    targets = loads.sum(axis=0) / len(loads)
-    wcomp = comp * weights
-    q = (wcomp * comp).sum(axis=1)  # w-norm² of each composition
-    gram = wcomp @ comp.T if len(comp) <= _SWAP_COMPOSITIONS else None
-    k = table.shape[1]
-    for _ in range(_MAX_IMPROVEMENTS):
-        dev = loads - targets  # (k, D)
-        proj = wcomp @ dev.T  # (U, k): w·v_u·(C_f − t)
-        # move one group of composition u from fold a to fold b: Δ = 2(proj_ub − proj_ua) + 2q_u
-        move = 2 * (proj[:, None, :] - proj[:, :, None]) + 2 * q[:, None, None]
-        move[table == 0] = np.inf
-        move[:, np.arange(k), np.arange(k)] = np.inf
-        u, a, b = np.unravel_index(np.argmin(move), move.shape)
-        best, action = move[u, a, b], ("move", u, a, b)
-        if gram is not None:
-            for fa in range(k):
-                for fb in range(fa + 1, k):
-                    # swap u (in fa) with u2 (in fb): Δ = 2(w·(v2−v)·(C_a−C_b)) + 2‖v2−v‖²_w
-                    p = 2 * (proj[:, fa] - proj[:, fb])
-                    delta = p[None, :] - p[:, None] + 2 * (q[:, None] + q[None, :] - 2 * gram)
-                    delta[table[:, fa] == 0, :] = np.inf
-                    delta[:, table[:, fb] == 0] = np.inf
-                    i, j = np.unravel_index(np.argmin(delta), delta.shape)
-                    if delta[i, j] < best:
-                        best, action = delta[i, j], ("swap", i, j, fa, fb)
-        if not best < -1e-9:
-            break
-        if action[0] == "move":
-            _, u, a, b = action
-            table[u, a] -= 1
-            table[u, b] += 1
-            loads[a] -= comp[u]
-            loads[b] += comp[u]
-        else:
-            _, i, j, fa, fb = action
-            table[i, fa] -= 1
-            table[i, fb] += 1
-            table[j, fb] -= 1
-            table[j, fa] += 1
-            loads[fa] += comp[j] - comp[i]
-            loads[fb] += comp[i] - comp[j]
-    return table
 
 
 # --------------------------------------------------------------------------- schemes
@@ -434,7 +316,7 @@ def kfold_of_samples(
         vectors, weights = _stratified_vectors(groups, strata, k)
     restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
     candidates = [
-        _balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
+        balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
     ]
     fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
     return fold_of_group[groups.codes]
@@ -860,26 +742,47 @@ def _column_names(value: Any, what: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class BalancedHoldout(FoldScheme):
-    """A holdout balanced jointly over several categorical columns, stable as batches arrive.
+    """A holdout of whole groups balanced over several categorical columns and their joint cells, stable as
+    batches arrive.
 
-    Groups that a previous spec (``prior``) already placed keep their side; new
-    groups are placed one by one (largest first, ties in seeded random order) on
-    the side where they bring every category's count closest to its target
-    ``test_fraction · N_category`` (a chi-square-like objective over all
-    categories of all ``balance`` columns and the sample count). The plan
-    reports, per category, the scaled difference ``(N_test − f·N_total)/(f·N_total)``.
-    A group the prior placed on both sides (its samples merged since) takes the
-    side holding more of its prior samples; the balance metrics count them.
+    Guarantee: no group is split; every group a ``prior`` spec placed keeps its side; the test side holds close to
+    ``test_fraction`` of every category of every ``balance`` column, of every cell of ``joint`` columns at once
+    (``joint=2``, the default: every pair), and of the samples::
+
+        balance=(age, sex), joint=2      test share of each        a per-stratum random 20 %
+                                         age        0.200          drifts in small strata;
+        patients ──► groups ──► sides    sex        0.200          here margins and cells
+                                         age × sex  0.19 – 0.21    are held together
+
+    How: new groups are placed one by one (largest first, ties in seeded order) on the side that lowers a
+    chi-square over all those counts, ``Σ (N_test − f·N)² / (f·N) + (N_train − (1−f)·N)² / ((1−f)·N)``; then a
+    local search moves or swaps groups between the sides while that lowers it (up to
+    :data:`~depgraph.folds.balancing.SEARCH_GROUPS` new groups). A group the prior placed on both sides (its
+    samples merged since) takes the side holding more of its prior samples; the plan counts them. The plan reports
+    per category the scaled difference ``(N_test − f·N)/(f·N)``, and for the cells of every pair of columns the
+    mean and worst of it over cells of at least :data:`CELL_MIN_SAMPLES` samples.
+
+    >>> import pandas as pd
+    >>> from depgraph.spec.model import Constraint, SplitSpec
+    >>> frame = pd.DataFrame({"sample_id": [f"S{i:02d}" for i in range(40)],
+    ...                       "group_id": [f"P{i // 2:02d}" for i in range(40)],
+    ...                       "sex": ["f", "m"] * 20, "age": ["young"] * 20 + ["old"] * 20})
+    >>> spec = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> plan = BalancedHoldout(test_fraction=0.2, balance=("sex", "age")).plan(spec)
+    >>> plan.balance["columns"]["age"]["scaled_difference"], plan.balance["joint_cells"]["cells"]
+    ([[0.0, 0.0]], 4)
     """
 
     name: ClassVar[str] = "balanced-holdout"
     test_fraction: float = TEST_FRACTION.field(0.2)
     balance: tuple[str, ...] = BALANCE.field(("stratum",))
+    joint: int = JOINT.field(2)
     seed: int = SEED.field(0)
     prior: SplitSpec | None = PRIOR.field(None, repr=False)  # noqa: RUF009 - a dataclasses.field, with metadata
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_joint(self.joint, "joint")
         if self.prior is not None:
             instance(self.prior, SplitSpec, "prior")
         if self.balance is not None:  # one name, not its characters
@@ -892,39 +795,22 @@ class BalancedHoldout(FoldScheme):
         groups = _Groups.of(spec)
         if groups.n < 2:
             raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
-        blocks = []
-        for column in self.balance:
-            codes, names = _categories(spec, column, "--balance")
-            counts = np.bincount(groups.codes * len(names) + codes, minlength=groups.n * len(names))
-            blocks.append(counts.reshape(groups.n, len(names)))
-        vectors = np.column_stack([*blocks, groups.sizes]).astype(np.float64)
-        f = self.test_fraction
-        totals = vectors.sum(axis=0)
-        targets = np.stack([(1 - f) * totals, f * totals])  # side 0 train, side 1 test
-        inverse_target = np.where(targets > 0, 1 / np.maximum(targets, 1e-12), 0.0)
-        side = np.full(groups.n, -1, dtype=np.int64)
+        cells = [_categories(spec, column, "--balance")[0] for column in self.balance]
+        counts = _cell_counts(groups, cells, self.joint)
+        fixed = np.full(groups.n, -1, dtype=np.int64)
         if self.prior is not None:
-            side, _ = _prior_sides(self.prior, spec, groups)
-        loads = np.zeros_like(targets)
-        placed = side >= 0
-        for s in (0, 1):
-            loads[s] = vectors[placed & (side == s)].sum(axis=0)
+            fixed, _ = _prior_sides(self.prior, spec, groups)
         rng = np.random.default_rng([self.seed, 0])
-        new = np.flatnonzero(~placed)
-        order = new[np.lexsort((rng.random(len(new)), -groups.sizes[new]))]
-        for g in order:  # one group at a time: targets differ between the sides
-            v = vectors[g]
-            cost = ((2 * (loads - targets) + v) * v * inverse_target).sum(axis=1)
-            s = int(np.argmin(cost)) if cost[0] != cost[1] else int(rng.integers(2))
-            side[g] = s
-            loads[s] += v
+        new = np.flatnonzero(fixed < 0)
+        order = new[np.lexsort((rng.random(len(new)), -groups.sizes[new]))]  # largest first, ties seeded
+        side = balanced_sides(counts, np.ones(counts.shape[1]), self.test_fraction, fixed, order, rng)
         if (side == 1).all() or (side == 0).all():
             raise DepgraphError("too_few_groups", "the balanced holdout put every group on one side")
         test = side[groups.codes] == 1
         return [FoldSplit.of(0, 0, np.flatnonzero(test), np.empty(0, np.int64), len(test))]
 
     def parameters(self) -> dict[str, Any]:
-        out = {"test_fraction": self.test_fraction, "balance": list(self.balance)}
+        out = {"test_fraction": self.test_fraction, "balance": list(self.balance), "joint": self.joint}
         if self.prior is not None:
             out["prior_digest"] = self.prior.digest
         return out
@@ -942,6 +828,38 @@ class BalancedHoldout(FoldScheme):
 
     def target_fraction(self) -> float:
         return self.test_fraction
+
+
+def _cell_codes(cells: list[np.ndarray], joint: int) -> Iterator[np.ndarray]:
+    """Each sample's category in every column, then its cell in every pair of columns, every triple … up to
+    ``joint`` columns at once (codes ``0..n-1`` over the cells that occur)."""
+    for r in range(1, min(joint, len(cells)) + 1):
+        for combination in itertools.combinations(cells, r):
+            code = combination[0]
+            for other in combination[1:]:  # compact after each column: codes never outgrow the sample count
+                code, _ = pd.factorize(code.astype(np.int64) * (int(other.max()) + 1) + other, sort=True)
+            yield code
+
+
+def _cell_counts(groups: _Groups, cells: list[np.ndarray], joint: int) -> sp.csr_matrix:
+    """Groups × (every category and joint cell, then the sample count): how many samples of each group fall in
+    each. Every column weighs the same in the balanced holdout's objective: weighting the categories of single
+    columns 2, 4 or 8 times a joint cell changed neither balance by more than noise once the local search runs
+    (benchmarks/bench_holdout.py, five trials each)."""
+    rows, columns = [], []
+    offset = 0
+    for code in _cell_codes(cells, joint):
+        rows.append(groups.codes)
+        columns.append(code + offset)
+        offset += int(code.max()) + 1
+    rows.append(groups.codes)
+    columns.append(np.full(len(groups.codes), offset))
+    counts = sp.csr_matrix(
+        (np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(columns))),
+        shape=(groups.n, offset + 1),
+    )  # repeated (group, cell) entries are summed
+    counts.sum_duplicates()
+    return counts
 
 
 def _prior_sides(prior: SplitSpec, spec: SplitSpec, groups: _Groups) -> tuple[np.ndarray, int]:
@@ -1090,7 +1008,60 @@ def balance_metrics(
             "scaled_difference": [_rounded(s) for s in scaled_a],
             "worst_scaled_difference": _round(float(np.abs(scaled_a).max())) if len(splits) else 0.0,
         }
+    present = [c for c in columns if c in spec.samples.columns]
+    if len(present) >= 2:
+        out["joint_cells"] = _joint_cell_metrics(spec, splits, present, target_fraction)
     return out
+
+
+#: Joint cells are summarised over those holding at least this many samples: with a test fraction of 0.2 such a
+#: cell expects 4 test samples, so its scaled difference moves in steps of 0.25 at most.
+CELL_MIN_SAMPLES = 20
+
+
+def _joint_cell_metrics(
+    spec: SplitSpec, splits: list[FoldSplit], columns: list[str], target_fraction: float | None
+) -> dict[str, Any]:
+    """For every pair of columns, the scaled difference of each split's test count in each cell (a pair of
+    categories) from its target, summarised over cells of at least :data:`CELL_MIN_SAMPLES` samples: how many,
+    the mean and worst absolute value per split, and the worst cell."""
+    n = spec.n_samples
+    coded = {c: _categories(spec, c, "balance") for c in columns}
+    labels, codes = [], []
+    for a, b in itertools.combinations(columns, 2):
+        (ca, na), (cb, nb) = coded[a], coded[b]
+        pair = ca.astype(np.int64) * len(nb) + cb
+        present = np.unique(pair)
+        codes.append(np.searchsorted(present, pair) + sum(len(x) for x in labels))
+        labels.append([f"{a}={na[i // len(nb)]} & {b}={nb[i % len(nb)]}" for i in present])
+    return _cell_summary(np.stack(codes), [x for block in labels for x in block], splits, n, target_fraction)
+
+
+def _cell_summary(
+    codes: np.ndarray, labels: list[str], splits: list[FoldSplit], n: int, target_fraction: float | None
+) -> dict[str, Any]:
+    """Per split: mean and worst |scaled difference| over the cells of at least :data:`CELL_MIN_SAMPLES` samples
+    (``codes``: pairs × samples, cell numbers unique across pairs)."""
+    n_cells = len(labels)
+    totals = np.bincount(codes.ravel(), minlength=n_cells)
+    kept = totals >= CELL_MIN_SAMPLES
+    mean, worst, worst_cell = [], [], []
+    for split in splits:
+        held = np.bincount(codes[:, split.test].ravel(), minlength=n_cells)
+        f = target_fraction if target_fraction is not None else split.n_test / n
+        scaled = np.abs(held[kept] - f * totals[kept]) / (f * totals[kept]) if kept.any() and f > 0 else np.zeros(0)
+        mean.append(_round(float(scaled.mean())) if len(scaled) else 0.0)
+        worst.append(_round(float(scaled.max())) if len(scaled) else 0.0)
+        worst_cell.append(labels[int(np.flatnonzero(kept)[np.argmax(scaled)])] if len(scaled) else None)
+    return {
+        "pairs": int(codes.shape[0]),
+        "cells": n_cells,
+        "cells_summarised": int(kept.sum()),
+        "min_samples": CELL_MIN_SAMPLES,
+        "mean_abs_scaled_difference": mean,
+        "worst_abs_scaled_difference": worst,
+        "worst_cell": worst_cell,
+    }
 
 
 def _round(value: float) -> float:
