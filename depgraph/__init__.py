@@ -21,39 +21,44 @@ Adapters for optional libraries are loaded when first used, so ``import depgraph
 splitters, ``cv=depgraph.StratifiedGroupKFold(5)``) need the ``sklearn`` extra
 (``pip install 'depgraph[sklearn]'``); ``depgraph.FoldSampler``, ``depgraph.GroupBatchSampler`` and
 ``depgraph.GroupDistributedSampler`` need the ``torch`` extra. Without it, using one of them raises
-ModuleNotFoundError naming the extra to install.
+ModuleNotFoundError naming the extra to install. Every other name is loaded on first use too, with the stage it
+comes from (``depgraph.read_spec`` loads the spec's modules, not the report's matplotlib), so ``import depgraph``
+and the command line start quickly.
 """
 
 import importlib
 from typing import Any
 
-from depgraph.audit.duplicates import audit_duplicates
-from depgraph.audit.evaluation import EvaluationReport, evaluate
-from depgraph.audit.exposure import ExposureReport, exposure
-from depgraph.audit.report import write_report
-from depgraph.derivation.groups import Partition, derive
 from depgraph.errors import DepgraphError, DepgraphWarning, ErrorCode, missing_extra
-from depgraph.folds.schemes import (
-    BalancedHoldout,
-    FoldScheme,
-    GroupedHoldout,
-    GroupedKFold,
-    HashFolds,
-    LeaveOneBlockOut,
-    StratifiedGroupedKFold,
-    TimeOrdered,
-    assign_folds,
-)
-from depgraph.graph.assembly import combine
-from depgraph.graph.files import read_graph, write_graph
-from depgraph.graph.model import StudyGraph
-from depgraph.ingest.builders import add_duplicates, add_kinship, add_relations, add_spatial
-from depgraph.ingest.metadata import from_metadata
-from depgraph.spec.files import read_spec, write_spec
-from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
-from depgraph.validation.rules import Issue, ValidationReport, validate
 from depgraph.version import __version__
-from depgraph.vocab import MODES, NODE_TYPES, RELATIONS, NodeType
+
+#: Where each public name is defined: loaded on first use (PEP 562), so importing depgraph loads no stage.
+PUBLIC: dict[str, str] = {
+    "audit_duplicates": "depgraph.audit.duplicates",
+    "EvaluationReport": "depgraph.audit.evaluation",
+    "evaluate": "depgraph.audit.evaluation",
+    "ExposureReport": "depgraph.audit.exposure",
+    "exposure": "depgraph.audit.exposure",
+    "write_report": "depgraph.audit.report",
+    "Partition": "depgraph.derivation.groups",
+    "derive": "depgraph.derivation.groups",
+    **dict.fromkeys(
+        ["BalancedHoldout", "FoldScheme", "GroupedHoldout", "GroupedKFold", "HashFolds", "LeaveOneBlockOut",
+         "StratifiedGroupedKFold", "TimeOrdered", "assign_folds"],
+        "depgraph.folds.schemes",
+    ),
+    "combine": "depgraph.graph.assembly",
+    "read_graph": "depgraph.graph.files",
+    "write_graph": "depgraph.graph.files",
+    "StudyGraph": "depgraph.graph.model",
+    **dict.fromkeys(["add_duplicates", "add_kinship", "add_relations", "add_spatial"], "depgraph.ingest.builders"),
+    "from_metadata": "depgraph.ingest.metadata",
+    "read_spec": "depgraph.spec.files",
+    "write_spec": "depgraph.spec.files",
+    **dict.fromkeys(["Constraint", "FoldPlan", "SplitSpec"], "depgraph.spec.model"),
+    **dict.fromkeys(["Issue", "ValidationReport", "validate"], "depgraph.validation.rules"),
+    **dict.fromkeys(["MODES", "NODE_TYPES", "RELATIONS", "NodeType"], "depgraph.vocab"),
+}  # fmt: skip
 
 #: Names served from an adapter that needs an optional extra: name -> (adapter module, extra).
 LAZY: dict[str, tuple[str, str]] = {
@@ -118,7 +123,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use, so that `import depgraph` works without the optional extras.
+    """A public name, from its module on first use (then kept here); an adapter's from its optional extra."""
+    if name in PUBLIC:
+        value = getattr(importlib.import_module(PUBLIC[name]), name)
+        globals()[name] = value  # found directly from now on
+        return value
     if name not in LAZY:
         raise AttributeError(f"module 'depgraph' has no attribute {name!r}")
     module, extra = LAZY[name]
@@ -133,4 +142,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *LAZY})
+    return sorted({*globals(), *PUBLIC, *LAZY})

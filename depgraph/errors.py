@@ -19,8 +19,6 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
-import numpy as np
-
 
 class ErrorCode(str, Enum):
     """The catalogue of error codes. Values are part of the public contract."""
@@ -110,7 +108,9 @@ def describe_ids(ids: Iterable[Any], limit: int = 5, total: int | None = None) -
     >>> describe_ids(["S1", "S" + chr(10) + "2"]) == "S1, " + repr("S" + chr(10) + "2")
     True
     """
-    if not isinstance(ids, (list, tuple, np.ndarray)):  # dicts, sets, pandas objects, generators
+    # indexed as they are: lists, tuples and numpy arrays (told by name: this module stays free of numpy, which
+    # ``depgraph --help`` never loads); dicts, sets, pandas objects (label-indexed) and generators become lists
+    if not isinstance(ids, (list, tuple)) and f"{type(ids).__module__}.{type(ids).__name__}" != "numpy.ndarray":
         ids = list(ids)
     n = len(ids)
     head = [_one_line(str(ids[i])) for i in range(min(limit, n))]  # only what is shown is formatted

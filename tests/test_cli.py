@@ -387,7 +387,7 @@ def test_slow_stages_show_progress_on_a_terminal_only(monkeypatch):
 
     from rich.console import Console
 
-    import depgraph.cli.main as cli
+    import depgraph.cli.commandline as cli
 
     monkeypatch.setattr(cli, "PROGRESS_DELAY", 0.05)
     screen = io.StringIO()

@@ -14,7 +14,7 @@ import pytest
 import typer.core
 import typer.main
 
-from depgraph.cli.main import app, main
+from depgraph.cli.main import COMMANDS, app, command, main
 from depgraph.folds.parameters import PARAMETERS
 
 WORKTREE = Path(__file__).resolve().parents[1]
@@ -60,6 +60,8 @@ def test_version_in_process(capsys):
 
 # --------------------------------------------------------------------------- --help at 80 columns
 COMMAND = typer.main.get_command(app)
+#: Every command, each loaded from its module as `depgraph NAME` loads it.
+SUBCOMMANDS = {name: command(name) for name in COMMANDS}
 #: Long option names that a table cut at 80 columns (typer's rich help showed --kinship-thres…).
 LONG_NAMES = ["--kinship-threshold", "--allow-multi-subject-samples", "--no-allow-multi-subject-samples",
               "--pseudonymize-ids", "--allow-single-group", "--splitgraph-version", "--verify-key-env",
@@ -77,9 +79,9 @@ def spellings(command: typer.core.TyperCommand) -> list[str]:
     return [o for p in command.params for o in (*p.opts, *p.secondary_opts) if p.param_type_name == "option"]
 
 
-@pytest.mark.parametrize("name", [None, *COMMAND.commands])
+@pytest.mark.parametrize("name", [None, *SUBCOMMANDS])
 def test_help_at_80_columns(capsys, monkeypatch, name):
-    command = COMMAND if name is None else COMMAND.commands[name]
+    command = COMMAND if name is None else SUBCOMMANDS[name]
     text = help_text(capsys, monkeypatch, *([name] if name else []))
     assert text.startswith(f"Usage: depgraph {name or ''}".rstrip())
     assert [line for line in text.splitlines() if len(line) > 80] == []
@@ -102,7 +104,7 @@ def test_help_at_80_columns(capsys, monkeypatch, name):
 
 
 def test_help_names_whole_and_descriptions_unbroken(capsys, monkeypatch):
-    texts = {name: help_text(capsys, monkeypatch, name) for name in COMMAND.commands}
+    texts = {name: help_text(capsys, monkeypatch, name) for name in SUBCOMMANDS}
     everything = "\n".join(texts.values())
     for name in LONG_NAMES:
         assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", everything), name
@@ -204,7 +206,7 @@ def test_scheme_names_with_a_hyphen_or_an_underscore(files, capsys, option, spel
 
 def test_folds_options_are_the_schemes_declared_parameters(capsys, monkeypatch):
     """Every scheme parameter is one ``folds`` option, spelt, described and defaulted as its declaration says."""
-    command = COMMAND.commands["folds"]
+    command = SUBCOMMANDS["folds"]
     options = {p.name: p for p in command.params if p.param_type_name == "option"}
     text = " ".join(help_text(capsys, monkeypatch, "folds").split())
     for parameter in PARAMETERS:

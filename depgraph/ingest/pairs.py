@@ -9,13 +9,13 @@ does not hold are a ``reference`` error, or with ``unknown="ignore"`` dropped an
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import scipy.sparse as sp
 
 from depgraph.common.arguments import in_order
 from depgraph.common.identifiers import (
@@ -166,7 +166,7 @@ def kinship_pairs(
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
         found = _tool_kinship(graph, source, format, value, what, unknown, id_template, encoding)
-    elif isinstance(source, np.ndarray) or sp.issparse(source):
+    elif isinstance(source, np.ndarray) or _is_sparse(source):
         if id_template != "{IID}":
             raise DepgraphError(
                 "invalid_argument",
@@ -295,17 +295,24 @@ def _matrix_ids(matrix: Any, ids: Any, what: str) -> pd.Series:
     return names
 
 
+def _is_sparse(value: Any) -> bool:
+    """Whether ``value`` is a scipy sparse matrix. One exists only once scipy.sparse is loaded, so a build from
+    tables never loads scipy to ask."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(value))
+
+
 def _matrix_pairs(
     matrix: Any, names: pd.Series, threshold: float, what: str
 ) -> tuple[pd.Series, pd.Series, np.ndarray, str]:
     shape = matrix.shape
     key_arr = names.to_numpy(dtype=object)
-    if sp.issparse(matrix):
+    if _is_sparse(matrix):
         if threshold <= 0:
             raise DepgraphError(
                 "invalid_argument", "a sparse kinship matrix needs a threshold above 0 (its absent entries are 0)"
             )
-        coo = sp.coo_matrix(matrix)
+        coo = sys.modules["scipy.sparse"].coo_matrix(matrix)
         off = coo.row != coo.col
         rows, cols, vals = coo.row[off], coo.col[off], np.asarray(coo.data[off], dtype=np.float64)
         _check_matrix_values(vals, rows, cols, key_arr, what)

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from depgraph.common.arguments import real_number
 from depgraph.common.identifiers import (
@@ -52,6 +51,8 @@ def spatial_pairs(
     r = _checked_distances(radius, p)
     ids, points, axes = _coordinates(coords, p, what, encoding)
     ids, points, dropped = _known_samples(graph, ids, points, unknown, what)
+    from scipy.spatial import cKDTree  # scipy's KD-tree, loaded for coordinates only: a build without them skips it
+
     pairs = cKDTree(points).query_pairs(r=r, p=p, output_type="ndarray") if len(points) > 1 else np.empty((0, 2), int)
     i, j = pairs[:, 0], pairs[:, 1]
     distance = np.linalg.norm(points[i] - points[j], ord=p, axis=1) if len(i) else np.empty(0)

@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from depgraph.errors import DepgraphError
 from depgraph.formats import FORMATS
@@ -50,7 +48,11 @@ def load_schema(kind: str) -> dict[str, Any]:
 
 
 @functools.cache
-def _validator(kind: str) -> Draft202012Validator:
+def _validator(kind: str) -> Any:
+    # jsonschema is loaded when the first document is checked: a command that checks none (build, --help) never
+    # loads it
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load_schema(kind), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
@@ -99,6 +101,8 @@ def envelope_problem(doc: dict[str, Any], kind: str) -> str | None:
     """The first rule of ``kind``'s schema that ``doc`` breaks, as ``"where: what"`` (the long arrays left out:
     readers check their every element), or None. Writers check what they build in memory with it too, so
     nothing is written that a reader would refuse."""
+    from jsonschema.exceptions import best_match  # loaded with the validator (see _validator)
+
     problem = best_match(_validator(kind).iter_errors(_without_long_arrays(doc)))
     if problem is None:
         return None

@@ -1,0 +1,118 @@
+"""``depgraph audit``: near-identical samples found in a feature table, optionally declared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from depgraph.adapters.frames import write_table
+from depgraph.audit.duplicates import audit_duplicates
+from depgraph.cli.commandline import (
+    TABLE_KINDS,
+    Command,
+    encoding_option,
+    out,
+    outputs_plan,
+    refuse_given,
+    stage,
+)
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.graph.files import read_graph, write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.ingest.builders import add_duplicates
+from depgraph.io.files import read_table
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command("audit", cls=Command, short_help="Find near-identical samples; optionally declare them.")
+def audit_command(
+    ctx: typer.Context,
+    graph_file: Annotated[
+        Path, typer.Argument(metavar="GRAPH.json", help="The study graph the samples belong to.", readable=False)
+    ],
+    features: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FEATURES", help="CSV, TSV, Parquet (an id column + numeric columns) or .npy.", readable=False
+        ),
+    ],
+    id_column: Annotated[
+        str, typer.Option("--id-column", "--ids-column", help="The sample id column of a feature table.")
+    ] = "sample_id",
+    threshold: Annotated[float, typer.Option(help="Inclusive cosine similarity that marks a duplicate.")] = 0.995,
+    method: Annotated[str, typer.Option(help="auto, exact or lsh (see docs/exposure-audit-report.md).")] = "auto",
+    write_back: Annotated[
+        bool, typer.Option("--write-back", help="Add the pairs to the graph as sample_duplicate_of edges.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="With --write-back: the graph to write; otherwise a CSV of the pairs.",
+            readable=False,
+        ),
+    ] = None,
+    encoding: Annotated[str | None, encoding_option("the feature table")] = None,
+) -> None:
+    """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
+    if write_back and output is None:
+        raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
+    npy = features.suffix.lower() == ".npy"
+    if npy:
+        refuse_given(
+            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
+        )
+    # the pairs table as CSV, or TSV / Parquet when the file is named so
+    kind = "JSON" if write_back else TABLE_KINDS[_pairs_format(output)]
+    plan = outputs_plan(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
+    graph = read_graph(graph_file)
+    ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
+    source: Path | pd.DataFrame = features if npy else _feature_table(features, id_column, graph, encoding)
+    with stage(f"auditing {features.name}"):
+        pairs = audit_duplicates(source, ids, threshold, method=method, id_column=id_column)
+    out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
+    for row in pairs.head(20).itertuples(index=False):
+        out.print(f"  {row.id1} ~ {row.id2}  {row.similarity:.6f}")
+    if len(pairs) > 20:
+        out.print(f"  … and {len(pairs) - 20} more")
+    if write_back:
+        updated = (
+            add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
+        )
+        with plan:
+            write_graph(updated, output)
+        out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
+    elif output is not None:
+        with plan:
+            write_table(pairs, output, _pairs_format(output))
+        out.print(f"wrote {output}")
+
+
+def _pairs_format(output: Path | None) -> str:
+    """The format of ``audit -o`` (without --write-back): by the suffix, CSV unless it says TSV or Parquet."""
+    return (
+        "csv"
+        if output is None
+        else {".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}.get(output.suffix.lower(), "csv")
+    )
+
+
+def _feature_table(path: Path, id_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
+    """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
+    and pairs it cannot declare would be written as if they were."""
+    table = read_table(path, "features", encoding=encoding)
+    if id_column in table.columns:
+        ids = table[id_column].dropna().astype(str)
+        unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
+        if unknown:
+            raise DepgraphError(
+                "reference",
+                f"features {str(path)!r} name {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+                ids=unknown,
+            )
+    return table

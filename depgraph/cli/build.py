@@ -1,0 +1,174 @@
+"""``depgraph build``: a study graph from the metadata table and the pair files (kinship, coordinates, duplicates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
+
+import typer
+
+from depgraph.cli.commandline import (
+    Command,
+    canonical,
+    column_map,
+    encoding_option,
+    outputs_plan,
+    print_graph,
+    refuse_given,
+    stage,
+)
+from depgraph.errors import DepgraphError
+from depgraph.graph.files import write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.ingest.builders import add_duplicates, add_kinship, add_spatial
+from depgraph.ingest.metadata import from_metadata, no_grouping_message
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command("build", cls=Command)
+def build(
+    ctx: typer.Context,
+    metadata: Annotated[
+        Path, typer.Argument(help="One row per sample: CSV, TSV, Parquet or Excel (.xlsx).", readable=False)
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.", readable=False)],
+    kinship: Annotated[
+        Path | None,
+        typer.Option(
+            help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2, PLINK .genome or a GCTA GRM.",
+            readable=False,
+        ),
+    ] = None,
+    kinship_threshold: Annotated[
+        str | None,
+        typer.Option(help="Inclusive kinship threshold, a number or a KING degree: duplicate, first, second, third."),
+    ] = None,
+    kinship_format: Annotated[
+        str,
+        typer.Option(help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm."),
+    ] = "auto",
+    id_template: Annotated[
+        str, typer.Option(help="Subject id from a tool's FID and IID columns, e.g. '{IID}' or '{FID}_{IID}'.")
+    ] = "{IID}",
+    coords: Annotated[
+        Path | None, typer.Option(help="Coordinates: CSV with sample_id,x,y[,z].", readable=False)
+    ] = None,
+    radius: Annotated[float | None, typer.Option(help="Samples at most this far apart are adjacent.")] = None,
+    duplicates: Annotated[
+        Path | None, typer.Option(help="Duplicate pairs: CSV with id1,id2 (sample ids).", readable=False)
+    ] = None,
+    column: Annotated[
+        list[str] | None, typer.Option("--column", help="Map a canonical column to yours: canonical=user_col.")
+    ] = None,
+    unknown: Annotated[
+        str, typer.Option(help="Pairs naming ids not in the metadata: 'error' or 'ignore' (drop, and report).")
+    ] = "error",
+    allow_multi_subject_samples: Annotated[
+        bool, typer.Option(help="Accept samples listed with several subjects.")
+    ] = False,
+    outcome_scope: Annotated[str, typer.Option(help="Link outcome_id to 'sample' or 'subject'.")] = "sample",
+    name: Annotated[str | None, typer.Option(help="A name for the graph, shown in reports.")] = None,
+    encoding: Annotated[str | None, encoding_option("the input tables")] = None,
+    sheet: Annotated[
+        str | None,
+        typer.Option(metavar="NAME|N", help="The metadata workbook's sheet (.xlsx): its name, or its number from 1."),
+    ] = None,
+) -> None:
+    """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
+    _refuse_build_options(ctx, unknown, outcome_scope, (kinship, kinship_threshold), (coords, radius), duplicates)
+    plan = outputs_plan(output, writes=("JSON",), inputs=(metadata, kinship, coords, duplicates))
+    with stage(f"reading {metadata.name} and building the graph"):
+        graph = from_metadata(
+            metadata,
+            column_map(column),
+            name=name or metadata.stem,
+            outcome_scope=outcome_scope,  # type: ignore[arg-type]
+            allow_multi_subject_samples=allow_multi_subject_samples,
+            encoding=encoding,
+            sheet=sheet,
+        )
+    _refuse_unused_metadata_options(ctx, graph)
+    for step in graph.history:
+        warning = no_grouping_message(step)
+        if warning:  # a graph of singletons is legal, but never a silent one
+            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
+    kinship_source = None if kinship is None else KinshipSource(kinship, kinship_threshold, kinship_format, id_template)
+    graph = _with_pair_files(graph, kinship_source, (coords, radius), duplicates, unknown=unknown, encoding=encoding)
+    with stage(f"writing {output.name}"), plan:
+        write_graph(graph, output)
+    print_graph(graph, f"wrote {output}")
+
+
+class KinshipSource(NamedTuple):
+    """``build``'s kinship options: the file, its threshold, its format (or ``auto``) and the id template."""
+
+    path: Path
+    threshold: Any
+    format: str
+    id_template: str
+
+
+def _with_pair_files(
+    graph: StudyGraph,
+    kinship: KinshipSource | None,
+    spatial: tuple[Path | None, float | None],
+    duplicates: Path | None,
+    *,
+    unknown: str,
+    encoding: str | None,
+) -> StudyGraph:
+    """The graph with the relations of the pair files ``build`` was given."""
+    if kinship is not None:
+        fmt = None if kinship.format == "auto" else canonical(kinship.format, "-")
+        with stage(f"reading kinship from {kinship.path.name}"):
+            graph = add_kinship(
+                graph,
+                kinship.path,
+                kinship.threshold,
+                unknown=unknown,
+                format=fmt,
+                id_template=kinship.id_template,
+                encoding=encoding,
+            )
+    coords, radius = spatial
+    if coords is not None:
+        with stage("finding neighbours within the radius"):
+            graph = add_spatial(graph, coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
+    if duplicates is not None:
+        graph = add_duplicates(graph, duplicates, unknown=unknown, encoding=encoding)
+    return graph
+
+
+def _refuse_build_options(
+    ctx: typer.Context,
+    unknown: str,
+    outcome_scope: str,
+    kinship: tuple[Path | None, str | None],
+    spatial: tuple[Path | None, float | None],
+    duplicates: Path | None,
+) -> None:
+    """``build``'s options that contradict each other, refused before anything is read."""
+    (kinship_file, threshold), (coords, radius) = kinship, spatial
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"--unknown takes 'error' or 'ignore', not {unknown!r}")
+    if outcome_scope not in ("sample", "subject"):
+        raise DepgraphError("invalid_argument", f"--outcome-scope takes 'sample' or 'subject', not {outcome_scope!r}")
+    if kinship_file is not None and threshold is None:
+        raise DepgraphError("invalid_argument", "--kinship needs --kinship-threshold (a number or a KING degree name)")
+    if kinship_file is None and threshold is not None:
+        raise DepgraphError("invalid_argument", "--kinship-threshold is given without --kinship")
+    if (coords is None) != (radius is None):
+        raise DepgraphError("invalid_argument", "--coords and --radius go together")
+    if kinship_file is None:
+        refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
+    if kinship_file is None and coords is None and duplicates is None:
+        refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
+
+
+def _refuse_unused_metadata_options(ctx: typer.Context, graph: StudyGraph) -> None:
+    """Options about outcomes or subjects, given for metadata that declares none."""
+    if not (graph.has_relation("sample_has_outcome") or graph.has_relation("subject_has_outcome")):
+        refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
+    if not graph.has_relation("sample_belongs_to_subject"):
+        refuse_given(ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples")

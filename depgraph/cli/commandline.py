@@ -1,0 +1,413 @@
+"""What every depgraph command shares: the :class:`Command` class (the command line as typed checked before any
+value is converted, plain-text help), the options' checks, the outputs plan, signing, progress and printing.
+
+Each command lives in its own module (``depgraph.cli.build``, ``depgraph.cli.folds``…), loaded by
+:mod:`depgraph.cli.main` when that command runs; they all build on this one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from depgraph.cli.helptext import DEPRECATED, help_page, option_help, shown_spellings
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
+from depgraph.io.outputs import Outputs
+from depgraph.version import __version__
+from depgraph.vocab import CANONICAL_COLUMNS
+
+if TYPE_CHECKING:  # pragma: no cover - types only: a command loads what it uses
+    from depgraph.graph.model import StudyGraph
+    from depgraph.validation.rules import ValidationReport
+
+# Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
+# words are styled by Text spans (see styled), never by markup in a string.
+out = Console(highlight=False, soft_wrap=True, markup=False)
+progress_console = Console(stderr=True)
+#: Stages show a spinner with elapsed time once they have run this long (seconds), on terminals only.
+PROGRESS_DELAY = 2.0
+
+
+@contextlib.contextmanager
+def stage(label: str) -> Iterator[None]:
+    """A transient progress line for a stage that takes a while; silent when not on a terminal."""
+    if not progress_console.is_terminal:
+        yield
+        return
+    bar = Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(), console=progress_console, transient=True)
+    bar.add_task(label, total=None)
+    timer = threading.Timer(PROGRESS_DELAY, bar.start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        bar.stop()
+
+
+# --------------------------------------------------------------------------- the command line as typed
+#: Options naming a file a command writes: a trailing '/' names a directory, never the file.
+FILE_OUTPUTS = frozenset({"output"})
+#: Options naming a directory a command writes into.
+DIRECTORY_OUTPUTS = frozenset({"output_dir", "plots_dir"})
+
+
+#: The release that drops the deprecated spellings: the next minor version.
+DROPPED_IN = "{}.{}".format(*(lambda v: (v[0], int(v[1]) + 1))(__version__.split(".")))
+#: What goes where an option takes a value, as the help shows it (never a Python type such as <str>).
+METAVARS = {
+    "output": "FILE", "kinship": "FILE", "coords": "FILE", "duplicates": "FILE", "samples": "FILE",
+    "output_dir": "DIR", "plots_dir": "DIR", "graph_file": "GRAPH.json",
+    "kinship_threshold": "X|DEGREE", "kinship_format": "FORMAT", "id_template": "TEMPLATE", "radius": "R",
+    "column": "CANONICAL=COL", "unknown": "error|ignore", "outcome_scope": "sample|subject", "name": "TEXT",
+    "n_splits": "K", "verify_key_env": "VAR", "key_env": "VAR", "sign_key_env": "VAR",
+    "mode": "MODE", "strategy": "strict|rule-based", "via": "MODES", "priority": "MODES", "min_groups": "N",
+    "attributes": "COLS|all", "to": "FORMAT", "source": "FORMAT", "splitgraph_version": "VERSION", "limit": "N",
+    "scheme": "SCHEME", "id_column": "COL", "split_column": "COL", "threshold": "X",
+    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json",
+}  # fmt: skip
+
+
+class Command(typer.core.TyperCommand):
+    """A depgraph command. Before typer converts any value, the command line as typed is checked for what a parser
+    resolves without a word (:func:`check_command_line`), and a deprecated spelling is told. Its help is plain text
+    that fits the terminal: option names whole, metavars that say what goes there (:data:`METAVARS`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None and param.name in METAVARS:
+                param.metavar = METAVARS[param.name]
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if args:
+            args = _old_import_form(self, ctx, list(args))
+            check_command_line(self, ctx, args)
+            _tell_deprecated(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        finally:
+            out.stderr = False  # a command writing data to stdout sent its messages to stderr
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        params = [p for p in self.get_params(ctx) if not p.hidden]
+        arguments = [p for p in params if p.param_type_name == "argument"]
+        usage = ["[OPTIONS]", *(p.display_name_raw if p.required else f"[{p.display_name_raw}]" for p in arguments)]
+        sections = {
+            "Arguments": [(p.display_name_raw, p.help or "") for p in arguments],
+            "Options": [option_help(p) for p in params if p.param_type_name == "option"],
+        }
+        formatter.write(help_page(f"{ctx.command_path} {' '.join(usage)}", self.help, sections, formatter.width))
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The command's line in ``depgraph --help``: its first sentence, whole (the list wraps it)."""
+        return (self.short_help or (self.help or "").split(". ")[0].split("\n\n")[0]).rstrip(".")
+
+
+def canonical(name: str, joiner: str) -> str:
+    """A mode, strategy, scheme or format name as depgraph spells it: ``rule-based`` and ``rule_based`` are one
+    name (``joiner`` is the one depgraph uses), in any case."""
+    return name.strip().lower().replace("_" if joiner == "-" else "-", joiner)
+
+
+def _old_import_form(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> list[str]:
+    """``import splitgraph FILE`` (deprecated) read as ``import --from splitgraph FILE``, with its warning."""
+    if command.name != "import" or any(a == "--help" for a in args):
+        return args
+    opts, extra, _ = command.make_parser(ctx).parse_args(args=list(args))
+    given = opts.get("file")
+    if not extra or opts.get("source") is not None or not isinstance(given, str) or "." in given:
+        return args  # the new form, or a mistake the parser names
+    deprecated(f"import {given} FILE", f"import --from {given} FILE")
+    rest = list(args)
+    rest.remove(given)
+    return ["--from", given, *rest]
+
+
+def _tell_deprecated(args: list[str]) -> None:
+    for typed in dict.fromkeys(a.split("=", 1)[0] for a in args if a.startswith("--")):
+        if typed in DEPRECATED:
+            deprecated(typed, DEPRECATED[typed])
+
+
+def deprecated(old: str, new: str) -> None:
+    """Tell (a ``deprecated`` warning, one line on stderr once the command is done) that ``old`` is now ``new``."""
+    warnings.warn(
+        DepgraphWarning("deprecated", f"{old} is now {new}; the old spelling goes in {DROPPED_IN}"), stacklevel=2
+    )
+
+
+def check_command_line(command: typer.core.TyperCommand, ctx: typer.Context, args: list[str]) -> None:
+    """Refuse (``invalid_argument``, or ``io`` for an output path) what a parser would silently resolve:
+
+    * an option given twice (``-k 2 -k 3``, ``--train-after --no-train-after``): the parser keeps the last one;
+    * an empty value (``-o ""`` is the current directory to pathlib, ``--attributes ""`` carries nothing);
+    * a value that is one of the command's options (``-o --allow-unlinked`` would write a file of that name and
+      drop the flag);
+    * an output path beginning with ``-`` other than ``-`` itself (write ``./-name`` for such a file);
+    * an output file path ending with ``/`` (pathlib drops the slash: ``-o results/`` would write a file named
+      ``results``).
+
+    ``--help`` anywhere shows the help instead. Parsing errors (an unknown option) are the parser's own.
+    """
+    opts, _, order = command.make_parser(ctx).parse_args(args=list(args))  # the parser consumes the list it gets
+    if any(p.name == "help" for p in order):
+        return
+    spellings = {o for p in command.params for o in (*p.opts, *p.secondary_opts) if p.param_type_name == "option"}
+    seen: dict[str, int] = {}
+    for param in order:
+        if param.param_type_name == "option" and not param.multiple and not getattr(param, "count", False):
+            seen[param.name] = seen.get(param.name, 0) + 1
+            if seen[param.name] == 2:
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"{_spelt(param)} is given more than once; give it once (the last would win without a word)",
+                    option=_spelt(param),
+                )
+    for param in dict.fromkeys(order):
+        if param.param_type_name == "option" and param.is_flag:
+            continue
+        given = opts.get(param.name)
+        for value in given if isinstance(given, list) else [given]:
+            if isinstance(value, str):
+                _check_value(param, value, spellings)
+
+
+def _spelt(param: Any) -> str:
+    """How the user spells ``param``: ``--output/-o``, ``--train-after/--no-train-after``, ``SPEC.json``."""
+    if param.param_type_name == "argument":
+        return str(param.display_name_raw)
+    return "/".join((*shown_spellings(param.opts), *param.secondary_opts))
+
+
+def _names_path(param: Any) -> bool:
+    return getattr(param.type_descriptor, "annotation", None) in (Path, Path | None)
+
+
+def _check_value(param: Any, value: str, spellings: set[str]) -> None:
+    name = _spelt(param)
+    # a value of spaces is refused where it names a file; elsewhere (a one-character separator, say) it may be meant
+    if value == "" or (not value.strip() and _names_path(param)):
+        raise DepgraphError("invalid_argument", f"{name} is given an empty value {value!r}", option=name)
+    if param.param_type_name == "option" and value in spellings:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{name} takes a value, but is followed by the option {value}: give {name} its value first",
+            option=name,
+        )
+    if param.name in FILE_OUTPUTS | DIRECTORY_OUTPUTS and value.startswith("-") and value != "-":
+        raise DepgraphError(
+            "invalid_argument",
+            f"{name} {value!r} begins with '-' like an option; for a file of that name write ./{value}",
+            option=name,
+        )
+    if param.name in FILE_OUTPUTS and value.endswith(("/", os.sep)):
+        raise DepgraphError(
+            "io",
+            f"output {value!r} ends with '/', which names a directory; name the file to write (e.g. {value}out.json)",
+            path=value,
+        )
+
+
+# --------------------------------------------------------------------------- helpers
+#: What a file suffix says a file holds. An output whose suffix says another kind than what the command writes is
+#: refused: a spec named .csv, CSV named .parquet, plain text named .gz (depgraph writes no compressed file).
+SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
+                ".html": "HTML", ".htm": "HTML", ".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard",
+                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG"}  # fmt: skip
+
+
+def outputs_plan(
+    *files: Path | None, writes: tuple[str, ...] | None, inputs: tuple[Path | None, ...] = (), binary: bool = False
+) -> Outputs:
+    """The command's outputs plan, every file checked now, before any work; ``-`` is standard output,
+    and then what depgraph says to the user goes to stderr so that stdout carries the data only. ``writes``: the
+    kinds (:data:`SUFFIX_KINDS` values) the files receive; a suffix naming another kind is refused (``None``: the
+    command checks the suffixes itself, later)."""
+    plan = Outputs(inputs)
+    for path in files:
+        if path is not None:
+            plan.file(path, binary=binary)  # what the path is (an input, a device, a directory) comes first
+            if writes is not None:
+                check_suffix(path, writes)
+    if plan.writes_stdout:
+        out.stderr = True  # reset by main()
+    return plan
+
+
+def check_suffix(path: Path, writes: tuple[str, ...]) -> None:
+    """Refuse ``path`` when its suffix says another kind of file than ``writes``; a FIFO or a device that exists is
+    written through whatever its name, and ``-`` is standard output."""
+    said = SUFFIX_KINDS.get(path.suffix.lower())
+    if said is None or said in writes or str(path) == "-" or (path.exists() and not path.is_file()):
+        return
+    raise DepgraphError(
+        "invalid_argument",
+        f"output {str(path)!r} is named {path.suffix} ({said}) but receives {' or '.join(writes)}: "
+        "name it for what it holds",
+        path=str(path),
+    )
+
+
+def column_map(pairs: list[str] | None) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for item in pairs or []:
+        canonical, sep, user = item.partition("=")
+        if not sep or not canonical.strip() or not user.strip():
+            raise DepgraphError("invalid_argument", f"--column takes canonical=user_column, got {item!r}")
+        if canonical.strip() not in CANONICAL_COLUMNS:
+            raise DepgraphError(
+                "invalid_argument",
+                f"--column {item!r}: {canonical.strip()!r} is not a canonical column "
+                f"({describe_ids(CANONICAL_COLUMNS, 20)})",
+            )
+        if canonical.strip() in mapping:
+            raise DepgraphError(
+                "invalid_argument",
+                f"--column maps {canonical.strip()} twice ({mapping[canonical.strip()]!r}, {user.strip()!r}); "
+                "map each canonical column once",
+            )
+        mapping[canonical.strip()] = user.strip()
+    return mapping
+
+
+def name_list(text: str | None, option: str) -> list[str] | None:
+    """``a,b`` as ``["a", "b"]`` (the callee checks the names); a list with no name, or naming one twice, is
+    refused: ``--via subject,subject`` or ``--balance ,`` say something else than the user meant."""
+    if text is None:
+        return None
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise DepgraphError("invalid_argument", f"{option} {text!r} lists no name", option=option)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise DepgraphError(
+            "invalid_argument", f"{option} names {describe_ids(repeated)} more than once", option=option
+        )
+    return names
+
+
+def number_list(text: str, option: str) -> list[float]:
+    """``1.5,2`` as ``[1.5, 2.0]``: finite decimal numbers, at least one; anything else is refused naming it."""
+    items = [m.strip() for m in text.split(",")]
+    for item in items:
+        try:
+            if math.isfinite(float(item)):
+                continue
+        except ValueError:
+            pass
+        raise DepgraphError("invalid_argument", f"{option} takes finite numbers, comma-separated: not {item!r}")
+    return [float(item) for item in items]
+
+
+def check_environment(variable: str | None, option: str) -> None:
+    """Refuse an environment variable (named by ``option``) whose value is not UTF-8 text: keys and salts are
+    UTF-8 bytes, and such a value cannot be one (Python holds its bytes as lone surrogates)."""
+    value = None if variable is None else os.environ.get(variable)
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DepgraphError(
+            "invalid_argument",
+            f"the environment variable {variable} ({option}) is not UTF-8 text; set it to UTF-8 text",
+            option=option,
+        ) from None
+
+
+def typed(ctx: typer.Context, parameter: str) -> bool:
+    """Whether the option ``parameter`` (its Python name) was given on the command line rather than left at its
+    default. Options that do not apply are refused when given, whatever their value."""
+    source = ctx.get_parameter_source(parameter)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def option_name(ctx: typer.Context, parameter: str) -> str:
+    """How the user spells the option ``parameter``: ``--seed``, ``-k/--folds``."""
+    found = next(p for p in ctx.command.params if p.name == parameter)
+    return "/".join(found.opts)  # with a deprecated spelling, which the user may have typed
+
+
+def refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
+    """Refuse the first of ``parameters`` given on the command line: it does not apply ``where``."""
+    for parameter in parameters:
+        if typed(ctx, parameter):
+            option = option_name(ctx, parameter)
+            raise DepgraphError("invalid_argument", f"{option} does not apply {where}", option=option)
+
+
+def encoding_option(what: str) -> Any:
+    """The ``--encoding CODEC`` option of a command reading ``what`` (one spelling and help for every command)."""
+    return typer.Option(metavar="CODEC", help=f"Text encoding of {what} when not UTF-8, e.g. latin-1 or cp1252.")
+
+
+def print_graph(graph: StudyGraph, title: str) -> None:
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("nodes")
+    table.add_column("n", justify="right")
+    table.add_column("edges")
+    table.add_column("n", justify="right")
+    types = list(graph.type_counts().items())
+    rels = list(graph.relation_counts().items())
+    for i in range(max(len(types), len(rels))):
+        t = types[i] if i < len(types) else ("", "")
+        r = rels[i] if i < len(rels) else ("", "")
+        table.add_row(t[0], str(t[1]), r[0], str(r[1]))
+    out.print(table)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line of output from plain text and ``(text, style)`` pieces: only the pieces' styles apply, so ids and
+    paths in the text are shown as they are."""
+    return Text.assemble(*parts)
+
+
+#: The colour of each finding severity.
+SEVERITY_STYLE = {"error": "red", "warning": "yellow", "advisory": "cyan"}
+
+
+def print_report(report: ValidationReport) -> None:
+    verdict = ("valid", "green") if report.valid else ("INVALID", "red")
+    m = report.metrics
+    out.print(
+        styled(
+            "validation: ",
+            verdict,
+            f" — {m['n_errors']} error(s), {m['n_warnings']} warning(s), "
+            f"{m['n_advisories']} advisory(ies) over {m['n_samples']} samples",
+        )
+    )
+    for issue in report.issues:
+        out.print(
+            styled(
+                "  ",
+                (f"{issue.severity:<8}", SEVERITY_STYLE[issue.severity]),
+                f" {issue.code} ({issue.level}, {issue.count}): {issue.message}",
+            )
+        )
+
+
+#: A table format and the kind of file it makes (:data:`SUFFIX_KINDS`).
+TABLE_KINDS = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet"}
+
+
+def text_table(output: Path) -> str:
+    """``tsv`` for an output named ``.tsv``, else ``csv``."""
+    return "tsv" if output.suffix.lower() == ".tsv" else "csv"

@@ -1,0 +1,180 @@
+"""``depgraph derive``: one group per sample, written as a split spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from depgraph.cli.commandline import (
+    SEVERITY_STYLE,
+    Command,
+    canonical,
+    check_environment,
+    encoding_option,
+    name_list,
+    out,
+    outputs_plan,
+    refuse_given,
+    stage,
+    styled,
+)
+from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
+from depgraph.derivation.groups import Partition, derive, selected_samples
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.graph.files import read_graph
+from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
+from depgraph.io.files import describe_source, read_bytes, read_table
+from depgraph.spec.model import SplitSpec
+from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
+from depgraph.vocab import MODE
+
+MODE_NAMES = ", ".join(MODE)
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command("derive", cls=Command)
+def derive_command(
+    ctx: typer.Context,
+    graph_file: Annotated[
+        Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.", readable=False)
+    ],
+    mode: Annotated[str, typer.Option(help=f"Derivation mode: {MODE_NAMES}.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.", readable=False)],
+    strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule-based.")] = None,
+    via: Annotated[str | None, typer.Option(help="Composite: modes to combine, comma-separated.")] = None,
+    priority: Annotated[str | None, typer.Option(help="Rule-based: modes in priority order, comma-separated.")] = None,
+    samples: Annotated[
+        Path | None, typer.Option(help="Derive for these samples only (one id per line, or a table).", readable=False)
+    ] = None,
+    min_groups: Annotated[int | None, typer.Option(help="Fail when fewer groups than this remain.")] = None,
+    pseudonymize_ids: Annotated[
+        bool, typer.Option("--pseudonymize-ids", help="Replace sample and group ids by keyed hashes (HMAC-SHA256).")
+    ] = False,
+    key_env: Annotated[
+        str, typer.Option(help="With --pseudonymize-ids: the environment variable holding the key.")
+    ] = DEFAULT_KEY_ENV,
+    attributes: Annotated[
+        str | None,
+        typer.Option(help="Sample attributes to carry into the spec (comma-separated, or 'all'), e.g. for folds."),
+    ] = None,
+    allow_unlinked: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unlinked", help="Accept a mode that links none of the samples (every sample its own group)."
+        ),
+    ] = False,
+    allow_single_group: Annotated[
+        bool,
+        typer.Option(
+            "--allow-single-group", help="Composite without --via/--priority: accept every sample in one group."
+        ),
+    ] = False,
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
+    encoding: Annotated[str | None, encoding_option("the --samples file")] = None,
+) -> None:
+    """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
+    over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
+    if not pseudonymize_ids:
+        refuse_given(ctx, "without --pseudonymize-ids", "key_env")
+    if samples is None:
+        refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
+    if pseudonymize_ids:
+        check_environment(key_env, "--key-env")
+    key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    signing = signing_key(sign_key_env)
+    if key is not None and attributes is not None and attributes.strip().lower() == "all":
+        raise DepgraphError(
+            "invalid_argument",
+            "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
+            "name the attributes to carry (e.g. --attributes sex,age_band)",
+        )
+    plan = outputs_plan(output, writes=("JSON",), inputs=(graph_file, samples))
+    with stage(f"reading {graph_file.name}"):
+        graph = read_graph(graph_file)
+    subset = read_sample_list(samples, encoding) if samples is not None else None
+    if samples is not None:  # its unknown ids named with the file they came from, once
+        selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
+    with stage(f"deriving {mode} groups"):
+        partition = derive(
+            graph,
+            canonical(mode, "_"),
+            strategy=None if strategy is None else canonical(strategy, "_"),
+            via=name_list(via, "--via"),
+            priority=name_list(priority, "--priority"),
+            samples=subset,
+            min_groups=min_groups,
+            allow_unlinked=allow_unlinked,
+            allow_single_group=allow_single_group,
+        )
+    with stage(f"writing {output.name}"):
+        carried = attributes if attributes is None else _attribute_names(attributes)
+        spec = SplitSpec.from_partition(partition, graph, attributes=carried)
+        if key is not None:
+            spec = pseudonymize(spec, key)
+        with plan:
+            spec = write_signed_spec(spec, output, signing)
+    _print_partition(partition)
+    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + signed_note(spec))
+
+
+def _attribute_names(text: str) -> str | list[str]:
+    """``--attributes``: ``all`` (in any case, as the pseudonymisation check reads it) or a list of names."""
+    return "all" if text.strip().lower() == "all" else name_list(text, "--attributes") or []
+
+
+def read_sample_list(path: Path, encoding: str | None = None) -> list[str]:
+    """Sample ids from a CSV/TSV/Parquet table (its ``sample_id`` column, or its
+    only column) or a text file with one id per line (``#`` starts a comment),
+    read as UTF-8 (with or without a byte-order mark) unless ``encoding`` names
+    another text encoding."""
+    codec = checked_encoding(encoding)
+    if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
+        table = read_table(path, "samples file", encoding=codec)
+        if "sample_id" in table.columns:
+            column = table["sample_id"]
+        elif len(table.columns) == 1:
+            column = table.iloc[:, 0]
+        else:
+            raise DepgraphError(
+                "schema",
+                f"samples file {str(path)!r} needs a sample_id column (columns: {describe_ids(table.columns)})",
+            )
+        ids = [str(v).strip() for v in column.dropna().tolist() if str(v).strip()]
+    else:
+        raw = read_bytes(path, "samples file")
+        label = describe_source(path, "samples file")
+        if codec is not None:
+            raw = to_utf8(raw, codec, path, label)
+        try:  # strict: a byte that is not UTF-8 would otherwise become U+FFFD and name another sample
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise not_utf8(raw, path, label) from None
+        ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        ids = [i for i in ids if i]
+    if not ids:
+        raise DepgraphError("empty_input", f"samples file {str(path)!r} lists no sample ids")
+    return ids
+
+
+def _counted(n: int, noun: str) -> str:
+    """``1 sample``, ``2 samples``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _print_partition(partition: Partition) -> None:
+    s = partition.summary()
+    how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
+    out.print(
+        styled(
+            "derived ",
+            (how, "bold"),
+            f": {_counted(s['n_samples'], 'sample')} in {_counted(s['n_groups'], 'group')}; largest "
+            f"{s['largest_group']} ({_counted(s['largest_group_size'], 'sample')}), "
+            f"{_counted(s['singletons'], 'singleton')}",
+        )
+    )
+    for w in partition.warnings:
+        out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {w.message}"))

@@ -1,0 +1,111 @@
+"""``depgraph evaluate``: metrics per split and held-out block at a threshold fixed on training rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from depgraph.adapters.frames import TABLE_FORMATS, write_table
+from depgraph.audit.evaluation import evaluate
+from depgraph.audit.report import write_report
+from depgraph.cli.commandline import (
+    TABLE_KINDS,
+    Command,
+    check_suffix,
+    encoding_option,
+    out,
+    outputs_plan,
+    stage,
+)
+from depgraph.errors import DepgraphError
+from depgraph.spec.files import read_spec
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command("evaluate", cls=Command, short_help="AUC and metrics at a training threshold, per split and block.")
+def evaluate_command(
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec carrying folds.", readable=False)],
+    predictions: Annotated[
+        Path,
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="CSV/TSV/Parquet: sample_id, split (or repeat and fold), role (train/test), score and label.",
+            readable=False,
+        ),
+    ],
+    threshold: Annotated[
+        str,
+        typer.Option(
+            metavar="youden|X|sensitivity=X|specificity=X",
+            help="How each split's threshold is chosen from its training predictions.",
+        ),
+    ] = "youden",
+    by: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COLUMN", help="A spec column (site, study, batch...): also evaluate each held-out block."
+        ),
+    ] = None,
+    label: Annotated[
+        str | None, typer.Option(metavar="COL", help="The label column (default: label, else the spec's outcome).")
+    ] = None,
+    positive: Annotated[
+        str | None, typer.Option(metavar="CLASS", help="The positive class (default: 1 of 0/1, true of false/true).")
+    ] = None,
+    boot: Annotated[int, typer.Option("--boot", metavar="N", help="Bootstrap resamples of groups (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, typer.Option(metavar="LEVEL", help="Interval confidence level.")] = 0.95,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also write the full table: .csv, .tsv, .parquet or .json.", readable=False
+        ),
+    ] = None,
+    encoding: Annotated[str | None, encoding_option("the predictions table")] = None,
+    report_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            metavar="FILE.html",
+            help="Also write the spec's HTML report with the evaluation and the test scores per block.",
+            readable=False,
+        ),
+    ] = None,
+) -> None:
+    """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
+    threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
+    NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
+    accuracy is low is flagged as a score shift (see docs/evaluation.md)."""
+    kind = None if output is None else {".json": "json", **TABLE_FORMATS}.get(output.suffix.lower())
+    if output is not None and kind is None and str(output) != "-":
+        raise DepgraphError(
+            "invalid_argument", f"-o {str(output)!r}: the evaluation is written as .csv, .tsv, .parquet or .json"
+        )
+    kind = kind or ("csv" if output is not None else None)
+    plan = outputs_plan(
+        output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document, predictions),
+        binary=kind == "parquet",
+    )  # fmt: skip
+    if report_file is not None:
+        plan.file(report_file)
+        check_suffix(report_file, ("HTML",))
+    spec = read_spec(document)
+    with stage(f"evaluating {predictions.name}"):
+        report = evaluate(
+            spec, predictions, threshold=threshold, by=by, label=label, positive=positive, n_boot=boot, seed=seed,
+            confidence=confidence, encoding=encoding,
+        )  # fmt: skip
+    out.print(str(report))
+    with plan:  # the table and the report are put in place together
+        if output is not None and kind == "json":
+            report.write_json(output)
+        elif output is not None:
+            write_table(report.table, output, kind)
+        if report_file is not None:
+            write_report(spec, report_file, evaluation=report)
+    for written in (output, report_file):
+        if written is not None:
+            out.print(f"wrote {written}")

@@ -1,0 +1,170 @@
+"""``depgraph folds``: folds assigned to whole groups and recorded in a new spec; its options are built from
+the fold schemes' parameter declarations."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from depgraph.cli.commandline import (
+    Command,
+    check_environment,
+    name_list,
+    number_list,
+    option_name,
+    out,
+    outputs_plan,
+    stage,
+    typed,
+)
+from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
+from depgraph.errors import DepgraphError
+from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
+from depgraph.folds.schemes import SCHEMES, FoldScheme, assign_folds, canonical_scheme_name, schemes_taking
+from depgraph.spec.files import read_spec
+from depgraph.spec.model import SplitSpec
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+# --------------------------------------------------------------------------- folds: options from the schemes
+def fold_option(parameter: Parameter) -> inspect.Parameter:
+    """The ``folds`` command's option for a scheme parameter, built from its declaration (help, spellings, what goes
+    there, and the default: the command's own, else the one default of every scheme taking it)."""
+    kind = {"names": str, "numbers": str, "spec": Path, "environment": str}.get(parameter.reads)
+    defaults = {f.default for s in _taking(parameter) for f in dataclasses.fields(s) if f.name == parameter.name}
+    if kind is None:
+        kind = typing.get_type_hints(_taking(parameter)[0])[parameter.name]
+    default = parameter.command_default
+    if default is None and len(defaults) == 1 and parameter.reads in ("value", "names"):
+        (default,) = defaults
+        default = ",".join(default) if parameter.reads == "names" else default
+    option = typer.Option(
+        *parameter.flags,
+        help=parameter.help,
+        metavar=parameter.metavar,
+        **({"readable": False} if kind is Path else {}),
+    )
+    return inspect.Parameter(
+        parameter.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+        annotation=Annotated[kind if default is not None else kind | None, option],
+    )  # fmt: skip
+
+
+def _taking(parameter: Parameter) -> list[type[FoldScheme]]:
+    return [SCHEMES[name] for name in schemes_taking(parameter.name)]
+
+
+def _fold_parameters(ctx: typer.Context, scheme: type[FoldScheme], given: dict[str, Any]) -> dict[str, Any]:
+    """The options given, by parameter: an option the scheme does not declare is refused, naming the schemes it
+    applies to; a parameter with a command default takes it when not given; each declared check runs."""
+    declared = scheme.parameters_declared()
+    params: dict[str, Any] = {}
+    for parameter in PARAMETERS:
+        given_here = typed(ctx, parameter.name)
+        if parameter.name not in declared:
+            if given_here:
+                spelt = option_name(ctx, parameter.name)
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"{spelt} does not apply to --scheme {scheme.name} (it applies to "
+                    f"{', '.join(schemes_taking(parameter.name))})",
+                    option=spelt,
+                )
+        elif given_here or parameter.command_default is not None:
+            params[parameter.name] = given[parameter.name]
+            if parameter.check is not None:
+                parameter.check(params[parameter.name], option_name(ctx, parameter.name))
+        elif parameter.required:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{scheme.name} folds need {parameter.flags[0]} {parameter.metavar} (the {parameter.name} is never a "
+                "command-line value)",
+            )
+    return params
+
+
+def _fold_values(ctx: typer.Context, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as the scheme takes them: names split, values read from the environment, specs read."""
+    out = {}
+    for name, value in params.items():
+        parameter, option = PARAMETERS_BY_NAME[name], option_name(ctx, name)
+        if parameter.reads == "names":
+            value = tuple(name_list(value, option) or ())
+        elif parameter.reads == "numbers":
+            value = tuple(number_list(value, option))
+        elif parameter.reads == "environment":
+            check_environment(value, option)
+            value = os.environ.get(value)
+            if not value:
+                raise DepgraphError(
+                    "invalid_argument", f"the environment variable {params[name]} holding the {name} is unset or empty"
+                )
+        out[name] = value
+    return out
+
+
+def folds_command(
+    ctx: typer.Context,
+    document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.", readable=False)],
+    scheme: Annotated[str, typer.Option(help=f"Fold scheme: {', '.join(SCHEMES)}.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.", readable=False)
+    ],
+    sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
+    **given: Any,
+) -> None:
+    """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
+    refused."""
+    signing = signing_key(sign_key_env)
+    name = canonical_scheme_name(scheme)
+    if name not in SCHEMES:
+        raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
+    params = _fold_parameters(ctx, SCHEMES[name], given)  # before reading anything: a wrong option fails fast
+    documents = {k: v for k, v in params.items() if PARAMETERS_BY_NAME[k].reads == "spec"}
+    plan = outputs_plan(output, writes=("JSON",), inputs=(document, *documents.values()))
+    params = _fold_values(ctx, params)
+    spec = read_spec(document)
+    params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
+    with stage(f"assigning {name} folds"), plan:
+        planned = write_signed_spec(assign_folds(spec, name, **params), output, signing)
+    _print_folds(planned)
+    out.print(f"wrote {output}" + signed_note(planned))
+
+
+def _with_fold_options(command: Any) -> Any:
+    """``command`` taking, before its last parameter, one option per scheme parameter (:func:`fold_option`)."""
+    fixed = list(inspect.signature(command, eval_str=True).parameters.values())
+    generated = [fold_option(p) for p in PARAMETERS]
+    command.__signature__ = inspect.Signature([*fixed[:-2], *generated, fixed[-2]])
+    return command
+
+
+app.command("folds", cls=Command)(_with_fold_options(folds_command))
+
+
+def _print_folds(spec: SplitSpec) -> None:
+    plan = spec.folds
+    train, test, excluded = ([getattr(s, f"n_{side}") for s in plan.splits] for side in ("train", "test", "excluded"))
+    # a time split leaves out what its gap, embargo or later levels withhold: its excluded sizes are always shown
+    shown = plan.scheme == "time" or any(excluded)
+    out.print(
+        f"{plan.scheme}: {len(plan.splits)} split(s); train sizes {train}, test sizes {test}"
+        + (f", excluded {excluded}" if shown else "")
+    )
+    for column, metrics in plan.balance.get("columns", {}).items():
+        out.print(
+            f"  {column}: worst test-share deviation {metrics['worst_proportion_deviation']}, "
+            f"worst scaled difference {metrics['worst_scaled_difference']}"
+        )
+    if plan.parameters.get("thresholds") is not None:  # for other sites to apply: --thresholds
+        out.print(f"  thresholds {','.join(map(repr, plan.parameters['thresholds']))}")
+    association = plan.balance.get("association")
+    if isinstance(association, dict) and association.get("cramers_v") is not None:
+        out.print(f"  folds vs {association['outcome']}: Cramér's V {association['cramers_v']}")
