@@ -704,8 +704,10 @@ def _dotdot_spelling_of_spec(root: Path) -> Path:
 WRITE_CASES = [
     pytest.param(["derive", "{graph}", "--mode", "subject", "-o", "{target}"], _block_device,
                  ["disk", "block device"], id="derive-to-block-device"),
+    pytest.param(["export", "{spec}", "--to", "samples-table", "-o", "{target}"], _block_device,
+                 ["disk", "block device"], id="export-samples-table-to-block-device"),
     pytest.param(["export", "{spec}", "--to", "parquet", "-o", "{target}"], _block_device,
-                 ["disk", "block device"], id="export-parquet-to-block-device"),
+                 ["disk", "is a block device, not a directory"], id="export-columnar-to-block-device"),
     pytest.param(["build", "{meta}", "-o", "{target}"], _socket, ["sock", "socket"], id="build-to-socket"),
     pytest.param(["export", "{spec}", "--to", "csv", "-o", "{target}"], "{out}", ["out", "is a directory"],
                  id="export-csv-to-directory"),
@@ -886,7 +888,7 @@ def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path, study_files, capsy
 def test_a_character_device_is_written_through_and_stays_a_device(tmp_path, study_files, capsys):
     null = _mknod(tmp_path / "null", stat.S_IFCHR, 1, 3)  # /dev/null's numbers, inside the test directory
     cli_ok(capsys, ["derive", study_files["graph"], "--mode", "subject", "-o", null])
-    cli_ok(capsys, ["export", study_files["folds"], "--to", "parquet", "-o", null])
+    cli_ok(capsys, ["export", study_files["folds"], "--to", "csv", "-o", null])
     st = os.lstat(null)
     assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
     assert null.read_bytes() == b""  # it discarded what it was given, as /dev/null does
@@ -919,9 +921,11 @@ def test_dash_writes_to_standard_output_and_messages_go_to_stderr(tmp_path, stud
 
 
 def test_parquet_to_standard_output_through_a_pipe(study_files):
+    # before 0.2, --to parquet to a stream is the samples table (the columnar form is a directory), with a warning
     done = subprocess.run([*DEPGRAPH, "export", str(study_files["spec"]), "--to", "parquet", "-o", "-"],
                           capture_output=True, env=_env(), timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert b"deprecated: --to parquet -o - (the samples table) is now --to samples-table -o -" in done.stderr
     table = pq.read_table(pa.BufferReader(done.stdout)).to_pandas()
     assert table["sample_id"].tolist() == ["S1", "S2", "S3", "S4"]
 
@@ -1581,7 +1585,10 @@ def test_report_refuses_malformed_balance_metrics(tmp_path, out_dir, capsys, edi
 
 
 EXCEL_CASES = [
-    pytest.param("parquet", "samples.parquet", ["--excel-safe", "--to parquet"], id="parquet"),
+    pytest.param("parquet", "samples.dgspec", ["--excel-safe", "--to parquet"], id="columnar"),
+    pytest.param(
+        "samples-table", "samples.parquet", ["--excel-safe", "samples-table written as parquet"], id="samples-parquet"
+    ),
     pytest.param("splitgraph", "split.json", ["--excel-safe", "--to splitgraph"], id="splitgraph"),
     pytest.param("fold-table", "folds.parquet", ["--excel-safe", "fold-table written as parquet"], id="fold-parquet"),
     pytest.param("fold-table", "folds.pq", ["--excel-safe", "written as parquet"], id="fold-pq"),
@@ -1605,7 +1612,7 @@ def test_excel_safe_where_it_makes_no_sense(tmp_path, out_dir, capsys, to, name,
 def test_excel_safe_export_of_a_graph(tmp_path, out_dir, graph_json, capsys):
     target = out_dir / "g.csv"
     cli_fails(capsys, tmp_path, ["export", graph_json, "--to", "csv", "--excel-safe", "-o", target],
-              "invalid_argument", "study graph exports only to splitgraph", output=target)  # fmt: skip
+              "invalid_argument", "study graph exports only to json, parquet or splitgraph", output=target)  # fmt: skip
 
 
 PATH_ONCE_CASES = [
@@ -4200,7 +4207,7 @@ CLI_LINE_CASES = [
     ("csv-export-named-parquet", ["export", "{spec}", "--to", "csv", "-o", "{out}/t.parquet"], "invalid_argument",
      ["is named .parquet (Parquet) but receives CSV"]),
     ("parquet-export-named-csv", ["export", "{spec}", "--to", "parquet", "-o", "{out}/t.csv"], "invalid_argument",
-     ["is named .csv (CSV) but receives Parquet"]),
+     ["is named .csv (CSV) but receives a columnar split spec or a columnar study graph"]),
     ("splitgraph-export-named-csv", ["export", "{spec}", "--to", "splitgraph", "-o", "{out}/t.csv"],
      "invalid_argument", ["is named .csv (CSV) but receives JSON"]),
     ("report-named-json", ["report", "{spec}", "-o", "{out}/r.json"], "invalid_argument",

@@ -13,6 +13,7 @@ from depgraph.audit.duplicates import audit_duplicates
 from depgraph.cli.commandline import (
     TABLE_KINDS,
     Command,
+    document_outputs,
     encoding_option,
     out,
     outputs_plan,
@@ -68,8 +69,11 @@ def audit_command(
             ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
         )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
-    kind = "JSON" if write_back else TABLE_KINDS[_pairs_format(output)]
-    plan = outputs_plan(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
+    if write_back:  # the graph as JSON, or in the columnar form when named .dggraph
+        plan, form = document_outputs(output, "study-graph", None, inputs=(graph_file, features))
+    else:
+        kind = TABLE_KINDS[_pairs_format(output)]
+        plan = outputs_plan(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
     graph = read_graph(graph_file)
     ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
     source: Path | pd.DataFrame = features if npy else _feature_table(features, id_column, graph, encoding)
@@ -85,7 +89,7 @@ def audit_command(
             add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
         )
         with plan:
-            write_graph(updated, output)
+            write_graph(updated, output, format=form)
         out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
     elif output is not None:
         with plan:

@@ -11,11 +11,13 @@ from depgraph.cli.commandline import (
     Command,
     canonical,
     column_map,
+    document_outputs,
     encoding_option,
-    outputs_plan,
+    format_option,
     print_graph,
     refuse_given,
     stage,
+    tell_if_large,
 )
 from depgraph.errors import DepgraphError
 from depgraph.graph.files import write_graph
@@ -32,7 +34,12 @@ def build(
     metadata: Annotated[
         Path, typer.Argument(help="One row per sample: CSV, TSV, Parquet or Excel (.xlsx).", readable=False)
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the graph JSON.", readable=False)],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", help="Where to write the graph: G.json, or G.dggraph (columnar).", readable=False
+        ),
+    ],
     kinship: Annotated[
         Path | None,
         typer.Option(
@@ -74,10 +81,11 @@ def build(
         str | None,
         typer.Option(metavar="NAME|N", help="The metadata workbook's sheet (.xlsx): its name, or its number from 1."),
     ] = None,
+    form: Annotated[str | None, format_option()] = None,
 ) -> None:
     """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
     _refuse_build_options(ctx, unknown, outcome_scope, (kinship, kinship_threshold), (coords, radius), duplicates)
-    plan = outputs_plan(output, writes=("JSON",), inputs=(metadata, kinship, coords, duplicates))
+    plan, form = document_outputs(output, "study-graph", form, inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
         graph = from_metadata(
             metadata,
@@ -96,8 +104,9 @@ def build(
     kinship_source = None if kinship is None else KinshipSource(kinship, kinship_threshold, kinship_format, id_template)
     graph = _with_pair_files(graph, kinship_source, (coords, radius), duplicates, unknown=unknown, encoding=encoding)
     with stage(f"writing {output.name}"), plan:
-        write_graph(graph, output)
+        write_graph(graph, output, format=form)
     print_graph(graph, f"wrote {output}")
+    tell_if_large(output, form, "graph")
 
 
 class KinshipSource(NamedTuple):

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from depgraph.cli.helptext import DEPRECATED, help_page, option_help, shown_spellings
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
+from depgraph.io.columnar import COLUMNAR_SUFFIXES, output_form
 from depgraph.io.outputs import Outputs
 from depgraph.version import __version__
 from depgraph.vocab import CANONICAL_COLUMNS
@@ -230,7 +231,21 @@ def _check_value(param: Any, value: str, spellings: set[str]) -> None:
 #: refused: a spec named .csv, CSV named .parquet, plain text named .gz (depgraph writes no compressed file).
 SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
                 ".html": "HTML", ".htm": "HTML", ".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard",
-                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG"}  # fmt: skip
+                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG",
+                ".dgspec": "a columnar split spec", ".dggraph": "a columnar study graph"}  # fmt: skip
+#: What a document written in the columnar form is called in :data:`SUFFIX_KINDS`.
+COLUMNAR_KINDS = {"split-spec": "a columnar split spec", "study-graph": "a columnar study graph"}
+#: A JSON graph or spec written at least this large (bytes) is followed by a note suggesting the columnar form.
+LARGE_JSON = 25 * 2**20
+FORMAT_HELP = (
+    "json (one file) or parquet (the columnar form: a directory of Parquet tables and a manifest); default: by "
+    "the output's name, parquet for .dgspec and .dggraph."
+)
+
+
+def format_option() -> Any:
+    """The ``--format json|parquet`` option of a command writing a graph or a spec (one spelling everywhere)."""
+    return typer.Option("--format", metavar="json|parquet", help=FORMAT_HELP)
 
 
 def outputs_plan(
@@ -249,6 +264,40 @@ def outputs_plan(
     if plan.writes_stdout:
         out.stderr = True  # reset by main()
     return plan
+
+
+def document_outputs(
+    output: Path, kind: str | None, form: str | None, inputs: tuple[Path | None, ...]
+) -> tuple[Outputs, str]:
+    """The plan of a command writing a graph or a spec (``kind``: ``study-graph``, ``split-spec``, or ``None``
+    for either, when the input decides) to ``output``, and the form it is written in (``json`` or ``parquet``, by
+    ``form`` or the output's name): a JSON file, or a columnar directory written whole. Checked now, before any
+    work; a name contradicting the form (``-o spec.json --format parquet``, a spec ``-o g.dggraph``) is refused."""
+    if kind is None:
+        named = next((k for k, s in COLUMNAR_SUFFIXES.items() if output.suffix.lower() == s), "split-spec")
+        chosen = output_form(output, named, form)
+    else:
+        chosen = output_form(output, kind, form)
+    if chosen == "json":
+        return outputs_plan(output, writes=("JSON",), inputs=inputs), chosen
+    plan = Outputs(inputs)
+    plan.tree(output)
+    check_suffix(output, tuple(COLUMNAR_KINDS.values()) if kind is None else (COLUMNAR_KINDS[kind],))
+    return plan, chosen
+
+
+def tell_if_large(output: Path, form: str, what: str) -> None:
+    """After a large JSON graph or spec is written to a file, one line on stderr suggesting the columnar form."""
+    if form != "json" or str(output) == "-" or not output.is_file():
+        return
+    size = output.stat().st_size
+    if size >= LARGE_JSON:
+        suffix = ".dggraph" if what == "graph" else ".dgspec"
+        typer.echo(
+            f"depgraph: note: {str(output)!r} is a {size / 2**20:.0f} MB JSON {what}; its columnar form (-o "
+            f"{output.with_suffix(suffix).name}, or --format parquet) is several times smaller and faster to read",
+            err=True,
+        )
 
 
 def check_suffix(path: Path, writes: tuple[str, ...]) -> None:

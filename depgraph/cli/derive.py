@@ -12,13 +12,15 @@ from depgraph.cli.commandline import (
     Command,
     canonical,
     check_environment,
+    document_outputs,
     encoding_option,
+    format_option,
     name_list,
     out,
-    outputs_plan,
     refuse_given,
     stage,
     styled,
+    tell_if_large,
 )
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
 from depgraph.derivation.groups import Partition, derive, selected_samples
@@ -42,7 +44,10 @@ def derive_command(
         Path, typer.Argument(metavar="GRAPH.json", help="A graph written by 'depgraph build'.", readable=False)
     ],
     mode: Annotated[str, typer.Option(help=f"Derivation mode: {MODE_NAMES}.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the split spec JSON.", readable=False)],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Where to write the spec: S.json or S.dgspec (columnar).", readable=False),
+    ],
     strategy: Annotated[str | None, typer.Option(help="Composite strategy: strict or rule-based.")] = None,
     via: Annotated[str | None, typer.Option(help="Composite: modes to combine, comma-separated.")] = None,
     priority: Annotated[str | None, typer.Option(help="Rule-based: modes in priority order, comma-separated.")] = None,
@@ -74,24 +79,15 @@ def derive_command(
     ] = False,
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
     encoding: Annotated[str | None, encoding_option("the --samples file")] = None,
+    form: Annotated[str | None, format_option()] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
-    if not pseudonymize_ids:
-        refuse_given(ctx, "without --pseudonymize-ids", "key_env")
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
-    if pseudonymize_ids:
-        check_environment(key_env, "--key-env")
-    key = key_from_env(key_env) if pseudonymize_ids else None  # fail before any work
+    key = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)  # fail before any work
     signing = signing_key(sign_key_env)
-    if key is not None and attributes is not None and attributes.strip().lower() == "all":
-        raise DepgraphError(
-            "invalid_argument",
-            "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
-            "name the attributes to carry (e.g. --attributes sex,age_band)",
-        )
-    plan = outputs_plan(output, writes=("JSON",), inputs=(graph_file, samples))
+    plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
     subset = read_sample_list(samples, encoding) if samples is not None else None
@@ -115,9 +111,26 @@ def derive_command(
         if key is not None:
             spec = pseudonymize(spec, key)
         with plan:
-            spec = write_signed_spec(spec, output, signing)
+            spec = write_signed_spec(spec, output, signing, form)
     _print_partition(partition)
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + signed_note(spec))
+    tell_if_large(output, form, "spec")
+
+
+def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, attributes: str | None) -> bytes | None:
+    """The key of ``--pseudonymize-ids`` (from ``--key-env``), its options checked; None without it."""
+    if not pseudonymize:
+        refuse_given(ctx, "without --pseudonymize-ids", "key_env")
+        return None
+    check_environment(key_env, "--key-env")
+    key = key_from_env(key_env)
+    if attributes is not None and attributes.strip().lower() == "all":
+        raise DepgraphError(
+            "invalid_argument",
+            "--attributes all with --pseudonymize-ids would carry every metadata column beside the hashed ids; "
+            "name the attributes to carry (e.g. --attributes sex,age_band)",
+        )
+    return key
 
 
 def _attribute_names(text: str) -> str | list[str]:

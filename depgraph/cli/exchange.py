@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +15,9 @@ from depgraph.cli.commandline import (
     TABLE_KINDS,
     Command,
     canonical,
+    deprecated,
+    document_outputs,
+    format_option,
     out,
     outputs_plan,
     print_graph,
@@ -21,10 +26,11 @@ from depgraph.cli.commandline import (
 )
 from depgraph.cli.specs import SIGN_HELP, print_spec, signed_note, signing_key, write_signed_spec
 from depgraph.errors import DepgraphError
-from depgraph.formats import GRAPH_FORMAT
-from depgraph.graph.files import graph_from_document, write_graph
-from depgraph.io.files import read_json
-from depgraph.spec.files import spec_from_document
+from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
+from depgraph.graph.files import graph_from_document, read_graph, write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.io.columnar import Peeked, output_form, peek_document
+from depgraph.spec.files import read_spec, spec_from_document, write_spec
 from depgraph.spec.model import SplitSpec
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -40,23 +46,25 @@ def import_command(
         Path, typer.Option("--output", "-o", help="Where to write the depgraph spec or graph.", readable=False)
     ],
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP + " Specs only.")] = None,
+    form: Annotated[str | None, format_option()] = None,
 ) -> None:
     """Read another tool's file: a splitGraph split_spec becomes a depgraph spec,
     a splitGraph dependency_graph a depgraph graph (the symmetric of export --to splitgraph)."""
     if canonical(source, "-") != "splitgraph":
         raise DepgraphError("invalid_argument", f"import --from reads splitgraph files, not {source!r}")
     signing = signing_key(sign_key_env)
-    plan = outputs_plan(output, writes=("JSON",), inputs=(file,))
+    plan, form = document_outputs(output, None, form, inputs=(file,))
     imported = read_splitgraph(file)
+    output_form(output, "split-spec" if isinstance(imported, SplitSpec) else "study-graph", form)  # named for it
     if signing is not None and not isinstance(imported, SplitSpec):
         raise DepgraphError(
             "invalid_argument", f"--sign-key-env signs split specs; {str(file)!r} is a splitGraph dependency_graph"
         )
     with plan:
         if isinstance(imported, SplitSpec):
-            imported = write_signed_spec(imported, output, signing)
+            imported = write_signed_spec(imported, output, signing, form)
         else:
-            write_graph(imported, output)
+            write_graph(imported, output, format=form)
     if isinstance(imported, SplitSpec):
         print_spec(imported)
     else:
@@ -64,13 +72,22 @@ def import_command(
     out.print(f"wrote {output}" + (signed_note(imported) if isinstance(imported, SplitSpec) else ""))
 
 
-@app.command("export", cls=Command, short_help="Write a spec for other tools, or as a table.")
+#: What ``export --to`` writes.
+TARGETS = ("json", "parquet", "splitgraph", "csv", "samples-table", "fold-table")
+
+
+@app.command(
+    "export", cls=Command, short_help="Write a spec or a graph in its other form, for other tools, or as a table."
+)
 def export_command(
     ctx: typer.Context,
     document: Annotated[
-        Path, typer.Argument(metavar="SPEC.json", help="A split spec (or, for splitgraph, a graph).", readable=False)
+        Path,
+        typer.Argument(
+            metavar="SPEC.json|GRAPH.json", help="A split spec or a study graph, in either form.", readable=False
+        ),
     ],
-    to: Annotated[str, typer.Option("--to", help="splitgraph, csv, parquet or fold-table.")],
+    to: Annotated[str, typer.Option("--to", help=f"{', '.join(TARGETS[:-1])} or {TARGETS[-1]}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.", readable=False)],
     splitgraph_version: Annotated[
         str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
@@ -84,17 +101,26 @@ def export_command(
         ),
     ] = False,
 ) -> None:
-    """Write a spec for other tools: splitGraph JSON, the samples table (CSV / Parquet),
-    or the long fold table (sample_id, repeat, fold, role) as CSV or Parquet by the file suffix."""
+    """Write a spec or a graph in its other form (json: one file; parquet: the columnar form, a directory of
+    Parquet tables, .dgspec or .dggraph), for splitGraph (splitgraph), or a spec as a table: the samples table
+    (csv, or samples-table by the file suffix: .csv, .tsv, .parquet) or the long fold table (fold-table: sample_id,
+    repeat, fold, role, by the suffix)."""
     target = canonical(to, "-")
-    if target not in ("splitgraph", "csv", "parquet", "fold-table"):
-        raise DepgraphError("invalid_argument", f"--to takes splitgraph, csv, parquet or fold-table, not {to!r}")
-    # the samples table as CSV, or TSV when the file is named .tsv; the fold table by its suffix (told after the
-    # output is checked: an output that is the input is refused as such first)
-    kind = {"csv": text_table(output), "parquet": "parquet", "splitgraph": "json"}.get(target)
-    kind = kind or TABLE_FORMATS.get(output.suffix.lower()) or ("csv" if str(output) == "-" else None)
+    if target not in TARGETS:
+        raise DepgraphError("invalid_argument", f"--to takes {', '.join(TARGETS[:-1])} or {TARGETS[-1]}, not {to!r}")
+    forced = None
+    if target == "parquet" and _one_file(output):  # the samples table as one Parquet file, before 0.2
+        deprecated(f"--to parquet -o {output} (the samples table)", f"--to samples-table -o {output}")
+        target, forced = "samples-table", "parquet"
     if target != "splitgraph":
         refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
+    if target in ("json", "parquet"):
+        _export_form(ctx, document, target, output)
+        return
+    # the samples table as CSV, or TSV when the file is named .tsv; the others by the suffix (told after the
+    # output is checked: an output that is the input is refused as such first)
+    kind = {"csv": text_table(output), "splitgraph": "json"}.get(target) or forced
+    kind = kind or TABLE_FORMATS.get(output.suffix.lower()) or ("csv" if str(output) == "-" else None)
     plan = outputs_plan(
         output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document,),
         binary=kind == "parquet",
@@ -104,19 +130,21 @@ def export_command(
         raise DepgraphError(
             "invalid_argument",
             f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to --to {target}"
-            + (f" written as {kind}" if target == "fold-table" else "")
+            + (f" written as {kind}" if target in ("fold-table", "samples-table") else "")
             + " (that file keeps ids exact and is not opened as formulas)",
         )
-    doc = read_json(document, "file")
-    if isinstance(doc, dict) and doc.get("format") == GRAPH_FORMAT:
+    found = peek_document(document)
+    if found.format == GRAPH_FORMAT:
         if target != "splitgraph":
-            raise DepgraphError("invalid_argument", f"a study graph exports only to splitgraph, not {target}")
+            raise DepgraphError(
+                "invalid_argument", f"a study graph exports only to json, parquet or splitgraph, not {target}"
+            )
         with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
-            write_splitgraph_graph(graph_from_document(doc), output, splitgraph_version)
+            write_splitgraph_graph(_graph(document, found), output, splitgraph_version)
         out.print(f"wrote {output}")
         return
     refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
-    spec = spec_from_document(doc, f"spec file {str(document)!r}")
+    spec = _spec(document, found)
     with plan:
         if target == "splitgraph":
             write_splitgraph_spec(spec, output)
@@ -127,3 +155,43 @@ def export_command(
     out.print(
         f"wrote {output}" + (" (cells a spreadsheet would run as formulas prefixed with ')" if excel_safe else "")
     )
+
+
+def _one_file(output: Path) -> bool:
+    """Whether ``output`` can only be one file (named .parquet or .pq, standard output, a FIFO or a device): what
+    ``--to parquet`` meant before the columnar form (the samples table)."""
+    if output.suffix.lower() in (".parquet", ".pq") or str(output) == "-":
+        return True
+    try:
+        mode = os.stat(output).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _export_form(ctx: typer.Context, document: Path, form: str, output: Path) -> None:
+    """``export --to json|parquet``: the same spec or graph in the other form, every element of it kept (a spec
+    keeps its digest)."""
+    refuse_given(ctx, f"to --to {form} (it is for CSV and TSV tables)", "excel_safe")
+    plan, form = document_outputs(output, None, form, inputs=(document,))
+    found = peek_document(document)
+    kind = {SPEC_FORMAT: "split-spec", GRAPH_FORMAT: "study-graph"}.get(found.format)
+    if kind is None:
+        raise DepgraphError(
+            "schema", f"{str(document)!r}: 'format' is {found.format!r}; expected {SPEC_FORMAT!r} or {GRAPH_FORMAT!r}"
+        )
+    output_form(output, kind, form)  # a spec named .dggraph, a graph named .dgspec: refused before it is read
+    with plan:
+        if kind == "study-graph":
+            write_graph(_graph(document, found), output, format=form)
+        else:
+            write_spec(_spec(document, found), output, format=form)
+    out.print(f"wrote {output}")
+
+
+def _graph(path: Path, found: Peeked) -> StudyGraph:
+    return read_graph(path) if found.columnar else graph_from_document(found.document, f"graph file {str(path)!r}")
+
+
+def _spec(path: Path, found: Peeked) -> SplitSpec:
+    return read_spec(path) if found.columnar else spec_from_document(found.document, f"spec file {str(path)!r}")

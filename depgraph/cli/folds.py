@@ -15,12 +15,14 @@ import typer
 from depgraph.cli.commandline import (
     Command,
     check_environment,
+    document_outputs,
+    format_option,
     name_list,
     number_list,
     option_name,
     out,
-    outputs_plan,
     stage,
+    tell_if_large,
     typed,
 )
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
@@ -115,8 +117,12 @@ def folds_command(
     document: Annotated[Path, typer.Argument(metavar="SPEC.json", help="A split spec.", readable=False)],
     scheme: Annotated[str, typer.Option(help=f"Fold scheme: {', '.join(SCHEMES)}.")],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the spec with its folds.", readable=False)
+        Path,
+        typer.Option(
+            "--output", "-o", help="Where to write the spec with its folds (.json or .dgspec).", readable=False
+        ),
     ],
+    form: Annotated[str | None, format_option()] = None,
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
     **given: Any,
 ) -> None:
@@ -128,14 +134,15 @@ def folds_command(
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
     params = _fold_parameters(ctx, SCHEMES[name], given)  # before reading anything: a wrong option fails fast
     documents = {k: v for k, v in params.items() if PARAMETERS_BY_NAME[k].reads == "spec"}
-    plan = outputs_plan(output, writes=("JSON",), inputs=(document, *documents.values()))
+    plan, form = document_outputs(output, "split-spec", form, inputs=(document, *documents.values()))
     params = _fold_values(ctx, params)
     spec = read_spec(document)
     params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
     with stage(f"assigning {name} folds"), plan:
-        planned = write_signed_spec(assign_folds(spec, name, **params), output, signing)
+        planned = write_signed_spec(assign_folds(spec, name, **params), output, signing, form)
     _print_folds(planned)
     out.print(f"wrote {output}" + signed_note(planned))
+    tell_if_large(output, form, "spec")
 
 
 def _with_fold_options(command: Any) -> Any:

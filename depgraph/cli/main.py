@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("depgraph.cli.validate", "Validate a study graph, or check a split spec"),
     "derive": ("depgraph.cli.derive", "Derive one group per sample and write a split spec"),
     "import": ("depgraph.cli.exchange", "Read a splitGraph split_spec or dependency_graph"),
-    "export": ("depgraph.cli.exchange", "Write a spec for other tools, or as a table"),
+    "export": ("depgraph.cli.exchange", "Write a spec or a graph in its other form, for other tools, or as a table"),
     "diff": ("depgraph.cli.diff", "Which samples changed group between two specs"),
     "folds": ("depgraph.cli.folds", "Assign folds to a spec's groups and write the spec carrying them"),
     "check": ("depgraph.cli.check", "Verify a split made elsewhere: list every spec group that straddles it"),

@@ -21,11 +21,12 @@ def signing_key(variable: str | None) -> bytes | None:
     return None if variable is None else key_from_env(variable, purpose="signing")
 
 
-def write_signed_spec(spec: SplitSpec, output: Path, key: bytes | None) -> SplitSpec:
-    """Write the spec, signed with ``key`` when one is given; return what was written."""
+def write_signed_spec(spec: SplitSpec, output: Path, key: bytes | None, form: str = "json") -> SplitSpec:
+    """Write the spec in ``form`` (json or parquet), signed with ``key`` when one is given; return what was
+    written."""
     if key is not None:
         spec = spec.signed(key)
-    write_spec(spec, output)
+    write_spec(spec, output, format=form)
     return spec
 
 

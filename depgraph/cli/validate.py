@@ -19,10 +19,9 @@ from depgraph.cli.commandline import (
 from depgraph.cli.specs import print_spec
 from depgraph.errors import DepgraphError
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.graph.files import graph_from_document
-from depgraph.io.files import read_json
-from depgraph.io.schemas import json_kind
-from depgraph.spec.files import spec_from_document
+from depgraph.graph.files import graph_from_document, read_graph
+from depgraph.io.columnar import peek_document
+from depgraph.spec.files import read_spec, spec_from_document
 from depgraph.spec.privacy import key_from_env
 from depgraph.validation.rules import validate
 
@@ -33,7 +32,12 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 def validate_command(
     ctx: typer.Context,
     document: Annotated[
-        Path, typer.Argument(metavar="GRAPH.json|SPEC.json", help="A study graph or a split spec.", readable=False)
+        Path,
+        typer.Argument(
+            metavar="GRAPH.json|SPEC.json",
+            help="A study graph or a split spec (JSON, or columnar: .dggraph, .dgspec).",
+            readable=False,
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     n_splits: Annotated[
@@ -56,30 +60,30 @@ def validate_command(
     --verify-key-env its signature; exit 2 when it is damaged or contradicts itself)."""
     check_environment(verify_key_env, "--verify-key-env")
     key = None if verify_key_env is None else key_from_env(verify_key_env, purpose="signature verification")
-    doc = read_json(document, "file")
-    if not isinstance(doc, dict):
-        raise DepgraphError(
-            "schema",
-            f"{str(document)!r}: the document is {json_kind(doc)}; a study graph or a split spec is a JSON object",
-        )
-    if doc.get("format") == SPEC_FORMAT:
+    found = peek_document(document)  # a JSON file is parsed once; a columnar one's manifest says what it is
+    doc = found.document
+    if found.format == SPEC_FORMAT:
         refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_splits")
-        spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
+        if found.columnar:
+            spec = read_spec(document, verify_key=key)
+        else:
+            spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
         else:
             print_spec(spec, digest=doc.get("digest"), signed=key is not None)
         return
-    if doc.get("format") != GRAPH_FORMAT:
+    if found.format != GRAPH_FORMAT:
         raise DepgraphError(
             "schema",
-            f"{str(document)!r}: 'format' is {doc.get('format')!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
+            f"{str(document)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
         )
     if key is not None:
         raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
-        report = validate(graph_from_document(doc, f"graph file {str(document)!r}"), n_splits=n_splits)
+        graph = read_graph(document) if found.columnar else graph_from_document(doc, f"graph file {str(document)!r}")
+        report = validate(graph, n_splits=n_splits)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:

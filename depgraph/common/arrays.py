@@ -9,6 +9,7 @@ Text keys (a million sample ids) are ordered by :func:`sorted_codes`.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -131,3 +132,26 @@ def needs_trimming(text: pa.Array | pa.ChunkedArray) -> bool:
     filled = np.diff(offsets) > 0
     ends = np.concatenate([data[offsets[:-1][filled]], data[offsets[1:][filled] - 1]])
     return bool(((ends <= 32) | (ends >= 0x80)).any())
+
+
+def text_series(values: pa.Array | pa.ChunkedArray) -> pd.Series:
+    """Arrow text as a pandas column without a Python object per value: pandas' Arrow-backed text (``str`` in
+    pandas 3; pandas 2 makes objects). Missing values stay missing.
+
+    >>> text_series(pa.array(["S1", None])).isna().tolist()
+    [False, True]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    return pd.Series(values.cast(pa.string()).to_pandas(), copy=False)
+
+
+def take_text(values: pa.Array, positions: np.ndarray) -> pa.Array:
+    """``values`` at ``positions`` (null where a position is -1), in Arrow.
+
+    >>> take_text(pa.array(["a", "b"]), np.array([1, -1, 0])).to_pylist()
+    ['b', None, 'a']
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    missing = positions < 0
+    return values.take(pa.array(positions, mask=missing if missing.any() else None))

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from depgraph.common.arguments import flag, instance, names, whole_number
-from depgraph.common.arrays import distinct, present
+from depgraph.common.arrays import distinct, present, text_series
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
 from depgraph.common.samples import GroupedSamples
@@ -494,9 +494,8 @@ def _direct_targets(graph: StudyGraph, mode: str, selected: np.ndarray) -> tuple
 
 
 def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
-    keys = graph.key_values
     target, notes = _direct_targets(graph, mode, selected)
-    sample_keys = keys[selected]
+    sample_keys = _keys(graph, selected)
     linked = target >= 0
     targets = present(target[linked], graph.n_nodes)  # label each target once
     rank = np.zeros(graph.n_nodes, dtype=np.int64)
@@ -504,17 +503,15 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
     codes = np.empty(len(selected), dtype=np.int64)  # group of each sample: its target, or itself alone
     codes[linked] = rank[target[linked]]
     codes[~linked] = len(targets) + np.arange(int((~linked).sum()))
-    names = np.concatenate(
-        [
-            _prefixed(f"{mode}:", graph.key_array.take(pa.array(targets))),
-            _prefixed(f"{mode}:unlinked:", sample_keys[~linked]),
-        ]
+    unlinked_keys = sample_keys.filter(pa.array(~linked))
+    names = pa.concat_arrays(
+        [_prefixed(f"{mode}:", graph.key_array.take(pa.array(targets))), _prefixed(f"{mode}:unlinked:", unlinked_keys)]
     )
-    group = names[codes]
+    group = names.take(pa.array(codes))
     if (~linked).any() and linked.any():
-        _refuse_label_collisions(mode, group[linked], group[~linked])
+        _refuse_label_collisions(mode, names.slice(0, len(targets)), names.slice(len(targets)))
     if (~linked).any():
-        notes.append(_unlinked_warning(mode, sample_keys[~linked]))
+        notes.append(_unlinked_warning(mode, unlinked_keys))
     frame = _frame(sample_keys, group, pd.Categorical.from_codes((~linked).astype(np.int8), [mode, "unlinked"]))
     parameters: dict[str, Any] = {}
     if mode == "time":
@@ -529,8 +526,8 @@ def _derive_direct(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partit
 def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray) -> None:
     """A target key such as ``unlinked:S5`` would merge its samples with the
     singleton of unlinked sample S5; refuse rather than silently merge."""
-    clash = np.intersect1d(linked.astype(str), unlinked.astype(str))
-    if len(clash):
+    clash = pc.unique(unlinked.filter(pc.is_in(unlinked, value_set=linked))).to_pylist()
+    if clash:
         keys = [c.split(":", 1)[1] for c in clash]
         raise DepgraphError(
             "ambiguity",
@@ -540,12 +537,13 @@ def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray
         )
 
 
-def _unlinked_warning(mode: str, sample_keys: np.ndarray) -> Issue:
+def _unlinked_warning(mode: str, sample_keys: pa.Array) -> Issue:
     what = "timepoint" if mode == "time" else mode
+    ids = sample_keys.to_pylist()  # the findings' ids: as many as there are, as the finding counts them
     return finding(
         "unlinked_samples",
-        f"{len(sample_keys)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(sample_keys)}",
-        ids=tuple(sample_keys.tolist()),
+        f"{len(ids)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(ids)}",
+        ids=tuple(ids),
         details={"mode": mode},
     )
 
@@ -613,7 +611,7 @@ def _labelled_components(
     first = np.flatnonzero(np.r_[True, inverse[1:] > seen[:-1]])  # where each code first appears
     representative = selected[first]  # selected is sorted: first member = smallest sample id
     names = _prefixed(prefix, graph.key_array.take(pa.array(representative)))  # each component once
-    return names[inverse], shape_of(inverse, names)
+    return names.take(pa.array(inverse)), shape_of(inverse, names)
 
 
 def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) -> np.ndarray:
@@ -631,9 +629,9 @@ def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) 
 def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
     relations = tuple(r.name for r in relations_for_mode(mode))
     labels = _components(graph, relations, selected)
-    keys = graph.key_values
     groups, shape = _labelled_components(graph, labels, selected, f"{mode}:")
-    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
+    sample_keys = _keys(graph, selected)
+    frame = _frame(sample_keys, groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
     notes: list[Issue] = []
     own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
     if not graph.has_relation(own):
@@ -648,7 +646,7 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     if mode == "relatedness":
         unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
         if unlinked.any():
-            notes.append(_unlinked_warning("subject", keys[selected][unlinked]))
+            notes.append(_unlinked_warning("subject", sample_keys.filter(pa.array(unlinked))))
     parameters = _build_parameters(graph, mode)
     return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=parameters, known_shape=shape)
 
@@ -703,9 +701,9 @@ def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str
 def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
     relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
     labels = _components(graph, relations, selected)
-    keys = graph.key_values
     groups, shape = _labelled_components(graph, labels, selected, "composite:")
-    frame = _frame(keys[selected], groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"]))
+    basis = pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"])
+    frame = _frame(_keys(graph, selected), groups, basis)
     parameters: dict[str, Any] = {}
     for m in via:
         parameters.update(_build_parameters(graph, m))
@@ -715,7 +713,7 @@ def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray
 def _derive_rule_based(
     graph: StudyGraph, via: tuple[str, ...], priority: tuple[str, ...], selected: np.ndarray
 ) -> Partition:
-    keys = graph.key_values
+    keys = graph.key_values  # rule-based groups are assembled row by row from several modes' labels
     n = len(selected)
     group = np.full(n, None, dtype=object)
     basis = np.full(n, "unlinked", dtype=object)
@@ -730,15 +728,18 @@ def _derive_rule_based(
             if mode == "time":
                 time_target = target
             take = open_rows & (target >= 0)
-            group[take] = _prefixed(f"composite_{mode}:", keys[target[take]])
+            group[take] = _prefixed(f"composite_{mode}:", graph.key_array.take(pa.array(target[take]))).to_numpy(
+                zero_copy_only=False
+            )
         else:
             relations = tuple(r.name for r in relations_for_mode(mode))
             take = open_rows & _touched(graph, relations, selected)
             labels = _components(graph, relations, selected)
-            group[take] = _component_groups(graph, labels, selected, f"composite_{mode}:")[take]
+            groups = _component_groups(graph, labels, selected, f"composite_{mode}:")
+            group[take] = groups.filter(pa.array(take)).to_numpy(zero_copy_only=False)
         basis[take] = mode
     unlinked = group == None  # noqa: E711
-    group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked])
+    group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked]).to_numpy(zero_copy_only=False)
     frame = _frame(keys[selected], group, pd.Categorical(basis))
     if unlinked.any():
         ids = keys[selected][unlinked]
@@ -791,24 +792,27 @@ def _mode_label(partition: Partition) -> str:
     return f"composite/{partition.strategy}" if partition.strategy else partition.mode
 
 
-def _prefixed(prefix: str, values: np.ndarray | pa.Array) -> np.ndarray:
-    """``prefix + value`` for each text value, as an object array (joined in Arrow).
+def _prefixed(prefix: str, values: np.ndarray | pa.Array) -> pa.Array:
+    """``prefix + value`` for each text value, as Arrow text (no Python object per value).
 
-    >>> _prefixed("subject:", np.array(["P1", "P2"], dtype=object)).tolist()
+    >>> _prefixed("subject:", np.array(["P1", "P2"], dtype=object)).to_pylist()
     ['subject:P1', 'subject:P2']
     """
-    if not len(values):
-        return np.empty(0, object)
     text = values if isinstance(values, pa.Array) else pa.array(np.asarray(values, dtype=object), type=pa.string())
-    return pc.binary_join_element_wise(prefix, text, "").to_numpy(zero_copy_only=False)
+    if not len(text):
+        return pa.array([], type=pa.string())
+    return pc.binary_join_element_wise(prefix, text.cast(pa.string()), "")
 
 
-def _frame(sample_ids: np.ndarray, group_ids: np.ndarray, basis: pd.Categorical) -> pd.DataFrame:
-    """The partition table; text columns stay plain Python strings (no conversion per row)."""
-    return pd.DataFrame(
-        {
-            "sample_id": pd.Series(sample_ids, dtype=object),
-            "group_id": pd.Series(group_ids, dtype=object),
-            "basis": basis,
-        }
-    )
+def _keys(graph: StudyGraph, positions: np.ndarray) -> pa.Array:
+    """The keys of nodes at ``positions``, as Arrow text."""
+    return graph.key_array.take(pa.array(positions))
+
+
+def _frame(sample_ids: np.ndarray | pa.Array, group_ids: np.ndarray | pa.Array, basis: pd.Categorical) -> pd.DataFrame:
+    """The partition table: ids as Arrow-backed text (no Python object per sample), or objects when given so."""
+
+    def column(values: np.ndarray | pa.Array) -> pd.Series:
+        return text_series(values) if isinstance(values, pa.Array) else pd.Series(values, dtype=object)
+
+    return pd.DataFrame({"sample_id": column(sample_ids), "group_id": column(group_ids), "basis": basis})

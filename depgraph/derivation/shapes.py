@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from depgraph.findings import Issue, finding
 
@@ -44,7 +45,7 @@ def group_shape(group_ids: Any) -> GroupShape:
     return shape_of(codes, np.asarray(groups, dtype=object))
 
 
-def shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
+def shape_of(codes: np.ndarray, names: np.ndarray | pa.Array) -> GroupShape:
     """The shape of a partition given as a group code per sample and a distinct name per code.
 
     >>> shape_of(np.array([0, 0, 1]), np.array(["g2", "g1"], dtype=object))
@@ -54,7 +55,9 @@ def shape_of(codes: np.ndarray, names: np.ndarray) -> GroupShape:
     if not len(sizes):
         return GroupShape(0, None, 0, 0)
     largest = int(sizes.max())
-    return GroupShape(len(names), str(min(names[sizes == largest].tolist())), largest, int((sizes == 1).sum()))
+    tied = sizes == largest
+    candidates = names.filter(pa.array(tied)).to_pylist() if isinstance(names, pa.Array) else names[tied].tolist()
+    return GroupShape(len(names), str(min(candidates)), largest, int((sizes == 1).sum()))
 
 
 def dominates(sizes: np.ndarray) -> bool:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from depgraph.common.arrays import distinct, present
+from depgraph.common.arrays import distinct, present, take_text, text_series
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
 from depgraph.graph.model import StudyGraph
@@ -24,7 +25,6 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
     """timepoint_id, time_index and order_rank for each sample's timepoint, and
     where the order came from: ``time_index``, ``timepoint_precedes``,
     ``partial`` or ``none``."""
-    keys = graph.key_values
     linked = target >= 0
     if "time_index" in graph.attributes.columns:
         index_of_node = graph.attributes["time_index"].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -49,13 +49,13 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
             if known.any():
                 rank_of_node[used[known]] = np.unique(used_index[known], return_inverse=True)[1] + 1
                 source = "partial"
-                missing = keys[used[~known]]
+                missing = graph.key_array.take(pa.array(used[~known])).to_pylist()
                 notes.append(
                     finding(
                         "time_order_partial",
                         f"time order is partial: {len(missing)} timepoint(s) have no time_index and no precedence: "
                         f"{describe_ids(missing)}",
-                        ids=tuple(missing.tolist()),
+                        ids=tuple(missing),
                     )
                 )
             else:
@@ -69,7 +69,7 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
     rank = np.where(linked, rank_of_node[safe], -1)
     frame = pd.DataFrame(
         {
-            "timepoint_id": pd.Series(np.where(linked, keys[safe], None), dtype=object),
+            "timepoint_id": text_series(take_text(graph.key_array, np.where(linked, target, -1))),
             "time_index": np.where(linked, index_of_node[safe], np.nan),
             "order_rank": pd.arrays.IntegerArray(np.where(rank > 0, rank, 0), mask=rank <= 0),
         }

@@ -392,3 +392,34 @@ def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
                 ids=samples,
                 relation=rel.name,
             )
+
+
+def assemble_sorted(
+    keys: Mapping[NodeType, pa.Array],
+    attributes: Mapping[NodeType, pd.DataFrame],
+    relations: Mapping[str, RelationEdges],
+    *,
+    name: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
+) -> StudyGraph:
+    """A graph from nodes already distinct and sorted per type (``keys``, with each type's ``attributes`` row by
+    row) and edge blocks already canonical (oriented, sorted by (src, dst), each edge once, positions into the
+    node table this makes): what a columnar graph file holds, checked by its reader. Nothing is sorted, hashed or
+    looked up; the result equals what :func:`assemble` makes of the same declaration."""
+    present = [t for t in NODE_TYPES if t in keys and len(keys[t])]
+    codes = np.concatenate([np.full(len(keys[t]), t.rank, dtype=np.int8) for t in present]) if present else []
+    nodes = pd.DataFrame(
+        {
+            "type": pd.Categorical.from_codes(np.asarray(codes, dtype=np.int8), dtype=NODE_TYPE_DTYPE),
+            "key": _key_column(pa.chunked_array([keys[t] for t in present], type=pa.string())),
+        }
+    )
+    blocks = [
+        attributes[t].reset_index(drop=True) if t in attributes else pd.DataFrame(index=pd.RangeIndex(len(keys[t])))
+        for t in present
+    ]
+    table = pd.concat(blocks, ignore_index=True, sort=False) if blocks else pd.DataFrame(index=nodes.index)
+    table.index = nodes.index
+    table = table.loc[:, table.notna().any()]  # a column with no value declares nothing
+    return StudyGraph(nodes, table, dict(relations), *checked_envelope(name, overrides, history))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -35,22 +35,31 @@ from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.graph.assembly import assemble
+from depgraph.graph.columnar import graph_from_columnar, write_columnar_graph
 from depgraph.graph.model import StudyGraph, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
+from depgraph.io.columnar import arrow_column, is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json
-from depgraph.io.jsoncolumns import numbers, scalars, strings
+from depgraph.io.jsoncolumns import json_array, numbers, scalars, strings
 from depgraph.io.schemas import check_document
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
 
-def write_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> None:
-    """Write ``graph`` as JSON to ``path`` atomically."""
+def write_graph(graph: StudyGraph, path: str | os.PathLike[str], format: str | None = None) -> None:
+    """Write ``graph`` to ``path`` atomically: as one JSON file, or in the columnar form (a directory of Parquet
+    tables and a manifest, :mod:`depgraph.graph.columnar`) when ``format="parquet"`` or the path is named
+    ``.dggraph``."""
     instance(graph, StudyGraph, "write_graph: the graph")
-    atomic_write_bytes(path, graph_bytes(graph))
+    if output_form(path, "study-graph", format) == "parquet":
+        write_columnar_graph(graph, path)
+    else:
+        atomic_write_bytes(path, graph_json_pieces(graph))
 
 
 def read_graph(path: str | os.PathLike[str]) -> StudyGraph:
-    """Read a graph written by :func:`write_graph`."""
+    """Read a graph written by :func:`write_graph`, in either form (a JSON file, or a columnar directory)."""
+    if is_columnar(path):
+        return graph_from_columnar(path, f"graph file {str(path)!r}")
     doc = read_json(path, "graph file")
     return graph_from_document(doc, f"graph file {str(path)!r}")
 
@@ -94,8 +103,74 @@ def graph_document(graph: StudyGraph) -> dict[str, Any]:
 
 
 def graph_bytes(graph: StudyGraph) -> bytes:
-    """The bytes :func:`write_graph` writes: :func:`graph_document` as indented JSON."""
-    return orjson.dumps(graph_document(graph), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+    """The bytes :func:`write_graph` writes as JSON: :func:`graph_document`, its envelope indented and each long
+    list on one line (a graph of a million samples is not a file of spaces and line breaks)."""
+    return b"".join(graph_json_pieces(graph))
+
+
+def graph_json_pieces(graph: StudyGraph) -> Iterator[bytes]:
+    """:func:`graph_bytes` in pieces, each long list encoded from its Arrow or numpy column (no Python object
+    per id) and written piece by piece."""
+    envelope = {
+        "format": GRAPH_FORMAT,
+        "format_version": GRAPH_FORMAT_VERSION,
+        "name": graph.name,
+        "overrides": dict(graph.overrides),
+        "history": [dict(h) for h in graph.history],
+    }
+    yield b"{"
+    for i, (key, value) in enumerate(envelope.items()):
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        yield (b",\n  " if i else b"\n  ") + orjson.dumps(key) + b": " + text
+    keys = graph.key_array
+    present = [t for t in NODE_TYPES if graph.count(t)]
+    yield b',\n  "nodes": {'
+    for i, t in enumerate(present):
+        start, stop = graph.type_range(t)
+        yield (
+            (b",\n    " if i else b"\n    ")
+            + orjson.dumps(t.value)
+            + b": "
+            + json_array(keys.slice(start, stop - start))
+        )
+    yield b"\n  }" if present else b"}"
+    yield b',\n  "attributes": {'
+    described = [(t, _attribute_columns(graph, t)) for t in present]
+    described = [(t, columns) for t, columns in described if columns]
+    for i, (t, columns) in enumerate(described):
+        yield (b",\n    " if i else b"\n    ") + orjson.dumps(t.value) + b": {"
+        for j, (name, values) in enumerate(columns.items()):
+            yield (b",\n      " if j else b"\n      ") + orjson.dumps(name) + b": " + values
+        yield b"\n    }"
+    yield b"\n  }" if described else b"}"
+    yield b',\n  "edges": {'
+    for i, (rel, block) in enumerate(graph.relations.items()):
+        yield (b",\n    " if i else b"\n    ") + orjson.dumps(rel) + b": {"
+        yield b'\n      "source": ' + json_array(keys.take(pa.array(block.src)))
+        yield b',\n      "target": ' + json_array(keys.take(pa.array(block.dst)))
+        if block.weight is not None and not np.isnan(block.weight).all():
+            yield b',\n      "weight": ' + json_array(block.weight)
+        used = distinct(block.codes())
+        if len(used) == 1:
+            provenance = orjson.dumps(block.labels[used[0]])
+        else:
+            labels = pa.array(list(block.labels), type=pa.string())
+            provenance = json_array(pa.DictionaryArray.from_arrays(pa.array(block.codes().astype(np.int32)), labels))
+        yield b',\n      "provenance": ' + provenance + b"\n    }"
+    yield (b"\n  }" if graph.relations else b"}") + b"\n}\n"
+
+
+def _attribute_columns(graph: StudyGraph, node_type: NodeType) -> dict[str, bytes]:
+    """A type's attribute columns that hold a value, each as a JSON list (as :func:`_json_column` spells it)."""
+    start, stop = graph.type_range(node_type)
+    block = graph.attributes.iloc[start:stop]
+    columns = {}
+    for name in block.columns:
+        series = block[name].reset_index(drop=True)
+        if series.notna().any():
+            arrow = arrow_column(series)
+            columns[name] = json_array(arrow) if arrow is not None else orjson.dumps(_json_column(series))
+    return columns
 
 
 def graph_from_document(doc: Any, source: str = "graph") -> StudyGraph:

@@ -19,12 +19,16 @@ What each kind of target receives:
   through, never replaced: the staged content is copied into it once the
   command has succeeded;
 * ``-`` is standard output, written the same way;
-* a **block device**, a **socket** or a directory is refused (``io``).
+* a **columnar file** (:meth:`Outputs.tree`: a directory holding a ``manifest.json`` and the tables it lists) is
+  staged as a whole temporary directory and renamed into place; an existing one is renamed aside first, then
+  removed once every output is in place (put back if any rename fails). A directory that holds no manifest is
+  never replaced, nor is a regular file, a device or standard output;
+* a **block device**, a **socket** or a directory is refused (``io``) as a file output.
 
-Temporary files are named ``.{name}.depgraph-{host}-{pid}-{random}.tmp``. A
-process killed outright (SIGKILL) cannot remove its own; the next depgraph
-write into the same directory removes those whose process, on this host, is
-gone.
+Temporary files (and the temporary directories of columnar files) are named
+``.{name}.depgraph-{host}-{pid}-{random}.tmp``. A process killed outright
+(SIGKILL) cannot remove its own; the next depgraph write into the same
+directory removes those whose process, on this host, is gone.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -63,6 +67,8 @@ from depgraph.errors import DepgraphError
 
 #: The output path that means standard output.
 STDOUT = "-"
+#: The file that makes a directory a columnar file (a spec's or a graph's): only such a directory is replaced.
+COLUMNAR_MANIFEST = "manifest.json"
 
 PathLike = str | os.PathLike[str]
 
@@ -80,7 +86,8 @@ _ACTIVE: ContextVar[Outputs | None] = ContextVar("depgraph_outputs", default=Non
 class _Target:
     shown: str  # the path as the user wrote it: what messages name
     what: str  # "output", "plot directory"...: what messages call it
-    kind: str  # "file" (renamed into place), "stream" (FIFO, character device: written through), "stdout"
+    kind: str  # "file" (renamed into place), "tree" (a columnar file's directory, renamed into place),
+    # "stream" (FIFO, character device: written through), "stdout"
     real: Path  # file: the resolved path the rename goes to; stream: the path opened at commit
     staged: Path | None = None  # the temporary file holding the content, once written
 
@@ -108,6 +115,7 @@ class Outputs:
 
     def __init__(self, inputs: Iterable[PathLike | None] = ()) -> None:
         self._inputs: list[tuple[str, tuple[int, int]]] = []
+        self._input_paths: list[Path] = []  # resolved, to refuse a columnar output that holds an input
         self._targets: dict[object, _Target] = {}
         self._create: list[Path] = []  # directories made at commit (parents exist)
         self._swept: set[Path] = set()
@@ -119,6 +127,7 @@ class Outputs:
                 with contextlib.suppress(OSError):  # an input that cannot be read fails when it is read
                     st = os.stat(path)
                     self._inputs.append((str(path), (st.st_dev, st.st_ino)))
+                    self._input_paths.append(Path(os.path.realpath(path)))
 
     # ----------------------------------------------------------------- declaring
     @property
@@ -164,6 +173,16 @@ class Outputs:
             raise DepgraphError("io", f"{what} {shown!r} exists and is not a directory", path=shown)
         if not os.access(path, os.W_OK | os.X_OK):
             raise DepgraphError("io", f"{what} {shown!r} is not writable", path=shown)
+
+    def tree(self, path: PathLike, what: str = "output") -> None:
+        """Declare a columnar file: a directory written whole (its ``manifest.json`` and tables), replacing an
+        earlier columnar file at ``path``; DepgraphError(io) when it cannot be one."""
+        plan = self._plan()
+        if plan is not self:
+            plan.tree(path, what)
+            return
+        self._declared.append(("tree", (path, what)))
+        self._tree_target(path, what)
 
     def _plan(self) -> Outputs:
         return self._outer._plan() if self._outer is not None else self
@@ -220,6 +239,61 @@ class Outputs:
         self._targets[key] = target
         return target
 
+    def _tree_target(self, path: PathLike, what: str) -> _Target:
+        """The checked target of a columnar file at ``path`` (checked once per plan)."""
+        shown = str(checked_path(path, what))
+        if shown == STDOUT:
+            raise DepgraphError(
+                "io",
+                f"a columnar {what} is a directory of files: it cannot be standard output ('-'); name a path (the "
+                "samples table as one Parquet file: export --to samples-table)",
+                path=shown,
+            )  # fmt: skip
+        real = Path(os.path.realpath(path))
+        try:
+            st: os.stat_result | None = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise _unusable(what, shown, exc) from exc
+        if st is None:
+            self._check_directory(real.parent, real.parent if os.path.islink(path) else Path(path).parent,
+                                  "output directory")  # fmt: skip
+            return self._targets.setdefault(("new", str(real)), _Target(shown, what, "tree", real))
+        for input_shown, identity in self._inputs:
+            if identity == (st.st_dev, st.st_ino):
+                which = "also an input of this command" if input_shown == shown else f"the input {input_shown!r}"
+                raise DepgraphError("io", f"{what} {shown!r} is {which}: write to another path", path=shown)
+        for input_real in self._input_paths:
+            if input_real.is_relative_to(real):
+                raise DepgraphError(
+                    "io",
+                    f"{what} {shown!r} holds {str(input_real)!r}, an input of this command: write to another path",
+                    path=shown,
+                )
+        key = (st.st_dev, st.st_ino)
+        if key in self._targets:
+            return self._targets[key]
+        if not stat.S_ISDIR(st.st_mode):
+            raise DepgraphError(
+                "io",
+                f"{what} {shown!r} is {_kind_of(st.st_mode)}, not a directory: a columnar file is a directory of "
+                "files, written whole; name a new path",
+                path=shown,
+            )
+        if not (real / COLUMNAR_MANIFEST).is_file():
+            raise DepgraphError(
+                "io",
+                f"{what} {shown!r} is a directory without a {COLUMNAR_MANIFEST}: depgraph replaces only a columnar "
+                "file it wrote; name another path",
+                path=shown,
+            )
+        if not os.access(real, os.W_OK | os.X_OK):
+            raise DepgraphError("io", f"{what} {shown!r} is read-only: depgraph does not replace it", path=shown)
+        self._check_directory(real.parent, real.parent, "output directory")
+        target = self._targets[key] = _Target(shown, what, "tree", real)
+        return target
+
     def _check_directory(self, real: Path, shown: Path, what: str) -> None:
         """The directory a new file goes into exists (or is made by this plan) and is writable."""
         if real in self._create:
@@ -269,6 +343,31 @@ class Outputs:
             raise
         target.staged = tmp
 
+    @contextlib.contextmanager
+    def stage_tree(self, path: PathLike, what: str = "output") -> Iterator[Path]:
+        """A temporary directory to write the columnar file ``path`` into; put in place when the plan commits."""
+        plan = self._plan()
+        target = plan._tree_target(path, what)
+        if target.staged is not None:
+            raise DepgraphError("io", f"{target.what} {target.shown!r} is written twice by one command")
+        directory = target.real.parent
+        if directory not in plan._swept:
+            plan._swept.add(directory)
+            remove_stale_temps(directory)
+        tmp = _new_temp_directory(directory, target.real.name, target)
+        try:
+            yield tmp
+            for entry in tmp.rglob("*"):
+                if entry.is_file():
+                    _fsync(entry)
+        except OSError as exc:
+            _remove(tmp)
+            raise _unwritable(target, exc) from exc
+        except BaseException:
+            _remove(tmp)
+            raise
+        target.staged = tmp
+
     # ----------------------------------------------------------------- committing
     def __enter__(self) -> Outputs:
         outer = _ACTIVE.get()
@@ -277,6 +376,7 @@ class Outputs:
             for kind, args in self._declared:
                 getattr(outer, kind)(*args)
             outer._inputs.extend(self._inputs)
+            outer._input_paths.extend(self._input_paths)
             return self
         self._token = _ACTIVE.set(self)
         return self
@@ -294,13 +394,13 @@ class Outputs:
     def _discard(self) -> None:
         for target in self._targets.values():
             if target.staged is not None:
-                _unlink(target.staged)
+                _remove(target.staged)
                 target.staged = None
 
     def _commit(self) -> None:
         """Renames first, all together and undone together on failure; then the streams."""
-        files = [t for t in self._targets.values() if t.kind == "file" and t.staged is not None]
-        streams = [t for t in self._targets.values() if t.kind != "file" and t.staged is not None]
+        files = [t for t in self._targets.values() if t.kind in ("file", "tree") and t.staged is not None]
+        streams = [t for t in self._targets.values() if t.kind in ("stream", "stdout") and t.staged is not None]
         made: list[Path] = []
         done: list[tuple[_Target, Path | None, bool]] = []  # target, backup of the old file, existed before
         with _signals_held():  # SIGINT/SIGTERM wait until every rename is done (microseconds)
@@ -318,27 +418,19 @@ class Outputs:
                 for target in files:
                     assert target.staged is not None
                     existed = os.path.lexists(target.real)
-                    if existed and not stat.S_ISREG(os.lstat(target.real).st_mode):  # changed since it was checked
-                        raise DepgraphError(
-                            "io", f"{target.what} {target.shown!r} is no longer a regular file", path=target.shown
-                        )
-                    backup = _backup(target) if existed and len(files) > 1 else None
-                    try:
-                        os.replace(target.staged, target.real)
-                    except OSError as exc:
-                        if backup is not None:
-                            _unlink(backup)
-                        raise _unwritable(target, exc) from exc
+                    backup = _place(target, existed, several=len(files) > 1)
                     target.staged = None
                     done.append((target, backup, existed))
             except BaseException:
                 # put back what was replaced, remove what was new: the outputs stay as they were
                 for target, backup, existed in reversed(done):
                     with contextlib.suppress(OSError):
+                        if target.kind == "tree" and (backup is not None or not existed):
+                            _remove(target.real)  # a directory is not replaced by a rename: cleared first
                         if backup is not None:
                             os.replace(backup, target.real)
                         elif not existed:
-                            os.unlink(target.real)
+                            _remove(target.real)
                 done.clear()
                 for directory in reversed(made):
                     with contextlib.suppress(OSError):
@@ -348,7 +440,7 @@ class Outputs:
             finally:
                 for _, backup, _ in done:
                     if backup is not None:
-                        _unlink(backup)
+                        _remove(backup)
         for directory in {t.real.parent for t in files}:
             _fsync_directory(directory)
         try:
@@ -368,6 +460,14 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     temporary file is removed and ``path`` is untouched.
     """
     with Outputs() as plan, plan.stage(path) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def atomic_tree(path: PathLike) -> Iterator[Path]:
+    """Yield a temporary directory to write the columnar file ``path`` into; put in place only on success (within
+    a command's plan, when it commits), replacing an earlier columnar file there."""
+    with Outputs() as plan, plan.stage_tree(path) as tmp:
         yield tmp
 
 
@@ -402,6 +502,9 @@ def remove_stale_temps(directory: PathLike) -> list[Path]:
         with contextlib.suppress(OSError):
             if entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):  # a columnar file's staging directory, or a renamed-aside one
+                shutil.rmtree(entry.path)
                 removed.append(Path(entry.path))
     return removed
 
@@ -443,6 +546,84 @@ def _backup(target: _Target) -> Path | None:
     except OSError:
         return None
     return backup
+
+
+def _kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, in words."""
+    for test, kind in ((stat.S_ISREG, "a regular file"), (stat.S_ISBLK, "a block device"), (stat.S_ISCHR,
+                       "a character device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return kind
+    return "not a directory"
+
+
+def _place(target: _Target, existed: bool, several: bool) -> Path | None:
+    """Rename ``target``'s staged content into place; return the backup of what it replaced (None: nothing kept).
+
+    A file replaces the old one in one rename (a hard link keeps the old for a rollback when several outputs
+    commit together); a columnar file's directory cannot replace a directory in one rename, so the old one is
+    renamed aside first, and back if the new one cannot be put in place."""
+    assert target.staged is not None
+    if target.kind == "tree":
+        if existed and not stat.S_ISDIR(os.lstat(target.real).st_mode):  # changed since it was checked
+            raise DepgraphError("io", f"{target.what} {target.shown!r} is no longer a directory", path=target.shown)
+        backup = _new_temp_name(target.real.parent, target.real.name) if existed else None
+        try:
+            if backup is not None:
+                os.rename(target.real, backup)
+            os.rename(target.staged, target.real)
+        except OSError as exc:
+            if backup is not None and not os.path.lexists(target.real):
+                with contextlib.suppress(OSError):
+                    os.rename(backup, target.real)
+            raise _unwritable(target, exc) from exc
+        return backup
+    if existed and not stat.S_ISREG(os.lstat(target.real).st_mode):  # changed since it was checked
+        raise DepgraphError("io", f"{target.what} {target.shown!r} is no longer a regular file", path=target.shown)
+    backup = _backup(target) if existed and several else None
+    try:
+        os.replace(target.staged, target.real)
+    except OSError as exc:
+        if backup is not None:
+            _unlink(backup)
+        raise _unwritable(target, exc) from exc
+    return backup
+
+
+def _new_temp_name(directory: Path, name: str) -> Path:
+    """A path for a temporary file or directory in ``directory`` that nothing holds yet."""
+    prefix = f".{name[:_NAME_KEPT]}.depgraph-{_HOST}-{os.getpid()}-"
+    while True:
+        candidate = directory / f"{prefix}{secrets.token_hex(4)}.tmp"
+        if not os.path.lexists(candidate):
+            return candidate
+
+
+def _new_temp_directory(directory: Path, name: str, target: _Target) -> Path:
+    """A new temporary directory in ``directory`` for a columnar file, with the permission bits the one it
+    replaces has (a new one: ``0777 & ~umask``)."""
+    existing = os.stat(target.real) if target.real.is_dir() else None
+    while True:
+        tmp = _new_temp_name(directory, name)
+        try:
+            os.mkdir(tmp, 0o777 if existing is None else 0o700)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _unwritable(target, exc) from exc
+        break
+    if existing is not None:
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, stat.S_IMODE(existing.st_mode))
+    return tmp
+
+
+def _remove(path: Path) -> None:
+    """Remove a temporary file or directory (a directory with what it holds)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        _unlink(path)
 
 
 def _pour(target: _Target) -> None:

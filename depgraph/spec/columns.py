@@ -22,13 +22,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.common.arrays import distinct
+from depgraph.common.arrays import distinct, take_text, text_series
 from depgraph.common.identifiers import refuse_unicode_twins
 from depgraph.derivation.groups import Partition, direct_relation
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
-from depgraph.io.jsoncolumns import integers, numbers, optional_text, scalar_objects
+from depgraph.graph.pieces import text_array
+from depgraph.io.columnar import arrow_column
+from depgraph.io.jsoncolumns import integers, json_array, numbers, optional_text, scalar_objects
 from depgraph.vocab import BLOCK_MODES, NodeType
 
 #: Block columns a spec carries when the graph declares the relation.
@@ -50,27 +52,26 @@ def sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
     stratum columns ``graph`` knows. A partition holding samples ``graph`` lacks is a ``reference`` error (its
     columns would be read at wrong rows)."""
     frame = partition.samples[["sample_id", "group_id"]].copy()
-    every = graph.sample_ids
-    ids = frame["sample_id"].to_numpy(dtype=object)
-    if len(ids) == len(every) and (ids == every).all():  # the usual case: all samples, in node order
-        positions = np.arange(len(ids)) + graph.type_range(NodeType.SAMPLE)[0]
+    start, stop = graph.type_range(NodeType.SAMPLE)
+    ids = text_array(frame["sample_id"])
+    every = graph.key_array.slice(start, stop - start)
+    if len(ids) == len(every) and pc.all(pc.equal(ids, every)).as_py():  # the usual case: all samples, in order
+        positions = np.arange(len(ids)) + start
     else:
         positions = graph.locate(NodeType.SAMPLE, ids)
         if (positions < 0).any():  # a partition of another graph: its columns would be read at wrong rows
-            unknown = ids[positions < 0]
+            unknown = ids.filter(pa.array(positions < 0)).to_pylist()
             raise DepgraphError(
                 "reference",
                 f"the partition holds {len(unknown)} sample(s) the graph lacks: {describe_ids(unknown)}; "
                 "pass the graph it was derived from",
-                ids=unknown[:50].tolist(),
+                ids=unknown[:50],
             )
-    keys = graph.key_values
-    start, _ = graph.type_range(NodeType.SAMPLE)
     for mode in BLOCK_MODES:
         rel = direct_relation(mode)
         if graph.has_relation(rel.name):
             mine = graph.sample_targets(rel.name)[positions - start]
-            frame[f"{mode}_group"] = pd.Series(np.where(mine >= 0, keys[np.maximum(mine, 0)], None), dtype=object)
+            frame[f"{mode}_group"] = text_series(take_text(graph.key_array, mine))
     if "timepoint_id" in partition.samples.columns:
         for c in ("timepoint_id", "time_index", "order_rank"):
             frame[c] = partition.samples[c].reset_index(drop=True)
@@ -121,7 +122,6 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     """Each sample's outcome (its own, else its subject's); several outcomes
     are joined with ``|`` in sorted order; ``None`` where there is none."""
     start, stop = graph.type_range(NodeType.SAMPLE)
-    keys = graph.key_values
     samples, outcomes = [], []
     if graph.has_relation("sample_has_outcome"):
         src, dst, _ = graph.relation_edges("sample_has_outcome")
@@ -142,12 +142,16 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     else:
         pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # by sample, outcome
         sample, outcome = pairs // graph.n_nodes, pairs % graph.n_nodes
-    per_sample = np.full(stop - start, None, dtype=object)
     counts = np.bincount(sample, minlength=stop - start)
-    single = counts[sample] == 1  # the usual case: one outcome, no string work
-    if not single.all():
-        _refuse_joined_outcome_ids(keys, outcome, sample[~single], keys[start + sample[~single]])
-    per_sample[sample[single]] = keys[outcome[single]]
+    single = counts[sample] == 1  # the usual case: one outcome, taken in Arrow (no string per sample)
+    target = np.full(stop - start, -1, dtype=np.int64)
+    target[sample[single]] = outcome[single]
+    strata = take_text(graph.key_array, target)
+    if single.all():
+        return text_series(strata.take(pa.array(sample_rows)))
+    keys = graph.key_values  # several outcomes for some samples: their strata are joined as Python text
+    _refuse_joined_outcome_ids(keys, outcome, sample[~single], keys[start + sample[~single]])
+    per_sample = strata.to_numpy(zero_copy_only=False).astype(object)
     multi_sample, multi_outcome = sample[~single], outcome[~single]  # contiguous per sample (pairs are sorted)
     cuts = np.flatnonzero(np.diff(multi_sample)) + 1
     for members, who in zip(np.split(multi_outcome, cuts), multi_sample[np.r_[0, cuts]] if len(multi_sample) else [],
@@ -208,15 +212,12 @@ def column_to_json(series: pd.Series) -> list[Any]:
 
 
 def column_bytes(series: pd.Series) -> bytes:
-    """A sample column as compact JSON (what ``orjson.dumps(column_to_json(series))`` gives), without
-    building a cleaned copy: orjson writes ``None`` and NaN as ``null`` itself."""
-    numpy = orjson.OPT_SERIALIZE_NUMPY  # numbers straight from the array: the same text as from Python floats and ints
-    if pd.api.types.is_float_dtype(series.dtype):
-        return orjson.dumps(np.ascontiguousarray(series.to_numpy(dtype=np.float64)), option=numpy)
-    if pd.api.types.is_integer_dtype(series.dtype):
-        if not series.hasnans:
-            return orjson.dumps(np.ascontiguousarray(series.to_numpy(dtype=np.int64)), option=numpy)
-        return orjson.dumps(series.to_numpy(dtype=object, na_value=None).tolist())
+    """A sample column as compact JSON (what ``orjson.dumps(column_to_json(series))`` gives): from its Arrow
+    column (:func:`~depgraph.io.jsoncolumns.json_array`, no Python object per value), so a spec's JSON file, its
+    columnar file and their digest spell every value alike; a column of mixed kinds through orjson."""
+    arrow = arrow_column(series)
+    if arrow is not None:
+        return json_array(arrow)
     try:
         return orjson.dumps(series.to_numpy(dtype=object).tolist())
     except TypeError:  # a value orjson does not know (pd.NA, numpy scalars): clean it first
@@ -227,8 +228,8 @@ def read_column(name: str, values: Any, where: str) -> tuple[pd.Series, bool]:
     """A sample column other than the ids, every element checked by its kind; and whether the column spells
     every value as the document does (integers in a number column are read as floats)."""
     kind = SAMPLE_COLUMNS.get(name, "any")
-    if kind == "string":
-        return pd.Series(optional_text(values, where), dtype=object, copy=False), True
+    if kind == "string":  # pandas text backed by Arrow, as every spec holds its text columns
+        return text_series(pa.array(optional_text(values, where), type=pa.string(), from_pandas=True)), True
     if kind == "number":
         column, as_floats = numbers(values, where)
         return pd.Series(column), as_floats

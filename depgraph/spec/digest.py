@@ -74,7 +74,8 @@ def canonical_parts(doc: dict[str, Any], samples: list[bytes] | None) -> Iterato
         if key == "samples" and samples is not None:
             yield from samples
         else:
-            yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS)
+            # numpy arrays (fold positions a columnar reader holds) are written as the lists they hold
+            yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
     yield b"}"
 
 
