@@ -4,6 +4,7 @@
 # ask for resampling splits. Source this file, then
 #
 #   spec <- read_depgraph_spec("spec.json")   # a data.frame, one row per sample
+#   spec <- read_depgraph_spec("spec.dgspec") # the same from a columnar spec (arrow, or reticulate + pyarrow)
 #   attr(spec, "depgraph")$constraint$mode    # how the groups were derived
 #   folds <- depgraph_rset(spec)              # rsample::manual_rset, when the spec has folds
 #   folds <- depgraph_rset(spec, data = my_df) # splits over your own data, matched by sample_id
@@ -29,9 +30,94 @@ read_depgraph_spec <- function(path) {
   if (!requireNamespace("jsonlite", quietly = TRUE)) {
     stop("read_depgraph_spec() needs the jsonlite package", call. = FALSE)
   }
-  if (!file.exists(path) || dir.exists(path)) {
-    stop(sprintf("depgraph spec '%s' does not exist or is a directory", path), call. = FALSE)
+  if (dir.exists(path)) return(depgraph_read_columnar(path))
+  if (!file.exists(path)) {
+    stop(sprintf("depgraph spec '%s' does not exist", path), call. = FALSE)
   }
+  doc <- depgraph_read_json(path)
+  depgraph_check_header(doc, path)
+  columns <- doc$samples
+  lengths <- vapply(columns, length, integer(1))
+  if (length(unique(lengths)) != 1L) {
+    stop(sprintf("'%s': samples columns have unequal lengths (%s)", path,
+                 paste(names(lengths), lengths, sep = "=", collapse = ", ")), call. = FALSE)
+  }
+  samples <- as.data.frame(lapply(columns, function(col) {
+    if (is.list(col)) col <- unlist(lapply(col, function(v) if (is.null(v)) NA else v))
+    col
+  }), stringsAsFactors = FALSE)
+  positions <- lapply(doc$folds$splits, function(split) list(test = unlist(split$test), excluded = unlist(split$excluded)))
+  depgraph_spec(samples, doc, positions, path)
+}
+
+# A columnar spec: the directory spec.dgspec/ holding manifest.json (the document without its long arrays),
+# samples.parquet and, with folds, folds.parquet (one row per tested or excluded sample of each split). The tables
+# are read with the arrow package when it is installed, else with Python's pyarrow through reticulate.
+depgraph_read_columnar <- function(path) {
+  manifest <- file.path(path, "manifest.json")
+  if (!file.exists(manifest)) {
+    stop(sprintf("'%s' is a directory, and not a columnar spec: it holds no manifest.json", path), call. = FALSE)
+  }
+  doc <- depgraph_read_json(manifest)
+  depgraph_check_header(doc, path)
+  samples <- depgraph_table(path, doc, "samples.parquet")
+  positions <- list()
+  if (!is.null(doc$folds)) {
+    folds <- depgraph_table(path, doc, "folds.parquet")
+    role <- as.character(folds$role)
+    if (!all(role %in% c("test", "excluded"))) {
+      stop(sprintf("'%s': folds.parquet holds a role other than test and excluded", path), call. = FALSE)
+    }
+    named <- as.character(folds$sample_id)
+    at <- as.integer(folds$position)
+    if (length(at) && (min(at) < 0L || max(at) >= nrow(samples) || any(named != samples$sample_id[at + 1L]))) {
+      stop(sprintf("'%s': folds.parquet names a sample its position does not hold", path), call. = FALSE)
+    }
+    split <- as.integer(folds$split)
+    positions <- lapply(seq_along(doc$folds$splits) - 1L, function(i) {
+      list(test = at[split == i & role == "test"], excluded = at[split == i & role == "excluded"])
+    })
+  }
+  depgraph_spec(samples, doc, positions, path)
+}
+
+# One table of a columnar spec, held to what the manifest says of it (rows, columns in order).
+depgraph_table <- function(path, doc, name) {
+  listed <- doc$tables[[name]]
+  if (is.null(listed)) stop(sprintf("'%s': its manifest.json lists no %s", path, name), call. = FALSE)
+  table <- depgraph_read_parquet(file.path(path, name))
+  if (!identical(names(table), as.character(unlist(listed$columns))) || nrow(table) != listed$rows) {
+    stop(sprintf("'%s': %s does not hold the rows and columns its manifest.json lists", path, name), call. = FALSE)
+  }
+  table
+}
+
+# A Parquet table (a file, or a directory of parts in name order) as a data.frame: text as character, integers as
+# integer or double, missing values NA.
+depgraph_read_parquet <- function(path) {
+  parts <- if (dir.exists(path)) sort(list.files(path, pattern = "\\.parquet$", full.names = TRUE)) else path
+  if (!length(parts) || !all(file.exists(parts))) stop(sprintf("'%s' does not exist", path), call. = FALSE)
+  read_one <- if (requireNamespace("arrow", quietly = TRUE)) {
+    function(part) as.data.frame(arrow::read_parquet(part))
+  } else if (requireNamespace("reticulate", quietly = TRUE) && reticulate::py_module_available("pyarrow")) {
+    pq <- reticulate::import("pyarrow.parquet", convert = FALSE)
+    function(part) {
+      table <- pq$read_table(part)
+      columns <- lapply(reticulate::py_to_r(table$column_names), function(name) {
+        values <- reticulate::py_to_r(table$column(name)$to_pylist())
+        unlist(lapply(values, function(v) if (is.null(v)) NA else v))
+      })
+      names(columns) <- reticulate::py_to_r(table$column_names)
+      as.data.frame(columns, stringsAsFactors = FALSE)
+    }
+  } else {
+    stop("reading a columnar spec needs the arrow package (install.packages('arrow')), or reticulate with ",
+         "Python's pyarrow (which depgraph installs)", call. = FALSE)
+  }
+  do.call(rbind, lapply(parts, read_one))
+}
+
+depgraph_read_json <- function(path) {
   doc <- tryCatch(
     jsonlite::fromJSON(path, simplifyVector = TRUE, simplifyDataFrame = FALSE, simplifyMatrix = FALSE),
     error = function(e) stop(sprintf("depgraph spec '%s' is not valid JSON: %s", path, conditionMessage(e)), call. = FALSE)
@@ -43,6 +129,10 @@ read_depgraph_spec <- function(path) {
       path, repeated
     ), call. = FALSE)
   }
+  doc
+}
+
+depgraph_check_header <- function(doc, path) {
   if (!identical(doc$format, DEPGRAPH_SPEC_FORMAT)) {
     stop(sprintf("'%s' is not a depgraph split spec (format is '%s')", path, format(doc$format)), call. = FALSE)
   }
@@ -53,16 +143,11 @@ read_depgraph_spec <- function(path) {
       "'%s' has format_version %s; this reader reads %d.x", path, version, DEPGRAPH_SPEC_MAJOR
     ), call. = FALSE)
   }
-  columns <- doc$samples
-  lengths <- vapply(columns, length, integer(1))
-  if (length(unique(lengths)) != 1L) {
-    stop(sprintf("'%s': samples columns have unequal lengths (%s)", path,
-                 paste(names(lengths), lengths, sep = "=", collapse = ", ")), call. = FALSE)
-  }
-  samples <- as.data.frame(lapply(columns, function(col) {
-    if (is.list(col)) col <- unlist(lapply(col, function(v) if (is.null(v)) NA else v))
-    col
-  }), stringsAsFactors = FALSE)
+}
+
+# The spec as a data.frame carrying its envelope and folds in attr(, "depgraph"), from its samples, its document
+# (or manifest) and each split's 0-based test and excluded positions; either form gives the same.
+depgraph_spec <- function(samples, doc, positions, path) {
   if (anyDuplicated(samples$sample_id)) {
     dup <- unique(samples$sample_id[duplicated(samples$sample_id)])
     stop(sprintf("'%s': sample ids repeat: %s", path, paste(utils::head(dup, 5), collapse = ", ")), call. = FALSE)
@@ -72,14 +157,14 @@ read_depgraph_spec <- function(path) {
   if (!is.null(folds)) {
     n <- nrow(samples)
     # one role code per sample and split: 0 train, 1 test, 2 excluded (positions are 0-based in the file)
-    role <- t(vapply(folds$splits, function(split) {
+    role <- t(vapply(positions, function(split) {
       codes <- integer(n)
-      positions <- c(unlist(split$test), unlist(split$excluded))
-      if (length(positions) && (min(positions) < 0 || max(positions) >= n)) {
+      at <- c(split$test, split$excluded)
+      if (length(at) && (min(at) < 0 || max(at) >= n)) {
         stop(sprintf("'%s': a fold split names a sample position outside 0..%d", path, n - 1L), call. = FALSE)
       }
-      codes[unlist(split$test) + 1L] <- 1L
-      codes[unlist(split$excluded) + 1L] <- 2L
+      codes[split$test + 1L] <- 1L
+      codes[split$excluded + 1L] <- 2L
       codes
     }, integer(n)))
     if (length(folds$splits) == 0L) role <- matrix(integer(), nrow = 0L, ncol = n)
@@ -94,7 +179,7 @@ read_depgraph_spec <- function(path) {
     )
   }
   attr(samples, "depgraph") <- list(
-    format_version = version,
+    format_version = as.character(doc$format_version),
     digest = doc$digest,
     constraint = doc$constraint,
     recommended_resampling = doc$recommended_resampling,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import orjson
@@ -26,7 +27,13 @@ READER = REPO / "adapters" / "r" / "depgraph.R"
 def run_r(code: str, tmp_path) -> subprocess.CompletedProcess:
     script = tmp_path / "probe.R"
     script.write_text(f'source("{READER}")\n{code}\n')
-    return subprocess.run([RSCRIPT, "--vanilla", str(script)], capture_output=True, text=True, timeout=120)
+    # a columnar spec's Parquet tables: R's arrow when installed, else this Python's pyarrow through reticulate
+    env = {**os.environ, "RETICULATE_PYTHON": sys.executable}
+    return subprocess.run([RSCRIPT, "--vanilla", str(script)], capture_output=True, text=True, timeout=120, env=env)
+
+
+#: The two forms of a spec the R reader reads: one JSON file, or the columnar directory (manifest + Parquet).
+FORMS = pytest.mark.parametrize("name", ["spec.json", "spec.dgspec"], ids=["json", "columnar"])
 
 
 @pytest.fixture
@@ -42,10 +49,11 @@ def spec_with_folds(family_meta):
     return spec.with_folds(FoldPlan.from_roles(role, scheme="manual", folds_per_repeat=2))
 
 
-def test_r_reads_the_samples_table(tmp_path, spec_with_folds):
-    write_spec(spec_with_folds, tmp_path / "spec.json")
+@FORMS
+def test_r_reads_the_samples_table(tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
     result = run_r(
-        f'spec <- read_depgraph_spec("{tmp_path / "spec.json"}")\n'
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
         f'write.csv(spec, "{tmp_path / "from_r.csv"}", row.names = FALSE, na = "")\n'
         'cat(attr(spec, "depgraph")$constraint$mode, attr(spec, "depgraph")$digest, class(spec$order_rank), "\\n")',
         tmp_path,
@@ -62,10 +70,11 @@ def test_r_reads_the_samples_table(tmp_path, spec_with_folds):
         assert from_r[column].tolist() == ours, column
 
 
-def test_r_builds_the_same_rsample_splits(tmp_path, spec_with_folds):
-    write_spec(spec_with_folds, tmp_path / "spec.json")
+@FORMS
+def test_r_builds_the_same_rsample_splits(tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
     result = run_r(
-        f'spec <- read_depgraph_spec("{tmp_path / "spec.json"}")\n'
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
         "rset <- depgraph_rset(spec)\n"
         "out <- lapply(seq_along(rset$splits), function(i) list(id = rset$id[i],\n"
         "  analysis = rsample::analysis(rset$splits[[i]])$sample_id,\n"
@@ -88,10 +97,11 @@ def test_r_builds_the_same_rsample_splits(tmp_path, spec_with_folds):
             {name: int((role == code).sum()) for code, name in enumerate(("train", "test", "excluded"))})  # fmt: skip
 
 
-def test_r_matches_rows_of_the_users_data(tmp_path, spec_with_folds):
-    write_spec(spec_with_folds, tmp_path / "spec.json")
+@FORMS
+def test_r_matches_rows_of_the_users_data(tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
     result = run_r(
-        f'spec <- read_depgraph_spec("{tmp_path / "spec.json"}")\n'
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
         "my <- data.frame(sample_id = rev(spec$sample_id), y = seq_len(nrow(spec)))\n"
         "rset <- depgraph_rset(spec, data = my)\n"
         "held <- rsample::assessment(rset$splits[[1]])\n"
@@ -177,3 +187,20 @@ def test_r_carries_the_signature_through(tmp_path, spec_with_folds):
         signed.signature.value,
         signed.digest,
     ]
+
+
+def test_r_refuses_a_columnar_spec_that_contradicts_itself(tmp_path, spec_with_folds):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "spec.dgspec"
+    write_spec(spec_with_folds, folder)
+    folds = pq.read_table(folder / "folds.parquet")
+    wrong = folds.column("sample_id").to_pylist()
+    wrong[0] = "not-this-one"
+    pq.write_table(folds.set_column(3, "sample_id", pa.array(wrong)), folder / "folds.parquet")
+    result = run_r(f'read_depgraph_spec("{folder}")', tmp_path)
+    assert result.returncode != 0 and "names a sample its position does not hold" in result.stderr, result.stderr
+    (folder / "manifest.json").unlink()
+    result = run_r(f'read_depgraph_spec("{folder}")', tmp_path)
+    assert result.returncode != 0 and "holds no manifest.json" in result.stderr, result.stderr
