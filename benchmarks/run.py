@@ -50,6 +50,8 @@ STAGES = (
     "assign folds",
     "write spec",
     "read spec",
+    "write spec (columnar)",
+    "read spec (columnar)",
 )
 TARGET = (
     "read metadata", "build graph", "add kinship", "validate", "derive relatedness", "build spec", "write spec"
@@ -100,6 +102,8 @@ def measure(n: int, workdir: Path) -> dict:
     with_folds = timed("assign folds", lambda: assign_folds(spec, "group-kfold", n_splits=5))
     timed("write spec", lambda: write_spec(with_folds, workdir / "spec.json"))
     timed("read spec", lambda: read_spec(workdir / "spec.json"))
+    timed("write spec (columnar)", lambda: write_spec(with_folds, workdir / "spec.dgspec"))
+    timed("read spec (columnar)", lambda: read_spec(workdir / "spec.dgspec"))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "n_samples": n,
@@ -112,6 +116,29 @@ def measure(n: int, workdir: Path) -> dict:
         "floor_seconds": times["floor"],
         "peak_memory_gb": round(peak_kb / 1024**2, 2),
     }
+
+
+def measure_target(n: int, workdir: Path) -> dict:
+    """Run in a child process: the target path alone, for its peak memory (the full run's peak includes the
+    spatial graph and the spec read back)."""
+    sys.path.insert(0, str(HERE))
+    from cohort import cohort_files
+
+    from depgraph import derive, from_metadata, validate
+    from depgraph.io.files import read_table
+    from depgraph.spec.files import write_spec
+    from depgraph.spec.model import SplitSpec
+
+    files = cohort_files(n, workdir)
+    start = time.perf_counter()
+    graph = from_metadata(read_table(files.metadata, "metadata"), name=f"cohort {n}")
+    graph = add_kinship(graph, read_table(files.kinship), 0.177)
+    validate(graph)
+    spec = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    write_spec(spec, workdir / "target.json")
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"n_samples": n, "target_seconds": round(seconds, 3), "target_peak_memory_gb": round(peak_kb / 1024**2, 2)}
 
 
 def run_size(n: int, keep: Path | None, repeats: int = 1) -> dict:
@@ -141,6 +168,121 @@ def run_size(n: int, keep: Path | None, repeats: int = 1) -> dict:
     return row
 
 
+# --------------------------------------------------------------------------- the user's path, as separate processes
+#: The command line's steps, each its own process: build → graph file → validate → derive → spec file → folds → spec.
+CLI_STEPS = ("build", "validate", "derive", "folds")
+#: Each form's file names.
+CLI_FILES = {"json": ("graph.json", "spec.json", "folds.json"), "columnar": ("graph.dggraph", "spec.dgspec",
+             "folds.dgspec")}  # fmt: skip
+DEPGRAPH = (sys.executable, "-m", "depgraph")
+#: The fresh-process floor: start Python, read the metadata table, write its two id columns. Nothing less does it.
+FLOOR = (
+    "import sys, orjson, pandas as pd\n"
+    "frame = pd.read_csv(sys.argv[1], dtype=str, engine='pyarrow')\n"
+    "open(sys.argv[2], 'wb').write(orjson.dumps({'sample_id': frame['sample_id'].tolist(), "
+    "'group_id': frame['subject_id'].tolist()}))\n"
+)
+
+
+def cli_commands(workdir: Path, form: str) -> dict[str, list[str]]:
+    """The four commands of the user's path in ``form`` (json or columnar), run in ``workdir``."""
+    graph, spec, folds = CLI_FILES[form]
+    return {
+        "build": ["build", "metadata.csv", "--kinship", "kinship.csv", "--kinship-threshold", "0.177", "-o", graph],
+        "validate": ["validate", graph],
+        "derive": ["derive", graph, "--mode", "relatedness", "-o", spec],
+        "folds": ["folds", spec, "--scheme", "group-kfold", "-k", "5", "-o", folds],
+    }
+
+
+def timed_process(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """Wall-clock seconds and peak resident memory (GB) of one fresh process."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ok:
+        raise RuntimeError(f"{argv} exited {code}: {child.stderr.read().decode()}")
+    child.stderr.close()
+    return seconds, usage.ru_maxrss / 1024**2
+
+
+def cli_run(workdir: Path) -> dict:
+    """One fresh run of the user's path in each form, the floor and the start-up, interleaved."""
+    row: dict = {"seconds": {}, "peak_memory_gb": {}}
+    row["floor_seconds"] = round(
+        timed_process([sys.executable, "-c", FLOOR, "metadata.csv", "floor.json"], workdir)[0], 3
+    )
+    for form in CLI_FILES:
+        for name, args in cli_commands(workdir, form).items():
+            seconds, peak = timed_process([*DEPGRAPH, *args], workdir, ok=(0, 1))  # validate: 1 = findings
+            row["seconds"][f"{form} {name}"] = round(seconds, 3)
+            row["peak_memory_gb"][f"{form} {name}"] = round(peak, 2)
+        for file in CLI_FILES[form]:
+            path = workdir / file
+            size = (
+                sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+            )
+            row.setdefault("file_mb", {})[file] = round(size / 1e6, 1)
+    for flag in ("--help", "--version"):
+        row["seconds"][f"depgraph {flag}"] = round(timed_process([*DEPGRAPH, flag], workdir)[0], 3)
+    return row
+
+
+def run_cli(n: int, keep: Path | None, repeats: int = 3) -> dict:
+    """The user's path at ``n`` samples: each step a fresh process on files on disk, in both forms, ``repeats``
+    times, against the in-process target path and the fresh-process floor measured between them (medians)."""
+    sys.path.insert(0, str(HERE))
+    from cohort import make_cohort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = (keep / f"cli-{n}") if keep else Path(tmp)
+        make_cohort(n, workdir)
+        code = (
+            f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from run import measure_target; "
+            f"print(json.dumps(measure_target({n}, __import__('pathlib').Path({str(workdir)!r}))))"
+        )
+        runs, targets = [], []
+        for _ in range(repeats):
+            runs.append(cli_run(workdir))
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            targets.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    median = statistics.median
+    seconds = {k: round(median(r["seconds"][k] for r in runs), 3) for k in runs[0]["seconds"]}
+    row = {
+        "n_samples": n,
+        "repeats": repeats,
+        "seconds": seconds,
+        "peak_memory_gb": {k: max(r["peak_memory_gb"][k] for r in runs) for k in runs[0]["peak_memory_gb"]},
+        "file_mb": runs[0]["file_mb"],
+        "floor_seconds": round(median(r["floor_seconds"] for r in runs), 3),
+        "in_process_target_seconds": round(median(t["target_seconds"] for t in targets), 3),
+        "in_process_target_peak_memory_gb": max(t["target_peak_memory_gb"] for t in targets),
+    }
+    for form in CLI_FILES:
+        total = round(sum(seconds[f"{form} {step}"] for step in CLI_STEPS), 3)
+        row[f"{form}_total_seconds"] = total
+        row[f"{form}_vs_target"] = round(total / row["in_process_target_seconds"], 2)
+        row[f"{form}_vs_floor"] = round(total / row["floor_seconds"], 2)
+    return row
+
+
+def print_cli(rows: list[dict]) -> None:
+    print(f"{'CLI step (fresh processes)':<28}" + "".join(f"{r['n_samples']:>14,}" for r in rows))
+    for key in rows[0]["seconds"]:
+        print(f"{key:<28}" + "".join(f"{r['seconds'][key]:>13.2f}s" for r in rows))
+    for form in CLI_FILES:
+        print(f"{form + ' path':<28}" + "".join(f"{r[form + '_total_seconds']:>13.2f}s" for r in rows))
+        print(f"{'  / in-process target':<28}" + "".join(f"{r[form + '_vs_target']:>13.2f}x" for r in rows))
+        print(f"{'  / fresh-process floor':<28}" + "".join(f"{r[form + '_vs_floor']:>13.2f}x" for r in rows))
+    print(f"{'in-process target':<28}" + "".join(f"{r['in_process_target_seconds']:>13.2f}s" for r in rows))
+    print(f"{'fresh-process floor':<28}" + "".join(f"{r['floor_seconds']:>13.2f}s" for r in rows))
+    print(
+        f"{'peak memory (largest step)':<28}" + "".join(f"{max(r['peak_memory_gb'].values()):>12.2f}GB" for r in rows)
+    )
+
+
 def machine() -> dict:
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "memory_gb": round(mem, 1),
@@ -153,7 +295,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs per size; stage times are medians")
     parser.add_argument("--keep", type=Path, default=None, help="keep the generated cohorts here")
     parser.add_argument("--output", type=Path, default=None, help="results file (default: see the module docs)")
+    parser.add_argument("--cli", action="store_true", help="the user's path as separate processes (cli.json)")
     args = parser.parse_args()
+    if args.cli:
+        rows = [run_cli(int(float(s)), args.keep, max(args.repeats, 1)) for s in args.sizes.split(",")]
+        print_cli(rows)
+        RESULTS.mkdir(exist_ok=True)
+        (args.output or RESULTS / "cli.json").write_text(
+            json.dumps({"machine": machine(), "rows": rows}, indent=2) + "\n"
+        )
+        return
     rows = [run_size(int(float(s)), args.keep, args.repeats) for s in args.sizes.split(",")]
     header = f"{'stage':<26}" + "".join(f"{r['n_samples']:>14,}" for r in rows)
     print(header)

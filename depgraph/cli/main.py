@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import re
 import signal
 import sys
@@ -209,4 +210,13 @@ def _tell(heard: list[warnings.WarningMessage]) -> None:
 
 
 def run() -> None:  # pragma: no cover - console-script shim
-    sys.exit(main())
+    """The console script: run the command, then leave at once. Every output is committed, synced and closed by
+    then, so the process skips freeing its heap object by object (a quarter of a second after a command on a
+    million samples)."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: nothing more to say
+        pass
+    os._exit(code)

@@ -8,6 +8,8 @@ Text keys (a million sample ids) are ordered by :func:`sorted_codes`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -155,3 +157,42 @@ def take_text(values: pa.Array, positions: np.ndarray) -> pa.Array:
     positions = np.asarray(positions, dtype=np.int64)
     missing = positions < 0
     return values.take(pa.array(positions, mask=missing if missing.any() else None))
+
+
+def text_array(values: Any) -> pa.Array:
+    """Key values (text, no missing value) as one Arrow string array, without
+    a round trip through Python objects when they already live in Arrow.
+
+    >>> text_array(pd.Series(["b", "a"])).to_pylist()
+    ['b', 'a']
+    """
+    if isinstance(values, (pd.Series, pd.Index)) and values.dtype != object:
+        values = pa.array(values.array)  # pyarrow-backed text: zero copy
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if isinstance(values, pa.Array):
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        return values if values.type == pa.string() else values.cast(pa.string())
+    objects = np.asarray(values, dtype=object)
+    try:
+        return pa.array(objects, type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(objects.astype(str), type=pa.string())
+
+
+def sorted_categories(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of text values numbered in sorted (byte) order of the distinct values, and those values (an object
+    array: they are few next to the rows); hashed in Arrow, no Python string per row. ``pd.factorize(values,
+    sort=True)``, for text without missing values.
+
+    >>> codes, values = sorted_categories(pa.array(["b", "a", "b"]))
+    >>> codes.tolist(), values.tolist()
+    ([1, 0, 1], ['a', 'b'])
+    """
+    encoded = text.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy(zero_copy_only=False)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    return codes, encoded.dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False)

@@ -49,12 +49,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 import scipy.sparse as sp
 
 from depgraph.common.arguments import instance, names, real_number
-from depgraph.common.arrays import distinct
+from depgraph.common.arrays import distinct, sorted_categories, text_array
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.folds.balancing import balanced_folds, balanced_sides
 from depgraph.folds.covariates import (
@@ -108,12 +106,7 @@ class _Groups:
 
     @classmethod
     def of(cls, spec: SplitSpec) -> _Groups:
-        codes, uniques = pd.factorize(spec.samples["group_id"].to_numpy(dtype=object))
-        order = np.asarray(pc.sort_indices(pa.array(np.asarray(uniques, dtype=object), type=pa.string())))
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        codes = rank[codes]
-        ids = np.asarray(uniques, dtype=object)[order]
+        codes, ids = sorted_categories(text_array(spec.samples["group_id"]))
         return cls(codes, ids, np.bincount(codes, minlength=len(ids)))
 
     @property
@@ -144,7 +137,10 @@ def _require_column(spec: SplitSpec, column: str, what: str) -> None:
 def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of a categorical spec column (missing values are a category of their own)."""
     _require_column(spec, column, what)
-    values = spec.samples[column].astype(object).where(spec.samples[column].notna(), MISSING_CATEGORY)
+    series = spec.samples[column]
+    if isinstance(series.dtype, pd.StringDtype):  # text in Arrow: coded there, no Python string per sample
+        return sorted_categories(text_array(series).fill_null(MISSING_CATEGORY))
+    values = series.astype(object).where(series.notna(), MISSING_CATEGORY)
     codes, uniques = pd.factorize(values.astype(str).to_numpy(dtype=object), sort=True)
     return codes, np.asarray(uniques, dtype=object)
 

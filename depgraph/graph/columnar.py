@@ -51,6 +51,7 @@ from depgraph.io.columnar import (
     arrow_column,
     integer_column,
     number_column,
+    positions_type,
     read_columnar,
     scalar_column,
     text_column,
@@ -97,7 +98,11 @@ def graph_tables(graph: StudyGraph) -> tuple[dict[str, Any], dict[str, pa.Table]
     for rel, edges in graph.relations.items():
         rule = RELATION[rel]
         source_start, target_start = graph.type_range(rule.source)[0], graph.type_range(rule.target)[0]
-        columns = {"source": pa.array(edges.src - source_start), "target": pa.array(edges.dst - target_start)}
+        rows = positions_type(graph.n_nodes)
+        columns = {
+            "source": pa.array(edges.src - source_start).cast(rows),
+            "target": pa.array(edges.dst - target_start).cast(rows),
+        }
         if edges.weight is not None and not np.isnan(edges.weight).all():
             columns["weight"] = pa.array(edges.weight, type=pa.float64(), from_pandas=True)  # NaN is null
         columns["provenance"] = pa.DictionaryArray.from_arrays(
@@ -123,7 +128,7 @@ def _attribute(series: pd.Series, node_type: NodeType, name: str) -> pa.Array:
 def graph_from_columnar(path: str | os.PathLike[str], source: str | None = None) -> StudyGraph:
     """A graph from its columnar file, every element checked (see the module docstring)."""
     source = source or f"graph file {str(path)!r}"
-    found = read_columnar(path, source)
+    found = read_columnar(path, source, dictionaries={"provenance"})
     node_tables, edge_tables = _tables_by_kind(found.tables, source)
     check_document(_as_document(found.manifest, node_tables, edge_tables), "study-graph", source)
     keys, attributes = {}, {}
@@ -238,7 +243,7 @@ def _edge_block(
     if "weight" in table.column_names:
         weight = number_column(table.column("weight"), f"{where}.weight").to_numpy(zero_copy_only=False)
     labels = text_column(table.column("provenance"), f"{where}.provenance")
-    encoded = labels.dictionary_encode()
+    encoded = labels if pa.types.is_dictionary(labels.type) else labels.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     names = encoded.dictionary.to_pylist()
     order = np.argsort(names)  # labels sorted, as assembly keeps them

@@ -47,9 +47,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import instance
-from depgraph.common.arrays import packed_keys
+from depgraph.common.arrays import packed_keys, text_array
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.graph.pieces import RelationEdges, text_array
+from depgraph.graph.pieces import RelationEdges
 from depgraph.io.jsoncolumns import plain_json
 from depgraph.vocab import NODE_TYPE_BY_PREFIX, NODE_TYPES, RELATION, RELATION_NAMES, NodeType
 

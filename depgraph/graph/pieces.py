@@ -21,31 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.common.arrays import sorted_codes
+from depgraph.common.arrays import sorted_codes, text_array
 from depgraph.vocab import NodeType
-
-
-def text_array(values: Any) -> pa.Array:
-    """Key values (text, no missing value) as one Arrow string array, without
-    a round trip through Python objects when they already live in Arrow.
-
-    >>> text_array(pd.Series(["b", "a"])).to_pylist()
-    ['b', 'a']
-    """
-    if isinstance(values, (pd.Series, pd.Index)) and values.dtype != object:
-        values = pa.array(values.array)  # pyarrow-backed text: zero copy
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-    if isinstance(values, pa.Array):
-        if pa.types.is_dictionary(values.type):
-            values = values.dictionary_decode()
-        return values if values.type == pa.string() else values.cast(pa.string())
-    objects = np.asarray(values, dtype=object)
-    try:
-        return pa.array(objects, type=pa.string(), from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array(objects.astype(str), type=pa.string())
-
 
 #: A column whose first 10,000 ids hold more distinct ones than this is ranked by sorting;
 #: fewer, and hashing is cheaper.

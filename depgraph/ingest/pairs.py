@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import in_order
+from depgraph.common.arrays import text_array
 from depgraph.common.identifiers import (
     check_key_column,
     key_array,
@@ -26,7 +27,7 @@ from depgraph.common.identifiers import (
 )
 from depgraph.errors import DepgraphError, describe_ids, describe_rows
 from depgraph.graph.model import StudyGraph
-from depgraph.graph.pieces import EdgePiece, Keys, text_array
+from depgraph.graph.pieces import EdgePiece, Keys
 from depgraph.ingest.checks import (
     Unknown,
     dropped_record,

@@ -26,6 +26,7 @@ renamed into place, replacing an earlier columnar file but never any other direc
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -78,15 +79,34 @@ def write_columnar(path: str | os.PathLike[str], manifest: dict[str, Any], table
         for name, table in tables.items():
             target = staged / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, target, compression=COMPRESSION)
+            pq.write_table(table, target, compression=COMPRESSION, use_dictionary=_dictionary_columns(table))
             listed[name] = {"rows": table.num_rows, "columns": table.column_names}
         document = {**manifest, TABLES: listed}
         (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def read_columnar(path: str | os.PathLike[str], source: str) -> Columnar:
+def _dictionary_columns(table: pa.Table) -> list[str]:
+    """The columns Parquet dictionary-encodes: text with few distinct values (batches, sites, provenance), where
+    it makes the file small and fast to read; never ids, where it costs time and saves nothing."""
+    chosen = []
+    for name in table.column_names:
+        column = table.column(name)
+        few = _is_text(column.type) and pc.count_distinct(column.slice(0, 10_000)).as_py() <= 1_000
+        if pa.types.is_dictionary(column.type) or few:
+            chosen.append(name)
+    return chosen
+
+
+def positions_type(count: int) -> pa.DataType:
+    """The integer type of positions into ``count`` rows: 32 bits where they fit (half the bytes to write and
+    read), else 64."""
+    return pa.int32() if count < 2**31 else pa.int64()
+
+
+def read_columnar(path: str | os.PathLike[str], source: str, dictionaries: Collection[str] = ()) -> Columnar:
     """The manifest and the tables of the columnar file at ``path``, the directory held to what its manifest says
-    (``source`` names the file in messages: ``"spec file 'spec.dgspec'"``)."""
+    (``source`` names the file in messages: ``"spec file 'spec.dgspec'"``). Columns named in ``dictionaries``
+    (text of few distinct values) are read dictionary-encoded, as Parquet stores them: no string per row."""
     directory = Path(path)
     manifest_path = directory / COLUMNAR_MANIFEST
     if not manifest_path.is_file():
@@ -100,7 +120,7 @@ def read_columnar(path: str | os.PathLike[str], source: str) -> Columnar:
         raise DepgraphError("schema", f"{source}: {COLUMNAR_MANIFEST} is not a JSON object")
     listed = _listed_tables(manifest.get(TABLES), source)
     _refuse_unlisted_files(directory, listed, source)
-    tables = {name: _read_table(directory / name, name, shape, source) for name, shape in listed.items()}
+    tables = {name: _read_table(directory / name, name, shape, source, dictionaries) for name, shape in listed.items()}
     return Columnar({k: v for k, v in manifest.items() if k != TABLES}, tables)
 
 
@@ -155,7 +175,7 @@ def _refuse_unlisted_files(directory: Path, listed: dict[str, Any], source: str)
             )
 
 
-def _read_table(path: Path, name: str, shape: dict[str, Any], source: str) -> pa.Table:
+def _read_table(path: Path, name: str, shape: dict[str, Any], source: str, dictionaries: Collection[str]) -> pa.Table:
     """One listed table: a Parquet file, or a directory of Parquet parts read in name order."""
     if path.is_dir():
         parts = sorted(p for p in path.iterdir() if not _hidden(p.name))
@@ -168,7 +188,8 @@ def _read_table(path: Path, name: str, shape: dict[str, Any], source: str) -> pa
     else:
         raise DepgraphError("schema", f"{source} lacks {name}, which its {COLUMNAR_MANIFEST} lists", path=str(path))
     try:
-        pieces = [pq.read_table(part, use_threads=True) for part in parts]
+        encoded = [c for c in shape["columns"] if c in dictionaries]
+        pieces = [pq.read_table(part, use_threads=True, read_dictionary=encoded) for part in parts]
         table = pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
         raise DepgraphError(
@@ -254,18 +275,23 @@ def text_column(
     values = _flat(values)
     rule = ("values are non-empty text" if non_empty else "values are text") + (" or null" if nullable else "")
     kind = values.type
-    if pa.types.is_dictionary(kind) and (
-        pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type)
-    ):
-        values = values.dictionary_decode()
-    elif not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+    encoded = pa.types.is_dictionary(kind) and _is_text(kind.value_type)
+    if not (encoded or _is_text(kind)):
         raise DepgraphError("schema", f"{where} holds {kind} values; {rule}")
+    if encoded and values.dictionary.null_count:  # a null in the dictionary is a null where it is used
+        values = values.dictionary_decode().dictionary_encode()
     if not nullable:
         _refuse_nulls(values, where, rule)
     if non_empty and len(values):
-        empty = pc.equal(pc.binary_length(values), 0).fill_null(False)
+        if encoded:  # the distinct values checked, each once
+            empty = pc.equal(pc.binary_length(values.dictionary), 0).take(values.indices).fill_null(False)
+        else:
+            empty = pc.equal(pc.binary_length(values), 0).fill_null(False)
         if pc.any(empty).as_py():
             raise _fail(where, _first(empty), "", rule)
+    if encoded:  # dictionary-encoded text stays so: spelt and counted once per distinct value
+        index, value = values.type.index_type, values.type.value_type
+        return values if pa.types.is_string(value) else values.cast(pa.dictionary(index, pa.string()))
     return values.cast(pa.string()) if pa.types.is_large_string(values.type) else values
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.common.arrays import distinct, sorted_codes, text_buffers
+from depgraph.common.arrays import distinct, sorted_codes, text_array, text_buffers
 from depgraph.errors import DepgraphError, describe_ids
 
 
@@ -100,8 +100,7 @@ class Groups:
         """The groups of a samples frame."""
         if "group_id" not in samples.columns:
             raise DepgraphError("invalid_argument", f"{where}: samples need a group_id column")
-        codes, names = pd.factorize(samples["group_id"].to_numpy(dtype=object))  # (hashes of str are cached)
-        return cls(codes, np.asarray(names, dtype=object))
+        return cls.of_text(text_array(samples["group_id"]))  # hashed in Arrow: no Python string per sample
 
     def shape(self) -> dict[str, Any]:
         """A spec summary's fields: n_samples, n_groups, the largest group (the smallest id, in byte order, among
@@ -224,9 +223,10 @@ def _pseudonymous(text: pa.Array, digits: int, prefixed: bool) -> np.ndarray:
 
 
 def check_fold_content(
-    folds: PlanPositions, groups: Groups, sample_ids: np.ndarray, where: str, code: str | None = None
+    folds: PlanPositions, groups: Groups, sample_ids: pd.Series, where: str, code: str | None = None
 ) -> None:
-    """Every split tests someone, and no group has a tested and a trained sample in one split.
+    """Every split tests someone, and no group has a tested and a trained sample in one split (``sample_ids``,
+    the spec's column, names two samples of a group on both sides: only then is an id read).
 
     Linear in the positions: a group straddles a split when it has a tested
     sample and fewer tested or excluded samples than members.
@@ -265,8 +265,8 @@ def check_fold_content(
         role = np.zeros(len(groups.codes), dtype=np.int8)  # one split, only to name two of its samples
         role[split.test], role[split.excluded] = 1, 2
         members = np.flatnonzero(groups.codes == group)
-        test_id = sample_ids[int(members[role[members] == 1][0])]
-        train_id = sample_ids[int(members[role[members] == 0][0])]
+        test_id = sample_ids.iloc[int(members[role[members] == 1][0])]
+        train_id = sample_ids.iloc[int(members[role[members] == 0][0])]
         raise DepgraphError(
             code or "invalid_argument",
             f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}): group {groups.name(group)!r} "

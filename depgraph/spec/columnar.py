@@ -41,11 +41,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.common.arrays import text_series
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.io.columnar import (
     arrow_column,
     integer_column,
     number_column,
+    positions_type,
     read_columnar,
     scalar_column,
     text_column,
@@ -62,6 +64,8 @@ SAMPLES = "samples.parquet"
 FOLDS = "folds.parquet"
 #: The columns of folds.parquet, in order.
 FOLD_COLUMNS = ("split", "role", "position", "sample_id")
+#: The sample columns of few distinct values (blocks, timepoints, strata): read as Parquet stores them, encoded.
+BLOCK_TEXT = frozenset(name for name, kind in SAMPLE_COLUMNS.items() if kind == "string") - set(REQUIRED_SAMPLE_COLUMNS)
 #: folds.parquet's roles, in the order rows list them within a split.
 FOLD_ROLES = (ROLES[1], ROLES[2])  # test, excluded
 
@@ -112,7 +116,7 @@ def _fold_table(plan: FoldPlan, sample_ids: pa.Array) -> pa.Table:
         {
             "split": pa.array(np.concatenate(splits) if splits else np.empty(0, np.int32)),
             "role": role,
-            "position": pa.array(position),
+            "position": pa.array(position).cast(positions_type(len(sample_ids))),
             "sample_id": sample_ids.take(pa.array(position)),
         }
     )
@@ -128,7 +132,7 @@ def spec_from_columnar(
     content says of itself."""
     source = source or f"spec file {str(path)!r}"
     verify_key = verifying_key(verify_key)
-    found = read_columnar(path, source)
+    found = read_columnar(path, source, dictionaries=BLOCK_TEXT)
     manifest, tables = found.manifest, found.tables
     _refuse_other_tables(manifest, tables, source)
     samples_table = tables[SAMPLES]
@@ -142,12 +146,15 @@ def spec_from_columnar(
     if isinstance(manifest.get("folds"), dict):  # as written, with the positions the fold table holds
         listed = manifest["folds"]["splits"]
         written["folds"] = {**manifest["folds"], "splits": [{**s, **at} for s, at in zip(listed, splits, strict=True)]}
-    expected = spec_digest(written, {name: json_array(column) for name, column in arrays.items()})
+    encoded = {name: json_array(column) for name, column in arrays.items()}
+    expected = spec_digest(written, encoded)
     written["samples"] = dict.fromkeys(samples_table.column_names)
-    return checked_spec(
+    spec = checked_spec(
         envelope, samples, folds, written=written, expected=expected, exact=True,
         text=(arrays["sample_id"], arrays["group_id"]), source=source, verify_key=verify_key,
     )  # fmt: skip
+    spec.cache_column_json(encoded)  # spelt once: the spec's digest and its next file reuse them
+    return spec
 
 
 def _refuse_other_tables(manifest: dict[str, Any], tables: dict[str, pa.Table], source: str) -> None:
@@ -211,6 +218,8 @@ def _pandas(column: pa.Array) -> pd.Series:
     floats as float64 (NaN where missing), booleans with gaps as objects."""
     if pa.types.is_integer(column.type):
         return pd.Series(column.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get))
+    if pa.types.is_dictionary(column.type) or pa.types.is_string(column.type):
+        return text_series(column)  # decoded: the frame holds every spec's text columns alike
     return pd.Series(column.to_pandas())
 
 

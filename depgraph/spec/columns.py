@@ -22,13 +22,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from depgraph.common.arrays import distinct, take_text, text_series
+from depgraph.common.arrays import distinct, take_text, text_array, text_series
 from depgraph.common.identifiers import refuse_unicode_twins
 from depgraph.derivation.groups import Partition, direct_relation
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
-from depgraph.graph.pieces import text_array
 from depgraph.io.columnar import arrow_column
 from depgraph.io.jsoncolumns import integers, json_array, numbers, optional_text, scalar_objects
 from depgraph.vocab import BLOCK_MODES, NodeType

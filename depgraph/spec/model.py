@@ -640,7 +640,7 @@ class SplitSpec(GroupedSamples, _Model):
             check_pseudonyms(samples, pseudonyms.columns, pseudonyms.hex_digits, "spec", "invalid_argument")
         if folds is not None:
             check_splits(folds.splits, len(samples), "folds", "invalid_argument")
-            check_fold_content(folds, spec.grouped(), spec.sample_ids, "folds")
+            check_fold_content(folds, spec.grouped(), spec.samples["sample_id"], "folds")
             spec = spec.model_copy(update={"folds": folds})
         spec = spec.model_copy(update={"digest": spec.compute_digest()})
         _check_envelope(spec)
@@ -655,7 +655,7 @@ class SplitSpec(GroupedSamples, _Model):
         if folds is not None:
             instance(folds, FoldPlan, "folds")
             check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
-            check_fold_content(folds, self.grouped(), self.sample_ids, "folds")
+            check_fold_content(folds, self.grouped(), self.samples["sample_id"], "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)
@@ -833,6 +833,13 @@ class SplitSpec(GroupedSamples, _Model):
             if doc.get(optional) is None:
                 doc.pop(optional, None)
         return doc
+
+    def cache_column_json(self, columns: dict[str, bytes]) -> None:
+        """Keep ``columns`` (each sample column as compact JSON, spelt as :func:`~depgraph.spec.columns.column_bytes`
+        spells it) as this spec's encoding, which its digest and files then reuse: what a columnar reader has just
+        spelt to check the digest. Ignored unless it names exactly the spec's columns."""
+        if set(columns) == set(self.samples.columns):
+            self._encoded = (self.samples, dict(columns))
 
     def _column_bytes(self) -> dict[str, bytes]:
         """Each sample column as compact JSON, encoded once per samples frame."""

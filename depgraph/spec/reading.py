@@ -118,7 +118,7 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     groups = spec.grouped(group_ids)
     groups.check_summary(spec.summary.model_dump(), source, "integrity")
     if spec.folds is not None:
-        check_fold_content(spec.folds, groups, spec.sample_ids, f"{source}: folds", "integrity")
+        check_fold_content(spec.folds, groups, spec.samples["sample_id"], f"{source}: folds", "integrity")
 
 
 def _signed(spec: SplitSpec) -> tuple[str, str] | None:
