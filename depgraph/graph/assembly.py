@@ -363,6 +363,8 @@ def _sorted_unique(
             return src[rows], dst[rows], None, prov[rows]
     width = int(max(src.max(), dst.max())) + 1
     pair = src * width + dst
+    if len(pair) < 2 or (pair[1:] > pair[:-1]).all():  # canonical already (a graph file's edges): nothing to sort
+        return src, dst, weight, prov
     if weight is None:
         order = np.argsort(pair, kind="stable")
     else:  # among repeats of a pair the largest weight comes first

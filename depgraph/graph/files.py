@@ -254,7 +254,7 @@ def _edge_pieces(rel: str, entry: Any, source: str) -> list[EdgePiece]:
             raise _bad(source, f"edges.{rel}.weight must be a list as long as its source list ({len(src)})")
     prov = entry.get("provenance", "unknown")
     if isinstance(prov, str):
-        return [EdgePiece(rel, src, dst, prov, w)]
+        return [EdgePiece(rel, Keys.as_listed(src), Keys.as_listed(dst), prov, w)]
     if not isinstance(prov, list) or len(prov) != len(src):
         raise _bad(source, f"edges.{rel}.provenance must be a string or a list as long as its source list ({len(src)})")
     labels = strings(prov, f"{source}: edges.{rel}.provenance").dictionary_encode()
@@ -263,7 +263,13 @@ def _edge_pieces(rel: str, entry: Any, source: str) -> list[EdgePiece]:
     for code, label in enumerate(labels.dictionary.to_pylist()):  # one piece per label: labels are few
         mask = pa.array(codes == code)
         pieces.append(
-            EdgePiece(rel, src.filter(mask), dst.filter(mask), label, None if w is None else w[codes == code])
+            EdgePiece(
+                rel,
+                Keys.as_listed(src.filter(mask)),
+                Keys.as_listed(dst.filter(mask)),
+                label,
+                None if w is None else w[codes == code],
+            )
         )
     return pieces
 

@@ -253,6 +253,16 @@ class StudyGraph:
             return memo[1]
         start, stop = self.type_range(node_type)
         wanted = text_array(keys)
+        if (
+            len(wanted) == stop - start
+            and len(wanted)
+            and not wanted.null_count
+            and pc.all(pc.equal(wanted, self.key_array.slice(start, len(wanted)))).as_py()
+        ):
+            positions = np.arange(start, stop, dtype=np.int64)  # every key of the type, in node order (a file's list)
+            if isinstance(keys, pa.Array):
+                self.cache.nodes[("located", node_type)] = (keys, positions)
+            return positions
         own = self._packed_keys(node_type)
         query = packed_keys(wanted) if own is not None and len(own) else None
         if query is not None:

@@ -88,6 +88,17 @@ class Keys:
         """Keys already distinct: each row is its own vocabulary entry."""
         return cls(np.arange(len(vocab), dtype=np.int64), vocab, order)
 
+    @classmethod
+    def as_listed(cls, values: Any) -> Keys:
+        """Keys row by row, repeats allowed, nothing hashed: each row its own vocabulary entry. For endpoints read
+        from a graph file, which assembly then finds by binary search over the sorted node keys, row by row,
+        rather than by first hashing a million of them.
+
+        >>> Keys.as_listed(["a", "a"]).codes.tolist()
+        [0, 1]
+        """
+        return cls.distinct(text_array(values))
+
     def take(self, rows: np.ndarray) -> Keys:
         """The keys of some rows (a mask or positions), sharing the vocabulary."""
         return Keys(self.codes[rows], self.vocab, self.order)
