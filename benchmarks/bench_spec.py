@@ -71,24 +71,27 @@ def _timed(read: Callable[[], object], repeats: int) -> tuple[float, float]:
     return round(statistics.median(walls), 3), round(statistics.median(cpus), 3)
 
 
+def _size(path: Path) -> float:
+    """MB of a file, or of every file of a columnar directory."""
+    files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+    return round(sum(p.stat().st_size for p in files) / 1e6, 1)
+
+
 def measure(n: int, repeats: int = 1) -> dict:
+    """Write and read times of a spec of ``n`` samples in both forms: JSON (``read_s``…) and columnar
+    (``columnar_read_s``…)."""
     spec = make_spec(n)
+    row: dict = {"n_samples": n}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "spec.json"
-        t0 = time.perf_counter()
-        write_spec(spec, path)
-        t1 = time.perf_counter()
-        back = read_spec(path)
-        read_s, read_cpu_s = _timed(lambda: read_spec(path), repeats)
-        size = path.stat().st_size
-    assert back.digest == spec.digest
-    return {
-        "n_samples": n,
-        "write_s": round(t1 - t0, 3),
-        "read_s": read_s,
-        "read_cpu_s": read_cpu_s,
-        "file_mb": round(size / 1e6, 1),
-    }
+        for form, name in (("", "spec.json"), ("columnar_", "spec.dgspec")):
+            path = Path(tmp) / name
+            t0 = time.perf_counter()
+            write_spec(spec, path)
+            row[f"{form}write_s"] = round(time.perf_counter() - t0, 3)
+            assert read_spec(path).digest == spec.digest
+            row[f"{form}read_s"], row[f"{form}read_cpu_s"] = _timed(lambda path=path: read_spec(path), repeats)
+            row[f"{form}file_mb"] = _size(path)
+    return row
 
 
 def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict:
@@ -100,20 +103,16 @@ def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict
         where = workdir or Path(tmp)
         files = make_cohort(n, where)
         graph = add_kinship(from_metadata(read_table(files.metadata, "metadata")), read_table(files.kinship), 0.177)
-        path = where / "graph.json"
-        write_graph(graph, path)
-        back = read_graph(path)
-        read_s, read_cpu_s = _timed(lambda: read_graph(path), repeats)
-        size = path.stat().st_size
-    assert back.n_nodes == graph.n_nodes and back.n_edges == graph.n_edges
-    return {
-        "n_samples": n,
-        "n_nodes": graph.n_nodes,
-        "n_edges": graph.n_edges,
-        "read_s": read_s,
-        "read_cpu_s": read_cpu_s,
-        "file_mb": round(size / 1e6, 1),
-    }
+        row: dict = {"n_samples": n, "n_nodes": graph.n_nodes, "n_edges": graph.n_edges}
+        for form, name in (("", "graph.json"), ("columnar_", "graph.dggraph")):
+            path = where / name
+            t0 = time.perf_counter()
+            write_graph(graph, path)
+            row[f"{form}write_s"] = round(time.perf_counter() - t0, 3)
+            assert read_graph(path).equals(graph)
+            row[f"{form}read_s"], row[f"{form}read_cpu_s"] = _timed(lambda path=path: read_graph(path), repeats)
+            row[f"{form}file_mb"] = _size(path)
+    return row
 
 
 def _revision() -> str:
@@ -131,15 +130,14 @@ def main() -> None:
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     rows = [measure(n, args.repeats) for n in sizes]
     graph_rows = [measure_graph(n, args.repeats) for n in sizes]
-    print(f"{'spec samples':>12} {'write s':>8} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
-    for r in rows:
-        print(f"{r['n_samples']:>12} {r['write_s']:>8} {r['read_s']:>8} {r['read_cpu_s']:>10} {r['file_mb']:>7}")
-    print(f"{'graph samples':>13} {'nodes':>9} {'edges':>9} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
-    for r in graph_rows:
-        print(
-            f"{r['n_samples']:>13} {r['n_nodes']:>9} {r['n_edges']:>9} {r['read_s']:>8} {r['read_cpu_s']:>10} "
-            f"{r['file_mb']:>7}"
-        )
+    for what, table in (("spec", rows), ("graph", graph_rows)):
+        print(f"{what + ' samples':>14} {'form':>9} {'write s':>8} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
+        for r in table:
+            for form, prefix in (("json", ""), ("columnar", "columnar_")):
+                print(
+                    f"{r['n_samples']:>14} {form:>9} {r[prefix + 'write_s']:>8} {r[prefix + 'read_s']:>8} "
+                    f"{r[prefix + 'read_cpu_s']:>10} {r[prefix + 'file_mb']:>7}"
+                )
     machine = {
         "python": platform.python_version(),
         "machine": platform.machine(),

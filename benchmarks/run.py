@@ -141,14 +141,21 @@ def measure_target(n: int, workdir: Path) -> dict:
     return {"n_samples": n, "target_seconds": round(seconds, 3), "target_peak_memory_gb": round(peak_kb / 1024**2, 2)}
 
 
+def make_cohort_apart(n: int, workdir: Path) -> None:
+    """Generate the cohort in a process of its own: a child of this process inherits its peak memory (Linux keeps
+    the larger of the two for ``ru_maxrss`` across fork and exec), so this one stays small."""
+    code = (
+        f"import sys, pathlib; sys.path.insert(0, {str(HERE)!r}); from cohort import make_cohort; "
+        f"make_cohort({n}, pathlib.Path({str(workdir)!r}))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
 def run_size(n: int, keep: Path | None, repeats: int = 1) -> dict:
     """Generate the cohort once, then measure it ``repeats`` times, each in a fresh process."""
-    sys.path.insert(0, str(HERE))
-    from cohort import make_cohort
-
     with tempfile.TemporaryDirectory() as tmp:
         workdir = (keep / str(n)) if keep else Path(tmp)
-        make_cohort(n, workdir)
+        make_cohort_apart(n, workdir)
         code = (
             f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from run import measure; "
             f"print(json.dumps(measure({n}, __import__('pathlib').Path({str(workdir)!r}))))"
@@ -234,11 +241,10 @@ def run_cli(n: int, keep: Path | None, repeats: int = 3) -> dict:
     """The user's path at ``n`` samples: each step a fresh process on files on disk, in both forms, ``repeats``
     times, against the in-process target path and the fresh-process floor measured between them (medians)."""
     sys.path.insert(0, str(HERE))
-    from cohort import make_cohort
 
     with tempfile.TemporaryDirectory() as tmp:
         workdir = (keep / f"cli-{n}") if keep else Path(tmp)
-        make_cohort(n, workdir)
+        make_cohort_apart(n, workdir)
         code = (
             f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from run import measure_target; "
             f"print(json.dumps(measure_target({n}, __import__('pathlib').Path({str(workdir)!r}))))"

@@ -70,3 +70,15 @@ def test_holdout_replay_runs_and_keeps_returning_patients():
     baseline = first["per-stratum random"]
     assert joint["cells"]["mean"] < min(margins["cells"]["mean"], baseline["cells"]["mean"])
     assert joint["categories"]["mean"] < baseline["categories"]["mean"]
+
+
+def test_cli_benchmark_runs_the_users_path_in_both_forms(tmp_path):
+    from benchmarks.run import CLI_FILES, CLI_STEPS, run_cli
+
+    row = run_cli(2000, tmp_path, repeats=1)
+    for form in CLI_FILES:
+        assert all(row["seconds"][f"{form} {step}"] > 0 for step in CLI_STEPS)
+        assert row[f"{form}_total_seconds"] == round(sum(row["seconds"][f"{form} {s}"] for s in CLI_STEPS), 3)
+    assert row["floor_seconds"] > 0 and row["in_process_target_seconds"] > 0 and row["seconds"]["depgraph --help"] > 0
+    assert (tmp_path / "cli-2000" / "folds.dgspec" / "manifest.json").is_file()  # the columnar files were written
+    assert (tmp_path / "cli-2000" / "folds.json").is_file()

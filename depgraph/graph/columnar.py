@@ -76,13 +76,7 @@ def write_columnar_graph(graph: StudyGraph, path: str | os.PathLike[str]) -> Non
 
 def graph_tables(graph: StudyGraph) -> tuple[dict[str, Any], dict[str, pa.Table]]:
     """The manifest (without ``tables``) and the Parquet tables of ``graph``'s columnar form."""
-    manifest = {
-        "format": GRAPH_FORMAT,
-        "format_version": GRAPH_FORMAT_VERSION,
-        "name": graph.name,
-        "overrides": dict(graph.overrides),
-        "history": [dict(h) for h in graph.history],
-    }
+    manifest = graph_envelope(graph)
     keys = graph.key_array
     tables: dict[str, pa.Table] = {}
     for t in NODE_TYPES:
@@ -110,6 +104,18 @@ def graph_tables(graph: StudyGraph) -> tuple[dict[str, Any], dict[str, pa.Table]
         )
         tables[f"{EDGES}/{rel}.parquet"] = pa.table(columns)
     return manifest, tables
+
+
+def graph_envelope(graph: StudyGraph) -> dict[str, Any]:
+    """What a graph file holds besides its nodes and edges, in either form: format, version, name, overrides,
+    history."""
+    return {
+        "format": GRAPH_FORMAT,
+        "format_version": GRAPH_FORMAT_VERSION,
+        "name": graph.name,
+        "overrides": dict(graph.overrides),
+        "history": [dict(h) for h in graph.history],
+    }
 
 
 def _attribute(series: pd.Series, node_type: NodeType, name: str) -> pa.Array:

@@ -35,7 +35,7 @@ from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.graph.assembly import assemble
-from depgraph.graph.columnar import graph_from_columnar, write_columnar_graph
+from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
 from depgraph.graph.model import StudyGraph, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
 from depgraph.io.columnar import arrow_column, is_columnar, output_form
@@ -111,13 +111,7 @@ def graph_bytes(graph: StudyGraph) -> bytes:
 def graph_json_pieces(graph: StudyGraph) -> Iterator[bytes]:
     """:func:`graph_bytes` in pieces, each long list encoded from its Arrow or numpy column (no Python object
     per id) and written piece by piece."""
-    envelope = {
-        "format": GRAPH_FORMAT,
-        "format_version": GRAPH_FORMAT_VERSION,
-        "name": graph.name,
-        "overrides": dict(graph.overrides),
-        "history": [dict(h) for h in graph.history],
-    }
+    envelope = graph_envelope(graph)
     yield b"{"
     for i, (key, value) in enumerate(envelope.items()):
         text = orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
