@@ -332,7 +332,7 @@ def json_array(values: pa.Array | pa.ChunkedArray | np.ndarray) -> bytes:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     kind = values.type
-    if _is_text(kind) and len(values) > 10_000 and pc.count_distinct(values.slice(0, 10_000)).as_py() <= 1_000:
+    if _is_text_type(kind) and len(values) > 10_000 and pc.count_distinct(values.slice(0, 10_000)).as_py() <= 1_000:
         values, kind = values.dictionary_encode(), pa.dictionary(pa.int32(), kind)  # few distinct: each spelt once
     if pa.types.is_dictionary(kind):
         items = _json_items(values.dictionary).take(values.indices).fill_null("null,")
@@ -376,7 +376,7 @@ def _json_items(values: pa.Array) -> pa.Array:
     return items.fill_null("null,").cast(pa.large_string())
 
 
-def _is_text(kind: pa.DataType) -> bool:
+def _is_text_type(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
