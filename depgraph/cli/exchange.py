@@ -24,13 +24,13 @@ from depgraph.cli.commandline import (
     refuse_given,
     text_table,
 )
+from depgraph.cli.documents import peeked_graph, peeked_spec
 from depgraph.cli.specs import SIGN_HELP, print_spec, signed_note, signing_key, write_signed_spec
 from depgraph.errors import DepgraphError
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.graph.files import graph_from_document, read_graph, write_graph
-from depgraph.graph.model import StudyGraph
-from depgraph.io.columnar import Peeked, output_form, peek_document
-from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.graph.files import write_graph
+from depgraph.io.columnar import output_form, peek_document
+from depgraph.spec.files import write_spec
 from depgraph.spec.model import SplitSpec
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -140,11 +140,11 @@ def export_command(
                 "invalid_argument", f"a study graph exports only to json, parquet or splitgraph, not {target}"
             )
         with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
-            write_splitgraph_graph(_graph(document, found), output, splitgraph_version)
+            write_splitgraph_graph(peeked_graph(document, found), output, splitgraph_version)
         out.print(f"wrote {output}")
         return
     refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
-    spec = _spec(document, found)
+    spec = peeked_spec(document, found)
     with plan:
         if target == "splitgraph":
             write_splitgraph_spec(spec, output)
@@ -183,15 +183,7 @@ def _export_form(ctx: typer.Context, document: Path, form: str, output: Path) ->
     output_form(output, kind, form)  # a spec named .dggraph, a graph named .dgspec: refused before it is read
     with plan:
         if kind == "study-graph":
-            write_graph(_graph(document, found), output, format=form)
+            write_graph(peeked_graph(document, found), output, format=form)
         else:
-            write_spec(_spec(document, found), output, format=form)
+            write_spec(peeked_spec(document, found), output, format=form)
     out.print(f"wrote {output}")
-
-
-def _graph(path: Path, found: Peeked) -> StudyGraph:
-    return read_graph(path) if found.columnar else graph_from_document(found.document, f"graph file {str(path)!r}")
-
-
-def _spec(path: Path, found: Peeked) -> SplitSpec:
-    return read_spec(path) if found.columnar else spec_from_document(found.document, f"spec file {str(path)!r}")

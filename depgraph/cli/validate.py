@@ -16,12 +16,11 @@ from depgraph.cli.commandline import (
     refuse_given,
     stage,
 )
+from depgraph.cli.documents import peeked_graph, peeked_spec
 from depgraph.cli.specs import print_spec
 from depgraph.errors import DepgraphError
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.graph.files import graph_from_document, read_graph
 from depgraph.io.columnar import peek_document
-from depgraph.spec.files import read_spec, spec_from_document
 from depgraph.spec.privacy import key_from_env
 from depgraph.validation.rules import validate
 
@@ -64,10 +63,7 @@ def validate_command(
     doc = found.document
     if found.format == SPEC_FORMAT:
         refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_splits")
-        if found.columnar:
-            spec = read_spec(document, verify_key=key)
-        else:
-            spec = spec_from_document(doc, f"spec file {str(document)!r}", verify_key=key)
+        spec = peeked_spec(document, found, verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
         else:
@@ -82,8 +78,7 @@ def validate_command(
     if key is not None:
         raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
     with stage("validating"):
-        graph = read_graph(document) if found.columnar else graph_from_document(doc, f"graph file {str(document)!r}")
-        report = validate(graph, n_splits=n_splits)
+        report = validate(peeked_graph(document, found), n_splits=n_splits)
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:

@@ -97,11 +97,9 @@ def graph_tables(graph: StudyGraph) -> tuple[dict[str, Any], dict[str, pa.Table]
             "source": pa.array(edges.src - source_start).cast(rows),
             "target": pa.array(edges.dst - target_start).cast(rows),
         }
-        if edges.weight is not None and not np.isnan(edges.weight).all():
+        if edges.weighted:
             columns["weight"] = pa.array(edges.weight, type=pa.float64(), from_pandas=True)  # NaN is null
-        columns["provenance"] = pa.DictionaryArray.from_arrays(
-            pa.array(edges.codes().astype(np.int32)), pa.array(list(edges.labels), type=pa.string())
-        )
+        columns["provenance"] = edges.provenance()
         tables[f"{EDGES}/{rel}.parquet"] = pa.table(columns)
     return manifest, tables
 

@@ -33,7 +33,6 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.graph.assembly import assemble
 from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
 from depgraph.graph.model import StudyGraph, is_missing
@@ -82,7 +81,7 @@ def graph_document(graph: StudyGraph) -> dict[str, Any]:
     edges: dict[str, Any] = {}
     for rel, block in graph.relations.items():
         entry: dict[str, Any] = {"source": keys[block.src].tolist(), "target": keys[block.dst].tolist()}
-        if block.weight is not None and not np.isnan(block.weight).all():
+        if block.weighted:
             entry["weight"] = _json_column(pd.Series(block.weight))
         codes = block.codes()
         used = distinct(codes)
@@ -91,11 +90,7 @@ def graph_document(graph: StudyGraph) -> dict[str, Any]:
         )
         edges[rel] = entry
     return {
-        "format": GRAPH_FORMAT,
-        "format_version": GRAPH_FORMAT_VERSION,
-        "name": graph.name,
-        "overrides": dict(graph.overrides),
-        "history": [dict(h) for h in graph.history],
+        **graph_envelope(graph),
         "nodes": nodes,
         "attributes": attributes,
         "edges": edges,
@@ -142,14 +137,10 @@ def graph_json_pieces(graph: StudyGraph) -> Iterator[bytes]:
         yield (b",\n    " if i else b"\n    ") + orjson.dumps(rel) + b": {"
         yield b'\n      "source": ' + json_array(keys.take(pa.array(block.src)))
         yield b',\n      "target": ' + json_array(keys.take(pa.array(block.dst)))
-        if block.weight is not None and not np.isnan(block.weight).all():
+        if block.weighted:
             yield b',\n      "weight": ' + json_array(block.weight)
         used = distinct(block.codes())
-        if len(used) == 1:
-            provenance = orjson.dumps(block.labels[used[0]])
-        else:
-            labels = pa.array(list(block.labels), type=pa.string())
-            provenance = json_array(pa.DictionaryArray.from_arrays(pa.array(block.codes().astype(np.int32)), labels))
+        provenance = orjson.dumps(block.labels[used[0]]) if len(used) == 1 else json_array(block.provenance())
         yield b',\n      "provenance": ' + provenance + b"\n    }"
     yield (b"\n  }" if graph.relations else b"}") + b"\n}\n"
 

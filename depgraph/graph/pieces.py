@@ -172,3 +172,14 @@ class RelationEdges:
     def weights(self) -> np.ndarray:
         """Each edge's weight, NaN where it has none."""
         return np.full(len(self.src), np.nan) if self.weight is None else self.weight
+
+    @property
+    def weighted(self) -> bool:
+        """Whether some edge has a weight (a file writes the weights only then)."""
+        return self.weight is not None and not np.isnan(self.weight).all()
+
+    def provenance(self) -> pa.DictionaryArray:
+        """Each edge's provenance as Arrow text, dictionary-encoded by its labels (no string per edge)."""
+        return pa.DictionaryArray.from_arrays(
+            pa.array(self.codes().astype(np.int32)), pa.array(list(self.labels), type=pa.string())
+        )

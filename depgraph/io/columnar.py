@@ -108,20 +108,24 @@ def read_columnar(path: str | os.PathLike[str], source: str, dictionaries: Colle
     (``source`` names the file in messages: ``"spec file 'spec.dgspec'"``). Columns named in ``dictionaries``
     (text of few distinct values) are read dictionary-encoded, as Parquet stores them: no string per row."""
     directory = Path(path)
-    manifest_path = directory / COLUMNAR_MANIFEST
-    if not manifest_path.is_file():
-        raise DepgraphError(
-            "io",
-            f"{source} is a directory, and not a columnar file: it holds no {COLUMNAR_MANIFEST}",
-            path=str(path),
-        )
-    manifest = read_json(manifest_path, f"{source}: {COLUMNAR_MANIFEST} (manifest)")
+    manifest = read_json(_manifest_path(directory, source), f"{source}: {COLUMNAR_MANIFEST} (manifest)")
     if not isinstance(manifest, dict):
         raise DepgraphError("schema", f"{source}: {COLUMNAR_MANIFEST} is not a JSON object")
     listed = _listed_tables(manifest.get(TABLES), source)
     _refuse_unlisted_files(directory, listed, source)
     tables = {name: _read_table(directory / name, name, shape, source, dictionaries) for name, shape in listed.items()}
     return Columnar({k: v for k, v in manifest.items() if k != TABLES}, tables)
+
+
+def _manifest_path(directory: Path, source: str) -> Path:
+    """The manifest of the columnar file ``directory``; a directory without one is ``io``."""
+    manifest = directory / COLUMNAR_MANIFEST
+    if not manifest.is_file():
+        raise DepgraphError(
+            "io", f"{source} is a directory, and not a columnar file: it holds no {COLUMNAR_MANIFEST}",
+            path=str(directory),
+        )  # fmt: skip
+    return manifest
 
 
 def _listed_tables(listed: Any, source: str) -> dict[str, dict[str, Any]]:
@@ -412,13 +416,7 @@ def peek_document(path: str | os.PathLike[str]) -> Peeked:
     ``schema``."""
     columnar = is_columnar(path)
     if columnar:
-        manifest = Path(path) / COLUMNAR_MANIFEST
-        if not manifest.is_file():
-            raise DepgraphError(
-                "io", f"{str(path)!r} is a directory, and not a columnar file: it holds no {COLUMNAR_MANIFEST}",
-                path=str(path),
-            )  # fmt: skip
-        doc = read_json(manifest, f"{str(path)!r}: {COLUMNAR_MANIFEST} (manifest)")
+        doc = read_json(_manifest_path(Path(path), repr(str(path))), f"{str(path)!r}: {COLUMNAR_MANIFEST} (manifest)")
     else:
         doc = read_json(path, "file")
     if not isinstance(doc, dict):

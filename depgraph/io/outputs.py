@@ -331,16 +331,10 @@ class Outputs:
             tmp = _new_temp(directory, target.real.name if target.kind != "stdout" else "stdout", target)
         except OSError as exc:
             raise _unwritable(target, exc) from exc
-        try:
+        with _removed_on_failure(tmp, target):
             yield tmp
             if target.kind == "file":
                 _fsync(tmp)
-        except OSError as exc:
-            _unlink(tmp)
-            raise _unwritable(target, exc) from exc
-        except BaseException:
-            _unlink(tmp)
-            raise
         target.staged = tmp
 
     @contextlib.contextmanager
@@ -355,17 +349,11 @@ class Outputs:
             plan._swept.add(directory)
             remove_stale_temps(directory)
         tmp = _new_temp_directory(directory, target.real.name, target)
-        try:
+        with _removed_on_failure(tmp, target):
             yield tmp
             for entry in tmp.rglob("*"):
                 if entry.is_file():
                     _fsync(entry)
-        except OSError as exc:
-            _remove(tmp)
-            raise _unwritable(target, exc) from exc
-        except BaseException:
-            _remove(tmp)
-            raise
         target.staged = tmp
 
     # ----------------------------------------------------------------- committing
@@ -546,6 +534,20 @@ def _backup(target: _Target) -> Path | None:
     except OSError:
         return None
     return backup
+
+
+@contextlib.contextmanager
+def _removed_on_failure(tmp: Path, target: _Target) -> Iterator[None]:
+    """The block writes the staged ``tmp`` (a file or a directory); if it fails, ``tmp`` is removed, and an
+    OSError is told as ``target`` that cannot be written."""
+    try:
+        yield
+    except OSError as exc:
+        _remove(tmp)
+        raise _unwritable(target, exc) from exc
+    except BaseException:
+        _remove(tmp)
+        raise
 
 
 def _kind_of(mode: int) -> str:
