@@ -137,7 +137,11 @@ def describe_rows(rows: Iterable[int], limit: int = 5) -> str:
 
 
 #: The optional extras: the module each one installs, and that library's name as its users know it.
-EXTRAS: dict[str, tuple[str, str]] = {"sklearn": ("sklearn", "scikit-learn"), "torch": ("torch", "PyTorch")}
+EXTRAS: dict[str, tuple[str, str]] = {
+    "sklearn": ("sklearn", "scikit-learn"),
+    "torch": ("torch", "PyTorch"),
+    "spark": ("pyspark", "PySpark"),
+}
 
 
 def missing_extra(what: str, extra: str, exc: ModuleNotFoundError) -> ModuleNotFoundError:

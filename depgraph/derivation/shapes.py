@@ -60,7 +60,7 @@ def shape_of(codes: np.ndarray, names: np.ndarray | pa.Array) -> GroupShape:
     return GroupShape(len(names), str(min(candidates)), largest, int((sizes == 1).sum()))
 
 
-def dominates(sizes: np.ndarray) -> bool:
+def dominates(sizes: np.ndarray, total: int | None = None) -> bool:
     """Whether the largest of these group sizes dominates its partition: it holds more than
     :data:`DOMINANT_SHARE` (half) of the samples *and* at least twice as many as the next largest group.
 
@@ -68,13 +68,17 @@ def dominates(sizes: np.ndarray) -> bool:
     comes near it. Two groups of nearly equal size (two sites of 124 and 122 samples) are a balanced design,
     not a dominated one, although one of them holds a little more than half.
 
+    ``total`` is the number of samples when ``sizes`` are not every group's (the largest two, counted where the
+    groups are too many to bring together: the Spark engine's).
+
     >>> dominates(np.array([124, 122])), dominates(np.array([3, 1])), dominates(np.array([60, 35, 5]))
     (False, True, False)
     """
     if len(sizes) < 2:
         return False  # one group is single_group, not a dominant one
     second, largest = np.partition(np.asarray(sizes), -2)[-2:]
-    return bool(largest > DOMINANT_SHARE * int(np.sum(sizes)) and largest >= 2 * second)
+    total = int(np.sum(sizes)) if total is None else total
+    return bool(largest > DOMINANT_SHARE * total and largest >= 2 * second)
 
 
 def collapse_finding(
@@ -90,7 +94,7 @@ def collapse_finding(
     """``single_group`` or ``dominant_group`` for a partition of ``n`` samples in ``n_groups`` groups whose
     largest holds ``largest`` samples; ``None`` when it is neither.
 
-    ``sizes`` is every group's size, or a function returning them, called only when the largest group holds
+    ``sizes`` is every group's size (or at least the largest two), or a function returning them, called only when the largest group holds
     more than half the samples (counting the groups of a million samples is not free). ``label`` names the mode
     in the message; ``group`` names the largest group when the caller knows it (a derivation does; validation
     counts sizes only); ``details`` are kept with the finding, with the largest group's size added for a dominant
@@ -107,7 +111,7 @@ def collapse_finding(
     if n_groups < 2 or largest <= DOMINANT_SHARE * n:  # cheap first: only then count every group for the runner-up
         return None
     every = sizes() if callable(sizes) else np.asarray(sizes)
-    if not dominates(every):
+    if not dominates(every, n):
         return None
     runner_up = int(np.partition(every, -2)[-2])
     message = (

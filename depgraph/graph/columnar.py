@@ -34,7 +34,8 @@ True
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,8 @@ from depgraph.io.columnar import (
 )
 from depgraph.io.schemas import check_document
 from depgraph.vocab import NODE_TYPES, RELATION, RELATION_NAMES, NodeType
+
+T = TypeVar("T")
 
 #: Where each table lives in the directory.
 NODES, EDGES = "nodes", "edges"
@@ -133,8 +136,9 @@ def graph_from_columnar(path: str | os.PathLike[str], source: str | None = None)
     """A graph from its columnar file, every element checked (see the module docstring)."""
     source = source or f"graph file {str(path)!r}"
     found = read_columnar(path, source, dictionaries={"provenance"})
-    node_tables, edge_tables = _tables_by_kind(found.tables, source)
-    check_document(_as_document(found.manifest, node_tables, edge_tables), "study-graph", source)
+    node_tables, edge_tables = tables_by_kind(found.tables, source)
+    columns = {t: table.column_names for t, table in node_tables.items()}
+    check_document(manifest_document(found.manifest, columns, edge_tables), "study-graph", source)
     keys, attributes = {}, {}
     for node_type, table in node_tables.items():
         keys[node_type], frame = _node_table(node_type, table, source)
@@ -158,7 +162,7 @@ def graph_from_columnar(path: str | os.PathLike[str], source: str | None = None)
         raise DepgraphError("schema", f"{source}: {exc.message}") from None
 
 
-def _tables_by_kind(tables: dict[str, pa.Table], source: str) -> tuple[dict[NodeType, pa.Table], dict[str, pa.Table]]:
+def tables_by_kind(tables: dict[str, T], source: str) -> tuple[dict[NodeType, T], dict[str, T]]:
     """The node tables by type and the edge tables by relation, in vocabulary order; any other table is refused."""
     types = {t.value: t for t in NODE_TYPES}
     nodes, edges = {}, {}
@@ -178,17 +182,16 @@ def _tables_by_kind(tables: dict[str, pa.Table], source: str) -> tuple[dict[Node
     return ordered_nodes, {rel: edges[rel] for rel in RELATION_NAMES if rel in edges}
 
 
-def _as_document(
-    manifest: dict[str, Any], nodes: dict[NodeType, pa.Table], edges: dict[str, pa.Table]
+def manifest_document(
+    manifest: dict[str, Any], node_columns: dict[NodeType, list[str]], relations: Iterable[str]
 ) -> dict[str, Any]:
-    """The JSON document the manifest stands for, its long arrays empty (what jsonschema checks)."""
+    """The JSON document the manifest stands for, its long arrays empty (what jsonschema checks), given each node
+    table's columns (``key`` first) and the relations with an edge table."""
     return {
         **manifest,
-        "nodes": {t.value: [] for t in nodes},
-        "attributes": {
-            t.value: {c: [] for c in table.column_names[1:]} for t, table in nodes.items() if table.num_columns > 1
-        },
-        "edges": {rel: {"source": [], "target": [], "provenance": "x"} for rel in edges},
+        "nodes": {t.value: [] for t in node_columns},
+        "attributes": {t.value: {c: [] for c in columns[1:]} for t, columns in node_columns.items() if len(columns) > 1},
+        "edges": {rel: {"source": [], "target": [], "provenance": "x"} for rel in relations},
     }
 
 

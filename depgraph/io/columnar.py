@@ -108,13 +108,21 @@ def read_columnar(path: str | os.PathLike[str], source: str, dictionaries: Colle
     (``source`` names the file in messages: ``"spec file 'spec.dgspec'"``). Columns named in ``dictionaries``
     (text of few distinct values) are read dictionary-encoded, as Parquet stores them: no string per row."""
     directory = Path(path)
+    manifest, listed = read_listing(directory, source)
+    tables = {name: _read_table(directory / name, name, shape, source, dictionaries) for name, shape in listed.items()}
+    return Columnar(manifest, tables)
+
+
+def read_listing(directory: Path, source: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The manifest of the columnar file ``directory`` (without ``tables``) and its ``tables`` (each table's path,
+    rows and columns), the directory held to them: what every reader of the form checks before its tables
+    (:func:`read_columnar` here, Spark's reader in :mod:`depgraph.spark.graph`)."""
     manifest = read_json(_manifest_path(directory, source), f"{source}: {COLUMNAR_MANIFEST} (manifest)")
     if not isinstance(manifest, dict):
         raise DepgraphError("schema", f"{source}: {COLUMNAR_MANIFEST} is not a JSON object")
     listed = _listed_tables(manifest.get(TABLES), source)
     _refuse_unlisted_files(directory, listed, source)
-    tables = {name: _read_table(directory / name, name, shape, source, dictionaries) for name, shape in listed.items()}
-    return Columnar({k: v for k, v in manifest.items() if k != TABLES}, tables)
+    return {k: v for k, v in manifest.items() if k != TABLES}, listed
 
 
 def _manifest_path(directory: Path, source: str) -> Path:
@@ -154,7 +162,7 @@ def _listed_tables(listed: Any, source: str) -> dict[str, dict[str, Any]]:
     return listed
 
 
-def _hidden(name: str) -> bool:
+def hidden(name: str) -> bool:
     """Files a reader passes over: hidden ones, Hadoop's markers (``_SUCCESS``) and checksums (``.crc``)."""
     return name.startswith((".", "_")) or name.endswith(".crc")
 
@@ -164,9 +172,9 @@ def _refuse_unlisted_files(directory: Path, listed: dict[str, Any], source: str)
     some reader takes for the file's own."""
     parts_of = {PurePosixPath(name) for name in listed}
     for root, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if not _hidden(d)]
+        dirs[:] = [d for d in dirs if not hidden(d)]
         for name in files:
-            if _hidden(name):
+            if hidden(name):
                 continue
             relative = PurePosixPath(Path(root, name).relative_to(directory).as_posix())
             if str(relative) == COLUMNAR_MANIFEST or relative in parts_of or relative.parent in parts_of:
@@ -182,7 +190,7 @@ def _refuse_unlisted_files(directory: Path, listed: dict[str, Any], source: str)
 def _read_table(path: Path, name: str, shape: dict[str, Any], source: str, dictionaries: Collection[str]) -> pa.Table:
     """One listed table: a Parquet file, or a directory of Parquet parts read in name order."""
     if path.is_dir():
-        parts = sorted(p for p in path.iterdir() if not _hidden(p.name))
+        parts = sorted(p for p in path.iterdir() if not hidden(p.name))
         if not parts or not all(p.is_file() and p.name.endswith(".parquet") for p in parts):
             raise DepgraphError(
                 "schema", f"{source}: {name} is a directory that does not hold Parquet parts only", path=str(path)

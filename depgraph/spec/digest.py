@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -63,7 +63,7 @@ def canonical_bytes(doc: dict[str, Any], samples: bytes | None = None) -> bytes:
     return b"".join(canonical_parts(doc, None if samples is None else [samples]))
 
 
-def canonical_parts(doc: dict[str, Any], samples: list[bytes] | None) -> Iterator[bytes]:
+def canonical_parts(doc: dict[str, Any], samples: Iterable[bytes] | None) -> Iterator[bytes]:
     """:func:`canonical_bytes` in pieces, so a large ``samples`` object is hashed without being copied:
     the same bytes as dumping the whole dict with sorted keys."""
     content = {k: v for k, v in doc.items() if k not in UNDIGESTED}
@@ -131,14 +131,23 @@ def verify_signature(signature: tuple[str, str] | None, digest: str, key: str | 
         )
 
 
-def spec_digest(envelope: dict[str, Any], columns: dict[str, bytes]) -> str:
+def spec_digest(envelope: dict[str, Any], columns: Mapping[str, bytes | Iterable[bytes]]) -> str:
     """The digest of a spec whose ``envelope`` (its fields, the folds included) is JSON values and whose sample
-    ``columns`` are each already compact JSON: the same as :func:`content_digest` of the whole document."""
-    samples = [b"{"]
-    for i, column in enumerate(sorted(columns)):
-        samples += [(b"," if i else b"") + orjson.dumps(column) + b":", columns[column]]
-    samples.append(b"}")
+    ``columns`` are each already compact JSON — whole, or in pieces a writer streams (a Spark job's Parquet parts,
+    never joined): the same as :func:`content_digest` of the whole document."""
+
+    def samples() -> Iterator[bytes]:
+        yield b"{"
+        for i, column in enumerate(sorted(columns)):
+            yield (b"," if i else b"") + orjson.dumps(column) + b":"
+            value = columns[column]
+            if isinstance(value, bytes):
+                yield value
+            else:
+                yield from value
+        yield b"}"
+
     digest = hashlib.sha256()
-    for part in canonical_parts(envelope, samples):
+    for part in canonical_parts(envelope, samples()):
         digest.update(part)
     return "sha256:" + digest.hexdigest()

@@ -1,0 +1,211 @@
+"""A study graph on Spark: :class:`SparkGraph`, read from a columnar graph file with every element checked in
+Spark.
+
+A SparkGraph holds what a :class:`~depgraph.graph.model.StudyGraph` holds, as DataFrames laid out as the columnar
+graph file lays them out (:mod:`depgraph.graph.columnar`): per node type a table ``row``, ``key`` and its
+attributes, rows numbered ``0..n-1`` in key byte order; per relation a table ``source``, ``target`` (rows of the
+relation's source and target types) and ``weight`` where the relation carries one. A node's *vertex* is its type's
+start plus its row — the position the single-machine graph gives it (types in :data:`~depgraph.vocab.NODE_TYPES`
+order, samples first) — so the smallest sample vertex of a component is its smallest sample id.
+:mod:`depgraph.spark.tables` builds one from DataFrames.
+
+Reading checks what :func:`~depgraph.graph.columnar.graph_from_columnar` checks, in Spark: the manifest and its
+listing, every table's columns and rows, keys non-empty text in byte order each once, every endpoint a row of its
+node table, edges in order and each once, weights finite.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from depgraph.errors import DepgraphError
+from depgraph.graph.columnar import EDGE_COLUMNS, manifest_document, tables_by_kind
+from depgraph.io.columnar import read_listing
+from depgraph.io.schemas import check_document
+from depgraph.spark.frames import in_file_order
+from depgraph.vocab import NODE_TYPES, RELATION, NodeType
+
+
+@dataclass(frozen=True, eq=False)
+class SparkGraph:
+    """A study declaration as Spark tables (see the module docstring). ``counts`` holds each node type's number of
+    nodes (every type, zero where the graph has none)."""
+
+    nodes: dict[NodeType, DataFrame]
+    counts: dict[NodeType, int]
+    edges: dict[str, DataFrame]
+    name: str | None = None
+    overrides: dict[str, bool] = field(default_factory=dict)
+    history: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.nodes[NodeType.SAMPLE].sparkSession
+
+    def count(self, node_type: NodeType) -> int:
+        return self.counts.get(node_type, 0)
+
+    def start(self, node_type: NodeType) -> int:
+        """The first vertex of ``node_type`` (the types before it, counted in vocabulary order)."""
+        return sum(self.count(t) for t in NODE_TYPES[: NODE_TYPES.index(node_type)])
+
+    def has_relation(self, relation: str) -> bool:
+        return relation in self.edges
+
+    def vertex_edges(self, relation: str) -> DataFrame:
+        """The relation's edges as vertices (``src``, ``dst``)."""
+        rule = RELATION[relation]
+        return self.edges[relation].select(
+            (F.col("source") + self.start(rule.source)).alias("src"),
+            (F.col("target") + self.start(rule.target)).alias("dst"),
+        )
+
+    def sample_ids(self) -> DataFrame:
+        """``row``, ``sample_id`` of every sample."""
+        return self.nodes[NodeType.SAMPLE].select("row", F.col("key").alias("sample_id"))
+
+    def target_keys(self, relation: str) -> DataFrame:
+        """``row`` (the sample), ``key`` (its target) of a relation from samples."""
+        rule = RELATION[relation]
+        targets = self.nodes[rule.target].select(F.col("row").alias("target"), "key")
+        return (
+            self.edges[relation].select(F.col("source").alias("row"), "target").join(targets, "target").drop("target")
+        )
+
+
+def read_graph(path: str | os.PathLike[str], spark: SparkSession) -> SparkGraph:
+    """The columnar graph file at ``path`` (``graph.dggraph``) as a SparkGraph, every element checked in Spark
+    (``schema``, ``reference`` and ``duplicate_id`` errors as the single-machine reader raises them). A JSON graph
+    file is ``invalid_argument``: write it in the columnar form (``depgraph export --to parquet``) for Spark."""
+    directory = Path(path)
+    source = f"graph file {str(path)!r}"
+    if not directory.is_dir():
+        raise DepgraphError(
+            "invalid_argument",
+            f"{source}: the Spark engine reads the columnar form (a .dggraph directory); convert a JSON graph with "
+            "depgraph export GRAPH --to parquet -o graph.dggraph",
+        )
+    manifest, listed = read_listing(directory, source)
+    node_tables, edge_tables = tables_by_kind(listed, source)
+    document = check_document(
+        manifest_document(manifest, {t: shape["columns"] for t, shape in node_tables.items()}, edge_tables),
+        "study-graph",
+        source,
+    )
+    if NodeType.SAMPLE not in node_tables:
+        raise DepgraphError("schema", f"{source} has no Sample nodes")
+    nodes, counts = {}, {t: 0 for t in NODE_TYPES}
+    for node_type, shape in node_tables.items():
+        where = f"{source}: nodes.{node_type.value}"
+        table = _table(spark, directory, f"nodes/{node_type.value}.parquet", shape, where)
+        nodes[node_type], counts[node_type] = _checked_nodes(table, where, shape["rows"])
+    edges = {}
+    for relation, shape in edge_tables.items():
+        where = f"{source}: edges.{relation}"
+        table = _table(spark, directory, f"edges/{relation}.parquet", shape, where)
+        if shape["rows"]:  # a relation without edges is one the graph does not hold, as in memory
+            edges[relation] = _checked_edges(table, relation, counts, where, shape["rows"])
+    return SparkGraph(
+        nodes,
+        counts,
+        edges,
+        name=document.get("name"),
+        overrides=dict(document.get("overrides") or {}),
+        history=tuple(dict(h) for h in document.get("history") or []),
+    )
+
+
+def _table(spark: SparkSession, directory: Path, name: str, shape: dict[str, Any], where: str) -> DataFrame:
+    """A listed table, read by Spark with its rows numbered in file order, its columns and rows held to the
+    listing."""
+    path = directory / name
+    if not path.exists():
+        raise DepgraphError("schema", f"{where}: the file lacks {name}, which its manifest lists", path=str(path))
+    try:
+        table = spark.read.parquet(str(path))
+    except Exception as exc:  # Spark's AnalysisException: not a Parquet file or directory of parts
+        raise DepgraphError("parse", f"{where}: {name} is not a readable Parquet table ({exc})") from None
+    if table.columns != shape["columns"]:
+        raise DepgraphError(
+            "schema", f"{where} holds the columns {table.columns}; the manifest lists {shape['columns']}"
+        )
+    return in_file_order(table, "_row")
+
+
+def _refuse_first(problems: list[tuple[Column, str, str]], table: DataFrame, where: str, rows: int | None) -> int:
+    """Raise for the first row (in file order) that breaks a rule (``condition``, ``code``, ``rule``), checked in
+    one pass that also counts the rows; return the count, after checking it against the manifest's ``rows``."""
+    flags = [F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(problems)]
+    first = table.select("_row", F.coalesce(*flags).alias("_broken"), *[c for c in table.columns if c != "_row"])
+    summary = first.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.min(F.when(F.col("_broken").isNotNull(), F.col("_row"))).alias("at"),
+    ).collect()[0]
+    if summary["at"] is not None:
+        row = first.where(F.col("_row") == summary["at"]).collect()[0]
+        _, code, rule = problems[row["_broken"]]
+        shown = {k: v for k, v in row.asDict().items() if not k.startswith("_")}
+        raise DepgraphError(code, f"{where}[{summary['at']}] is {shown}; {rule}", index=summary["at"])
+    if rows is not None and summary["n"] != rows:
+        raise DepgraphError("schema", f"{where} holds {summary['n']} rows; its manifest says {rows}")
+    return int(summary["n"])
+
+
+def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, int]:
+    """A node table: keys non-empty text, each greater than the one before (byte order, no repeats)."""
+    if dict(table.dtypes)["key"] != "string":
+        raise DepgraphError("schema", f"{where}.key holds {dict(table.dtypes)['key']} values; values are text")
+    before = table.select((F.col("_row") + 1).alias("_row"), F.col("key").alias("_before"))
+    paired = table.join(before, "_row", "left")
+    n = _refuse_first(
+        [
+            (F.col("key").isNull() | (F.length("key") == 0), "schema", "keys are non-empty text"),
+            (F.col("key") == F.col("_before"), "duplicate_id", "a key is listed once"),
+            (F.col("key") < F.col("_before"), "schema", "keys are in byte order"),
+        ],
+        paired,
+        where,
+        rows,
+    )
+    return table.withColumnRenamed("_row", "row"), n
+
+
+def _checked_edges(table: DataFrame, relation: str, counts: dict[NodeType, int], where: str, rows: int) -> DataFrame:
+    """An edge table: endpoints rows of their node tables, edges by source then target, each once (an undirected
+    relation's from its lower row), weights finite."""
+    rule = RELATION[relation]
+    expected = [c for c in EDGE_COLUMNS if c != "weight" or "weight" in table.columns]
+    if [c for c in table.columns if c != "_row"] != expected:
+        raise DepgraphError("schema", f"{where} holds the columns {table.columns[:-1]}; expected {expected}")
+    kinds = dict(table.dtypes)
+    for column in ("source", "target"):
+        if kinds[column] not in ("int", "bigint", "smallint", "tinyint"):
+            raise DepgraphError("schema", f"{where}.{column} holds {kinds[column]} values; values are whole numbers")
+    table = table.select("_row", F.col("source").cast("long"), F.col("target").cast("long"), *expected[2:])
+    before = table.select((F.col("_row") + 1).alias("_row"), F.col("source").alias("_s"), F.col("target").alias("_t"))
+    paired = table.join(before, "_row", "left")
+    n_source, n_target = counts.get(rule.source, 0), counts.get(rule.target, 0)
+    problems = [
+        (F.col("source").isNull() | (F.col("source") < 0) | (F.col("source") >= n_source), "reference",
+         f"a source is a row of nodes.{rule.source.value} ({n_source} rows)"),
+        (F.col("target").isNull() | (F.col("target") < 0) | (F.col("target") >= n_target), "reference",
+         f"a target is a row of nodes.{rule.target.value} ({n_target} rows)"),
+        ((F.col("source") == F.col("_s")) & (F.col("target") == F.col("_t")), "duplicate_id",
+         "each edge is listed once"),
+        ((F.col("source") < F.col("_s")) | ((F.col("source") == F.col("_s")) & (F.col("target") < F.col("_t"))),
+         "schema", "rows are ordered by source, then target"),
+        (F.col("provenance").isNull(), "schema", "provenance is text"),
+    ]  # fmt: skip
+    if not rule.directed:
+        problems.append((F.col("source") >= F.col("target"), "schema", "an undirected edge runs from its lower row"))
+    if "weight" in expected:
+        weight = F.col("weight")
+        problems.append((F.isnan(weight) | (F.abs(weight) == float("inf")), "schema", "weights are finite or null"))
+    _refuse_first(problems, paired, where, rows)
+    return table.drop("_row", "provenance")

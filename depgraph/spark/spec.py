@@ -1,0 +1,229 @@
+"""A SparkPartition's split spec, written by Spark in the columnar form, with the digest the single-machine
+engine computes for the same content.
+
+The sample columns are those :func:`depgraph.spec.columns.sample_columns` gives — ``sample_id``, ``group_id``,
+one ``<mode>_group`` per block relation the graph holds, ``timepoint_id``/``time_index``/``order_rank`` where
+samples have timepoints, ``stratum`` (a sample's outcome, several joined with ``|`` in sorted order) — built in
+Spark and written as ``samples.parquet``, a directory of Parquet parts in sample-id order (Spark's range
+partitioning of the sorted rows: part *i* holds rows before part *i + 1*), which every columnar reader (depgraph,
+R, Spark) reads. The time order of the timepoints is computed on the driver by the single-machine code: a study
+has few timepoints (at most :data:`MOST_TIMEPOINTS`).
+
+The digest is a SHA-256 over the canonical JSON of the whole spec, a sequential hash: after Spark has written the
+parts, the driver reads them back one column and one batch at a time (:data:`BATCH_ROWS` rows), spells each batch
+as the JSON writer would (:func:`~depgraph.io.jsoncolumns.json_array`) and feeds the hash, so its memory stays
+bounded whatever the cohort's size. The spec is written where the driver can read it: a local or mounted
+directory (an NFS share, ``/dbfs/…``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from depgraph.derivation.timeorder import sample_time_columns
+from depgraph.errors import DepgraphError
+from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
+from depgraph.graph.assembly import assemble_sorted
+from depgraph.graph.pieces import RelationEdges
+from depgraph.io.columnar import COLUMNAR_MANIFEST, TABLES, hidden
+from depgraph.io.jsoncolumns import json_array
+from depgraph.io.outputs import atomic_tree
+from depgraph.io.schemas import envelope_problem
+from depgraph.spark.derive import SparkPartition
+from depgraph.spark.graph import SparkGraph
+from depgraph.spec.columnar import SAMPLES
+from depgraph.spec.columns import portable_parameters
+from depgraph.spec.digest import spec_digest
+from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, SpecWarning, Summary
+from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_resampling
+
+#: The most timepoints whose order the driver computes.
+MOST_TIMEPOINTS = 1_000_000
+#: Rows read back at a time for the digest.
+BATCH_ROWS = 1 << 20
+TIME_COLUMNS = ("timepoint_id", "time_index", "order_rank")
+
+
+def sample_columns(partition: SparkPartition) -> DataFrame:
+    """The spec's sample columns (with ``row``, the sample's place in sample-id order), as Spark builds them."""
+    graph = partition.graph
+    frame = partition.samples.select("row", "sample_id", "group_id")
+    for mode in BLOCK_MODES:
+        relation = direct_relation(mode).name
+        if graph.has_relation(relation):
+            block = graph.target_keys(relation).groupBy("row").agg(F.min("key").alias(f"{mode}_group"))
+            frame = frame.join(block, "row", "left")
+    times = _timepoint_columns(graph)
+    if times is not None:
+        frame = frame.join(times, "row", "left")
+    strata = _strata(graph)
+    if strata is not None:
+        frame = frame.join(strata, "row", "left")
+    return frame
+
+
+def _timepoint_columns(graph: SparkGraph) -> DataFrame | None:
+    """``row``, ``timepoint_id``, ``time_index``, ``order_rank`` of each sample with a timepoint (None without
+    timepoints, or when their order is inconsistent: time mode and validation report that), the order computed on
+    the driver by :func:`~depgraph.derivation.timeorder.sample_time_columns` over the timepoints in use."""
+    relation = "sample_collected_at_timepoint"
+    if not graph.has_relation(relation):
+        return None
+    per_sample = graph.edges[relation].groupBy(F.col("source").alias("row")).agg(F.min("target").alias("tp"))
+    used = sorted(r[0] for r in per_sample.select("tp").distinct().collect())
+    n = graph.count(NodeType.TIMEPOINT)
+    if n > MOST_TIMEPOINTS:
+        raise DepgraphError(
+            "invalid_argument",
+            f"the graph has {n} timepoints; the Spark engine orders at most {MOST_TIMEPOINTS} on the driver",
+        )
+    nodes = graph.nodes[NodeType.TIMEPOINT].orderBy("row").toPandas()
+    attributes = {NodeType.TIMEPOINT: nodes[["time_index"]]} if "time_index" in nodes.columns else {}
+    relations = {}
+    if graph.has_relation("timepoint_precedes"):
+        pairs = graph.edges["timepoint_precedes"].orderBy("source", "target").toPandas()
+        relations["timepoint_precedes"] = RelationEdges(
+            "timepoint_precedes", pairs["source"].to_numpy(np.int64), pairs["target"].to_numpy(np.int64), None,
+            ("metadata",), canonical=True,
+        )  # fmt: skip
+    keys = {NodeType.TIMEPOINT: pa.array(nodes["key"].tolist(), type=pa.string())}
+    timepoints = assemble_sorted(keys, attributes, relations)
+    try:
+        table, _, _ = sample_time_columns(timepoints, np.asarray(used, dtype=np.int64))
+    except DepgraphError:
+        return None
+    table = table.assign(tp=used, order_rank=table["order_rank"].astype("float64"))
+    spark = graph.spark
+    local = spark.createDataFrame(
+        pd.DataFrame({"tp": table["tp"], "timepoint_id": table["timepoint_id"].astype(object),
+                      "time_index": table["time_index"], "order_rank": table["order_rank"]}),
+        "tp long, timepoint_id string, time_index double, order_rank double",
+    )  # fmt: skip
+    local = local.select(
+        "tp", "timepoint_id",
+        F.when(~F.isnan("time_index"), F.col("time_index")).alias("time_index"),
+        F.when(~F.isnan("order_rank"), F.col("order_rank").cast("long")).alias("order_rank"),
+    )  # fmt: skip
+    return per_sample.join(F.broadcast(local), "tp").select("row", *TIME_COLUMNS)
+
+
+def _strata(graph: SparkGraph) -> DataFrame | None:
+    """``row``, ``stratum``: each sample's outcome (its own, else its subject's), several joined with ``|`` in
+    sorted order; an outcome id holding ``|`` where some sample has several is ``ambiguity``."""
+    pairs = []
+    if graph.has_relation("sample_has_outcome"):
+        pairs.append(graph.edges["sample_has_outcome"].select(F.col("source").alias("row"), F.col("target").alias("o")))
+    if graph.has_relation("subject_has_outcome"):
+        subjects = graph.edges["sample_belongs_to_subject"].select(
+            F.col("source").alias("row"), F.col("target").alias("s")
+        )
+        outcomes = graph.edges["subject_has_outcome"].select(F.col("source").alias("s"), F.col("target").alias("o"))
+        pairs.append(subjects.join(outcomes, "s").select("row", "o"))
+    if not pairs:
+        return None
+    found = pairs[0] if len(pairs) == 1 else pairs[0].unionByName(pairs[1])
+    keys = graph.nodes[NodeType.OUTCOME].select(F.col("row").alias("o"), "key")
+    named = found.distinct().join(keys, "o")
+    strata = named.groupBy("row").agg(F.array_sort(F.collect_list("key")).alias("keys"))
+    several = strata.where(F.size("keys") > 1)
+    first = several.orderBy("row").limit(1).collect()
+    if first:
+        barred = [r[0] for r in keys.where(F.col("key").contains("|")).orderBy("key").select("key").limit(1).collect()]
+        if barred:
+            sample = graph.sample_ids().where(F.col("row") == first[0]["row"]).collect()[0]["sample_id"]
+            raise DepgraphError(
+                "ambiguity",
+                f"outcome id {barred[0]!r} holds '|', which joins a sample's several outcomes into its stratum (sample "
+                f"{sample!r} has several): two different sets of outcomes would read as one stratum; rename the "
+                "outcome",
+                ids=barred,
+            )
+    return strata.select("row", F.concat_ws("|", "keys").alias("stratum"))
+
+
+def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
+    """Every field of the spec but its samples (and the digest): what the single-machine
+    :meth:`~depgraph.spec.model.SplitSpec.from_partition` writes for the same partition."""
+    graph = partition.graph
+    constraint = Constraint(
+        mode=partition.mode,
+        strategy=partition.strategy,
+        relations=list(partition.relations),
+        via=list(partition.via),
+        priority=list(partition.priority),
+        parameters=portable_parameters(partition.parameters),
+        overrides={k: v for k, v in graph.overrides.items() if v},
+        subset=False,
+    )
+    warnings = [
+        SpecWarning(code=w.code, severity=w.severity, message=w.message, count=int(w.count or 0),  # type: ignore[arg-type]
+                    ids=list(w.ids[:WARNING_ID_LIMIT]))
+        for w in partition.warnings
+    ]  # fmt: skip
+    summary = Summary(n_samples=partition.n_samples, **partition.shape._asdict())
+    return {
+        "format": SPEC_FORMAT,
+        "format_version": SPEC_FORMAT_VERSION,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "generator": Generator.current().model_dump(mode="json"),
+        "digest": None,
+        "graph_name": graph.name,
+        "constraint": constraint.model_dump(mode="json"),
+        "recommended_resampling": recommended_resampling(partition.mode, partition.strategy),
+        "warnings": [w.model_dump(mode="json") for w in warnings],
+        "summary": summary.model_dump(mode="json"),
+    }
+
+
+def write_spec(partition: SparkPartition, path: str | os.PathLike[str]) -> str:
+    """Write ``partition``'s spec in the columnar form at ``path`` (a directory ending ``.dgspec``, written whole:
+    staged beside it and renamed into place) and return its digest. :func:`depgraph.read_spec` reads it, and it
+    carries the digest the single-machine engine computes for the same content."""
+    if Path(str(path)).suffix.lower() != ".dgspec":
+        raise DepgraphError(
+            "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
+        )
+    envelope = spec_envelope(partition)
+    columns = sample_columns(partition)
+    names = [c for c in columns.columns if c != "row"]
+    problem = envelope_problem({**envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}},
+                               "split-spec")  # fmt: skip
+    if problem is not None:
+        raise DepgraphError("invalid_argument", f"spec: {problem}")
+    with atomic_tree(path) as staged:
+        target = staged / SAMPLES
+        columns.orderBy("row").select(*names).write.parquet(str(target), compression="snappy")
+        parts = sorted(p for p in target.iterdir() if not hidden(p.name))
+        rows = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+        if rows != partition.n_samples:
+            raise DepgraphError("integrity", f"Spark wrote {rows} sample rows for {partition.n_samples} samples")
+        digest = spec_digest(envelope, {c: _column_json(parts, c) for c in names})
+        manifest = {**envelope, "digest": digest, TABLES: {SAMPLES: {"rows": rows, "columns": names}}}
+        (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    return digest
+
+
+def _column_json(parts: list[Path], column: str) -> Iterator[bytes]:
+    """One sample column as compact JSON, read from the parts batch by batch (never whole in memory)."""
+    yield b"["
+    first = True
+    for part in parts:
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=[column]):
+            if batch.num_rows == 0:
+                continue
+            text = json_array(batch.column(0))
+            yield (b"" if first else b",") + text[1:-1]
+            first = False
+    yield b"]"
