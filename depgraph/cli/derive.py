@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,16 +24,19 @@ from depgraph.cli.commandline import (
     tell_if_large,
 )
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
-from depgraph.derivation.groups import Partition, derive, selected_samples
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.derivation.groups import derive, selected_samples
+from depgraph.errors import DepgraphError, describe_ids, missing_extra
+from depgraph.findings import Issue
 from depgraph.graph.files import read_graph
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
 from depgraph.io.files import describe_source, read_bytes, read_table
+from depgraph.io.outputs import Outputs
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.vocab import MODE
 
 MODE_NAMES = ", ".join(MODE)
+ENGINES = ("single", "spark")
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -80,9 +84,31 @@ def derive_command(
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
     encoding: Annotated[str | None, encoding_option("the --samples file")] = None,
     form: Annotated[str | None, format_option()] = None,
+    engine: Annotated[
+        str,
+        typer.Option(help="single (this process) or spark (Apache Spark: a .dggraph in, a .dgspec out)."),
+    ] = "single",
+    master: Annotated[
+        str | None, typer.Option(help="With --engine spark: the Spark master (default local[2]; spark-submit's own).")
+    ] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
+    engine = canonical(engine, "_")
+    if engine not in ENGINES:
+        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
+    if engine == "spark":
+        refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "attributes",
+                     "sign_key_env", "encoding")  # fmt: skip
+        plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
+        if form != "parquet":
+            raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
+        derive_on_spark(graph_file, output, plan, master, mode=canonical(mode, "_"),
+                        strategy=None if strategy is None else canonical(strategy, "_"),
+                        via=name_list(via, "--via"), priority=name_list(priority, "--priority"), min_groups=min_groups,
+                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
+        return
+    refuse_given(ctx, "without --engine spark", "master")
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
     key = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)  # fail before any work
@@ -112,9 +138,32 @@ def derive_command(
             spec = pseudonymize(spec, key)
         with plan:
             spec = write_signed_spec(spec, output, signing, form)
-    _print_partition(partition)
+    _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
+                     partition.warnings)  # fmt: skip
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + signed_note(spec))
     tell_if_large(output, form, "spec")
+
+
+def derive_on_spark(graph_file: Path, output: Path, plan: Outputs, master: str | None, **options: Any) -> None:
+    """``derive --engine spark``: the columnar graph read by Spark, derived there, the spec written by Spark."""
+    try:  # the optional extra, loaded only for this engine
+        from depgraph.spark.derive import derive as derive_spark
+        from depgraph.spark.graph import read_graph as read_spark_graph
+        from depgraph.spark.session import local_session
+        from depgraph.spark.spec import write_spec as write_spark_spec
+    except ModuleNotFoundError as exc:
+        raise missing_extra("depgraph derive --engine spark", "spark", exc) from None
+    with stage("starting Spark"):
+        spark = local_session(master or "local[2]")
+    with stage(f"reading {graph_file.name} in Spark"):
+        graph = read_spark_graph(graph_file, spark)
+    with stage(f"deriving {options['mode']} groups in Spark"):
+        partition = derive_spark(graph, options.pop("mode"), **options)
+    with stage(f"writing {output.name}"), plan:
+        write_spark_spec(partition, output)
+    _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
+                     partition.warnings)  # fmt: skip
+    out.print(f"wrote {output}" + (f" ({partition.rounds} rounds of components)" if partition.rounds else ""))
 
 
 def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, attributes: str | None) -> bytes | None:
@@ -177,9 +226,11 @@ def _counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _print_partition(partition: Partition) -> None:
-    s = partition.summary()
-    how = f"{partition.mode}/{partition.strategy}" if partition.strategy else partition.mode
+def _print_partition(
+    mode: str, strategy: str | None, n_samples: int, shape: dict[str, Any], warnings: Sequence[Issue]
+) -> None:
+    s = {"n_samples": n_samples, **shape}
+    how = f"{mode}/{strategy}" if strategy else mode
     out.print(
         styled(
             "derived ",
@@ -189,5 +240,5 @@ def _print_partition(partition: Partition) -> None:
             f"{_counted(s['singletons'], 'singleton')}",
         )
     )
-    for w in partition.warnings:
+    for w in warnings:
         out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {w.message}"))

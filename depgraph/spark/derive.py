@@ -23,13 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from depgraph.common.arguments import flag, names, whole_number
 from depgraph.derivation.shapes import GroupShape, collapse_finding
+from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
+from depgraph.graph.assembly import assemble_sorted
+from depgraph.graph.pieces import RelationEdges
 from depgraph.spark.components import HUB_DEGREE, connected_components
 from depgraph.spark.frames import SHOWN, first_values
 from depgraph.spark.graph import SparkGraph
@@ -45,6 +50,11 @@ from depgraph.vocab import (
     relations_for_mode,
     strategy_named,
 )
+
+#: The most timepoints whose order the driver computes.
+MOST_TIMEPOINTS = 1_000_000
+#: The time columns a time-aware partition and a spec carry.
+TIME_COLUMNS = ("timepoint_id", "time_index", "order_rank")
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,8 +154,11 @@ def _partition(
         samples, notes = _direct(graph, mode, f"{mode}:")
         samples = samples.select("row", "sample_id", "group_id", F.when(F.col("linked"), mode).otherwise(
             "unlinked").alias("basis"))  # fmt: skip
+        parameters: dict[str, Any] = {}
+        if mode == "time":
+            samples, parameters = _with_time(graph, samples, notes)
         return _made(graph, samples, mode, relations=(direct_relation(mode).name,), warnings=tuple(notes),
-                     parameters=_time_order(graph) if mode == "time" else {})  # fmt: skip
+                     parameters=parameters)  # fmt: skip
     if kind == "component":
         return _component(graph, mode, hub_degree)
     strategy = "strict" if strategy is None else strategy_named(strategy)
@@ -155,7 +168,7 @@ def _partition(
             raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
         relations = tuple(dict.fromkeys(r.name for m in via_modes for r in relations_for_mode(m)))
         samples, rounds = _components(graph, relations, "composite:", hub_degree)
-        parameters: dict[str, Any] = {}
+        parameters = {}
         for m in via_modes:
             parameters.update(_build_parameters(graph, m))
         return _made(graph, samples.withColumn("basis", F.lit("composite")), "composite", strategy="strict",
@@ -273,11 +286,57 @@ def _unlinked_warning(mode: str, ids: list[str], count: int) -> Issue:
     )
 
 
-def _time_order(graph: SparkGraph) -> dict[str, Any]:
-    raise DepgraphError(
-        "invalid_argument",
-        "time mode is not offered by the Spark engine yet; derive it with the single-machine engine",
-    )
+def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
+    """``row``, ``timepoint_id``, ``time_index``, ``order_rank`` of each sample with a timepoint, the time-order
+    findings and where the order came from, as :func:`~depgraph.derivation.timeorder.sample_time_columns` gives
+    them: that function computes the order on the driver over the timepoints in use (a study has few: at most
+    :data:`MOST_TIMEPOINTS`), and Spark joins it to the samples. An inconsistent order is ``time_order``."""
+    relation = "sample_collected_at_timepoint"
+    per_sample = graph.edges[relation].groupBy(F.col("source").alias("row")).agg(F.min("target").alias("tp"))
+    per_sample = checkpointed(per_sample)
+    used = sorted(r[0] for r in per_sample.select("tp").distinct().collect())
+    n = graph.count(NodeType.TIMEPOINT)
+    if n > MOST_TIMEPOINTS:
+        raise DepgraphError(
+            "invalid_argument",
+            f"the graph has {n} timepoints; the Spark engine orders at most {MOST_TIMEPOINTS} on the driver",
+        )
+    nodes = graph.nodes[NodeType.TIMEPOINT].orderBy("row").toPandas()
+    attributes = {NodeType.TIMEPOINT: nodes[["time_index"]]} if "time_index" in nodes.columns else {}
+    relations = {}
+    if graph.has_relation("timepoint_precedes"):
+        pairs = graph.edges["timepoint_precedes"].orderBy("source", "target").toPandas()
+        relations["timepoint_precedes"] = RelationEdges(
+            "timepoint_precedes", pairs["source"].to_numpy(np.int64), pairs["target"].to_numpy(np.int64), None,
+            ("metadata",), canonical=True,
+        )  # fmt: skip
+    keys = {NodeType.TIMEPOINT: pa.array(nodes["key"].tolist(), type=pa.string())}
+    timepoints = assemble_sorted(keys, attributes, relations)
+    table, notes, source = sample_time_columns(timepoints, np.asarray(used, dtype=np.int64))
+    local = graph.spark.createDataFrame(
+        pd.DataFrame({"tp": used, "timepoint_id": table["timepoint_id"].astype(object),
+                      "time_index": table["time_index"], "order_rank": table["order_rank"].astype("float64")}),
+        "tp long, timepoint_id string, time_index double, order_rank double",
+    )  # fmt: skip
+    local = local.select(
+        "tp", "timepoint_id",
+        F.when(~F.isnan("time_index"), F.col("time_index")).alias("time_index"),
+        F.when(~F.isnan("order_rank"), F.col("order_rank").cast("long")).alias("order_rank"),
+    )  # fmt: skip
+    return per_sample.join(F.broadcast(local), "tp").select("row", *TIME_COLUMNS), notes, source
+
+
+def _with_time(graph: SparkGraph, samples: DataFrame, notes: list[Issue]) -> tuple[DataFrame, dict[str, Any]]:
+    """``samples`` with the time columns (null where a sample has no timepoint), the time findings added to
+    ``notes``, and the ``time_order`` parameter; a graph without timepoints has the order ``none``."""
+    if not graph.has_relation("sample_collected_at_timepoint"):
+        empty = [
+            F.lit(None).cast(kind).alias(c) for c, kind in zip(TIME_COLUMNS, ("string", "double", "long"), strict=True)
+        ]
+        return samples.select("*", *empty), {"time_order": "none"}
+    times, time_notes, source = time_columns(graph)
+    notes += time_notes
+    return samples.join(times, "row", "left"), {"time_order": source}
 
 
 # --------------------------------------------------------------------------- component modes
@@ -398,8 +457,6 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
     rounds = 0
     for mode in priority:
         if MODE[mode].kind == "direct":
-            if mode == "time":
-                _time_order(graph)
             targets, mode_notes = _targets(graph, mode)
             notes += mode_notes
             offered = targets.select("row", F.concat(F.lit(f"composite_{mode}:"), "key").alias("offer"))
@@ -430,9 +487,12 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
         )
     chosen = chosen.select("row", "sample_id", F.coalesce("group_id", F.concat(F.lit("composite:unlinked:"),
                            "sample_id")).alias("group_id"), "basis")  # fmt: skip
+    parameters: dict[str, Any] = {}
+    if "time" in priority:
+        chosen, parameters = _with_time(graph, chosen, notes)
     relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
     return _made(graph, chosen, "composite", strategy="rule_based", relations=relations, via=via, priority=priority,
-                 warnings=tuple(notes), rounds=rounds)  # fmt: skip
+                 warnings=tuple(notes), parameters=parameters, rounds=rounds)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- refusals and shape findings

@@ -7,13 +7,20 @@ command line and tests (a cluster's ``spark-submit`` makes the session and the e
 
 from __future__ import annotations
 
+import warnings
+
 from pyspark.sql import DataFrame, SparkSession
+
+# PySpark 4 warns on every pandas conversion that it is not yet tested with pandas 3; the engine converts only
+# small driver-side tables (timepoints, hubs), which it tests.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 #: Settings of a session the engine starts itself: few shuffle partitions (the defaults' 200 cost more than they
 #: spread on a laptop or in CI), no web UI.
 LOCAL_SETTINGS: dict[str, str] = {
     "spark.sql.shuffle.partitions": "8",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
 }
 

@@ -6,8 +6,7 @@ one ``<mode>_group`` per block relation the graph holds, ``timepoint_id``/``time
 samples have timepoints, ``stratum`` (a sample's outcome, several joined with ``|`` in sorted order) — built in
 Spark and written as ``samples.parquet``, a directory of Parquet parts in sample-id order (Spark's range
 partitioning of the sorted rows: part *i* holds rows before part *i + 1*), which every columnar reader (depgraph,
-R, Spark) reads. The time order of the timepoints is computed on the driver by the single-machine code: a study
-has few timepoints (at most :data:`MOST_TIMEPOINTS`).
+R, Spark) reads. The time order comes from :func:`~depgraph.spark.derive.time_columns`.
 
 The digest is a SHA-256 over the canonical JSON of the whole spec, a sequential hash: after Spark has written the
 parts, the driver reads them back one column and one batch at a time (:data:`BATCH_ROWS` rows), spells each batch
@@ -24,24 +23,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
-import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError
 from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
-from depgraph.graph.assembly import assemble_sorted
-from depgraph.graph.pieces import RelationEdges
 from depgraph.io.columnar import COLUMNAR_MANIFEST, TABLES, hidden
 from depgraph.io.jsoncolumns import json_array
 from depgraph.io.outputs import atomic_tree
 from depgraph.io.schemas import envelope_problem
-from depgraph.spark.derive import SparkPartition
+from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
 from depgraph.spark.graph import SparkGraph
 from depgraph.spec.columnar import SAMPLES
 from depgraph.spec.columns import portable_parameters
@@ -49,11 +42,8 @@ from depgraph.spec.digest import spec_digest
 from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, SpecWarning, Summary
 from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_resampling
 
-#: The most timepoints whose order the driver computes.
-MOST_TIMEPOINTS = 1_000_000
 #: Rows read back at a time for the digest.
 BATCH_ROWS = 1 << 20
-TIME_COLUMNS = ("timepoint_id", "time_index", "order_rank")
 
 
 def sample_columns(partition: SparkPartition) -> DataFrame:
@@ -65,58 +55,19 @@ def sample_columns(partition: SparkPartition) -> DataFrame:
         if graph.has_relation(relation):
             block = graph.target_keys(relation).groupBy("row").agg(F.min("key").alias(f"{mode}_group"))
             frame = frame.join(block, "row", "left")
-    times = _timepoint_columns(graph)
-    if times is not None:
-        frame = frame.join(times, "row", "left")
+    if "timepoint_id" in partition.samples.columns:  # time mode, or a rule-based composite through it
+        frame = frame.join(partition.samples.select("row", *TIME_COLUMNS), "row", "left")
+    elif graph.has_relation("sample_collected_at_timepoint"):
+        try:
+            times, _, _ = time_columns(graph)
+        except DepgraphError:
+            times = None  # an inconsistent time order: time mode and validation report it
+        if times is not None:
+            frame = frame.join(times, "row", "left")
     strata = _strata(graph)
     if strata is not None:
         frame = frame.join(strata, "row", "left")
     return frame
-
-
-def _timepoint_columns(graph: SparkGraph) -> DataFrame | None:
-    """``row``, ``timepoint_id``, ``time_index``, ``order_rank`` of each sample with a timepoint (None without
-    timepoints, or when their order is inconsistent: time mode and validation report that), the order computed on
-    the driver by :func:`~depgraph.derivation.timeorder.sample_time_columns` over the timepoints in use."""
-    relation = "sample_collected_at_timepoint"
-    if not graph.has_relation(relation):
-        return None
-    per_sample = graph.edges[relation].groupBy(F.col("source").alias("row")).agg(F.min("target").alias("tp"))
-    used = sorted(r[0] for r in per_sample.select("tp").distinct().collect())
-    n = graph.count(NodeType.TIMEPOINT)
-    if n > MOST_TIMEPOINTS:
-        raise DepgraphError(
-            "invalid_argument",
-            f"the graph has {n} timepoints; the Spark engine orders at most {MOST_TIMEPOINTS} on the driver",
-        )
-    nodes = graph.nodes[NodeType.TIMEPOINT].orderBy("row").toPandas()
-    attributes = {NodeType.TIMEPOINT: nodes[["time_index"]]} if "time_index" in nodes.columns else {}
-    relations = {}
-    if graph.has_relation("timepoint_precedes"):
-        pairs = graph.edges["timepoint_precedes"].orderBy("source", "target").toPandas()
-        relations["timepoint_precedes"] = RelationEdges(
-            "timepoint_precedes", pairs["source"].to_numpy(np.int64), pairs["target"].to_numpy(np.int64), None,
-            ("metadata",), canonical=True,
-        )  # fmt: skip
-    keys = {NodeType.TIMEPOINT: pa.array(nodes["key"].tolist(), type=pa.string())}
-    timepoints = assemble_sorted(keys, attributes, relations)
-    try:
-        table, _, _ = sample_time_columns(timepoints, np.asarray(used, dtype=np.int64))
-    except DepgraphError:
-        return None
-    table = table.assign(tp=used, order_rank=table["order_rank"].astype("float64"))
-    spark = graph.spark
-    local = spark.createDataFrame(
-        pd.DataFrame({"tp": table["tp"], "timepoint_id": table["timepoint_id"].astype(object),
-                      "time_index": table["time_index"], "order_rank": table["order_rank"]}),
-        "tp long, timepoint_id string, time_index double, order_rank double",
-    )  # fmt: skip
-    local = local.select(
-        "tp", "timepoint_id",
-        F.when(~F.isnan("time_index"), F.col("time_index")).alias("time_index"),
-        F.when(~F.isnan("order_rank"), F.col("order_rank").cast("long")).alias("order_rank"),
-    )  # fmt: skip
-    return per_sample.join(F.broadcast(local), "tp").select("row", *TIME_COLUMNS)
 
 
 def _strata(graph: SparkGraph) -> DataFrame | None:

@@ -1,0 +1,324 @@
+"""The Spark engine gives the single-machine engine's groups, labels, findings and spec digest (depgraph.spark), in
+``local[2]``: on splitGraph's conformance cases, on hypothesis-generated cohorts, on a chain (the worst case of
+label propagation), and it refuses the bad files the single-machine reader refuses, with the same codes.
+
+Expected values come from the single-machine engine and from splitGraph's recorded answers, never from the Spark
+code under test; components are checked against scipy."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components as scipy_components
+
+from depgraph import (
+    DepgraphError,
+    SplitSpec,
+    add_duplicates,
+    add_kinship,
+    derive,
+    from_metadata,
+    read_graph,
+    read_spec,
+    write_graph,
+)
+from tests.conftest import as_partition, case_metadata, conformance_cases, load_case
+
+if os.environ.get("CI") and (importlib.util.find_spec("pyspark") is None or shutil.which("java") is None):
+    raise RuntimeError("CI must install pyspark and Java 17: .ci/run does")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed (CI installs it)"),
+    pytest.mark.skipif(shutil.which("java") is None, reason="no Java (CI installs it)"),
+]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from depgraph.spark.session import local_session
+
+    session = local_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()
+
+
+def _on_spark(graph, directory, spark):
+    from depgraph.spark.graph import read_graph as read_spark_graph
+
+    path = directory / "graph.dggraph"
+    write_graph(graph, path)
+    return read_spark_graph(path, spark)
+
+
+def _same_as_single(graph, spark_graph, directory, mode, **options):
+    """Derive ``mode`` on both engines; the Spark spec read back must equal the single-machine one, digest
+    included. Returns the Spark partition's groups."""
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    single = derive(graph, mode, **options)
+    expected = SplitSpec.from_partition(single, graph)
+    partition = derive_spark(spark_graph, mode, **options)
+    path = directory / f"{mode}-{options.get('strategy', '')}.dgspec"
+    digest = write_spark_spec(partition, path)
+    spec = read_spec(path)  # every check of the columnar reader, the digest recomputed from the columns
+    assert spec.samples.equals(expected.samples) or spec.samples.astype(object).equals(expected.samples.astype(object))
+    assert [w.model_dump() for w in spec.warnings] == [w.model_dump() for w in expected.warnings]
+    assert spec.constraint == expected.constraint and spec.summary == expected.summary
+    assert digest == spec.digest == expected.digest
+    return partition.groups()
+
+
+# --------------------------------------------------------------------------- splitGraph's cases
+ID_COLUMNS = ("sample_id", "subject_id", "batch_id", "study_id", "timepoint_id")
+
+
+def _conformance_union():
+    """Every conformance case in one metadata table, each id prefixed with its case (``random_2026_0/S1``): cases
+    stay apart, and within a case the ids keep their order."""
+    frames, cases = [], {}
+    for path in conformance_cases():
+        case = load_case(path)
+        frame = case_metadata(case)
+        for column in ID_COLUMNS:
+            if column in frame.columns:
+                frame[column] = [None if pd.isna(v) else f"{path.stem}/{v}" for v in frame[column]]
+        frames.append(frame)
+        cases[path.stem] = case["expected"]["derivations"]
+    return pd.concat(frames, ignore_index=True), cases
+
+
+def _per_case(groups: dict[str, str]) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for sample, group in groups.items():
+        stem, _, own = sample.partition("/")
+        found.setdefault(stem, {})[own] = group.replace(f"{stem}/", "")
+    return found
+
+
+def test_conformance_cases_on_spark(tmp_path, spark):
+    metadata, cases = _conformance_union()
+    graph = from_metadata(metadata)
+    spark_graph = _on_spark(graph, tmp_path, spark)
+    for mode in ("subject", "batch", "study", "time"):
+        got = _per_case(_same_as_single(graph, spark_graph, tmp_path, mode, allow_unlinked=True))
+        for stem, expected in cases.items():
+            if mode in expected:
+                assert got[stem] == expected[mode]["groups"], (stem, mode)
+    via = ["subject", "batch", "study", "time"]
+    strict = _per_case(_same_as_single(graph, spark_graph, tmp_path, "composite", strategy="strict", via=via))
+    rule = _per_case(
+        _same_as_single(graph, spark_graph, tmp_path, "composite", strategy="rule_based", via=via,
+                        priority=["time", "study", "batch", "subject"])
+    )  # fmt: skip
+    for stem, expected in cases.items():
+        assert as_partition(strict[stem]) == as_partition(expected["composite_strict"]["groups"]), stem
+        assert rule[stem] == expected["composite_rule_based"]["groups"], stem
+
+
+# --------------------------------------------------------------------------- generated cohorts
+@st.composite
+def cohorts(draw):
+    """Samples of subjects in batches, with kinship between some subjects and duplicates between some samples;
+    some samples without a subject, some subjects unrelated."""
+    n = draw(st.integers(4, 40))
+    samples = [f"S{i}" for i in range(n)]
+    subjects = draw(st.lists(st.one_of(st.none(), st.integers(0, n // 2)), min_size=n, max_size=n))
+    batches = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    metadata = pd.DataFrame(
+        {"sample_id": samples, "subject_id": [None if s is None else f"P{s}" for s in subjects],
+         "batch_id": [f"B{b}" for b in batches]}
+    )  # fmt: skip
+    if metadata["subject_id"].isna().all():
+        metadata.loc[0, "subject_id"] = "P0"
+    known = sorted(set(metadata["subject_id"].dropna()))
+    pair = st.tuples(st.sampled_from(known), st.sampled_from(known)).filter(lambda p: p[0] != p[1])
+    kin = draw(st.lists(pair, max_size=8, unique_by=lambda p: tuple(sorted(p))))
+    kinship = pd.DataFrame({"id1": [a for a, _ in kin] + [known[0]], "id2": [b for _, b in kin] + [known[0] + "x"],
+                            "kinship": [0.25] * len(kin) + [0.01]})  # fmt: skip
+    twin = st.tuples(st.sampled_from(samples), st.sampled_from(samples)).filter(lambda p: p[0] != p[1])
+    dup = draw(st.lists(twin, min_size=1, max_size=6, unique_by=lambda p: tuple(sorted(p))))
+    return metadata, kinship[kinship["id2"].isin(known)], pd.DataFrame({"id1": [a for a, _ in dup],
+                                                                         "id2": [b for _, b in dup]})  # fmt: skip
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cohort=cohorts())
+def test_generated_cohorts_on_spark(tmp_path_factory, spark, cohort):
+    metadata, kinship, duplicates = cohort
+    graph = from_metadata(metadata)
+    if len(kinship):
+        graph = add_kinship(graph, kinship, threshold="first")
+    graph = add_duplicates(graph, duplicates)
+    directory = tmp_path_factory.mktemp("cohort")
+    spark_graph = _on_spark(graph, directory, spark)
+    for mode in ("relatedness", "duplicate"):
+        _same_as_single(graph, spark_graph, directory, mode)
+    groups = _same_as_single(graph, spark_graph, directory, "composite", strategy="strict",
+                             via=["subject", "relatedness", "duplicate", "batch"])  # fmt: skip
+    # no group straddles: every declared link joins samples of one group
+    for a, b in duplicates.itertuples(index=False):
+        assert groups[a] == groups[b]
+
+
+# --------------------------------------------------------------------------- components
+def _scipy_labels(src, dst, n):
+    _, labels = scipy_components(sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)), directed=False)
+    smallest = pd.Series(np.arange(n)).groupby(labels).min()
+    return smallest.to_numpy()[labels]
+
+
+def test_chain_converges_in_logarithmic_rounds(spark):
+    from depgraph.spark.components import connected_components
+
+    n = 10_000
+    order = np.random.default_rng(7).permutation(n)  # a chain whose vertex ids are not in chain order
+    edges = spark.createDataFrame(pd.DataFrame({"src": order[:-1], "dst": order[1:]}).astype("int64"))
+    labels, rounds = connected_components(edges)
+    assert rounds <= 2 * math.ceil(math.log2(n))  # label propagation would take n rounds
+    found = labels.groupBy("component").count().collect()
+    assert [(r["component"], r["count"]) for r in found] == [(0, n)]
+
+
+@pytest.mark.parametrize("hub_degree", [2, 100_000])
+def test_components_match_scipy_with_and_without_hubs(spark, hub_degree):
+    from depgraph.spark.components import connected_components
+
+    rng = np.random.default_rng(hub_degree)
+    n = 400
+    src, dst = rng.integers(0, n, 300), rng.integers(0, n, 300)
+    star = np.arange(300, 400)  # vertex 0 is a hub of 100 leaves
+    src, dst = np.r_[src, np.zeros(100, np.int64)], np.r_[dst, star]
+    edges = spark.createDataFrame(pd.DataFrame({"src": src, "dst": dst}).astype("int64"))
+    labels = connected_components(edges, hub_degree=hub_degree).labels.toPandas()
+    expected = _scipy_labels(src, dst, n)
+    touched = np.unique(np.r_[src, dst][np.r_[src != dst, src != dst]])
+    assert sorted(labels["vertex"]) == touched.tolist()
+    assert (labels.set_index("vertex")["component"].sort_index().to_numpy() == expected[touched]).all()
+
+
+# --------------------------------------------------------------------------- bad inputs, the same codes
+def _graph_file(tmp_path):
+    graph = add_duplicates(
+        from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["P1", "P1", "P2", "P3"]})),
+        pd.DataFrame({"id1": ["S1"], "id2": ["S3"]}),
+    )
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "graph.dggraph"
+    write_graph(graph, path)
+    return path
+
+
+def _rewrite(path, table, change):
+    file = path / table
+    pq.write_table(change(pq.read_table(file)), file)
+
+
+def _manifest(path, change):
+    manifest = json.loads((path / "manifest.json").read_text())
+    change(manifest)
+    (path / "manifest.json").write_text(json.dumps(manifest))
+
+
+BAD_GRAPHS = {
+    "repeated key": lambda p: _rewrite(p, "nodes/Sample.parquet", lambda t: pa.table({"key": ["S1", "S1", "S3", "S4"]})),
+    "keys out of order": lambda p: _rewrite(p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["P2", "P1", "P3"]})),
+    "empty key": lambda p: _rewrite(p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["", "P2", "P3"]})),
+    "endpoint outside its table": lambda p: _rewrite(
+        p, "edges/sample_belongs_to_subject.parquet",
+        lambda t: t.set_column(1, "target", pa.array([0, 0, 1, 7], type=pa.int32()))),
+    "edge listed twice": lambda p: _rewrite(
+        p, "edges/sample_belongs_to_subject.parquet",
+        lambda t: t.set_column(0, "source", pa.array([0, 0, 2, 3], type=pa.int32()))
+        .set_column(1, "target", pa.array([0, 0, 1, 2], type=pa.int32()))),
+    "undirected edge backwards": lambda p: _rewrite(
+        p, "edges/sample_duplicate_of.parquet",
+        lambda t: t.set_column(0, "source", pa.array([2], type=pa.int32()))
+        .set_column(1, "target", pa.array([0], type=pa.int32()))),
+    "rows the manifest does not say": lambda p: _manifest(
+        p, lambda m: m["tables"]["nodes/Sample.parquet"].update(rows=5)),
+    "a file the manifest does not list": lambda p: (p / "nodes" / "extra.parquet").write_bytes(b"x"),
+}  # fmt: skip
+
+
+def test_bad_graph_files_get_the_single_machine_codes(tmp_path, spark):
+    from depgraph.spark.graph import read_graph as read_spark_graph
+
+    for name, damage in BAD_GRAPHS.items():
+        path = _graph_file(tmp_path / name.replace(" ", "_"))
+        damage(path)
+        with pytest.raises(DepgraphError) as single:
+            read_graph(path)
+        with pytest.raises(DepgraphError) as on_spark:
+            read_spark_graph(path, spark)
+        assert on_spark.value.code == single.value.code, (name, single.value, on_spark.value)
+    with pytest.raises(DepgraphError) as json_graph:
+        write_graph(read_graph(_graph_file(tmp_path / "json")), tmp_path / "graph.json")
+        read_spark_graph(tmp_path / "graph.json", spark)
+    assert json_graph.value.code == "invalid_argument"
+
+
+def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
+    from depgraph.spark.derive import derive as derive_spark
+
+    metadata = pd.DataFrame({"sample_id": ["S1", "S1", "S2"], "subject_id": ["P1", "P2", "P3"]})
+    graph = from_metadata(metadata, allow_multi_subject_samples=True)
+    path = tmp_path / "graph.dggraph"
+    write_graph(graph, path)
+    spark_graph = _on_spark(graph, tmp_path, spark)
+    _same_as_single(graph, spark_graph, tmp_path, "subject")  # under the override: the smallest subject, a warning
+    _manifest(path, lambda m: m.update(overrides={}))  # without it: two subjects for S1 is ambiguity
+    cases = [
+        ("subject", {}),  # ambiguity
+        ("batch", {}),  # no_relation
+        ("subject", {"min_groups": 5}),  # too_few_groups
+        ("composite", {"strategy": "strict", "via": ["family"]}),  # invalid_argument
+    ]
+    from depgraph.spark.graph import read_graph as read_spark_graph
+
+    bare = read_spark_graph(path, spark)
+    for mode, options in cases:
+        with pytest.raises(DepgraphError) as single:
+            derive(read_graph(path), mode, **options)
+        with pytest.raises(DepgraphError) as on_spark:
+            derive_spark(bare, mode, **options)
+        assert on_spark.value.code == single.value.code, (mode, options, single.value, on_spark.value)
+
+
+# --------------------------------------------------------------------------- the command line
+def test_derive_on_spark_from_the_command_line(tmp_path):
+    graph = add_kinship(
+        from_metadata(pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "subject_id": list("AABBCDEF")})),
+        pd.DataFrame({"id1": ["A", "C"], "id2": ["B", "D"], "kinship": [0.3, 0.2]}),
+        threshold="first",
+    )
+    write_graph(graph, tmp_path / "g.dggraph")
+    run = subprocess.run(
+        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
+         "--engine", "spark", "--master", "local[1]", "-o", str(tmp_path / "s.dgspec")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "derived relatedness: 8 samples in 4 groups" in run.stdout
+    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    assert read_spec(tmp_path / "s.dgspec").digest == expected.digest
+    refused = subprocess.run(
+        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
+         "--engine", "spark", "-o", str(tmp_path / "s.json")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
