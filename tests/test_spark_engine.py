@@ -322,3 +322,71 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
+
+
+# --------------------------------------------------------------------------- DataFrame inputs
+def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
+    from depgraph.spark import tables
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(12)] + ["S0"],
+        "patient": ["P1", "P1", "P2", "P3", "P4", "P4", "P5", None, "P6", "P7", "P8", "P8", "P1"],
+        "batch_id": ["B1", "B1", "B2", "B2", "B1", "B3", "B3", "B1", "B2", "B2", "B1", "B3", "B1"],
+        "timepoint_id": ["T0", "T1", "T0", "T1", "T2", "T0", "T1", "T2", "T0", "T1", "T2", "T0", "T0"],
+        "time_index": [0, 1, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 0],
+        "outcome_id": ["case", "ctrl", "case", "ctrl", "case", "ctrl", "case", "ctrl", "case", "ctrl", "ctrl",
+                       "case", "ctrl"],  # S0 has two outcomes: its stratum joins them
+    })  # fmt: skip
+    kinship = pd.DataFrame({"id1": ["P1", "P3", "P5"], "id2": ["P2", "P4", "P6"], "kinship": [0.25, 0.1, 0.3]})
+    duplicates = pd.DataFrame({"id1": ["S7"], "id2": ["S9"]})
+    mapping = {"subject_id": "patient"}
+    graph = add_duplicates(add_kinship(from_metadata(metadata, mapping), kinship, "first"), duplicates)
+    on_spark = tables.add_duplicates(
+        tables.add_kinship(tables.from_metadata(spark.createDataFrame(metadata), mapping),
+                           spark.createDataFrame(kinship), "first"),
+        spark.createDataFrame(duplicates),
+    )  # fmt: skip
+    for mode, options in (("relatedness", {}), ("composite", {"strategy": "strict", "via": ["relatedness",
+                                                                                              "duplicate"]})):
+        expected = SplitSpec.from_partition(derive(graph, mode, **options), graph)
+        path = tmp_path / f"{mode}.dgspec"
+        assert write_spark_spec(derive_spark(on_spark, mode, **options), path) == expected.digest
+        assert read_spec(path).samples.astype(object).equals(expected.samples.astype(object))
+
+
+BAD_TABLES = {
+    "a row without a sample id": ({"sample_id": ["S1", None], "subject_id": ["P1", "P2"]}, None),
+    "a sample with two subjects": ({"sample_id": ["S1", "S1"], "subject_id": ["P1", "P2"]}, None),
+    "a sample in two batches": ({"sample_id": ["S1", "S1"], "batch_id": ["B1", "B2"]}, None),
+    "a kinship id the graph lacks": ({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]},
+                                     {"id1": ["P1"], "id2": ["P9"], "kinship": [0.3]}),
+    "a subject paired with itself": ({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]},
+                                     {"id1": ["P1"], "id2": ["P1"], "kinship": [0.3]}),
+    "a kinship above 1": ({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]},
+                          {"id1": ["P1"], "id2": ["P2"], "kinship": [1.5]}),
+    "no sample_id column": ({"subject_id": ["P1", "P2"]}, None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BAD_TABLES)
+def test_bad_tables_get_the_single_machine_codes(spark, name):
+    from depgraph.spark import tables
+
+    metadata, kinship = (pd.DataFrame(t) if t is not None else None for t in BAD_TABLES[name])
+    with pytest.raises(DepgraphError) as single:
+        graph = from_metadata(metadata)
+        add_kinship(graph, kinship, "first")
+    with pytest.raises(DepgraphError) as on_spark:
+        graph = tables.from_metadata(spark.createDataFrame(metadata))
+        tables.add_kinship(graph, spark.createDataFrame(kinship), "first")
+    assert on_spark.value.code == single.value.code, (single.value, on_spark.value)
+
+
+def test_float_ids_are_refused_rather_than_guessed(spark):
+    from depgraph.spark import tables
+
+    with pytest.raises(DepgraphError, match="text or whole numbers") as refused:
+        tables.from_metadata(spark.createDataFrame(pd.DataFrame({"sample_id": ["S1"], "subject_id": [1.0]})))
+    assert refused.value.code == "invalid_argument"

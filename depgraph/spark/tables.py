@@ -1,0 +1,277 @@
+"""A SparkGraph built from Spark DataFrames: the metadata table and pair tables, checked in Spark with the
+single-machine engine's error codes.
+
+:func:`from_metadata` takes one row per sample (rows may repeat a sample to list several outcomes) with the
+columns of :func:`depgraph.from_metadata` (``columns=`` maps yours); :func:`add_kinship` relates subjects whose
+kinship is at least a threshold (a number or a KING degree: ``first``…); :func:`add_duplicates` declares duplicate
+samples; :func:`add_relations` adds pairs of any sample–sample or subject–subject relation. What is refused, by
+code, as the single-machine engine refuses it:
+
+=====================================================  ===============
+a missing ``sample_id`` column, an id column of floats  ``schema`` / ``invalid_argument``
+no rows                                                 ``empty_input``
+a row without a sample id; a time without a timepoint  ``missing_id``
+rows of one sample that disagree (a sample with two     ``ambiguity``
+subjects, without ``allow_multi_subject_samples``)
+a pair naming an id the graph lacks                     ``reference`` (``unknown="ignore"`` drops it)
+a pair of an id with itself; a kinship outside [0, 1]   ``invalid_value``
+=====================================================  ===============
+
+Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text. A float id column is
+refused rather than guessed at (``1.0`` or ``1``?). Sample attributes (other columns) are not carried: the Spark
+engine writes specs without attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.ingest.checks import RECORDED_IDS
+from depgraph.ingest.kinship import resolve_threshold
+from depgraph.spark.frames import first_values, numbered
+from depgraph.spark.graph import SparkGraph
+from depgraph.spark.session import checkpointed
+from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_named
+
+#: The metadata columns that name a node (every canonical column but time_index).
+ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
+TEXT_KINDS = ("string",)
+WHOLE_KINDS = ("tinyint", "smallint", "int", "bigint")
+
+
+def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
+    """``frame`` with ``column`` as trimmed text, null where blank; a float column is ``invalid_argument``."""
+    kind = dict(frame.dtypes)[column]
+    if kind not in TEXT_KINDS + WHOLE_KINDS:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{what}: {column} holds {kind} values; give ids as text or whole numbers",
+            column=column,
+        )
+    text = F.trim(F.col(column).cast("string"))
+    return frame.withColumn(column, F.when(F.length(text) > 0, text))
+
+
+def _refuse_missing(frame: DataFrame, column: str, what: str) -> None:
+    """``missing_id`` when some row of ``column`` holds no id (counted: a DataFrame's rows have no line numbers)."""
+    count = frame.where(F.col(column).isNull()).count()
+    if count:
+        raise DepgraphError("missing_id", f"{what}: {column} is missing or blank in {count} row(s)", column=column)
+
+
+def from_metadata(
+    frame: DataFrame,
+    columns: Mapping[str, str] | None = None,
+    *,
+    name: str | None = None,
+    allow_multi_subject_samples: bool = False,
+) -> SparkGraph:
+    """A SparkGraph from one row per sample (see the module docstring for the columns and the refusals)."""
+    what = "metadata"
+    for canonical, theirs in (columns or {}).items():
+        if theirs not in frame.columns:
+            raise DepgraphError("schema", f"{what} has no column {theirs!r} (mapped to {canonical})", column=theirs)
+        frame = frame.withColumnRenamed(theirs, canonical)
+    if "sample_id" not in frame.columns:
+        raise DepgraphError("schema", f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)})")
+    read = list(frame.columns)
+    present = [c for c in ID_COLUMNS if c in frame.columns]
+    frame = frame.select(*present, *(["time_index"] if "time_index" in frame.columns else []))
+    for column in present:
+        frame = _ids(frame, column, what)
+    if "time_index" in frame.columns:
+        frame = frame.withColumn("time_index", F.col("time_index").cast("double"))
+    frame = checkpointed(frame)
+    if frame.limit(1).count() == 0:
+        raise DepgraphError("empty_input", f"{what} has no rows")
+    _refuse_missing(frame, "sample_id", what)
+    if "time_index" in frame.columns:
+        if "timepoint_id" not in frame.columns:
+            frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
+        orphan = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull())
+        _refuse_missing(orphan.withColumn("timepoint_id", F.lit(None).cast("string")), "timepoint_id", what)
+    _refuse_conflicting_rows(frame, allow_multi_subject_samples, what)
+    return _assembled(frame, name, allow_multi_subject_samples, read)
+
+
+def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: str) -> None:
+    """Rows repeating a sample id agree on every single-valued column (``ambiguity`` naming the first sample)."""
+    single = [r.column for r in RELATIONS if r.single_target and r.column in frame.columns]
+    if allow_multi_subject and "subject_id" in single:
+        single.remove("subject_id")
+    if "time_index" in frame.columns:
+        single.append("time_index")
+    if not single:
+        return
+    counts = frame.groupBy("sample_id").agg(*[F.countDistinct(c).alias(c) for c in single])
+    for column in single:
+        bad = first_values(counts.where(F.col(column) > 1), "sample_id", 5)
+        if bad:
+            shown = first_values(frame.where(F.col("sample_id") == bad[0]).where(F.col(column).isNotNull()), column, 5)
+            label = "subjects" if column == "subject_id" else f"{column} values"
+            hint = " (set allow_multi_subject_samples to accept this)" if column == "subject_id" else ""
+            raise DepgraphError(
+                "ambiguity",
+                f"{what}: sample {describe_ids(bad)} is declared with different {label} ({bad[0]}: "
+                f"{describe_ids([str(v) for v in shown])}){hint}",
+                ids=bad,
+                column=column,
+            )
+
+
+def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list[str]) -> SparkGraph:
+    """The node and edge tables of a checked metadata frame."""
+    sources = {r.target: r for r in RELATIONS if r.column in frame.columns and r.source == NodeType.SAMPLE}
+    nodes, counts = {}, {t: 0 for t in NODE_TYPES}
+    for node_type in NODE_TYPES:
+        column = "sample_id" if node_type == NodeType.SAMPLE else (sources[node_type].column if node_type in sources
+                                                                    else None)  # fmt: skip
+        if column is None:
+            continue
+        keys = frame.where(F.col(column).isNotNull()).select(F.col(column).alias("key")).distinct()
+        if node_type == NodeType.TIMEPOINT and "time_index" in frame.columns:
+            times = frame.groupBy(F.col("timepoint_id").alias("key")).agg(
+                F.countDistinct("time_index").alias("n"), F.min("time_index").alias("time_index"))  # fmt: skip
+            clash = first_values(times.where(F.col("n") > 1), "key", 5)
+            if clash:
+                raise DepgraphError("ambiguity", f"metadata: timepoint {describe_ids(clash)} has several time_index")
+            keys = times.select("key", "time_index")
+        table = checkpointed(numbered(keys, ["key"]).select("row", *keys.columns))
+        nodes[node_type], counts[node_type] = table, table.count()
+    samples = nodes[NodeType.SAMPLE].select(F.col("row").alias("source"), F.col("key").alias("sample_id"))
+    edges = {}
+    for node_type, rule in sources.items():
+        targets = nodes[node_type].select(F.col("row").alias("target"), F.col("key").alias(rule.column))
+        pairs = frame.where(F.col(rule.column).isNotNull()).select("sample_id", rule.column).distinct()
+        edges[rule.name] = checkpointed(pairs.join(samples, "sample_id").join(targets, rule.column)
+                                        .select("source", "target"))  # fmt: skip
+    if "time_index" in frame.columns and NodeType.TIMEPOINT in nodes:
+        edges["timepoint_precedes"] = _precedence(nodes[NodeType.TIMEPOINT])
+    history = ({"step": "from_metadata", "rows": frame.count(), "columns": read},)
+    overrides = {"allow_multi_subject_samples": True} if allow_multi else {}
+    return SparkGraph(nodes, counts, {k: v for k, v in edges.items() if v.limit(1).count()}, name=name,
+                      overrides=overrides, history=history)  # fmt: skip
+
+
+def _precedence(timepoints: DataFrame) -> DataFrame:
+    """Each timepoint precedes every timepoint of the next time_index level (ties precede none of each other)."""
+    levels = timepoints.where(F.col("time_index").isNotNull()).select("time_index").distinct()
+    ranked = numbered(levels, ["time_index"], "level")
+    placed = timepoints.join(ranked, "time_index").select("row", "level")
+    after = placed.select(F.col("row").alias("target"), (F.col("level") - 1).alias("level"))
+    return checkpointed(placed.select(F.col("row").alias("source"), "level").join(after, "level")
+                        .select("source", "target"))  # fmt: skip
+
+
+def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns: Sequence[str], what: str,
+           unknown: str) -> tuple[DataFrame, dict[str, Any]]:  # fmt: skip
+    """``source``, ``target`` rows of a pair table's known pairs (lower row first), and the record of the drop."""
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    a, b = id_columns
+    missing = [c for c in id_columns if c not in pairs.columns]
+    if missing:
+        raise DepgraphError("schema", f"{what} needs columns {describe_ids(list(id_columns))}; missing "
+                            f"{describe_ids(missing)}")  # fmt: skip
+    pairs = _ids(_ids(pairs, a, what), b, what)
+    for column in id_columns:
+        _refuse_missing(pairs, column, what)
+    selves = first_values(pairs.where(F.col(a) == F.col(b)), a, 5)
+    if selves:
+        raise DepgraphError("invalid_value", f"{what}: pairs an id with itself ({describe_ids(selves)})")
+    if graph.count(node_type) == 0:
+        raise DepgraphError("reference", f"{what} names {node_type.value} ids but the graph has no "
+                            f"{node_type.value} nodes")  # fmt: skip
+    keys = graph.nodes[node_type].select("row", "key")
+    located = pairs.join(keys.select(F.col("key").alias(a), F.col("row").alias("_a")), a, "left").join(
+        keys.select(F.col("key").alias(b), F.col("row").alias("_b")), b, "left")  # fmt: skip
+    located = checkpointed(located)
+    strangers = located.where(F.col("_a").isNull()).select(F.col(a).alias("id")).unionByName(
+        located.where(F.col("_b").isNull()).select(F.col(b).alias("id"))).distinct()  # fmt: skip
+    count = strangers.count()
+    if count and unknown == "error":
+        shown = first_values(strangers, "id")
+        raise DepgraphError(
+            "reference",
+            f"{what} names {count} {node_type.value} id(s) not in the graph: {describe_ids(shown, total=count)} "
+            "(to drop them instead: unknown='ignore')",
+            ids=shown,
+        )
+    dropped_ids = first_values(strangers, "id", RECORDED_IDS) if count else []
+    known = located.where(F.col("_a").isNotNull() & F.col("_b").isNotNull())
+    dropped = located.count() - known.count()
+    edges = known.select(F.least("_a", "_b").alias("source"), F.greatest("_a", "_b").alias("target"), *[
+        c for c in known.columns if c not in (a, b, "_a", "_b")])  # fmt: skip
+    return edges, {"unknown": unknown, "unknown_dropped": dropped, "unknown_id_count": count,
+                   "unknown_ids": [str(v) for v in dropped_ids]}  # fmt: skip
+
+
+def _with_relation(graph: SparkGraph, relation: str, edges: DataFrame, record: dict[str, Any]) -> SparkGraph:
+    """``graph`` with ``edges`` added to ``relation`` (each edge once) and ``record`` in its history."""
+    if relation in graph.edges:
+        edges = graph.edges[relation].unionByName(edges, allowMissingColumns=True)
+    extra = [F.max(c).alias(c) for c in edges.columns if c not in ("source", "target")]
+    merged = edges.groupBy("source", "target").agg(*extra) if extra else edges.select("source", "target").distinct()
+    merged = checkpointed(merged)
+    found = {**graph.edges}
+    if merged.limit(1).count():
+        found[relation] = merged
+    return replace(graph, edges=found, history=(*graph.history, record))
+
+
+def add_kinship(
+    graph: SparkGraph,
+    pairs: DataFrame,
+    threshold: float | str,
+    *,
+    id_columns: Sequence[str] = ("id1", "id2"),
+    value_column: str = "kinship",
+    unknown: str = "error",
+) -> SparkGraph:
+    """Relate subjects whose kinship is at least ``threshold`` (inclusive; a KING degree name is its cut-off)."""
+    value, named = resolve_threshold(threshold)
+    what = "kinship"
+    if value_column not in pairs.columns:
+        raise DepgraphError("schema", f"{what} needs a {value_column} column")
+    pairs = pairs.withColumn("weight", F.col(value_column).cast("double"))
+    bad = pairs.where(F.col("weight").isNull() | F.isnan("weight") | (F.col("weight") < 0) | (F.col("weight") > 1))
+    shown = first_values(bad.select(F.col(value_column).cast("string").alias("v")), "v", 5)
+    if shown or bad.limit(1).count():
+        raise DepgraphError("invalid_value", f"{what}: kinship must be a number in [0, 1]; found {describe_ids(shown)}")
+    edges, record = _pairs(graph, pairs.select(*id_columns, "weight"), NodeType.SUBJECT, id_columns, what, unknown)
+    total = pairs.count()
+    kept = edges.where(F.col("weight") >= value)
+    step = {"step": "add_kinship", "source": "pairs", "pairs_in": total, "threshold": value,
+            "threshold_name": named, "inclusive": True, "pairs_kept": kept.count(), **record}  # fmt: skip
+    return _with_relation(graph, "subject_related_to", kept, step)
+
+
+def add_duplicates(
+    graph: SparkGraph, pairs: DataFrame, *, id_columns: Sequence[str] = ("id1", "id2"), unknown: str = "error"
+) -> SparkGraph:
+    """Declare pairs of samples that are the same specimen or record."""
+    edges, record = _pairs(graph, pairs.select(*id_columns), NodeType.SAMPLE, id_columns, "duplicates", unknown)
+    edges = checkpointed(edges.select("source", "target").distinct())
+    step = {"step": "add_duplicates", "source": "declared", "pairs_in": pairs.count(), "pairs_kept": edges.count(),
+            **record}  # fmt: skip
+    return _with_relation(graph, "sample_duplicate_of", edges, step)
+
+
+def add_relations(
+    graph: SparkGraph, relation: str, pairs: DataFrame, *, id_columns: Sequence[str] = ("id1", "id2"),
+    unknown: str = "error",
+) -> SparkGraph:  # fmt: skip
+    """Add pairs of a relation between two nodes of one type (``sample_adjacent_to``, ``subject_related_to``…)."""
+    rule = RELATION[relation_named(relation)]
+    if rule.source != rule.target or rule.directed:
+        raise DepgraphError("invalid_argument", f"add_relations on Spark takes undirected relations between nodes "
+                            f"of one type, not {rule.name!r}")  # fmt: skip
+    edges, record = _pairs(graph, pairs.select(*id_columns), rule.source, id_columns, rule.name, unknown)
+    step = {"step": "add_relations", "relation": rule.name, "source": "pairs", "pairs_in": pairs.count(), **record}
+    return _with_relation(graph, rule.name, edges.select("source", "target"), step)
