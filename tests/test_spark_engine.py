@@ -235,8 +235,10 @@ def _manifest(path, change):
 
 
 BAD_GRAPHS = {
-    "repeated key": lambda p: _rewrite(p, "nodes/Sample.parquet", lambda t: pa.table({"key": ["S1", "S1", "S3", "S4"]})),
-    "keys out of order": lambda p: _rewrite(p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["P2", "P1", "P3"]})),
+    "repeated key": lambda p: _rewrite(
+        p, "nodes/Sample.parquet", lambda t: pa.table({"key": ["S1", "S1", "S3", "S4"]})),
+    "keys out of order": lambda p: _rewrite(
+        p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["P2", "P1", "P3"]})),
     "empty key": lambda p: _rewrite(p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["", "P2", "P3"]})),
     "endpoint outside its table": lambda p: _rewrite(
         p, "edges/sample_belongs_to_subject.parquet",
@@ -348,8 +350,10 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
                            spark.createDataFrame(kinship), "first"),
         spark.createDataFrame(duplicates),
     )  # fmt: skip
-    for mode, options in (("relatedness", {}), ("composite", {"strategy": "strict", "via": ["relatedness",
-                                                                                              "duplicate"]})):
+    for mode, options in (
+        ("relatedness", {}),
+        ("composite", {"strategy": "strict", "via": ["relatedness", "duplicate"]}),
+    ):
         expected = SplitSpec.from_partition(derive(graph, mode, **options), graph)
         path = tmp_path / f"{mode}.dgspec"
         assert write_spark_spec(derive_spark(on_spark, mode, **options), path) == expected.digest

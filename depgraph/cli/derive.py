@@ -24,10 +24,11 @@ from depgraph.cli.commandline import (
     tell_if_large,
 )
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
-from depgraph.derivation.groups import derive, selected_samples
+from depgraph.derivation.groups import Partition, derive, selected_samples
 from depgraph.errors import DepgraphError, describe_ids, missing_extra
 from depgraph.findings import Issue
 from depgraph.graph.files import read_graph
+from depgraph.graph.model import StudyGraph
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
 from depgraph.io.files import describe_source, read_bytes, read_table
 from depgraph.io.outputs import Outputs
@@ -94,25 +95,13 @@ def derive_command(
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
-    engine = canonical(engine, "_")
-    if engine not in ENGINES:
-        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
-    if engine == "spark":
-        refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "attributes",
-                     "sign_key_env", "encoding")  # fmt: skip
-        plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
-        if form != "parquet":
-            raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
-        derive_on_spark(graph_file, output, plan, master, mode=canonical(mode, "_"),
-                        strategy=None if strategy is None else canonical(strategy, "_"),
-                        via=name_list(via, "--via"), priority=name_list(priority, "--priority"), min_groups=min_groups,
-                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
-        return
-    refuse_given(ctx, "without --engine spark", "master")
+    if _engine(ctx, engine) == "spark":
+        return derive_on_spark(ctx, graph_file, output, form, master, dict(mode=mode, strategy=strategy, via=via,
+                               priority=priority, min_groups=min_groups, allow_unlinked=allow_unlinked,
+                               allow_single_group=allow_single_group))  # fmt: skip
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
-    key = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)  # fail before any work
-    signing = signing_key(sign_key_env)
+    key, signing = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes), signing_key(sign_key_env)
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
@@ -131,21 +120,51 @@ def derive_command(
             allow_unlinked=allow_unlinked,
             allow_single_group=allow_single_group,
         )
-    with stage(f"writing {output.name}"):
-        carried = attributes if attributes is None else _attribute_names(attributes)
-        spec = SplitSpec.from_partition(partition, graph, attributes=carried)
-        if key is not None:
-            spec = pseudonymize(spec, key)
-        with plan:
-            spec = write_signed_spec(spec, output, signing, form)
+    spec = _written_spec(partition, graph, output, attributes, key, signing, plan, form)
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
                      partition.warnings)  # fmt: skip
     out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + signed_note(spec))
     tell_if_large(output, form, "spec")
 
 
-def derive_on_spark(graph_file: Path, output: Path, plan: Outputs, master: str | None, **options: Any) -> None:
-    """``derive --engine spark``: the columnar graph read by Spark, derived there, the spec written by Spark."""
+def _written_spec(
+    partition: Partition, graph: StudyGraph, output: Path, attributes: str | None, key: bytes | None,
+    signing: Any, plan: Outputs, form: str,
+) -> SplitSpec:  # fmt: skip
+    """The spec of ``partition`` with its attributes, pseudonymised and signed as asked, written to ``output``."""
+    with stage(f"writing {output.name}"):
+        carried = attributes if attributes is None else _attribute_names(attributes)
+        spec = SplitSpec.from_partition(partition, graph, attributes=carried)
+        if key is not None:
+            spec = pseudonymize(spec, key)
+        with plan:
+            return write_signed_spec(spec, output, signing, form)
+
+
+def _engine(ctx: typer.Context, engine: str) -> str:
+    """``--engine``, checked (``--master`` only with spark)."""
+    chosen = canonical(engine, "_")
+    if chosen not in ENGINES:
+        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
+    if chosen != "spark":
+        refuse_given(ctx, "without --engine spark", "master")
+    return chosen
+
+
+def derive_on_spark(
+    ctx: typer.Context, graph_file: Path, output: Path, form: str | None, master: str | None, options: dict[str, Any]
+) -> None:
+    """``derive --engine spark``: the columnar graph read by Spark, derived there, the spec written by Spark
+    (the options the engine does not offer refused before Spark starts)."""
+    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "attributes", "sign_key_env",
+                 "encoding")  # fmt: skip
+    plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
+    if form != "parquet":
+        raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
+    mode = canonical(options.pop("mode"), "_")
+    options["strategy"] = None if options["strategy"] is None else canonical(options["strategy"], "_")
+    options["via"] = name_list(options["via"], "--via")
+    options["priority"] = name_list(options["priority"], "--priority")
     try:  # the optional extra, loaded only for this engine
         from depgraph.spark.derive import derive as derive_spark
         from depgraph.spark.graph import read_graph as read_spark_graph
@@ -157,8 +176,8 @@ def derive_on_spark(graph_file: Path, output: Path, plan: Outputs, master: str |
         spark = local_session(master or "local[2]")
     with stage(f"reading {graph_file.name} in Spark"):
         graph = read_spark_graph(graph_file, spark)
-    with stage(f"deriving {options['mode']} groups in Spark"):
-        partition = derive_spark(graph, options.pop("mode"), **options)
+    with stage(f"deriving {mode} groups in Spark"):
+        partition = derive_spark(graph, mode, **options)
     with stage(f"writing {output.name}"), plan:
         write_spark_spec(partition, output)
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),

@@ -94,10 +94,11 @@ def collapse_finding(
     """``single_group`` or ``dominant_group`` for a partition of ``n`` samples in ``n_groups`` groups whose
     largest holds ``largest`` samples; ``None`` when it is neither.
 
-    ``sizes`` is every group's size (or at least the largest two), or a function returning them, called only when the largest group holds
-    more than half the samples (counting the groups of a million samples is not free). ``label`` names the mode
-    in the message; ``group`` names the largest group when the caller knows it (a derivation does; validation
-    counts sizes only); ``details`` are kept with the finding, with the largest group's size added for a dominant
+    ``sizes`` is every group's size (or at least the largest two), or a function returning them, called only
+    when the largest group holds more than half the samples (counting the groups of a million samples is not
+    free). ``label`` names the mode in the message; ``group`` names the largest group when the caller knows it (a
+    derivation does; validation counts sizes only); ``details`` are kept with the finding, with the largest
+    group's size added for a dominant
     group.
 
     >>> collapse_finding(3, 1, 3, np.array([3]), "subject", group="subject:P1").message

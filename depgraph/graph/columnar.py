@@ -190,7 +190,9 @@ def manifest_document(
     return {
         **manifest,
         "nodes": {t.value: [] for t in node_columns},
-        "attributes": {t.value: {c: [] for c in columns[1:]} for t, columns in node_columns.items() if len(columns) > 1},
+        "attributes": {
+            t.value: {c: [] for c in columns[1:]} for t, columns in node_columns.items() if len(columns) > 1
+        },
         "edges": {rel: {"source": [], "target": [], "provenance": "x"} for rel in relations},
     }
 
