@@ -2,6 +2,8 @@
 
 import importlib.util
 
-# The PyTorch adapter's doctests need torch, an optional extra; CI installs it (and its tests
-# fail there when it is missing), a machine without torch skips that one module's doctests.
+# The PyTorch adapter's and the Spark engine's modules need optional extras (torch, pyspark); CI installs them
+# (and their tests fail there when they are missing), a machine without one skips those modules' doctests.
 collect_ignore = [] if importlib.util.find_spec("torch") else ["depgraph/adapters/torch.py"]
+if importlib.util.find_spec("pyspark") is None:
+    collect_ignore.append("depgraph/spark")
