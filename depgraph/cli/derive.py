@@ -38,6 +38,12 @@ from depgraph.vocab import MODE
 
 MODE_NAMES = ", ".join(MODE)
 ENGINES = ("single", "spark")
+ENGINE_OPTION = typer.Option(
+    metavar="single|spark", help="single (this process) or spark (Apache Spark: a .dggraph in, a .dgspec out)."
+)
+MASTER_OPTION = typer.Option(
+    metavar="URL", help="With --engine spark: the Spark master (default local[2]; spark-submit's own)."
+)
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -85,13 +91,8 @@ def derive_command(
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
     encoding: Annotated[str | None, encoding_option("the --samples file")] = None,
     form: Annotated[str | None, format_option()] = None,
-    engine: Annotated[
-        str,
-        typer.Option(help="single (this process) or spark (Apache Spark: a .dggraph in, a .dgspec out)."),
-    ] = "single",
-    master: Annotated[
-        str | None, typer.Option(help="With --engine spark: the Spark master (default local[2]; spark-submit's own).")
-    ] = None,
+    engine: Annotated[str, ENGINE_OPTION] = "single",
+    master: Annotated[str | None, MASTER_OPTION] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
