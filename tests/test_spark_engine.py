@@ -30,6 +30,7 @@ from depgraph import (
     SplitSpec,
     add_duplicates,
     add_kinship,
+    assign_folds,
     derive,
     from_metadata,
     read_graph,
@@ -394,3 +395,107 @@ def test_float_ids_are_refused_rather_than_guessed(spark):
     with pytest.raises(DepgraphError, match="text or whole numbers") as refused:
         tables.from_metadata(spark.createDataFrame(pd.DataFrame({"sample_id": ["S1"], "subject_id": [1.0]})))
     assert refused.value.code == "invalid_argument"
+
+
+# --------------------------------------------------------------------------- folds
+@st.composite
+def fold_cohorts(draw):
+    """Samples of subjects with an outcome (some without), and a fold scheme the Spark engine plans, with
+    parameters that may ask for more folds than there are groups."""
+    n = draw(st.integers(6, 60))
+    subjects = draw(st.lists(st.one_of(st.none(), st.integers(0, n // 3)), min_size=n, max_size=n))
+    outcomes = draw(st.lists(st.sampled_from(["case", "control", "other", None]), min_size=n, max_size=n))
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(n)],
+        "subject_id": [None if s is None else f"P{s}" for s in subjects],
+        "outcome_id": outcomes,
+    })  # fmt: skip
+    if metadata["subject_id"].isna().all():
+        metadata.loc[0, "subject_id"] = "P0"
+    scheme = draw(st.sampled_from(["group-kfold", "stratified-group-kfold", "hash"]))
+    parameters = {"n_splits": draw(st.integers(2, 8))}
+    if scheme == "hash":
+        parameters["salt"] = draw(st.text(max_size=8))
+    else:
+        parameters["seed"] = draw(st.integers(0, 2**32 - 1))
+    if scheme == "group-kfold":
+        parameters["n_repeats"] = draw(st.integers(1, 3))
+    return metadata, scheme, parameters
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cohort=fold_cohorts())
+def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, monkeypatch, cohort):
+    """The plan, its splits and balance, and the spec's digest are assign_folds' own; a plan the single machine
+    refuses is refused alike."""
+    from depgraph.spark import folds as spark_folds
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    monkeypatch.setattr(spark_folds, "FOLD_BATCH_ROWS", 7)  # the digest streams splits across batches
+    metadata, scheme, parameters = cohort
+    graph = from_metadata(metadata)
+    directory = tmp_path_factory.mktemp("folds")
+    spec = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph)
+    partition = derive_spark(_on_spark(graph, directory, spark), "subject", allow_unlinked=True)
+    path = directory / "folds.dgspec"
+    try:
+        expected = assign_folds(spec, scheme, **parameters)
+    except DepgraphError as single:
+        with pytest.raises(DepgraphError) as on_spark:
+            write_spark_spec(partition, path, scheme, **parameters)
+        assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
+        assert not path.exists()
+        return
+    digest = write_spark_spec(partition, path, scheme, **parameters)
+    got = read_spec(path)  # every check of the columnar reader, fold rows and digest included
+    assert digest == got.digest == expected.digest
+    assert got.folds.model_dump() == expected.folds.model_dump()
+    for ours, theirs in zip(got.folds.splits, expected.folds.splits, strict=True):
+        assert ours.test.tolist() == theirs.test.tolist()
+    # no group straddles a split's test and training sides
+    group = got.samples["group_id"].to_numpy(dtype=object)
+    for split in got.folds.splits:
+        tested = np.zeros(len(group), dtype=bool)
+        tested[split.test] = True
+        assert not set(group[tested]) & set(group[~tested])
+
+
+def test_fold_refusals_on_spark(tmp_path, spark):
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(8)], "subject_id": list("AABBCDEF"),
+        "timepoint_id": ["T0", "T1"] * 4, "time_index": [0, 1] * 4, "outcome_id": ["case", "control"] * 4,
+    })  # fmt: skip
+    graph = from_metadata(metadata)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    path = tmp_path / "refused.dgspec"
+    alike = [  # refused with the single-machine message
+        ("group-kfold", {"n_splits": 7}),  # too_few_groups
+        ("stratified-group-kfold", {"stratify": "site"}),  # invalid_argument: no such column
+        ("group-kfold", {"n_splits": 3, "by": "x"}),  # invalid_argument: a parameter the scheme does not take
+        ("hash", {"salt": b"bytes"}),  # invalid_argument: the salt is text
+    ]
+    for scheme, parameters in alike:
+        with pytest.raises(DepgraphError) as single:
+            assign_folds(spec, scheme, **parameters)
+        with pytest.raises(DepgraphError) as on_spark:
+            write_spark_spec(partition, path, scheme, **parameters)
+        assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+    own = [  # what the Spark engine does not plan, refused by name
+        ("holdout", {"test_fraction": 0.25}, "not holdout"),
+        ("hash", {"key": ["stratum"]}, "not key columns"),
+        ("stratified-group-kfold", {"stratify": "time_index"}, "'time_index' is double"),
+        (None, {"n_splits": 3}, "need a scheme"),
+    ]
+    for scheme, parameters, words in own:
+        with pytest.raises(DepgraphError, match=words) as on_spark:
+            write_spark_spec(partition, path, scheme, **parameters)
+        assert on_spark.value.code == "invalid_argument"
+    with pytest.raises(DepgraphError, match=r"exceed its limit of 5 .* use hash folds") as over:
+        write_spark_spec(partition, path, "group-kfold", n_splits=2, driver_groups=5)
+    assert over.value.code == "invalid_argument"
+    assert not path.exists() and not list(tmp_path.glob(".*refused*"))

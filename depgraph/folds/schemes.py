@@ -122,13 +122,17 @@ def _closed_split(repeat: int, fold: int, test_mask: np.ndarray, groups: _Groups
 
 
 def _require_column(spec: SplitSpec, column: str, what: str) -> None:
-    """Refuse a column name that is not text or not a column of the spec, naming it and the spec's columns."""
+    require_column(list(spec.samples.columns), column, what)
+
+
+def require_column(columns: list[str], column: str, what: str) -> None:
+    """Refuse a column name that is not text or not one of the spec's sample ``columns``, naming it and them."""
     if not isinstance(column, str):
         raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
-    if column not in spec.samples.columns:
+    if column not in columns:
         raise DepgraphError(
             "invalid_argument",
-            f"{what} column {column!r} is not in the spec (columns: {describe_ids(spec.samples.columns, 20)}); "
+            f"{what} column {column!r} is not in the spec (columns: {describe_ids(columns, 20)}); "
             "carry sample attributes into the spec with derive --attributes",
             column=column,
         )
@@ -195,46 +199,64 @@ class FoldScheme(ABC):
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         splits = self.splits(spec)
-        for i, split in enumerate(splits):
-            if split.n_train == 0 or (split.n_test == 0 and self.tests_every_split):
-                side = "training" if split.n_train == 0 else "test"
+        self.refuse_empty_sides([s.n_train for s in splits], [s.n_test for s in splits])
+        return FoldPlan(
+            scheme=self.name,
+            parameters=self.parameters(),
+            seed=self.plan_seed(),
+            splits=splits,
+            balance=balance_metrics(
+                spec, splits, self.balance_columns(list(spec.samples.columns)), self.target_fraction()
+            ),
+        )
+
+    def balance_columns(self, columns: list[str]) -> list[str]:
+        """The columns the plan's balance reports on, of the spec's sample ``columns``."""
+        return ["stratum"] if "stratum" in columns else []
+
+    def target_fraction(self) -> float | None:
+        return None
+
+    def refuse_empty_sides(self, n_train: list[int], n_test: list[int]) -> None:
+        """``too_few_groups`` for the first split without training samples (or without test samples, for a
+        scheme that tests in every split)."""
+        for i, (trained, tested) in enumerate(zip(n_train, n_test, strict=True)):
+            if trained == 0 or (tested == 0 and self.tests_every_split):
+                side = "training" if trained == 0 else "test"
                 raise DepgraphError(
                     "too_few_groups",
                     f"{self.name}: split {i} would have no {side} samples (its groups reach across the whole "
                     f"{self.reach}); choose a scheme or grouping that leaves both sides",
                 )
-        seed = getattr(self, "seed", None)  # schemes without randomness have none
-        seed = None if seed is None else check_seed(seed)  # a plain int (numpy's seeds too)
-        return FoldPlan(
-            scheme=self.name,
-            parameters=self.parameters(),
-            seed=seed,
-            splits=splits,
-            balance=balance_metrics(spec, splits, self.balance_columns(spec), self.target_fraction()),
-        )
 
-    def balance_columns(self, spec: SplitSpec) -> list[str]:
-        return ["stratum"] if "stratum" in spec.samples.columns else []
-
-    def target_fraction(self) -> float | None:
-        return None
+    def plan_seed(self) -> int | None:
+        """The seed the plan records: a plain int (numpy's seeds too), None for a scheme without randomness."""
+        seed = getattr(self, "seed", None)
+        return None if seed is None else check_seed(seed)
 
 
 def _check_folds(n_splits: int, groups: _Groups, what: str = "folds") -> None:
+    check_folds(n_splits, groups.n, what)
+
+
+def check_folds(n_splits: int, n_groups: int, what: str = "folds") -> None:
+    """Refuse a number of folds that is not an integer of at least 2 (``invalid_argument``) or exceeds the
+    ``n_groups`` (``too_few_groups``)."""
     if isinstance(n_splits, (bool, np.bool_)) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
         raise DepgraphError(
             "invalid_argument", f"the number of {what} must be an integer of at least 2, not {n_splits!r}"
         )
-    if n_splits > groups.n:
+    if n_splits > n_groups:
         raise DepgraphError(
             "too_few_groups",
-            f"{n_splits} {what} need at least {n_splits} groups; the spec has {groups.n}",
-            n_groups=groups.n,
+            f"{n_splits} {what} need at least {n_splits} groups; the spec has {n_groups}",
+            n_groups=n_groups,
             n_splits=n_splits,
         )
 
 
-def _check_repeats(n_repeats: int) -> None:
+def check_repeats(n_repeats: int) -> None:
+    """Refuse a number of repeats that is not a positive integer (``invalid_argument``)."""
     if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
         raise DepgraphError("invalid_argument", f"repeats must be a positive integer, not {n_repeats!r}")
 
@@ -269,7 +291,7 @@ class GroupedKFold(FoldScheme):
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
         _check_folds(self.n_splits, groups)
-        _check_repeats(self.n_repeats)
+        check_repeats(self.n_repeats)
         return _kfold_splits(groups, self.n_splits, self.n_repeats, self.seed)
 
     def target_fraction(self) -> float:
@@ -297,37 +319,55 @@ def kfold_of_samples(
     ``group_codes`` number the groups ``0..G-1`` (k ≤ G) in a fixed order (depgraph uses
     sorted group ids), which with ``seed`` and ``repeat`` determines the plan. This is
     the one assignment behind :class:`GroupedKFold`, :class:`StratifiedGroupedKFold`
-    and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`. With ``strata``,
-    the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+    and the scikit-learn splitters of :mod:`depgraph.adapters.sklearn`: what
+    :func:`kfold_of_groups` gives each group, taken per sample.
 
     >>> kfold_of_samples(np.array([0, 0, 1, 2, 2, 3]), k=2, seed=0).tolist()
     [1, 1, 1, 0, 0, 0]
     """
     sizes = np.bincount(group_codes)
-    groups = _Groups(group_codes, np.arange(len(sizes)), sizes)
-    if strata is None:
-        vectors = groups.sizes[:, None]
-        weights = np.array([k / max(1, len(groups.codes))])
+    counts = None
+    if strata is not None:
+        n_strata = int(strata.max()) + 1
+        counts = np.bincount(group_codes * n_strata + strata, minlength=len(sizes) * n_strata)
+        counts = counts.reshape(len(sizes), n_strata)
+    return kfold_of_groups(sizes, k, seed, counts, repeat)[group_codes]
+
+
+def kfold_of_groups(
+    sizes: np.ndarray, k: int, seed: int, stratum_counts: np.ndarray | None = None, repeat: int = 0
+) -> np.ndarray:
+    """The fold (``0..k-1``) of every group from its size and, for a stratified plan, its count of each class
+    (``stratum_counts``: groups × classes): largest groups first, each on the fold it unbalances least; with
+    classes, the best of a few seeded restarts by worst class-share deviation, then fold-size spread.
+
+    Only these aggregates decide the plan, so an engine that counts them elsewhere (Spark, one row per group)
+    assigns exactly the folds :func:`kfold_of_samples` does.
+
+    >>> kfold_of_groups(np.array([2, 1, 2, 1]), k=2, seed=0).tolist()
+    [1, 1, 0, 0]
+    """
+    n = int(sizes.sum())
+    if stratum_counts is None:
+        vectors = sizes[:, None]
+        weights = np.array([k / max(1, n)])
     else:
-        vectors, weights = _stratified_vectors(groups, strata, k)
-    restarts = _RESTARTS if strata is not None and groups.n <= _RESTART_GROUPS else 1
+        vectors, weights = _stratified_vectors(sizes, stratum_counts, k)
+    restarts = _RESTARTS if stratum_counts is not None and len(sizes) <= _RESTART_GROUPS else 1
     candidates = [
         balanced_folds(vectors, weights, k, np.random.default_rng([seed, repeat, t])) for t in range(restarts)
     ]
-    fold_of_group = min(candidates, key=lambda c: _kfold_quality(c[groups.codes], strata, k))
-    return fold_of_group[groups.codes]
+    return min(candidates, key=lambda c: _kfold_quality(c, sizes, stratum_counts, k))
 
 
-def _stratified_vectors(groups: _Groups, strata: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _stratified_vectors(sizes: np.ndarray, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per group, its count of each stratum less its share of the group's size, then its size; and weights."""
-    n_strata = int(strata.max()) + 1
-    counts = np.bincount(groups.codes * n_strata + strata, minlength=groups.n * n_strata)
-    counts = counts.reshape(groups.n, n_strata).astype(np.float64)
-    n = float(len(groups.codes))
+    counts = counts.astype(np.float64)
+    n = float(sizes.sum())
     share = counts.sum(axis=0) / n
     # Per stratum, a fold's count minus its share of the fold's own size: zero when the fold's
     # class shares equal the cohort's, whatever the fold's size; the size column balances sizes.
-    vectors = np.column_stack([counts - share * groups.sizes[:, None], groups.sizes])
+    vectors = np.column_stack([counts - share * sizes[:, None], sizes])
     per_fold = n / k
     weights = np.append(1 / np.maximum(share * per_fold, 1e-9), _SIZE_WEIGHT / per_fold)
     return vectors, weights
@@ -337,16 +377,19 @@ _RESTARTS = 8
 _RESTART_GROUPS = 20_000  # above this many groups one pass is already balanced (and restarts cost time)
 
 
-def _kfold_quality(fold: np.ndarray, strata: np.ndarray | None, k: int) -> tuple[float, float]:
-    """(worst deviation of a fold's class share from the whole, fold-size spread)."""
-    sizes = np.bincount(fold, minlength=k).astype(np.float64)
-    spread = (sizes.max() - sizes.min()) / sizes.mean()
-    if strata is None:
+def _kfold_quality(
+    fold_of_group: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None, k: int
+) -> tuple[float, float]:
+    """(worst deviation of a fold's class share from the whole, fold-size spread), from the groups' sizes and
+    class counts (sums of integers: exactly what counting the samples gives)."""
+    fold_sizes = np.bincount(fold_of_group, weights=sizes, minlength=k).astype(np.float64)
+    spread = (fold_sizes.max() - fold_sizes.min()) / fold_sizes.mean()
+    if counts is None:
         return (0.0, spread)
-    n_strata = int(strata.max()) + 1
-    counts = np.bincount(fold * n_strata + strata, minlength=k * n_strata).reshape(k, n_strata)
-    shares = counts / np.maximum(sizes, 1)[:, None]
-    overall = np.bincount(strata, minlength=n_strata) / len(strata)
+    held = np.zeros((k, counts.shape[1]), dtype=np.int64)
+    np.add.at(held, fold_of_group, counts)
+    shares = held / np.maximum(fold_sizes, 1)[:, None]
+    overall = counts.sum(axis=0) / int(sizes.sum())
     return (float(np.abs(shares - overall).max()), spread)
 
 
@@ -377,11 +420,11 @@ class StratifiedGroupedKFold(FoldScheme):
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
         _check_folds(self.n_splits, groups)
-        _check_repeats(self.n_repeats)
+        check_repeats(self.n_repeats)
         strata, _ = _categories(spec, self.stratify, "stratify")
         return _kfold_splits(groups, self.n_splits, self.n_repeats, self.seed, strata)
 
-    def balance_columns(self, spec: SplitSpec) -> list[str]:
+    def balance_columns(self, columns: list[str]) -> list[str]:
         return [self.stratify]
 
     def target_fraction(self) -> float:
@@ -405,7 +448,7 @@ class GroupedHoldout(FoldScheme):
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
         _check_fraction(self.test_fraction)
-        _check_repeats(self.n_repeats)
+        check_repeats(self.n_repeats)
         if groups.n < 2:
             raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
         n = len(groups.codes)
@@ -819,7 +862,7 @@ class BalancedHoldout(FoldScheme):
             plan = plan.model_copy(update={"balance": balance})
         return plan
 
-    def balance_columns(self, spec: SplitSpec) -> list[str]:
+    def balance_columns(self, columns: list[str]) -> list[str]:
         return list(self.balance)
 
     def target_fraction(self) -> float:
@@ -972,41 +1015,58 @@ def balance_metrics(
     proportions, their worst deviation from the whole, and the scaled
     difference ``(N_test − f·N_total)/(f·N_total)`` per category, with ``f``
     the scheme's target test fraction (else the split's actual one)."""
-    n = spec.n_samples
-    n_test = np.array([s.n_test for s in splits])
-    sizes = {
-        "n_test": n_test.tolist(),
-        "n_train": [s.n_train for s in splits],
-        "n_excluded": [s.n_excluded for s in splits],
-        "test_size_spread": float((n_test.max() - n_test.min()) / n_test.mean())
-        if len(n_test) and n_test.mean()
-        else 0.0,
-    }
-    out: dict[str, Any] = {"sizes": sizes, "columns": {}}
+    counted = {}
     for column in columns:
         if column not in spec.samples.columns:
             continue
         codes, names = _categories(spec, column, "balance")
-        overall = np.bincount(codes, minlength=len(names)) / n
-        proportions, scaled = [], []
-        for split in splits:
-            counts = np.bincount(codes[split.test], minlength=len(names))
-            proportions.append(counts / max(1, split.n_test))
-            f = target_fraction if target_fraction is not None else split.n_test / n
-            expected = f * np.bincount(codes, minlength=len(names))
-            scaled.append(np.where(expected > 0, (counts - expected) / np.where(expected > 0, expected, 1), 0.0))
-        proportions_a, scaled_a = np.array(proportions), np.array(scaled)
-        out["columns"][column] = {
-            "categories": names.tolist(),
-            "overall": _rounded(overall),
-            "test_proportion": [_rounded(p) for p in proportions_a],
-            "worst_proportion_deviation": _round(float(np.abs(proportions_a - overall).max())) if len(splits) else 0.0,
-            "scaled_difference": [_rounded(s) for s in scaled_a],
-            "worst_scaled_difference": _round(float(np.abs(scaled_a).max())) if len(splits) else 0.0,
-        }
+        totals = np.bincount(codes, minlength=len(names))
+        tested = [np.bincount(codes[split.test], minlength=len(names)) for split in splits]
+        counted[column] = (names, totals, tested)
+    sides = ([s.n_test for s in splits], [s.n_train for s in splits], [s.n_excluded for s in splits])
+    out = balance_of_counts(spec.n_samples, *sides, counted, target_fraction)
     present = [c for c in columns if c in spec.samples.columns]
     if len(present) >= 2:
         out["joint_cells"] = _joint_cell_metrics(spec, splits, present, target_fraction)
+    return out
+
+
+def balance_of_counts(
+    n: int,
+    n_test: list[int],
+    n_train: list[int],
+    n_excluded: list[int],
+    columns: dict[str, tuple[np.ndarray, np.ndarray, list[np.ndarray]]],
+    target_fraction: float | None,
+) -> dict[str, Any]:
+    """:func:`balance_metrics` from counts alone: each split's sizes, and per column its categories (sorted, as
+    :func:`_categories` codes them), every category's count and each split's test count of it — what an engine
+    that counts elsewhere (Spark) reports identically."""
+    tests = np.array(n_test)
+    sizes = {
+        "n_test": tests.tolist(),
+        "n_train": list(n_train),
+        "n_excluded": list(n_excluded),
+        "test_size_spread": float((tests.max() - tests.min()) / tests.mean()) if len(tests) and tests.mean() else 0.0,
+    }
+    out: dict[str, Any] = {"sizes": sizes, "columns": {}}
+    for column, (categories, totals, tested) in columns.items():
+        overall = totals / n
+        proportions, scaled = [], []
+        for n_tested, counts in zip(n_test, tested, strict=True):
+            proportions.append(counts / max(1, n_tested))
+            f = target_fraction if target_fraction is not None else n_tested / n
+            expected = f * totals
+            scaled.append(np.where(expected > 0, (counts - expected) / np.where(expected > 0, expected, 1), 0.0))
+        proportions_a, scaled_a = np.array(proportions), np.array(scaled)
+        out["columns"][column] = {
+            "categories": categories.tolist(),
+            "overall": _rounded(overall),
+            "test_proportion": [_rounded(p) for p in proportions_a],
+            "worst_proportion_deviation": _round(float(np.abs(proportions_a - overall).max())) if len(n_test) else 0.0,
+            "scaled_difference": [_rounded(s) for s in scaled_a],
+            "worst_scaled_difference": _round(float(np.abs(scaled_a).max())) if len(n_test) else 0.0,
+        }
     return out
 
 

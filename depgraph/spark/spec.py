@@ -28,15 +28,17 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.schemes import FoldScheme
 from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
 from depgraph.io.columnar import COLUMNAR_MANIFEST, TABLES, hidden
 from depgraph.io.jsoncolumns import json_array
 from depgraph.io.outputs import atomic_tree
 from depgraph.io.schemas import envelope_problem
 from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
+from depgraph.spark.folds import DRIVER_GROUPS, FOLD_COLUMNS, canonical_folds, plan_folds, spark_scheme
 from depgraph.spark.graph import SparkGraph
-from depgraph.spec.columnar import SAMPLES
+from depgraph.spec.columnar import FOLDS, SAMPLES
 from depgraph.spec.columns import portable_parameters
 from depgraph.spec.digest import spec_digest
 from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, SpecWarning, Summary
@@ -138,32 +140,64 @@ def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     }
 
 
-def write_spec(partition: SparkPartition, path: str | os.PathLike[str]) -> str:
+def write_spec(
+    partition: SparkPartition,
+    path: str | os.PathLike[str],
+    scheme: FoldScheme | str | None = None,
+    *,
+    driver_groups: int = DRIVER_GROUPS,
+    **parameters: Any,
+) -> str:
     """Write ``partition``'s spec in the columnar form at ``path`` (a directory ending ``.dgspec``, written whole:
     staged beside it and renamed into place) and return its digest. :func:`depgraph.read_spec` reads it, and it
-    carries the digest the single-machine engine computes for the same content."""
+    carries the digest the single-machine engine computes for the same content.
+
+    With ``scheme`` (a name and its ``parameters``, or a scheme: ``"group-kfold", n_splits=5, seed=1``), the spec
+    carries that fold plan, planned in Spark (:mod:`depgraph.spark.folds`) as :func:`depgraph.assign_folds`
+    plans it on one machine: the same splits, balance and digest."""
     if Path(str(path)).suffix.lower() != ".dgspec":
         raise DepgraphError(
             "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
         )
+    chosen = None if scheme is None else spark_scheme(scheme, parameters)
+    if chosen is None and parameters:
+        raise DepgraphError("invalid_argument", f"fold parameters {describe_ids(sorted(parameters))} need a scheme")
     envelope = spec_envelope(partition)
     columns = sample_columns(partition)
     names = [c for c in columns.columns if c != "row"]
-    problem = envelope_problem({**envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}},
-                               "split-spec")  # fmt: skip
+    folds = None if chosen is None else plan_folds(columns, partition.n_samples, chosen, driver_groups)
+    checked = {**envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}}
+    if folds is not None:
+        checked["folds"] = {**folds.plan, "splits": [{**s, "test": [], "excluded": []} for s in folds.plan["splits"]]}
+    problem = envelope_problem(checked, "split-spec")
     if problem is not None:
         raise DepgraphError("invalid_argument", f"spec: {problem}")
     with atomic_tree(path) as staged:
-        target = staged / SAMPLES
-        columns.orderBy("row").select(*names).write.parquet(str(target), compression="snappy")
-        parts = sorted(p for p in target.iterdir() if not hidden(p.name))
-        rows = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
-        if rows != partition.n_samples:
-            raise DepgraphError("integrity", f"Spark wrote {rows} sample rows for {partition.n_samples} samples")
-        digest = spec_digest(envelope, {c: _column_json(parts, c) for c in names})
-        manifest = {**envelope, "digest": digest, TABLES: {SAMPLES: {"rows": rows, "columns": names}}}
-        (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+        parts = _written(columns.orderBy("row").select(*names), staged / SAMPLES, partition.n_samples, "sample")
+        tables = {SAMPLES: {"rows": partition.n_samples, "columns": names}}
+        streamed = None
+        manifest = dict(envelope)
+        if folds is not None:
+            tested = sum(s["n_test"] for s in folds.plan["splits"])
+            fold_parts = _written(folds.tested.orderBy("split", "position"), staged / FOLDS, tested, "fold")
+            streamed = canonical_folds(folds.plan, fold_parts)
+            manifest["folds"] = folds.plan
+            tables[FOLDS] = {"rows": tested, "columns": list(FOLD_COLUMNS)}
+        digest = spec_digest(manifest, {c: _column_json(parts, c) for c in names}, streamed)
+        document = {**manifest, "digest": digest, TABLES: tables}
+        (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     return digest
+
+
+def _written(frame: DataFrame, target: Path, rows: int, what: str) -> list[Path]:
+    """Write ``frame``'s rows, in its order, as Parquet parts at ``target``; the parts in order, their row count
+    checked against ``rows``."""
+    frame.write.parquet(str(target), compression="snappy")
+    parts = sorted(p for p in target.iterdir() if not hidden(p.name))
+    found = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
+    if found != rows:
+        raise DepgraphError("integrity", f"Spark wrote {found} {what} rows for {rows}")
+    return parts
 
 
 def _column_json(parts: list[Path], column: str) -> Iterator[bytes]:

@@ -63,16 +63,19 @@ def canonical_bytes(doc: dict[str, Any], samples: bytes | None = None) -> bytes:
     return b"".join(canonical_parts(doc, None if samples is None else [samples]))
 
 
-def canonical_parts(doc: dict[str, Any], samples: Iterable[bytes] | None) -> Iterator[bytes]:
-    """:func:`canonical_bytes` in pieces, so a large ``samples`` object is hashed without being copied:
-    the same bytes as dumping the whole dict with sorted keys."""
+def canonical_parts(doc: dict[str, Any], samples: Iterable[bytes] | None, folds: Iterable[bytes] | None = None
+                    ) -> Iterator[bytes]:  # fmt: skip
+    """:func:`canonical_bytes` in pieces, so a large ``samples`` object (or ``folds``, already canonical, as a
+    Spark job streams its fold positions) is hashed without being copied: the same bytes as dumping the whole
+    dict with sorted keys."""
+    streamed = {k: v for k, v in (("samples", samples), ("folds", folds)) if v is not None}
     content = {k: v for k, v in doc.items() if k not in UNDIGESTED}
-    keys = sorted({*content, *(["samples"] if samples is not None else [])})
+    keys = sorted({*content, *streamed})
     yield b"{"
     for i, key in enumerate(keys):
         yield (b"," if i else b"") + orjson.dumps(key) + b":"
-        if key == "samples" and samples is not None:
-            yield from samples
+        if key in streamed:
+            yield from streamed[key]
         else:
             # numpy arrays (fold positions a columnar reader holds) are written as the lists they hold
             yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
@@ -131,10 +134,13 @@ def verify_signature(signature: tuple[str, str] | None, digest: str, key: str | 
         )
 
 
-def spec_digest(envelope: dict[str, Any], columns: Mapping[str, bytes | Iterable[bytes]]) -> str:
-    """The digest of a spec whose ``envelope`` (its fields, the folds included) is JSON values and whose sample
-    ``columns`` are each already compact JSON — whole, or in pieces a writer streams (a Spark job's Parquet parts,
-    never joined): the same as :func:`content_digest` of the whole document."""
+def spec_digest(
+    envelope: dict[str, Any], columns: Mapping[str, bytes | Iterable[bytes]], folds: Iterable[bytes] | None = None
+) -> str:
+    """The digest of a spec whose ``envelope`` (its fields, the folds included unless ``folds`` streams them) is
+    JSON values and whose sample ``columns`` are each already compact JSON — whole, or in pieces a writer streams
+    (a Spark job's Parquet parts, never joined): the same as :func:`content_digest` of the whole document.
+    ``folds``, when given, is the folds object as canonical JSON in pieces."""
 
     def samples() -> Iterator[bytes]:
         yield b"{"
@@ -148,6 +154,6 @@ def spec_digest(envelope: dict[str, Any], columns: Mapping[str, bytes | Iterable
         yield b"}"
 
     digest = hashlib.sha256()
-    for part in canonical_parts(envelope, samples()):
+    for part in canonical_parts(envelope, samples(), folds):
         digest.update(part)
     return "sha256:" + digest.hexdigest()

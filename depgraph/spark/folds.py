@@ -1,0 +1,284 @@
+"""Folds on Spark: the single-machine plans of :mod:`depgraph.folds.schemes`, the same splits and balance, for a
+spec whose samples are a Spark table.
+
+- **Hash folds** (``hash``) are computed in Spark, one SHA-256 per group (``sha2`` of the salt and the group id),
+  reduced modulo k 32 bits at a time (Horner's rule in integer columns): any number of groups, nothing collected.
+- **Grouped k-fold** (``group-kfold``) and **stratified grouped k-fold** (``stratified-group-kfold``) are decided by
+  each group's size and, stratified, its count of each class; Spark counts them (one row per group, in group-id
+  order), the driver runs the single-machine assignment on those counts
+  (:func:`~depgraph.folds.schemes.kfold_of_groups`), and the fold of each group goes back to Spark as a table. The
+  driver holds one row per group: up to :data:`DRIVER_GROUPS` groups (about 100 MB of sizes and folds), beyond
+  which the plan is refused, naming hash folds, which have no such limit.
+
+Every other figure of the plan — each split's sizes, the balance of the ``stratum`` (or ``stratify``) column — is
+counted in Spark and put together by the single-machine code (:func:`~depgraph.folds.schemes.balance_of_counts`),
+so the fold plan, and with it the spec's digest, is the one :func:`depgraph.assign_folds` gives the same spec.
+The refusals are the single-machine ones (``invalid_argument``, ``too_few_groups``) with the same messages.
+
+Not on Spark yet: hash folds keyed on sample columns, covariate bins, holdouts, leave-one-block-out and time-ordered
+folds (refused by name: assign them with ``depgraph folds`` on one machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from depgraph.common.arrays import sorted_categories
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.schemes import (
+    MISSING_CATEGORY,
+    FoldScheme,
+    GroupedKFold,
+    HashFolds,
+    StratifiedGroupedKFold,
+    balance_of_counts,
+    check_folds,
+    check_repeats,
+    kfold_of_groups,
+    refuse_parameters,
+    require_column,
+    scheme_named,
+)
+from depgraph.io.jsoncolumns import plain_json
+from depgraph.spark.frames import numbered
+
+#: The schemes the Spark engine plans.
+SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds)
+#: Groups the driver assigns k-fold folds to at most (their sizes, class counts and folds are driver arrays).
+DRIVER_GROUPS = 10_000_000
+#: Fold rows read back at a time for the digest.
+FOLD_BATCH_ROWS = 1 << 20
+#: The columns of folds.parquet as Spark writes them (split, role, position, sample_id).
+FOLD_COLUMNS = ("split", "role", "position", "sample_id")
+
+
+@dataclass(frozen=True)
+class SparkFolds:
+    """A fold plan on Spark: ``plan``, the spec's ``folds`` field without positions (what the manifest holds),
+    and ``tested``, one row per tested sample of each split (``split``, ``role`` = ``test``, ``position``: the
+    sample's row, ``sample_id``). The plans made here exclude no sample."""
+
+    plan: dict[str, Any]
+    tested: DataFrame
+
+    @property
+    def n_splits(self) -> int:
+        return len(self.plan["splits"])
+
+
+def spark_scheme(scheme: FoldScheme | str, parameters: dict[str, Any]) -> FoldScheme:
+    """The scheme ``scheme`` names with ``parameters`` (checked as :func:`depgraph.assign_folds` checks them), or
+    the scheme given; ``invalid_argument`` for one the Spark engine does not plan."""
+    if isinstance(scheme, str):
+        cls = scheme_named(scheme)
+        refuse_parameters(cls, parameters)
+        scheme = cls(**parameters)
+    elif not isinstance(scheme, FoldScheme):
+        raise DepgraphError("invalid_argument", f"scheme must be a scheme name or a FoldScheme, not {scheme!r}")
+    elif parameters:
+        raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to write_spec, not both")
+    if type(scheme) not in SPARK_SCHEMES:
+        raise DepgraphError(
+            "invalid_argument",
+            f"the Spark engine plans {describe_ids([s.name for s in SPARK_SCHEMES])} folds, not {scheme.name}: "
+            "write the spec, then assign them with 'depgraph folds' on one machine",
+        )
+    if isinstance(scheme, HashFolds) and scheme.key:
+        raise DepgraphError(
+            "invalid_argument",
+            "the Spark engine hashes group ids, not key columns (key=): write the spec, then assign keyed hash "
+            "folds with 'depgraph folds' on one machine",
+        )
+    return scheme
+
+
+def plan_folds(
+    samples: DataFrame, n_samples: int, scheme: FoldScheme, driver_groups: int = DRIVER_GROUPS
+) -> SparkFolds:
+    """The fold plan of ``scheme`` (one of :data:`SPARK_SCHEMES`) over the spec's sample columns ``samples``
+    (``row``, ``sample_id``, ``group_id`` and the rest, as :func:`depgraph.spark.spec.sample_columns` gives
+    them), counted in Spark."""
+    columns = [c for c in samples.columns if c != "row"]
+    groups = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
+    n_groups = groups.count()
+    if isinstance(scheme, HashFolds):
+        check_folds(scheme.n_splits, n_groups)
+        folds = _hash_folds(samples, scheme)
+        k, repeats = scheme.n_splits, 1
+    else:
+        check_folds(scheme.n_splits, n_groups)
+        check_repeats(scheme.n_repeats)
+        stratify = getattr(scheme, "stratify", None)
+        if stratify is not None:
+            require_column(columns, stratify, "stratify")
+        folds = _kfold_folds(samples, groups, n_groups, scheme, stratify, driver_groups)
+        k, repeats = scheme.n_splits, scheme.n_repeats
+    tested = folds.select("split", F.lit("test").alias("role"), F.col("row").cast("int").alias("position"), "sample_id")
+    n_test = dict(tested.groupBy("split").count().collect())
+    sizes = [int(n_test.get(i, 0)) for i in range(k * repeats)]
+    n_train = [n_samples - t for t in sizes]
+    scheme.refuse_empty_sides(n_train, sizes)
+    counted = {
+        column: _category_counts(samples, folds, column, k * repeats)
+        for column in scheme.balance_columns(columns)
+        if column in columns
+    }
+    balance = balance_of_counts(n_samples, sizes, n_train, [0] * len(sizes), counted, scheme.target_fraction())
+    splits = [
+        {"repeat": i // k, "fold": i % k, "n_train": n_train[i], "n_test": sizes[i], "n_excluded": 0}
+        for i in range(k * repeats)
+    ]
+    plan = {
+        "scheme": scheme.name,
+        "parameters": plain_json(scheme.parameters(), "parameters"),
+        "seed": scheme.plan_seed(),
+        "splits": splits,
+        "balance": plain_json(balance, "balance"),
+    }
+    return SparkFolds(plan, tested)
+
+
+def _hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
+    """``row``, ``sample_id``, ``split``: each sample's hash fold, ``int(SHA-256(utf8(salt) ‖ utf8(group_id)))
+    mod k`` — one hash per group, joined back to its samples."""
+    groups = samples.select("group_id").distinct()
+    digest = F.sha2(F.concat(F.lit(scheme.salt), F.col("group_id")), 256)
+    fold = F.lit(0).cast("long")
+    for i in range(8):  # eight 32-bit words, big-endian; (fold·2³² + word) stays below 2⁶³ for k below 2³¹
+        word = F.conv(F.substring(digest, 8 * i + 1, 8), 16, 10).cast("long")
+        fold = (fold * F.lit(1 << 32) + word) % F.lit(scheme.n_splits)
+    folded = groups.select("group_id", fold.cast("int").alias("split"))
+    return samples.select("row", "sample_id", "group_id").join(folded, "group_id")
+
+
+def _kfold_folds(
+    samples: DataFrame,
+    groups: DataFrame,
+    n_groups: int,
+    scheme: GroupedKFold | StratifiedGroupedKFold,
+    stratify: str | None,
+    driver_groups: int,
+) -> DataFrame:
+    """``row``, ``sample_id``, ``split`` (``repeat · k + fold``): the single-machine k-fold assignment, run on the
+    driver over the groups' sizes (and class counts), each group's folds joined back to its samples."""
+    if n_groups > driver_groups:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{scheme.name} assigns folds on the Spark driver, one row per group: {n_groups:,} groups exceed its "
+            f"limit of {driver_groups:,} (driver_groups=); use hash folds, computed in Spark for any number of "
+            "groups",
+        )
+    ranked = numbered(groups, ["group_id"], "group")
+    sizes = _driver_column(ranked.orderBy("group").select("size"))
+    counts = None
+    if stratify is not None:
+        codes, classes = _category_codes(samples, stratify)
+        per_group = (
+            samples.select("group_id", codes.alias("code"))
+            .join(ranked.select("group_id", "group"), "group_id")
+            .groupBy("group", "code")
+            .count()
+            .toArrow()
+        )
+        counts = np.zeros((n_groups, len(classes)), dtype=np.int64)
+        counts[_numpy(per_group, "group"), _numpy(per_group, "code")] = _numpy(per_group, "count")
+    k = scheme.n_splits
+    folds = {"group": np.arange(n_groups, dtype=np.int64)}
+    for r in range(scheme.n_repeats):
+        folds[f"split_{r}"] = (r * k + kfold_of_groups(sizes, k, scheme.seed, counts, r)).astype(np.int32)
+    assigned = samples.sparkSession.createDataFrame(pa.table(folds))
+    placed = samples.select("row", "sample_id", "group_id").join(ranked.select("group_id", "group"), "group_id")
+    placed = placed.join(assigned, "group")
+    per_repeat = [placed.select("row", "sample_id", F.col(f"split_{r}").alias("split")) for r in range(len(folds) - 1)]
+    out = per_repeat[0]
+    for more in per_repeat[1:]:
+        out = out.unionByName(more)
+    return out
+
+
+def _category_codes(samples: DataFrame, column: str) -> tuple[Column, np.ndarray]:
+    """The code of each sample's category of the text ``column`` (missing: ``(missing)``), numbered in sorted
+    order as the single-machine plans number them, and the categories in that order; a column not of text is
+    refused."""
+    if dict(samples.dtypes)[column] != "string":
+        raise DepgraphError(
+            "invalid_argument",
+            f"the Spark engine balances and stratifies on text columns; {column!r} is "
+            f"{dict(samples.dtypes)[column]}: stratify on a text column, or assign these folds on one machine",
+            column=column,
+        )
+    value = F.coalesce(F.col(column), F.lit(MISSING_CATEGORY))
+    found = [r[0] for r in samples.select(value.alias("v")).distinct().collect()]
+    _, names = sorted_categories(pa.array(found, pa.string()))
+    pairs = [item for i, name in enumerate(names) for item in (F.lit(name), F.lit(i))]
+    return F.element_at(F.create_map(*pairs), value), names
+
+
+def _category_counts(
+    samples: DataFrame, folds: DataFrame, column: str, n_splits: int
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The categories of ``column`` (sorted), each one's count, and each split's test count of it."""
+    code, names = _category_codes(samples, column)
+    n_codes = len(names)
+    coded = samples.select("row", code.alias("code"))
+    totals = np.zeros(n_codes, dtype=np.int64)
+    for i, count in coded.groupBy("code").count().collect():
+        totals[i] = count
+    tested = [np.zeros(n_codes, dtype=np.int64) for _ in range(n_splits)]
+    for split, i, count in folds.select("row", "split").join(coded, "row").groupBy("split", "code").count().collect():
+        tested[split][i] = count
+    return names, totals, tested
+
+
+def _driver_column(frame: DataFrame) -> np.ndarray:
+    """The one column of ``frame`` as a numpy array on the driver (through Arrow: no Python object per row)."""
+    table = frame.toArrow()
+    return _numpy(table, table.column_names[0])
+
+
+def _numpy(table: pa.Table, column: str) -> np.ndarray:
+    return table.column(column).to_numpy()
+
+
+def canonical_folds(plan: dict[str, Any], parts: list[Path]) -> Iterator[bytes]:
+    """The spec's ``folds`` object as canonical JSON (sorted keys, compact), its splits' ``test`` positions read
+    back from the written folds.parquet ``parts`` one batch at a time: what the digest hashes, never whole in
+    memory. The parts hold the rows ordered by split, then position."""
+    head = orjson.dumps({k: v for k, v in plan.items() if k != "splits"}, option=orjson.OPT_SORT_KEYS)
+    yield head[:-1] + b',"splits":['  # "splits" sorts after every other field of a plan
+    batches = _positions_by_split(parts)
+    pending = next(batches, None)
+    for i, split in enumerate(plan["splits"]):
+        # "test" sorts last of a split's fields: its positions are spliced in before the closing brace
+        fields = orjson.dumps({**split, "excluded": [], "test": []}, option=orjson.OPT_SORT_KEYS)
+        yield (b"," if i else b"") + fields[:-3] + b"["
+        first = True
+        while pending is not None and pending[0] == i:
+            yield (b"" if first else b",") + orjson.dumps(pending[1], option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+            first = False
+            pending = next(batches, None)
+        yield b"]}"
+    if pending is not None:
+        raise DepgraphError("integrity", f"Spark wrote fold rows for split {pending[0]}, which the plan lacks")
+    yield b"]}"
+
+
+def _positions_by_split(parts: list[Path]) -> Iterator[tuple[int, np.ndarray]]:
+    """(split, positions) runs of the fold rows, in file order, each run one split's rows of one batch."""
+    for part in parts:
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=FOLD_BATCH_ROWS, columns=["split", "position"]):
+            split = batch.column(0).to_numpy()
+            position = batch.column(1).to_numpy().astype(np.int64)
+            starts = np.flatnonzero(np.diff(split, prepend=-1))
+            for start, end in zip(starts, [*starts[1:], len(split)], strict=True):
+                yield int(split[start]), position[start:end]
