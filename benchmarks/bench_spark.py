@@ -7,9 +7,11 @@ outcomes, plus kinship) is generated and built into a columnar graph with ``depg
 a fresh process each: the single-machine ``depgraph derive --mode relatedness`` to a .dgspec, and the Spark engine
 in ``local[2]`` with 1 GB of driver memory (``spark.driver.memory``; executors run inside the driver JVM in local
 mode, so nothing can lean on collecting the data): Spark's start, reading the graph with every check, deriving
-relatedness (the rounds of components reported) and writing the spec with its digest. Each stage's wall time and
-each process's peak resident memory are reported, and the digests of the two engines compared. Results go to
-benchmarks/results/spark.json.
+relatedness (the rounds of components reported), writing the spec with its digest, and writing it again with
+grouped 5-fold folds (planned on the driver from per-group counts) and with hash folds (computed in Spark), against
+the single-machine ``depgraph folds`` on its spec. Each stage's wall time, each process's peak resident memory and
+the JVM's (its high-water mark, read from /proc before the session stops) are reported, and the digests of the
+two engines compared. Results go to benchmarks/results/spark.json.
 """
 
 from __future__ import annotations
@@ -50,7 +52,31 @@ def spark_run(graph: str, spec: str) -> dict:
     mark = time.perf_counter()
     digest = write_spec(partition, spec)
     times["write spec"] = time.perf_counter() - mark
-    return {"seconds": times, "rounds": partition.rounds, "digest": digest, "n_groups": partition.n_groups}
+    digests = {"spec": digest}
+    for scheme, parameters in FOLDS.items():
+        mark = time.perf_counter()
+        digests[scheme] = write_spec(partition, spec.replace(".dgspec", f"-{scheme}.dgspec"), scheme, **parameters)
+        times[f"write spec + {scheme} folds"] = time.perf_counter() - mark
+    jvm = _jvm_peak_gb(spark)
+    return {"seconds": times, "rounds": partition.rounds, "digests": digests, "n_groups": partition.n_groups,
+            "jvm_peak_memory_gb": jvm}  # fmt: skip
+
+
+#: The fold plans timed on both engines, and the same plans as the command line's options.
+FOLDS = {"group-kfold": {"n_splits": 5, "seed": 0}, "hash": {"n_splits": 5, "salt": "bench"}}
+SALT_ENV = "DEPGRAPH_BENCH_SALT"
+FOLD_OPTIONS = {"group-kfold": ["-k", "5", "--seed", "0"], "hash": ["-k", "5", "--salt-env", SALT_ENV]}
+
+
+def _jvm_peak_gb(spark) -> float | None:
+    """The JVM's peak resident memory (VmHWM) so far, from /proc, when this process launched it (local mode)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)  # the launched JVM, a Popen
+    try:
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+    except (AttributeError, OSError):
+        return None
+    kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    return round(kb / 2**20, 2)
 
 
 def _timed(command: list[str]) -> tuple[float, float, str]:
@@ -77,20 +103,32 @@ def measure(n: int, where: Path) -> dict:
              "--kinship-threshold", "0.177", "-o", str(graph)]  # fmt: skip
     subprocess.run(build, check=True, capture_output=True)
     wall, peak, _ = _timed(["depgraph", "derive", str(graph), "--mode", "relatedness", "-o", str(single)])
+    folds = {}
+    os.environ[SALT_ENV] = FOLDS["hash"]["salt"]
+    for scheme, options in FOLD_OPTIONS.items():
+        out = where / f"single-{scheme}.dgspec"
+        folds[scheme] = (_timed(["depgraph", "folds", str(single), "--scheme", scheme, *options, "-o", str(out)]), out)
     spark_wall, spark_peak, report = _timed([sys.executable, __file__, "--child", str(graph), str(on_spark)])
     found = json.loads(report.strip().splitlines()[-1])
     from depgraph import read_spec
 
+    same = {"spec": found["digests"]["spec"] == read_spec(single).digest}
+    same |= {scheme: found["digests"][scheme] == read_spec(out).digest for scheme, (_, out) in folds.items()}
     return {
         "n_samples": n,
-        "single_machine": {"derive (CLI, one process)": round(wall, 2), "peak_memory_gb": round(peak, 2)},
+        "single_machine": {
+            "derive (CLI, one process)": round(wall, 2),
+            **{f"folds {scheme} (CLI, one process)": round(t[0][0], 2) for scheme, t in folds.items()},
+            "peak_memory_gb": round(max(peak, *(t[0][1] for t in folds.values())), 2),
+        },
         "spark": {
             "seconds": {k: round(v, 2) for k, v in found["seconds"].items()},
             "total_seconds": round(spark_wall, 2),
-            "peak_memory_gb (driver process and its JVM)": round(spark_peak, 2),
+            "peak_memory_gb (Python driver)": round(spark_peak, 2),
+            "peak_memory_gb (JVM)": found["jvm_peak_memory_gb"],
             "rounds": found["rounds"],
         },
-        "same_digest": found["digest"] == read_spec(single).digest,
+        "same_digest": same,
     }
 
 

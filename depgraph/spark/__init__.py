@@ -8,7 +8,7 @@ read_graph`) or built from DataFrames (:func:`~depgraph.spark.tables.from_metada
 ``add_duplicates``, ``add_relations``); :func:`~depgraph.spark.derive.derive` reduces it to one group per sample
 with connected components computed in Spark (:mod:`depgraph.spark.components`); :func:`~depgraph.spark.spec.
 write_spec` writes the spec in the columnar form, with the digest the single-machine engine computes for the same
-content (folds are not yet computed in Spark: docs/spark.md)::
+content, and with a fold plan when asked (hash folds and grouped k-fold, :mod:`depgraph.spark.folds`)::
 
     from depgraph.spark import tables
     from depgraph.spark.derive import derive
@@ -18,5 +18,5 @@ content (folds are not yet computed in Spark: docs/spark.md)::
     spark = local_session("local[2]")
     graph = tables.add_kinship(tables.from_metadata(spark.read.parquet("metadata.parquet")),
                                spark.read.parquet("king.parquet"), threshold="first")
-    write_spec(derive(graph, "relatedness"), "spec.dgspec")
+    write_spec(derive(graph, "relatedness"), "spec.dgspec", "group-kfold", n_splits=5, seed=7)
 """
