@@ -56,6 +56,8 @@ from depgraph.spark.frames import numbered
 SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds)
 #: Groups the driver assigns k-fold folds to at most (their sizes, class counts and folds are driver arrays).
 DRIVER_GROUPS = 10_000_000
+#: Hash folds are reduced modulo k in 64-bit columns, 32 bits at a time: k stays below this.
+HASH_SPLITS = 2**31
 #: Fold rows read back at a time for the digest.
 FOLD_BATCH_ROWS = 1 << 20
 #: The columns of folds.parquet as Spark writes them (split, role, position, sample_id).
@@ -113,6 +115,12 @@ def plan_folds(
     n_groups = groups.count()
     if isinstance(scheme, HashFolds):
         check_folds(scheme.n_splits, n_groups)
+        if scheme.n_splits >= HASH_SPLITS:
+            raise DepgraphError(
+                "invalid_argument",
+                f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
+                f"{HASH_SPLITS - 1})",
+            )
         folds = _hash_folds(samples, scheme)
         k, repeats = scheme.n_splits, 1
     else:
@@ -123,7 +131,8 @@ def plan_folds(
             require_column(columns, stratify, "stratify")
         folds = _kfold_folds(samples, groups, n_groups, scheme, stratify, driver_groups)
         k, repeats = scheme.n_splits, scheme.n_repeats
-    tested = folds.select("split", F.lit("test").alias("role"), F.col("row").cast("int").alias("position"), "sample_id")
+    position = F.col("row").cast("int" if n_samples < 2**31 else "long")  # as the single-machine writer's types
+    tested = folds.select("split", F.lit("test").alias("role"), position.alias("position"), "sample_id")
     n_test = dict(tested.groupBy("split").count().collect())
     sizes = [int(n_test.get(i, 0)) for i in range(k * repeats)]
     n_train = [n_samples - t for t in sizes]
@@ -154,7 +163,7 @@ def _hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
     groups = samples.select("group_id").distinct()
     digest = F.sha2(F.concat(F.lit(scheme.salt), F.col("group_id")), 256)
     fold = F.lit(0).cast("long")
-    for i in range(8):  # eight 32-bit words, big-endian; (fold·2³² + word) stays below 2⁶³ for k below 2³¹
+    for i in range(8):  # eight 32-bit words, big-endian; (fold·2³² + word) stays below 2⁶³ for k below HASH_SPLITS
         word = F.conv(F.substring(digest, 8 * i + 1, 8), 16, 10).cast("long")
         fold = (fold * F.lit(1 << 32) + word) % F.lit(scheme.n_splits)
     folded = groups.select("group_id", fold.cast("int").alias("split"))
