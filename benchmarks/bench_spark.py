@@ -30,6 +30,13 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent
 DRIVER_MEMORY = "1g"
+#: Shuffle partitions: 8 up to 10⁶ samples, then one per 200,000 (at 10⁷ with 8, a task's share of the components'
+#: aggregation outgrew the 1 GB heap: its sort's spill readers ran out of memory).
+PARTITIONS_ENV = "DEPGRAPH_BENCH_PARTITIONS"
+
+
+def shuffle_partitions(n: int) -> int:
+    return max(8, n // 200_000)
 
 
 def spark_run(graph: str, spec: str) -> dict:
@@ -41,7 +48,9 @@ def spark_run(graph: str, spec: str) -> dict:
     from depgraph.spark.session import local_session
     from depgraph.spark.spec import write_spec
 
-    spark = local_session("local[2]", {"spark.driver.memory": DRIVER_MEMORY, "spark.sql.shuffle.partitions": "8"})
+    partitions = os.environ.get(PARTITIONS_ENV, "8")
+    settings = {"spark.driver.memory": DRIVER_MEMORY, "spark.sql.shuffle.partitions": partitions}
+    spark = local_session("local[2]", settings)
     times["start"] = time.perf_counter() - start
     mark = time.perf_counter()
     sg = read_graph(graph, spark)
@@ -108,6 +117,7 @@ def measure(n: int, where: Path) -> dict:
     for scheme, options in FOLD_OPTIONS.items():
         out = where / f"single-{scheme}.dgspec"
         folds[scheme] = (_timed(["depgraph", "folds", str(single), "--scheme", scheme, *options, "-o", str(out)]), out)
+    os.environ[PARTITIONS_ENV] = str(shuffle_partitions(n))
     spark_wall, spark_peak, report = _timed([sys.executable, __file__, "--child", str(graph), str(on_spark)])
     found = json.loads(report.strip().splitlines()[-1])
     from depgraph import read_spec
@@ -127,6 +137,7 @@ def measure(n: int, where: Path) -> dict:
             "peak_memory_gb (Python driver)": round(spark_peak, 2),
             "peak_memory_gb (JVM)": found["jvm_peak_memory_gb"],
             "rounds": found["rounds"],
+            "shuffle_partitions": shuffle_partitions(n),
         },
         "same_digest": same,
     }
