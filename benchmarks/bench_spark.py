@@ -27,48 +27,53 @@ import tempfile
 import time
 from pathlib import Path
 
+from depgraph.vocab import NodeType
+
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent
 DRIVER_MEMORY = "1g"
-#: Shuffle partitions: 8 up to 10⁶ samples, then one per 200,000 (at 10⁷ with 8, a task's share of the components'
-#: aggregation outgrew the 1 GB heap: its sort's spill readers ran out of memory).
-PARTITIONS_ENV = "DEPGRAPH_BENCH_PARTITIONS"
 
 
-def shuffle_partitions(n: int) -> int:
-    return max(8, n // 200_000)
+def _progress(what: str) -> None:
+    """A line on stderr as each stage starts (a run at 10⁷ takes an hour)."""
+    print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
 
 
 def spark_run(graph: str, spec: str) -> dict:
-    """In this process: the Spark engine's stages on ``graph``, timed."""
+    """In this process: the Spark engine's stages on ``graph``, timed, in the session the command line starts
+    (its settings, its shuffle partitions fitted to the graph) with 1 GB of driver memory."""
     times: dict[str, float] = {}
     start = time.perf_counter()
     from depgraph.spark.derive import derive
     from depgraph.spark.graph import read_graph
-    from depgraph.spark.session import local_session
+    from depgraph.spark.session import fit_partitions, local_session
     from depgraph.spark.spec import write_spec
 
-    partitions = os.environ.get(PARTITIONS_ENV, "8")
-    settings = {"spark.driver.memory": DRIVER_MEMORY, "spark.sql.shuffle.partitions": partitions}
-    spark = local_session("local[2]", settings)
+    _progress("starting Spark")
+    spark = local_session("local[2]", {"spark.driver.memory": DRIVER_MEMORY})
     times["start"] = time.perf_counter() - start
     mark = time.perf_counter()
+    _progress("reading the graph")
     sg = read_graph(graph, spark)
     times["read graph"] = time.perf_counter() - mark
+    partitions = fit_partitions(spark, sg.count(NodeType.SAMPLE))
+    _progress(f"deriving relatedness ({partitions} shuffle partitions)")
     mark = time.perf_counter()
     partition = derive(sg, "relatedness")
     times["derive relatedness"] = time.perf_counter() - mark
     mark = time.perf_counter()
+    _progress(f"writing the spec ({partition.rounds} rounds of components)")
     digest = write_spec(partition, spec)
     times["write spec"] = time.perf_counter() - mark
     digests = {"spec": digest}
     for scheme, parameters in FOLDS.items():
+        _progress(f"writing the spec with {scheme} folds")
         mark = time.perf_counter()
         digests[scheme] = write_spec(partition, spec.replace(".dgspec", f"-{scheme}.dgspec"), scheme, **parameters)
         times[f"write spec + {scheme} folds"] = time.perf_counter() - mark
     jvm = _jvm_peak_gb(spark)
     return {"seconds": times, "rounds": partition.rounds, "digests": digests, "n_groups": partition.n_groups,
-            "jvm_peak_memory_gb": jvm}  # fmt: skip
+            "jvm_peak_memory_gb": jvm, "shuffle_partitions": partitions}  # fmt: skip
 
 
 #: The fold plans timed on both engines, and the same plans as the command line's options.
@@ -89,19 +94,18 @@ def _jvm_peak_gb(spark) -> float | None:
 
 
 def _timed(command: list[str]) -> tuple[float, float, str]:
-    """Wall seconds and peak memory (GB, the child's own) of a command, and its stdout."""
+    """Wall seconds and peak memory (GB, the child's own) of a command, and its stdout (its stderr passed on)."""
     script = (
         "import resource, subprocess, sys, time; t = time.perf_counter(); "
-        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, text=True); "
         "w = time.perf_counter() - t; "
-        "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode); print(r.stdout[-4000:]); "
-        "sys.stderr.write(r.stderr[-4000:])"
+        "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode); print(r.stdout[-4000:])"
     )
-    done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", script, *command], stdout=subprocess.PIPE, text=True, check=True)
     head, _, rest = done.stdout.partition("\n")
     wall, rss, code = head.split()
     if code != "0":
-        raise RuntimeError(f"{command} failed: {done.stderr}")
+        raise RuntimeError(f"{command} failed (exit {code}; its stderr is above)")
     return float(wall), int(rss) / 2**20, rest
 
 
@@ -117,7 +121,6 @@ def measure(n: int, where: Path) -> dict:
     for scheme, options in FOLD_OPTIONS.items():
         out = where / f"single-{scheme}.dgspec"
         folds[scheme] = (_timed(["depgraph", "folds", str(single), "--scheme", scheme, *options, "-o", str(out)]), out)
-    os.environ[PARTITIONS_ENV] = str(shuffle_partitions(n))
     spark_wall, spark_peak, report = _timed([sys.executable, __file__, "--child", str(graph), str(on_spark)])
     found = json.loads(report.strip().splitlines()[-1])
     from depgraph import read_spec
@@ -137,7 +140,7 @@ def measure(n: int, where: Path) -> dict:
             "peak_memory_gb (Python driver)": round(spark_peak, 2),
             "peak_memory_gb (JVM)": found["jvm_peak_memory_gb"],
             "rounds": found["rounds"],
-            "shuffle_partitions": shuffle_partitions(n),
+            "shuffle_partitions": found["shuffle_partitions"],
         },
         "same_digest": same,
     }

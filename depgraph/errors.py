@@ -39,6 +39,7 @@ class ErrorCode(str, Enum):
     VALIDATION = "validation"  # a graph with validation errors where a valid one is needed
     VERSION = "version"  # a document of an unsupported format version
     INTEGRITY = "integrity"  # a digest or signature that does not match, or content that contradicts itself
+    ENGINE = "engine"  # the Spark engine could not finish: a master it cannot reach, a heap too small, a lost executor
 
 
 ERROR_CODES: frozenset[str] = frozenset(c.value for c in ErrorCode)

@@ -316,6 +316,7 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
+    assert run.stderr == ""  # the JVM's log lines and warnings are not the command's to print
     assert "derived relatedness: 8 samples in 4 groups" in run.stdout
     expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
     assert read_spec(tmp_path / "s.dgspec").digest == expected.digest
@@ -325,6 +326,39 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
+
+
+def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["A", "A", "B"]}))
+    write_graph(graph, tmp_path / "g.dggraph")
+    shutil.copytree(tmp_path / "g.dggraph", tmp_path / "bad.dggraph")
+    (tmp_path / "bad.dggraph" / "nodes" / "Sample.parquet").write_bytes(b"not parquet")
+
+    def derive_on_spark(graph_file: str, *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "depgraph", "derive", str(tmp_path / graph_file), "--mode", "subject",
+             "--engine", "spark", "--master", "local[1]", *options, "-o", str(tmp_path / "s.dgspec")],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+
+    cases = [  # Spark's own failure (a setting it refuses), a file it cannot read, options refused before it starts
+        (("g.dggraph", "--spark-conf", "spark.sql.shuffle.partitions=0"),
+         "depgraph: engine: Spark could not start on local[1]: [INVALID_CONF_VALUE"),
+        (("bad.dggraph",), "depgraph: parse: graph file"),
+        (("g.dggraph", "--spark-conf", "spark.driver.memory"), "depgraph: invalid_argument: --spark-conf takes"),
+        (("g.dggraph", "--spark-conf", "driver.memory=1g"), "depgraph: invalid_argument: --spark-conf takes"),
+    ]  # fmt: skip
+    for arguments, start in cases:
+        run = derive_on_spark(*arguments)
+        assert run.returncode == 2 and run.stderr.startswith(start), (arguments, run.stderr)
+        assert run.stderr.count("\n") == 1 and "at org.apache" not in run.stderr, run.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.dggraph", "g.dggraph"], arguments
+    single = subprocess.run(
+        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
+         "--spark-conf", "spark.driver.memory=1g", "-o", str(tmp_path / "s.dgspec")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert single.returncode == 2 and "--spark-conf does not apply without --engine spark" in single.stderr
 
 
 # --------------------------------------------------------------------------- DataFrame inputs

@@ -34,7 +34,7 @@ from depgraph.io.files import describe_source, read_bytes, read_table
 from depgraph.io.outputs import Outputs
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
-from depgraph.vocab import MODE
+from depgraph.vocab import MODE, NodeType
 
 MODE_NAMES = ", ".join(MODE)
 ENGINES = ("single", "spark")
@@ -44,6 +44,10 @@ ENGINE_OPTION = typer.Option(
 MASTER_OPTION = typer.Option(
     metavar="URL", help="With --engine spark: the Spark master (default local[2]; spark-submit's own)."
 )
+SPARK_CONF_OPTION = typer.Option(
+    "--spark-conf", metavar="KEY=VALUE",
+    help="With --engine spark: a Spark setting, repeatable (e.g. spark.driver.memory=4g).",
+)  # fmt: skip
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -93,13 +97,14 @@ def derive_command(
     form: Annotated[str | None, format_option()] = None,
     engine: Annotated[str, ENGINE_OPTION] = "single",
     master: Annotated[str | None, MASTER_OPTION] = None,
+    spark_conf: Annotated[list[str] | None, SPARK_CONF_OPTION] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
     over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
     if _engine(ctx, engine) == "spark":
-        return derive_on_spark(ctx, graph_file, output, form, master, dict(mode=mode, strategy=strategy, via=via,
-                               priority=priority, min_groups=min_groups, allow_unlinked=allow_unlinked,
-                               allow_single_group=allow_single_group))  # fmt: skip
+        options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
+                       allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
+        return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
     key, signing = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes), signing_key(sign_key_env)
@@ -148,15 +153,31 @@ def _engine(ctx: typer.Context, engine: str) -> str:
     if chosen not in ENGINES:
         raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
     if chosen != "spark":
-        refuse_given(ctx, "without --engine spark", "master")
+        refuse_given(ctx, "without --engine spark", "master", "spark_conf")
     return chosen
 
 
+def spark_settings(pairs: list[str] | None) -> dict[str, str]:
+    """``--spark-conf key=value`` options as settings; each a ``spark.*`` key given once."""
+    settings: dict[str, str] = {}
+    for item in pairs or []:
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key.startswith("spark.") or not value:
+            raise DepgraphError("invalid_argument", f"--spark-conf takes spark.key=value, got {item!r}")
+        if key in settings:
+            raise DepgraphError("invalid_argument", f"--spark-conf sets {key} twice ({settings[key]!r}, {value!r})")
+        settings[key] = value
+    return settings
+
+
 def derive_on_spark(
-    ctx: typer.Context, graph_file: Path, output: Path, form: str | None, master: str | None, options: dict[str, Any]
-) -> None:
+    ctx: typer.Context, graph_file: Path, output: Path, form: str | None, master: str | None,
+    settings: dict[str, str], options: dict[str, Any],
+) -> None:  # fmt: skip
     """``derive --engine spark``: the columnar graph read by Spark, derived there, the spec written by Spark
-    (the options the engine does not offer refused before Spark starts)."""
+    (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
+    shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
+    input) is one line, code ``engine``."""
     refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "attributes", "sign_key_env",
                  "encoding")  # fmt: skip
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
@@ -169,18 +190,30 @@ def derive_on_spark(
     try:  # the optional extra, loaded only for this engine
         from depgraph.spark.derive import derive as derive_spark
         from depgraph.spark.graph import read_graph as read_spark_graph
-        from depgraph.spark.session import local_session
+        from depgraph.spark.session import failure, fit_partitions, local_session, submitted
         from depgraph.spark.spec import write_spec as write_spark_spec
     except ModuleNotFoundError as exc:
         raise missing_extra("depgraph derive --engine spark", "spark", exc) from None
-    with stage("starting Spark"):
-        spark = local_session(master or "local[2]")
-    with stage(f"reading {graph_file.name} in Spark"):
-        graph = read_spark_graph(graph_file, spark)
-    with stage(f"deriving {mode} groups in Spark"):
-        partition = derive_spark(graph, mode, **options)
-    with stage(f"writing {output.name}"), plan:
-        write_spark_spec(partition, output)
+    doing = f"start on {master or 'local[2]'}"
+    try:
+        with stage("starting Spark"):
+            spark = local_session(master, settings, quiet=True)
+        doing = f"read {graph_file.name}"
+        with stage(f"reading {graph_file.name} in Spark"):
+            graph = read_spark_graph(graph_file, spark)
+        if not submitted() and "spark.sql.shuffle.partitions" not in settings:
+            fit_partitions(spark, graph.count(NodeType.SAMPLE))
+        doing = f"derive {mode} groups"
+        with stage(f"deriving {mode} groups in Spark"):
+            partition = derive_spark(graph, mode, **options)
+        doing = f"write {output.name}"
+        with stage(f"writing {output.name}"), plan:
+            write_spark_spec(partition, output)
+    except Exception as exc:  # Spark's own failures as one line; depgraph's and Python's pass as they are
+        reason = failure(exc)
+        if reason is None:
+            raise
+        raise DepgraphError("engine", f"Spark could not {doing}: {reason}") from None
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
                      partition.warnings)  # fmt: skip
     out.print(f"wrote {output}" + (f" ({partition.rounds} rounds of components)" if partition.rounds else ""))

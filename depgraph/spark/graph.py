@@ -29,6 +29,7 @@ from depgraph.graph.columnar import EDGE_COLUMNS, manifest_document, tables_by_k
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
 from depgraph.spark.frames import in_file_order
+from depgraph.spark.session import unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
 
@@ -129,8 +130,11 @@ def _table(spark: SparkSession, directory: Path, name: str, shape: dict[str, Any
         raise DepgraphError("schema", f"{where}: the file lacks {name}, which its manifest lists", path=str(path))
     try:
         table = spark.read.parquet(str(path))
-    except Exception as exc:  # Spark's AnalysisException: not a Parquet file or directory of parts
-        raise DepgraphError("parse", f"{where}: {name} is not a readable Parquet table ({exc})") from None
+    except Exception as exc:  # a file Spark cannot read as Parquet; any other failure is Spark's own
+        reason = unreadable_file(exc)
+        if reason is None:
+            raise
+        raise DepgraphError("parse", f"{where}: {name} is not a readable Parquet table ({reason})") from None
     if table.columns != shape["columns"]:
         raise DepgraphError(
             "schema", f"{where} holds the columns {table.columns}; the manifest lists {shape['columns']}"
