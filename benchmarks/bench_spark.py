@@ -32,6 +32,8 @@ from depgraph.vocab import NodeType
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent
 DRIVER_MEMORY = "1g"
+#: Where a run's driver memory is passed to its child process.
+MEMORY_ENV = "DEPGRAPH_BENCH_DRIVER_MEMORY"
 
 
 def _progress(what: str) -> None:
@@ -50,7 +52,7 @@ def spark_run(graph: str, spec: str) -> dict:
     from depgraph.spark.spec import write_spec
 
     _progress("starting Spark")
-    spark = local_session("local[2]", {"spark.driver.memory": DRIVER_MEMORY})
+    spark = local_session("local[2]", {"spark.driver.memory": os.environ.get(MEMORY_ENV, DRIVER_MEMORY)})
     times["start"] = time.perf_counter() - start
     mark = time.perf_counter()
     _progress("reading the graph")
@@ -141,6 +143,7 @@ def measure(n: int, where: Path) -> dict:
             "peak_memory_gb (JVM)": found["jvm_peak_memory_gb"],
             "rounds": found["rounds"],
             "shuffle_partitions": found["shuffle_partitions"],
+            "driver_memory": os.environ[MEMORY_ENV],
         },
         "same_digest": same,
     }
@@ -150,8 +153,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e5,1e6")
     parser.add_argument("--output", default=str(RESULTS / "spark.json"))
+    parser.add_argument("--driver-memory", default=DRIVER_MEMORY,
+                        help="the Spark JVM's heap (in local mode the executors run in it): 1g, 4g")  # fmt: skip
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    os.environ[MEMORY_ENV] = args.driver_memory
     if args.child:
         print(json.dumps(spark_run(*args.child)))
         return

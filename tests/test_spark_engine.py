@@ -255,7 +255,17 @@ BAD_GRAPHS = {
     "rows the manifest does not say": lambda p: _manifest(
         p, lambda m: m["tables"]["nodes/Sample.parquet"].update(rows=5)),
     "a file the manifest does not list": lambda p: (p / "nodes" / "extra.parquet").write_bytes(b"x"),
+    "a NaN attribute": lambda p: _attribute(p, pa.array([1.0, float("nan"), None, 2.0])),
+    "an infinite attribute": lambda p: _attribute(p, pa.array([1.0, 2.0, float("-inf"), 2.0])),
+    "a 32-bit float attribute": lambda p: _attribute(p, pa.array([1.0, 2.0, 3.0, 4.0], pa.float32())),
+    "a list attribute": lambda p: _attribute(p, pa.array([[1], [2], [], None])),
 }  # fmt: skip
+
+
+def _attribute(path, values):
+    """An attribute column ``weight`` added to the samples' table and listed by the manifest."""
+    _rewrite(path, "nodes/Sample.parquet", lambda t: t.append_column("weight", values))
+    _manifest(path, lambda m: m["tables"]["nodes/Sample.parquet"]["columns"].append("weight"))
 
 
 def test_bad_graph_files_get_the_single_machine_codes(tmp_path, spark):
@@ -305,20 +315,25 @@ def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
 # --------------------------------------------------------------------------- the command line
 def test_derive_on_spark_from_the_command_line(tmp_path):
     graph = add_kinship(
-        from_metadata(pd.DataFrame({"sample_id": [f"S{i}" for i in range(8)], "subject_id": list("AABBCDEF")})),
+        from_metadata(
+            pd.DataFrame(
+                {"sample_id": [f"S{i}" for i in range(8)], "subject_id": list("AABBCDEF"), "sex": list("FFMMFMFM")}
+            )
+        ),
         pd.DataFrame({"id1": ["A", "C"], "id2": ["B", "D"], "kinship": [0.3, 0.2]}),
         threshold="first",
     )
     write_graph(graph, tmp_path / "g.dggraph")
     run = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
-         "--engine", "spark", "--master", "local[1]", "-o", str(tmp_path / "s.dgspec")],
+         "--engine", "spark", "--master", "local[1]", "--attributes", "all", "-o", str(tmp_path / "s.dgspec")],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""  # the JVM's log lines and warnings are not the command's to print
     assert "derived relatedness: 8 samples in 4 groups" in run.stdout
-    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph, attributes="all")
+    assert "sex" in expected.samples.columns
     assert read_spec(tmp_path / "s.dgspec").digest == expected.digest
     refused = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
@@ -521,7 +536,6 @@ def test_fold_refusals_on_spark(tmp_path, spark):
         assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
     own = [  # what the Spark engine does not plan, refused by name
         ("holdout", {"test_fraction": 0.25}, "not holdout"),
-        ("hash", {"key": ["stratum"]}, "not key columns"),
         ("stratified-group-kfold", {"stratify": "time_index"}, "'time_index' is double"),
         (None, {"n_splits": 3}, "need a scheme"),
     ]
@@ -533,3 +547,82 @@ def test_fold_refusals_on_spark(tmp_path, spark):
         write_spark_spec(partition, path, "group-kfold", n_splits=2, driver_groups=5)
     assert over.value.code == "invalid_argument"
     assert not path.exists() and not list(tmp_path.glob(".*refused*"))
+
+
+# --------------------------------------------------------------------------- attributes and keyed hash folds
+@st.composite
+def attribute_cohorts(draw):
+    """Samples of subjects with attributes of every kind a graph file holds (text, integers with and without
+    missing values, floats, booleans), some stored as 64-bit integers, and a plan keyed or stratified on them."""
+    n = draw(st.integers(4, 30))
+    subjects = draw(st.lists(st.integers(0, n // 2), min_size=n, max_size=n))
+    per_subject = st.lists(st.sampled_from(["F", "M", " M ", "Zoë"]), min_size=n // 2 + 1, max_size=n // 2 + 1)
+    sex = draw(per_subject)  # one value per subject: a key its samples share
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(n)],
+        "subject_id": [f"P{s}" for s in subjects],
+        "sex": [sex[s] for s in subjects],
+        "site": draw(st.lists(st.sampled_from(["north", "south", None]), min_size=n, max_size=n)),
+        "visits": draw(st.lists(st.integers(-3, 10**12), min_size=n, max_size=n)),
+        "age": draw(st.lists(st.one_of(st.none(), st.integers(0, 99)), min_size=n, max_size=n)),
+        "weight": draw(st.lists(st.one_of(st.none(), st.floats(-1e9, 1e9, allow_nan=False)), min_size=n,
+                                max_size=n)),
+        "smoker": draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n)),
+    })  # fmt: skip
+    only_samples = draw(st.booleans())  # a graph of samples alone keeps its integer attributes integers
+    if only_samples:
+        metadata = metadata.drop(columns="subject_id")
+    attributes = draw(st.sampled_from(["all", ["sex"], ["visits", "age", "smoker"], ["weight", "site"]]))
+    key = draw(st.sampled_from([["sex"], ["sex", "visits"], ["smoker"], ["weight"], ["site", "age"]]))
+    plan = draw(st.sampled_from([
+        ("hash", {"n_splits": 3, "salt": "s", "key": key}),
+        ("stratified-group-kfold", {"n_splits": 2, "seed": 1, "stratify": "sex"}),
+        (None, {}),
+    ]))  # fmt: skip
+    return metadata, attributes, plan
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cohort=attribute_cohorts())
+def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
+    """Sample attributes carried into the spec, and hash folds keyed on them, as on one machine: the same columns
+    and types, digest, plan and folds, or the same refusal (a missing key, a group of several keys, an attribute
+    not carried)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.graph import read_graph as read_spark_graph
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    metadata, attributes, (scheme, parameters) = cohort
+    directory = tmp_path_factory.mktemp("attributes")
+    path = directory / "graph.dggraph"
+    write_graph(from_metadata(metadata), path)
+    table = pq.read_table(path / "nodes" / "Sample.parquet")  # integers as a graph file may hold them
+    for name in {"visits", "age"} & set(table.column_names):  # (a column no sample has is not in the graph)
+        values = table.column(name).to_numpy(zero_copy_only=False)
+        table = table.set_column(table.column_names.index(name), name, pa.array(
+            [None if np.isnan(v) else int(v) for v in values], pa.int64()))  # fmt: skip
+    pq.write_table(table, path / "nodes" / "Sample.parquet")
+    graph = read_graph(path)
+    mode, options = "subject", {"allow_unlinked": True}  # samples alone: every sample its own group
+    spark_graph = read_spark_graph(path, spark)
+    out = directory / "spec.dgspec"
+    try:
+        spec = SplitSpec.from_partition(derive(graph, mode, **options), graph, attributes=attributes)
+        expected = spec if scheme is None else assign_folds(spec, scheme, **parameters)
+    except DepgraphError as single:
+        with pytest.raises(DepgraphError) as on_spark:
+            write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
+                             **parameters)  # fmt: skip
+        assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
+        assert not out.exists()
+        return
+    digest = write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
+                              **parameters)  # fmt: skip
+    got = read_spec(out)
+    assert list(got.samples.columns) == list(expected.samples.columns)
+    assert digest == got.digest == expected.digest
+    if scheme is not None:
+        assert got.folds.model_dump() == expected.folds.model_dump()

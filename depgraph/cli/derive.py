@@ -104,6 +104,7 @@ def derive_command(
     if _engine(ctx, engine) == "spark":
         options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
+        options["attributes"] = None if attributes is None else _attribute_names(attributes)
         return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
@@ -178,8 +179,7 @@ def derive_on_spark(
     (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
     shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
     input) is one line, code ``engine``."""
-    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "attributes", "sign_key_env",
-                 "encoding")  # fmt: skip
+    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "sign_key_env", "encoding")
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
     if form != "parquet":
         raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
@@ -187,6 +187,7 @@ def derive_on_spark(
     options["strategy"] = None if options["strategy"] is None else canonical(options["strategy"], "_")
     options["via"] = name_list(options["via"], "--via")
     options["priority"] = name_list(options["priority"], "--priority")
+    attributes = options.pop("attributes")
     try:  # the optional extra, loaded only for this engine
         from depgraph.spark.derive import derive as derive_spark
         from depgraph.spark.graph import read_graph as read_spark_graph
@@ -208,7 +209,7 @@ def derive_on_spark(
             partition = derive_spark(graph, mode, **options)
         doing = f"write {output.name}"
         with stage(f"writing {output.name}"), plan:
-            write_spark_spec(partition, output)
+            write_spark_spec(partition, output, attributes=attributes)
     except Exception as exc:  # Spark's own failures as one line; depgraph's and Python's pass as they are
         reason = failure(exc)
         if reason is None:

@@ -94,19 +94,35 @@ def sample_keys(samples: pd.DataFrame, columns: Sequence[str], ids: np.ndarray) 
         text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column)
         missing = (codes < 0) | np.asarray(pc.is_null(text).to_numpy(zero_copy_only=False))[np.maximum(codes, 0)]
         if missing.any():
-            raise DepgraphError(
-                "missing_id",
-                f"key column {column!r} is missing or blank for {int(missing.sum())} sample(s): "
-                f"{describe_ids(ids[missing])}; every sample needs a key (fill it, or key on other columns)",
-                column=column,
-                ids=ids[missing][:50].tolist(),
-            )
+            raise missing_key(column, ids[missing][:50].tolist(), int(missing.sum()))
         length = pc.cast(pc.binary_length(text), pa.string())
         netstring = pc.binary_join_element_wise(length, pc.binary_join_element_wise(text, "", ","), ":")
         pieces.append(netstring.take(pa.array(codes)))
     joined = pc.binary_join_element_wise(*pieces, "") if len(pieces) > 1 else pieces[0]
     encoded = pc.dictionary_encode(joined)
     return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64), encoded.dictionary
+
+
+def missing_key(column: str, ids: list[str], count: int) -> DepgraphError:
+    """``missing_id``: ``count`` samples (the first of them ``ids``) lack a value of the key ``column``."""
+    return DepgraphError(
+        "missing_id",
+        f"key column {column!r} is missing or blank for {count} sample(s): {describe_ids(ids, total=count)}; every "
+        "sample needs a key (fill it, or key on other columns)",
+        column=column,
+        ids=ids,
+    )
+
+
+def several_keys(key: Sequence[str], ids: list[str], count: int) -> DepgraphError:
+    """``ambiguity``: ``count`` groups (the first of them ``ids``) hold samples of different ``key`` values."""
+    return DepgraphError(
+        "ambiguity",
+        f"hash folds keyed on {','.join(key)}: {count} group(s) hold samples of different keys: "
+        f"{describe_ids(ids, total=count)}; a group must stay whole and records of equal keys share a fold, so each "
+        "group needs one key (key on columns its samples share, or hash the group id)",
+        ids=ids,
+    )
 
 
 def groups_with_several_keys(group_codes: np.ndarray, key_codes: np.ndarray, n_groups: int) -> np.ndarray:

@@ -64,6 +64,7 @@ from depgraph.folds.covariates import (
     hash_folds,
     numeric_column,
     sample_keys,
+    several_keys,
 )
 from depgraph.folds.covariates import hash_fold as hash_fold  # re-exported: the one-key reference beside the scheme
 from depgraph.folds.parameters import (
@@ -633,13 +634,7 @@ class HashFolds(FoldScheme):
         codes, keys = sample_keys(spec.samples, self.key, ids)
         several = groups_with_several_keys(groups.codes, codes, groups.n)
         if len(several):
-            raise DepgraphError(
-                "ambiguity",
-                f"hash folds keyed on {','.join(self.key)}: {len(several)} group(s) hold samples of different keys: "
-                f"{describe_ids(groups.ids[several])}; a group must stay whole and records of equal keys share a "
-                "fold, so each group needs one key (key on columns its samples share, or hash the group id)",
-                ids=groups.ids[several][:50].tolist(),
-            )
+            raise several_keys(self.key, groups.ids[several][:50].tolist(), len(several))
         return hash_folds(self.salt, keys, self.n_splits)[codes]
 
     def parameters(self) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Folds on Spark: the single-machine plans of :mod:`depgraph.folds.schemes`, the same splits and balance, for a
 spec whose samples are a Spark table.
 
-- **Hash folds** (``hash``) are computed in Spark, one SHA-256 per group (``sha2`` of the salt and the group id),
-  reduced modulo k 32 bits at a time (Horner's rule in integer columns): any number of groups, nothing collected.
+- **Hash folds** (``hash``) are computed in Spark, one SHA-256 per group (``sha2`` of the salt and the group id;
+  of the salt and the key, keyed on sample columns), reduced modulo k 32 bits at a time (Horner's rule in integer
+  columns): any number of groups, nothing collected.
 - **Grouped k-fold** (``group-kfold``) and **stratified grouped k-fold** (``stratified-group-kfold``) are decided by
   each group's size and, stratified, its count of each class; Spark counts them (one row per group, in group-id
   order), the driver runs the single-machine assignment on those counts
@@ -15,26 +16,32 @@ counted in Spark and put together by the single-machine code (:func:`~depgraph.f
 so the fold plan, and with it the spec's digest, is the one :func:`depgraph.assign_folds` gives the same spec.
 The refusals are the single-machine ones (``invalid_argument``, ``too_few_groups``) with the same messages.
 
-Not on Spark yet: hash folds keyed on sample columns, covariate bins, holdouts, leave-one-block-out and time-ordered
+Hash folds keyed on sample columns (``key=``) are computed in Spark too: each value spelt as the single machine
+spells it, by the same function run in Spark's Python workers on each batch of rows, then hashed as above.
+
+Not on Spark yet: covariate bins, holdouts, leave-one-block-out and time-ordered
 folds (refused by name: assign them with ``depgraph folds`` on one machine).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from depgraph.common.arrays import sorted_categories
+from depgraph.common.identifiers import key_array
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.folds.covariates import missing_key, several_keys
 from depgraph.folds.schemes import (
     MISSING_CATEGORY,
     FoldScheme,
@@ -95,12 +102,6 @@ def spark_scheme(scheme: FoldScheme | str, parameters: dict[str, Any]) -> FoldSc
             f"the Spark engine plans {describe_ids([s.name for s in SPARK_SCHEMES])} folds, not {scheme.name}: "
             "write the spec, then assign them with 'depgraph folds' on one machine",
         )
-    if isinstance(scheme, HashFolds) and scheme.key:
-        raise DepgraphError(
-            "invalid_argument",
-            "the Spark engine hashes group ids, not key columns (key=): write the spec, then assign keyed hash "
-            "folds with 'depgraph folds' on one machine",
-        )
     return scheme
 
 
@@ -121,7 +122,7 @@ def plan_folds(
                 f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
                 f"{HASH_SPLITS - 1})",
             )
-        folds = _hash_folds(samples, scheme)
+        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)
         k, repeats = scheme.n_splits, 1
     else:
         check_folds(scheme.n_splits, n_groups)
@@ -160,14 +161,66 @@ def plan_folds(
 def _hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
     """``row``, ``sample_id``, ``split``: each sample's hash fold, ``int(SHA-256(utf8(salt) ‖ utf8(group_id)))
     mod k`` — one hash per group, joined back to its samples."""
-    groups = samples.select("group_id").distinct()
-    digest = F.sha2(F.concat(F.lit(scheme.salt), F.col("group_id")), 256)
+    return samples.select("row", "sample_id", "group_id").join(_hashed(samples, "group_id", scheme), "group_id")
+
+
+def _hashed(samples: DataFrame, column: str, scheme: HashFolds) -> DataFrame:
+    """``column``, ``split``: the hash fold of each distinct value of the text ``column``."""
+    digest = F.sha2(F.concat(F.lit(scheme.salt), F.col(column)), 256)
     fold = F.lit(0).cast("long")
     for i in range(8):  # eight 32-bit words, big-endian; (fold·2³² + word) stays below 2⁶³ for k below HASH_SPLITS
         word = F.conv(F.substring(digest, 8 * i + 1, 8), 16, 10).cast("long")
         fold = (fold * F.lit(1 << 32) + word) % F.lit(scheme.n_splits)
-    folded = groups.select("group_id", fold.cast("int").alias("split"))
-    return samples.select("row", "sample_id", "group_id").join(folded, "group_id")
+    return samples.select(column).distinct().select(column, fold.cast("int").alias("split"))
+
+
+def _keyed_hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
+    """``row``, ``sample_id``, ``split``: hash folds keyed on sample columns, as on one machine — the key of a
+    sample is the netstrings ``<bytes>:<text>,`` of its key columns' values, each value spelt by the single-machine
+    rule (:func:`~depgraph.common.identifiers.key_array`, run on each batch of rows in Spark's Python workers);
+    ``missing_id`` for a sample without a key, ``ambiguity`` for a group whose samples hold different keys."""
+    columns = [c for c in samples.columns if c != "row"]
+    for column in scheme.key:
+        require_column(columns, column, "--key")
+    spelt = [f"_text{i}" for i in range(len(scheme.key))]
+    texts = samples.select("row", "sample_id", "group_id", *scheme.key).mapInArrow(
+        _key_texts(tuple(scheme.key)),
+        "row long, sample_id string, group_id string, " + ", ".join(f"{name} string" for name in spelt),
+    )
+    for column, name in zip(scheme.key, spelt, strict=True):
+        missing = texts.where(F.col(name).isNull())
+        count = missing.count()
+        if count:
+            ids = [r[0] for r in missing.orderBy("row").select("sample_id").limit(50).collect()]
+            raise missing_key(column, ids, count)
+    netstrings = [F.concat(F.octet_length(name).cast("string"), F.lit(":"), F.col(name), F.lit(",")) for name in spelt]
+    keyed = texts.select("row", "sample_id", "group_id", F.concat(*netstrings).alias("_key"))
+    several = keyed.groupBy("group_id").agg(F.countDistinct("_key").alias("keys")).where(F.col("keys") > 1)
+    count = several.count()
+    if count:
+        ids = [r[0] for r in several.orderBy("group_id").select("group_id").limit(50).collect()]
+        raise several_keys(scheme.key, ids, count)
+    return keyed.join(_hashed(keyed, "_key", scheme), "_key").select("row", "sample_id", "split")
+
+
+def _key_texts(key: tuple[str, ...]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each Spark Python worker runs over its batches: the key columns spelt as text, as
+    :func:`~depgraph.folds.covariates.sample_keys` spells them (null where missing or blank)."""
+
+    def spell(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            texts = []
+            for column in key:
+                values = batch.column(column).to_pandas().to_numpy(dtype=object)
+                codes, uniques = pd.factorize(values, use_na_sentinel=True)
+                text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column)
+                texts.append(text.take(pa.array(np.where(codes < 0, None, codes), pa.int64())))
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("row"), batch.column("sample_id"), batch.column("group_id"), *texts],
+                ["row", "sample_id", "group_id", *(f"_text{i}" for i in range(len(key)))],
+            )
+
+    return spell
 
 
 def _kfold_folds(

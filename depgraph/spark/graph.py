@@ -161,10 +161,27 @@ def _refuse_first(problems: list[tuple[Column, str, str]], table: DataFrame, whe
     return int(summary["n"])
 
 
+#: Spark's types of the attribute columns a graph file may hold (Parquet's text, integers, 64-bit floats, booleans).
+ATTRIBUTE_KINDS = frozenset({"string", "tinyint", "smallint", "int", "bigint", "double", "boolean", "void"})
+
+
 def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, int]:
     """A node table: keys non-empty text, each greater than the one before (byte order, no repeats)."""
-    if dict(table.dtypes)["key"] != "string":
-        raise DepgraphError("schema", f"{where}.key holds {dict(table.dtypes)['key']} values; values are text")
+    kinds = dict(table.dtypes)
+    if kinds["key"] != "string":
+        raise DepgraphError("schema", f"{where}.key holds {kinds['key']} values; values are text")
+    attributes = [c for c in table.columns if c not in ("_row", "key")]
+    for name in attributes:  # the single-machine reader's rule for attribute columns (JSON scalars)
+        if kinds[name] not in ATTRIBUTE_KINDS:
+            raise DepgraphError(
+                "schema", f"{where}.{name} holds {kinds[name]} values; values are text, integers, 64-bit floats or "
+                "booleans",
+            )  # fmt: skip
+    finite = [
+        (F.isnan(name) | (F.abs(name) == float("inf")), "schema", f"{name} values are finite numbers or null")
+        for name in attributes
+        if kinds[name] == "double"
+    ]
     before = table.select((F.col("_row") + 1).alias("_row"), F.col("key").alias("_before"))
     paired = table.join(before, "_row", "left")
     n = _refuse_first(
@@ -172,6 +189,7 @@ def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, 
             (F.col("key").isNull() | (F.length("key") == 0), "schema", "keys are non-empty text"),
             (F.col("key") == F.col("_before"), "duplicate_id", "a key is listed once"),
             (F.col("key") < F.col("_before"), "schema", "keys are in byte order"),
+            *finite,
         ],
         paired,
         where,

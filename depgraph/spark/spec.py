@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from depgraph.common import arguments
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.folds.schemes import FoldScheme
 from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
@@ -39,7 +40,7 @@ from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
 from depgraph.spark.folds import DRIVER_GROUPS, FOLD_COLUMNS, canonical_folds, plan_folds, spark_scheme
 from depgraph.spark.graph import SparkGraph
 from depgraph.spec.columnar import FOLDS, SAMPLES
-from depgraph.spec.columns import portable_parameters
+from depgraph.spec.columns import chosen_attributes, portable_parameters
 from depgraph.spec.digest import spec_digest
 from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, SpecWarning, Summary
 from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_resampling
@@ -48,8 +49,10 @@ from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_r
 BATCH_ROWS = 1 << 20
 
 
-def sample_columns(partition: SparkPartition) -> DataFrame:
-    """The spec's sample columns (with ``row``, the sample's place in sample-id order), as Spark builds them."""
+def sample_columns(partition: SparkPartition, attributes: Sequence[str] | str | None = None) -> DataFrame:
+    """The spec's sample columns (with ``row``, the sample's place in sample-id order), as Spark builds them; with
+    ``attributes``, the graph's sample attributes after them, as
+    :meth:`~depgraph.spec.model.SplitSpec.from_partition` carries them (:func:`attribute_columns`)."""
     graph = partition.graph
     frame = partition.samples.select("row", "sample_id", "group_id")
     for mode in BLOCK_MODES:
@@ -69,7 +72,39 @@ def sample_columns(partition: SparkPartition) -> DataFrame:
     strata = _strata(graph)
     if strata is not None:
         frame = frame.join(strata, "row", "left")
+    if attributes:
+        frame = frame.join(attribute_columns(graph, attributes, frame.columns), "row", "left")
     return frame
+
+
+def attribute_columns(graph: SparkGraph, attributes: Sequence[str] | str, columns: Sequence[str]) -> DataFrame:
+    """``row`` and the sample ``attributes`` (``"all"``: every one some sample has) for a spec whose columns are
+    ``columns``, refused as on one machine (:func:`~depgraph.spec.columns.chosen_attributes`), each in the type the
+    single-machine spec gives it: integers as 64-bit floats where some sample lacks the value or the graph has
+    nodes of other types (the single-machine graph holds every node's attributes in one pandas table, where a
+    missing value makes an integer column float), else as 64-bit integers; floats, booleans and text as they
+    are."""
+    if attributes != "all":
+        attributes = arguments.names(attributes, "attributes")
+    table = graph.nodes[NodeType.SAMPLE]
+    kinds = dict(table.dtypes)
+    carried = [c for c in table.columns if c not in ("row", "key")]
+    present = table.agg(*[F.count(c).alias(c) for c in carried]).collect()[0].asDict() if carried else {}
+    available = [c for c in carried if present[c]]
+    wanted = chosen_attributes(attributes, available, [c for c in columns if c != "row"])
+    n = graph.count(NodeType.SAMPLE)
+    padded = sum(graph.counts.values()) > n
+
+    def typed(name: str) -> Column:
+        if kinds[name] in INTEGER_KINDS:
+            return F.col(name).cast("double" if padded or present[name] < n else "bigint").alias(name)
+        return F.col(name)
+
+    return table.select("row", *[typed(name) for name in wanted])
+
+
+#: Spark's integer types.
+INTEGER_KINDS = frozenset({"tinyint", "smallint", "int", "bigint"})
 
 
 def _strata(graph: SparkGraph) -> DataFrame | None:
@@ -146,6 +181,7 @@ def write_spec(
     scheme: FoldScheme | str | None = None,
     *,
     driver_groups: int = DRIVER_GROUPS,
+    attributes: Sequence[str] | str | None = None,
     **parameters: Any,
 ) -> str:
     """Write ``partition``'s spec in the columnar form at ``path`` (a directory ending ``.dgspec``, written whole:
@@ -154,7 +190,9 @@ def write_spec(
 
     With ``scheme`` (a name and its ``parameters``, or a scheme: ``"group-kfold", n_splits=5, seed=1``), the spec
     carries that fold plan, planned in Spark (:mod:`depgraph.spark.folds`) as :func:`depgraph.assign_folds`
-    plans it on one machine: the same splits, balance and digest."""
+    plans it on one machine: the same splits, balance and digest. ``attributes`` carries sample attributes of the
+    graph (``"all"``: every one some sample has) as :meth:`~depgraph.spec.model.SplitSpec.from_partition` does:
+    the columns fold schemes key or stratify on."""
     if Path(str(path)).suffix.lower() != ".dgspec":
         raise DepgraphError(
             "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
@@ -163,7 +201,7 @@ def write_spec(
     if chosen is None and parameters:
         raise DepgraphError("invalid_argument", f"fold parameters {describe_ids(sorted(parameters))} need a scheme")
     envelope = spec_envelope(partition)
-    columns = sample_columns(partition)
+    columns = sample_columns(partition, attributes)
     names = [c for c in columns.columns if c != "row"]
     folds = None if chosen is None else plan_folds(columns, partition.n_samples, chosen, driver_groups)
     checked = {**envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}}

@@ -18,8 +18,8 @@ a pair of an id with itself; a kinship outside [0, 1]   ``invalid_value``
 =====================================================  ===============
 
 Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text. A float id column is
-refused rather than guessed at (``1.0`` or ``1``?). Sample attributes (other columns) are not carried: the Spark
-engine writes specs without attributes.
+refused rather than guessed at (``1.0`` or ``1``?). Sample attributes (other columns) are not carried: a spec
+written from DataFrame inputs has none (carry them from a graph file, :func:`~depgraph.spark.graph.read_graph`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ b'[1.0,null,2.5]'
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -95,26 +95,35 @@ def with_attributes(samples: pd.DataFrame, graph: StudyGraph, attributes: Sequen
     start, stop = graph.type_range(NodeType.SAMPLE)
     block = graph.attributes.iloc[start:stop]
     available = [c for c in block.columns if block[c].notna().any()]
-    wanted = available if attributes == "all" else list(attributes)
-    unknown = [a for a in wanted if a not in available]
-    if unknown:
-        raise DepgraphError(
-            "invalid_argument",
-            f"sample attribute(s) {describe_ids(unknown)} are not in the graph (sample attributes: "
-            f"{describe_ids(available, 20) or 'none'})",
-        )
-    for name in wanted:
-        if name in samples.columns or name in SAMPLE_COLUMNS or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise DepgraphError(
-                "invalid_argument",
-                f"sample attribute {name!r} cannot be a spec column: names are lower-case letters, digits and _, "
-                f"and not one of the spec's own columns",
-            )
+    wanted = chosen_attributes(attributes, available, samples.columns)
     positions = graph.locate(NodeType.SAMPLE, samples["sample_id"]) - start
     out = samples.copy()
     for name in wanted:
         out[name] = block[name].iloc[positions].reset_index(drop=True)
     return out
+
+
+def chosen_attributes(attributes: Sequence[str] | str, available: Sequence[str], columns: Iterable[str]) -> list[str]:
+    """The attribute columns ``attributes`` names (``"all"``: every one of ``available``, those some sample has),
+    for a spec whose sample columns are ``columns``; an attribute not available, or whose name cannot be a spec
+    column, is ``invalid_argument``."""
+    wanted = list(available) if attributes == "all" else list(attributes)
+    unknown = [a for a in wanted if a not in available]
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument",
+            f"sample attribute(s) {describe_ids(unknown)} are not in the graph (sample attributes: "
+            f"{describe_ids(list(available), 20) or 'none'})",
+        )
+    taken = set(columns)
+    for name in wanted:
+        if name in taken or name in SAMPLE_COLUMNS or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise DepgraphError(
+                "invalid_argument",
+                f"sample attribute {name!r} cannot be a spec column: names are lower-case letters, digits and _, "
+                f"and not one of the spec's own columns",
+            )
+    return wanted
 
 
 def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
