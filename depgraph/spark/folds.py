@@ -7,7 +7,7 @@ spec whose samples are a Spark table.
 - **Grouped k-fold** (``group-kfold``) and **stratified grouped k-fold** (``stratified-group-kfold``) are decided by
   each group's size and, stratified, its count of each class; Spark counts them (one row per group, in group-id
   order), the driver runs the single-machine assignment on those counts
-  (:func:`~depgraph.folds.schemes.kfold_of_groups`), and the fold of each group goes back to Spark as a table. The
+  (:func:`~depgraph.folds.schemes.kfold_of_groups`), and the folds go back as a broadcast array. The
   driver holds one row per group: up to :data:`DRIVER_GROUPS` groups (about 100 MB of sizes and folds), beyond
   which the plan is refused, naming hash folds, which have no such limit.
 
@@ -35,6 +35,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark import Broadcast
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -255,17 +256,34 @@ def _kfold_folds(
         counts = np.zeros((n_groups, len(classes)), dtype=np.int64)
         counts[_numpy(per_group, "group"), _numpy(per_group, "code")] = _numpy(per_group, "count")
     k = scheme.n_splits
-    folds = {"group": np.arange(n_groups, dtype=np.int64)}
-    for r in range(scheme.n_repeats):
-        folds[f"split_{r}"] = (r * k + kfold_of_groups(sizes, k, scheme.seed, counts, r)).astype(np.int32)
-    assigned = samples.sparkSession.createDataFrame(pa.table(folds))
+    folds = np.stack([r * k + kfold_of_groups(sizes, k, scheme.seed, counts, r) for r in range(scheme.n_repeats)])
+    # each group's folds go to the executors as a broadcast array (4 bytes a group and repeat), looked up by the
+    # group's number in Spark's Python workers: a table made from driver rows would be copied into the driver's
+    # heap several times over (at 10^7 samples it ran a 1 GB heap out of memory)
+    shared = samples.sparkSession.sparkContext.broadcast(folds.astype(np.int32))
     placed = samples.select("row", "sample_id", "group_id").join(ranked.select("group_id", "group"), "group_id")
-    placed = placed.join(assigned, "group")
-    per_repeat = [placed.select("row", "sample_id", F.col(f"split_{r}").alias("split")) for r in range(len(folds) - 1)]
-    out = per_repeat[0]
-    for more in per_repeat[1:]:
-        out = out.unionByName(more)
-    return out
+    return placed.select("row", "sample_id", "group").mapInArrow(_folds_of_groups(shared), FOLD_ROWS)
+
+
+#: The rows of each tested sample a fold plan gives (one per split it is tested in).
+FOLD_ROWS = "row long, sample_id string, split int"
+
+
+def _folds_of_groups(shared: Broadcast) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each Spark Python worker runs over its batches of ``row``, ``sample_id``, ``group``: one row
+    per repeat, with the split the broadcast ``repeats × groups`` array gives the sample's group."""
+
+    def look_up(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        folds = shared.value
+        for batch in batches:
+            group = batch.column("group").to_numpy()
+            for splits in folds:
+                yield pa.RecordBatch.from_arrays(
+                    [batch.column("row"), batch.column("sample_id"), pa.array(splits[group], pa.int32())],
+                    ["row", "sample_id", "split"],
+                )
+
+    return look_up
 
 
 def _category_codes(samples: DataFrame, column: str) -> tuple[Column, np.ndarray]:
