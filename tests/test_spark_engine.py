@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from scipy.sparse.csgraph import connected_components as scipy_components
 
 from depgraph import (
     DepgraphError,
+    DepgraphWarning,
     SplitSpec,
     add_duplicates,
     add_kinship,
@@ -574,20 +576,26 @@ def attribute_cohorts(draw):
         metadata = metadata.drop(columns="subject_id")
     attributes = draw(st.sampled_from(["all", ["sex"], ["visits", "age", "smoker"], ["weight", "site"]]))
     key = draw(st.sampled_from([["sex"], ["sex", "visits"], ["smoker"], ["weight"], ["site", "age"]]))
+    by = draw(st.sampled_from(["visits", "age", "weight", "smoker", "sex"]))
+    thresholds = draw(st.one_of(st.none(), st.just([0.5]), st.just([10.0, 1e6])))
+    bins = {"n_splits": 2 if thresholds is None or len(thresholds) == 1 else 3, "by": by}
     plan = draw(st.sampled_from([
         ("hash", {"n_splits": 3, "salt": "s", "key": key}),
         ("stratified-group-kfold", {"n_splits": 2, "seed": 1, "stratify": "sex"}),
+        ("covariate-bins", bins if thresholds is None else {**bins, "thresholds": thresholds}),
         (None, {}),
     ]))  # fmt: skip
+    if draw(st.booleans()):  # an outcome, which covariate bins report the folds' association with
+        metadata["outcome_id"] = draw(st.lists(st.sampled_from(["case", "control", None]), min_size=n, max_size=n))
     return metadata, attributes, plan
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cohort=attribute_cohorts())
 def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
-    """Sample attributes carried into the spec, and hash folds keyed on them, as on one machine: the same columns
-    and types, digest, plan and folds, or the same refusal (a missing key, a group of several keys, an attribute
-    not carried)."""
+    """Sample attributes carried into the spec, and hash folds keyed on them and covariate bins of them, as on one
+    machine: the same columns and types, digest, plan and folds, or the same refusal (a missing key, a group of
+    several keys, an attribute not carried, a value that cannot be binned, an empty bin)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -611,7 +619,9 @@ def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
     out = directory / "spec.dgspec"
     try:
         spec = SplitSpec.from_partition(derive(graph, mode, **options), graph, attributes=attributes)
-        expected = spec if scheme is None else assign_folds(spec, scheme, **parameters)
+        with warnings.catch_warnings(record=True) as warned:  # covariate bins warn when the folds follow the outcome
+            warnings.simplefilter("always", DepgraphWarning)
+            expected = spec if scheme is None else assign_folds(spec, scheme, **parameters)
     except DepgraphError as single:
         with pytest.raises(DepgraphError) as on_spark:
             write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
@@ -619,10 +629,46 @@ def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
         assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
         assert not out.exists()
         return
-    digest = write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
-                              **parameters)  # fmt: skip
+    with warnings.catch_warnings(record=True) as warned_too:
+        warnings.simplefilter("always", DepgraphWarning)
+        digest = write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
+                                  **parameters)  # fmt: skip
+    assert [w.message.code for w in warned_too] == [w.message.code for w in warned]
     got = read_spec(out)
     assert list(got.samples.columns) == list(expected.samples.columns)
     assert digest == got.digest == expected.digest
     if scheme is not None:
         assert got.folds.model_dump() == expected.folds.model_dump()
+
+
+def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
+    """Cut here and given thresholds: the same plan (thresholds, groups spanning bins, association with the
+    outcome and its warning when the bins follow it), folds and digest."""
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    n = 40
+    age = [float(20 + (i * 7) % 50) for i in range(n)]
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i:02d}" for i in range(n)], "subject_id": [f"P{i // 2}" for i in range(n)],
+        "age": age, "outcome_id": ["case" if a >= 45 else "control" for a in age],
+    })  # fmt: skip
+    graph = from_metadata(metadata)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
+    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    for parameters in ({"n_splits": 2}, {"n_splits": 3, "thresholds": [30.0, 45.0]}, {"n_splits": 4}):
+        with pytest.warns(DepgraphWarning, match="follow the outcome"):
+            expected = assign_folds(spec, "covariate-bins", by="age", **parameters)
+        path = tmp_path / f"bins{parameters['n_splits']}.dgspec"
+        with pytest.warns(DepgraphWarning, match="follow the outcome"):
+            digest = write_spark_spec(partition, path, "covariate-bins", by="age", attributes="all", **parameters)
+        got = read_spec(path)
+        assert digest == got.digest == expected.digest
+        assert got.folds.model_dump() == expected.folds.model_dump()
+        assert got.folds.balance["association"]["strong"] and "groups_spanning_bins" in got.folds.balance
+    with pytest.raises(DepgraphError) as single:
+        assign_folds(spec, "covariate-bins", by="age", n_splits=3, thresholds=[90.0, 95.0])
+    with pytest.raises(DepgraphError) as on_spark:
+        write_spark_spec(partition, tmp_path / "empty.dgspec", "covariate-bins", by="age", n_splits=3,
+                         thresholds=[90.0, 95.0], attributes="all")  # fmt: skip
+    assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)

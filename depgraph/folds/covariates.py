@@ -196,19 +196,38 @@ def numeric_column(samples: pd.DataFrame, column: str, ids: np.ndarray) -> np.nd
     try:
         values = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError):
-        raise DepgraphError(
-            "invalid_argument", f"--by column {column!r} is not numeric: covariate bins need numbers", column=column
-        ) from None
+        raise not_numeric(column) from None
     bad = ~np.isfinite(values)
     if bad.any():
-        raise DepgraphError(
-            "invalid_value",
-            f"--by column {column!r} is missing or not finite for {int(bad.sum())} sample(s): "
-            f"{describe_ids(ids[bad])}; every sample needs a value to be binned",
-            column=column,
-            ids=ids[bad][:50].tolist(),
-        )
+        raise unbinnable(column, ids[bad][:50].tolist(), int(bad.sum()))
     return values
+
+
+def not_numeric(column: str) -> DepgraphError:
+    """``invalid_argument``: the ``--by`` column of covariate bins holds no numbers."""
+    return DepgraphError(
+        "invalid_argument", f"--by column {column!r} is not numeric: covariate bins need numbers", column=column
+    )
+
+
+def unbinnable(column: str, ids: list[str], count: int) -> DepgraphError:
+    """``invalid_value``: ``count`` samples (the first of them ``ids``) have no finite ``--by`` value."""
+    return DepgraphError(
+        "invalid_value",
+        f"--by column {column!r} is missing or not finite for {count} sample(s): {describe_ids(ids, total=count)}; "
+        "every sample needs a value to be binned",
+        column=column,
+        ids=ids,
+    )
+
+
+def empty_bins(column: str, empty: list[int], thresholds: Sequence[float]) -> DepgraphError:
+    """``too_few_groups``: covariate bins ``empty`` of ``column`` hold no sample."""
+    return DepgraphError(
+        "too_few_groups",
+        f"covariate bin(s) {describe_ids(empty)} of {column!r} hold no sample here (thresholds {list(thresholds)}); "
+        "every fold must test some samples: use fewer folds",
+    )
 
 
 # --------------------------------------------------------------------------- association with the outcome
@@ -223,9 +242,21 @@ def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     _, a = np.unique(a, return_inverse=True)
     _, b = np.unique(b, return_inverse=True)
     r, k = int(a.max()) + 1 if n else 0, int(b.max()) + 1 if n else 0
+    return cramers_v_of_table(np.bincount(a.reshape(-1) * k + b.reshape(-1), minlength=r * k).reshape(r, k))
+
+
+def cramers_v_of_table(counts: np.ndarray) -> float:
+    """:func:`cramers_v` from the contingency table of the two codes (``r × k`` counts, rows and columns in code
+    order, none empty): what an engine that counts the pairs (Spark) computes it from.
+
+    >>> round(cramers_v_of_table(np.array([[50, 0], [0, 50]])), 3)
+    1.0
+    """
+    r, k = counts.shape
+    n = int(counts.sum())
     if n < 2 or r < 2 or k < 2:
         return 0.0
-    table = np.bincount(a.reshape(-1) * k + b.reshape(-1), minlength=r * k).reshape(r, k).astype(np.float64)
+    table = counts.astype(np.float64)
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / n
     phi2 = float(((table - expected) ** 2 / expected).sum()) / n
     phi2 = max(0.0, phi2 - (k - 1) * (r - 1) / (n - 1))
@@ -243,7 +274,13 @@ def fold_association(samples: pd.DataFrame, fold: np.ndarray, what: str, outcome
     values = samples[outcome]
     known = values.notna().to_numpy()
     codes = pd.factorize(values[known].astype(str).to_numpy(dtype=object), sort=True)[0]
-    v = round(cramers_v(fold[known], codes), 4)
+    return association_report(cramers_v(fold[known], codes), int(known.sum()), what, outcome)
+
+
+def association_report(v: float, n_known: int, what: str, outcome: str = "stratum") -> dict[str, Any]:
+    """:func:`fold_association`'s report (and warning) of Cramér's V ``v`` over the ``n_known`` samples with an
+    outcome."""
+    v = round(v, 4)
     strong = v >= STRONG_ASSOCIATION
     if strong:
         warnings.warn(
@@ -262,5 +299,5 @@ def fold_association(samples: pd.DataFrame, fold: np.ndarray, what: str, outcome
         "cramers_v": v,
         "threshold": STRONG_ASSOCIATION,
         "strong": bool(strong),
-        "n_samples": int(known.sum()),
+        "n_samples": n_known,
     }

@@ -57,6 +57,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.folds.balancing import balanced_folds, balanced_sides
 from depgraph.folds.covariates import (
     bin_of,
+    empty_bins,
     equal_size_thresholds,
     fold_association,
     group_values,
@@ -708,11 +709,7 @@ class CovariateBins(FoldScheme):
         fold = bin_of(values, np.asarray(thresholds))[groups.codes]
         empty = [f for f in range(self.n_splits) if not (fold == f).any()]
         if empty:
-            raise DepgraphError(
-                "too_few_groups",
-                f"covariate bin(s) {describe_ids(empty)} of {self.by!r} hold no sample here (thresholds "
-                f"{list(thresholds)}); every fold must test some samples: use fewer folds",
-            )
+            raise empty_bins(self.by, empty, thresholds)
         n = len(fold)
         return [FoldSplit.of(0, f, np.flatnonzero(fold == f), np.empty(0, np.int64), n) for f in range(self.n_splits)]
 

@@ -8,7 +8,8 @@ read_graph`) or built from DataFrames (:func:`~depgraph.spark.tables.from_metada
 ``add_duplicates``, ``add_relations``); :func:`~depgraph.spark.derive.derive` reduces it to one group per sample
 with connected components computed in Spark (:mod:`depgraph.spark.components`); :func:`~depgraph.spark.spec.
 write_spec` writes the spec in the columnar form, with the digest the single-machine engine computes for the same
-content, and with a fold plan when asked (hash folds and grouped k-fold, :mod:`depgraph.spark.folds`)::
+content, and with a fold plan when asked (hash folds, keyed or not; grouped k-fold; covariate bins:
+:mod:`depgraph.spark.folds`)::
 
     from depgraph.spark import tables
     from depgraph.spark.derive import derive

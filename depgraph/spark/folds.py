@@ -19,14 +19,17 @@ The refusals are the single-machine ones (``invalid_argument``, ``too_few_groups
 Hash folds keyed on sample columns (``key=``) are computed in Spark too: each value spelt as the single machine
 spells it, by the same function run in Spark's Python workers on each batch of rows, then hashed as above.
 
-Not on Spark yet: covariate bins, holdouts, leave-one-block-out and time-ordered
-folds (refused by name: assign them with ``depgraph folds`` on one machine).
+- **Covariate bins** (``covariate-bins``): each group's lower median value and its bin are computed in Spark;
+  the thresholds, unless given, are cut on the driver from the distinct group values and their sample counts.
+
+Not on Spark yet: holdouts, leave-one-block-out and time-ordered folds (refused by name: assign them with
+``depgraph folds`` on one machine).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +45,19 @@ from pyspark.sql import functions as F
 from depgraph.common.arrays import sorted_categories
 from depgraph.common.identifiers import key_array
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.folds.covariates import missing_key, several_keys
+from depgraph.folds.covariates import (
+    association_report,
+    cramers_v_of_table,
+    empty_bins,
+    equal_size_thresholds,
+    missing_key,
+    not_numeric,
+    several_keys,
+    unbinnable,
+)
 from depgraph.folds.schemes import (
     MISSING_CATEGORY,
+    CovariateBins,
     FoldScheme,
     GroupedKFold,
     HashFolds,
@@ -61,7 +74,7 @@ from depgraph.io.jsoncolumns import plain_json
 from depgraph.spark.frames import numbered
 
 #: The schemes the Spark engine plans.
-SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds)
+SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds, CovariateBins)
 #: Groups the driver assigns k-fold folds to at most (their sizes, class counts and folds are driver arrays).
 DRIVER_GROUPS = 10_000_000
 #: Hash folds are reduced modulo k in 64-bit columns, 32 bits at a time: k stays below this.
@@ -115,7 +128,9 @@ def plan_folds(
     columns = [c for c in samples.columns if c != "row"]
     groups = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
     n_groups = groups.count()
+    extra: dict[str, Any] = {}
     if isinstance(scheme, HashFolds):
+        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked
         check_folds(scheme.n_splits, n_groups)
         if scheme.n_splits >= HASH_SPLITS:
             raise DepgraphError(
@@ -123,7 +138,9 @@ def plan_folds(
                 f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
                 f"{HASH_SPLITS - 1})",
             )
-        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)
+        k, repeats = scheme.n_splits, 1
+    elif isinstance(scheme, CovariateBins):
+        folds, scheme, extra = _covariate_bins(samples, n_groups, scheme)
         k, repeats = scheme.n_splits, 1
     else:
         check_folds(scheme.n_splits, n_groups)
@@ -151,12 +168,86 @@ def plan_folds(
     ]
     plan = {
         "scheme": scheme.name,
-        "parameters": plain_json(scheme.parameters(), "parameters"),
+        "parameters": plain_json({**scheme.parameters(), **extra.get("parameters", {})}, "parameters"),
         "seed": scheme.plan_seed(),
         "splits": splits,
-        "balance": plain_json(balance, "balance"),
+        "balance": plain_json({**balance, **{k: v for k, v in extra.items() if k != "parameters"}}, "balance"),
     }
     return SparkFolds(plan, tested)
+
+
+def _covariate_bins(
+    samples: DataFrame, n_groups: int, scheme: CovariateBins
+) -> tuple[DataFrame, CovariateBins, dict[str, Any]]:
+    """``row``, ``sample_id``, ``split``: covariate bins of the ``by`` column as on one machine — each group placed
+    by its lower median value, computed in Spark; the thresholds cut on the driver from the distinct group values
+    and their sample counts (:func:`~depgraph.folds.covariates.equal_size_thresholds`) unless given; bins assigned in
+    Spark. Returns the scheme with its thresholds, and what the plan adds: ``thresholds_from``,
+    ``groups_spanning_bins`` and how the folds follow the outcome (Cramér's V from the fold × stratum counts,
+    warning as on one machine)."""
+    by = scheme.by
+    require_column([c for c in samples.columns if c != "row"], by, "--by")
+    if dict(samples.dtypes)[by] not in NUMERIC_KINDS:
+        raise not_numeric(by)  # (text of numbers, which one machine would read as numbers, is refused here)
+    value = F.col(by).cast("double")
+    bad = samples.where(value.isNull() | F.isnan(value) | (F.abs(value) == float("inf")))
+    count = bad.count()
+    if count:
+        raise unbinnable(by, [r[0] for r in bad.orderBy("row").select("sample_id").limit(50).collect()], count)
+    valued = samples.select("row", "sample_id", "group_id", value.alias("_value"))
+    lower_median = F.element_at(F.array_sort(F.collect_list("_value")), ((F.count(F.lit(1)) - 1) / 2).cast("int") + 1)
+    per_group = valued.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"), lower_median.alias("_placed"))
+    check_folds(scheme.n_splits, n_groups)
+    given = scheme.thresholds is not None
+    if given:
+        thresholds = scheme.thresholds
+        if len(thresholds) != scheme.n_splits - 1:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{len(thresholds)} thresholds make {len(thresholds) + 1} bins, not the {scheme.n_splits} folds asked "
+                "for; pass the recorded n_splits (-k) with the recorded thresholds",
+            )
+    else:
+        weights = per_group.groupBy("_placed").agg(F.sum("size").alias("n")).orderBy("_placed").toArrow()
+        cut = equal_size_thresholds(_numpy(weights, "_placed"), _numpy(weights, "n"), scheme.n_splits)
+        thresholds = tuple(cut.tolist())
+        scheme = replace(scheme, thresholds=thresholds)
+    placed = per_group.select("group_id", "size", _bin(F.col("_placed"), thresholds).alias("split"))
+    filled = {int(f) for (f,) in placed.where(F.col("size") > 0).select("split").distinct().collect()}
+    empty = [f for f in range(scheme.n_splits) if f not in filled]
+    if empty:
+        raise empty_bins(by, empty, thresholds)
+    folds = valued.join(placed.select("group_id", "split"), "group_id")
+    spanning = folds.where(_bin(F.col("_value"), thresholds) != F.col("split")).select("group_id").distinct().count()
+    extra: dict[str, Any] = {"parameters": {"thresholds_from": "given" if given else "this spec"},
+                             "groups_spanning_bins": spanning}  # fmt: skip
+    if "stratum" in samples.columns:
+        pairs = folds.join(samples.where(F.col("stratum").isNotNull()).select("row", "stratum"), "row")
+        counts = pairs.groupBy("split", "stratum").count().toArrow()
+        _, fold_codes = np.unique(_numpy(counts, "split"), return_inverse=True)
+        strata = counts.column("stratum").to_pylist()
+        names = sorted(set(strata))
+        stratum_codes = np.searchsorted(np.array(names, dtype=object), np.array(strata, dtype=object))
+        table = np.zeros((int(fold_codes.max(initial=-1)) + 1, len(names)), dtype=np.int64)
+        table[fold_codes, stratum_codes] = _numpy(counts, "count")
+        extra["association"] = association_report(
+            cramers_v_of_table(table), int(table.sum()), f"covariate bins of {by}"
+        )
+    else:
+        extra["association"] = {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
+    return folds.select("row", "sample_id", "split"), scheme, extra
+
+
+#: Spark's types of a column covariate bins read as numbers (booleans as 0 and 1, as pandas reads them).
+NUMERIC_KINDS = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean"})
+
+
+def _bin(value: Column, thresholds: tuple[float, ...]) -> Column:
+    """The bin of ``value``: how many thresholds are at or below it (:func:`~depgraph.folds.covariates.bin_of`)."""
+    count = F.lit(0)
+    for threshold in thresholds:
+        count = count + F.when(value >= F.lit(threshold), 1).otherwise(0)
+    return count.cast("int")
 
 
 def _hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
