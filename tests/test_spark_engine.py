@@ -410,6 +410,23 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
         path = tmp_path / f"{mode}.dgspec"
         assert write_spark_spec(derive_spark(on_spark, mode, **options), path) == expected.digest
         assert read_spec(path).samples.astype(object).equals(expected.samples.astype(object))
+    # the same tables as files Spark reads: CSV (every cell text, as the single-machine reader reads ids), Parquet
+    metadata.to_csv(tmp_path / "metadata.csv", index=False)
+    kinship.to_parquet(tmp_path / "kinship.parquet")
+    duplicates.to_csv(tmp_path / "duplicates.tsv", sep="\t", index=False)
+    from_files = tables.add_duplicates(
+        tables.add_kinship(tables.from_metadata(tmp_path / "metadata.csv", mapping, spark=spark),
+                           str(tmp_path / "kinship.parquet"), "first"),
+        tmp_path / "duplicates.tsv",
+    )  # fmt: skip
+    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    assert write_spark_spec(derive_spark(from_files, "relatedness"), tmp_path / "files.dgspec") == expected.digest
+    (tmp_path / "ragged.csv").write_text("sample_id,subject_id\nS1,P1\nS2,P2,extra\n")
+    (tmp_path / "table.xlsx").write_bytes(b"PK")
+    for source, code in (("ragged.csv", "parse"), ("absent.csv", "io"), ("table.xlsx", "invalid_argument")):
+        with pytest.raises(DepgraphError) as refused:
+            tables.from_metadata(tmp_path / source, spark=spark)
+        assert refused.value.code == code, (source, refused.value)
 
 
 BAD_TABLES = {
@@ -672,3 +689,42 @@ def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
         write_spark_spec(partition, tmp_path / "empty.dgspec", "covariate-bins", by="age", n_splits=3,
                          thresholds=[90.0, 95.0], attributes="all")  # fmt: skip
     assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+
+
+def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
+    """Spark's directories of Parquet parts, read by the R reader: the digest, the sample columns and every split
+    as Python reads them."""
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+    from tests.adapters.test_r_reader import RSCRIPT, run_r
+
+    if RSCRIPT is None:
+        pytest.skip("Rscript not installed (CI installs it)")
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i:02d}" for i in range(30)], "subject_id": [f"P{i // 3}" for i in range(30)],
+        "sex": ["F", "M", "F"] * 10, "outcome_id": ["case", "control"] * 15,
+    })  # fmt: skip
+    graph = from_metadata(metadata)
+    path = tmp_path / "spark.dgspec"
+    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")  # one part per shuffle partition
+    try:
+        write_spark_spec(partition, path, "stratified-group-kfold", n_splits=3, seed=5, attributes="all")
+    finally:
+        spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
+    assert len(list((path / "samples.parquet").glob("*.parquet"))) > 1  # parts, as Spark writes them
+    spec = read_spec(path)
+    result = run_r(
+        f'spec <- read_depgraph_spec("{path}")\n'
+        "rset <- depgraph_rset(spec)\n"
+        "out <- list(digest = attr(spec, 'depgraph')$digest, sex = spec$sex,\n"
+        "  assessment = lapply(rset$splits, function(s) rsample::assessment(s)$sample_id))\n"
+        f'writeLines(jsonlite::toJSON(out, auto_unbox = TRUE), "{tmp_path / "from_r.json"}")',
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    from_r = json.loads((tmp_path / "from_r.json").read_text())
+    assert from_r["digest"] == spec.digest
+    assert from_r["sex"] == spec.samples["sex"].tolist()
+    ids = spec.sample_ids
+    assert from_r["assessment"] == [ids[split.test].tolist() for split in spec.folds.splits]

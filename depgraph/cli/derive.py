@@ -195,7 +195,7 @@ def derive_on_spark(
         from depgraph.spark.spec import write_spec as write_spark_spec
     except ModuleNotFoundError as exc:
         raise missing_extra("depgraph derive --engine spark", "spark", exc) from None
-    doing = f"start on {master or 'local[2]'}"
+    doing = f"start on {master or 'local[2]'}" if master or not submitted() else "start"
     try:
         with stage("starting Spark"):
             spark = local_session(master, settings, quiet=True)

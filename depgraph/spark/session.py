@@ -117,7 +117,14 @@ def unreadable_file(exc: BaseException) -> str | None:
 
 
 #: How Spark names a file it cannot read (its error classes).
-UNREADABLE = ("FAILED_READ_FILE", "UNABLE_TO_INFER_SCHEMA", "CANNOT_READ_FILE_FOOTER", "is not a Parquet file")
+UNREADABLE = (
+    "FAILED_READ_FILE",
+    "UNABLE_TO_INFER_SCHEMA",
+    "CANNOT_READ_FILE_FOOTER",
+    "is not a Parquet file",
+    "MALFORMED_RECORD",
+    "MALFORMED_CSV",
+)
 
 
 def _java_text(exc: BaseException) -> str:

@@ -17,6 +17,9 @@ a pair naming an id the graph lacks                     ``reference`` (``unknown
 a pair of an id with itself; a kinship outside [0, 1]   ``invalid_value``
 =====================================================  ===============
 
+Each table is a DataFrame or the path of one Spark reads (:func:`read_table`): Parquet (a file or a directory of
+parts), or CSV / TSV with a header row, every row parsed before use.
+
 Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text. A float id column is
 refused rather than guessed at (``1.0`` or ``1``?). Sample attributes (other columns) are not carried: a spec
 written from DataFrame inputs has none (carry them from a graph file, :func:`~depgraph.spark.graph.read_graph`).
@@ -24,11 +27,13 @@ written from DataFrame inputs has none (carry them from a graph file, :func:`~de
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeAlias
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.errors import DepgraphError, describe_ids
@@ -36,13 +41,52 @@ from depgraph.ingest.checks import RECORDED_IDS
 from depgraph.ingest.kinship import resolve_threshold
 from depgraph.spark.frames import first_values, numbered
 from depgraph.spark.graph import SparkGraph
-from depgraph.spark.session import checkpointed
+from depgraph.spark.session import checkpointed, unreadable_file
 from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_named
 
 #: The metadata columns that name a node (every canonical column but time_index).
 ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
 TEXT_KINDS = ("string",)
 WHOLE_KINDS = ("tinyint", "smallint", "int", "bigint")
+#: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
+Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
+#: Delimiters of the delimited files read, by their suffix.
+DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
+
+
+def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFrame:
+    """``source`` as given when it is a DataFrame, else the table at that path read by ``spark`` (the active
+    session when None): Parquet (``.parquet``, or a directory of parts), or CSV / TSV (``.csv``; ``.tsv``/``.txt``
+    tab-separated) with a header row, every cell read as text as the single-machine reader reads ids (``001``
+    stays ``001``; kinship and ``time_index`` become numbers where they are used), every row parsed now — a
+    malformed row is ``parse``, never a silently blank value. A missing path is ``io``, another suffix
+    ``invalid_argument``."""
+    if isinstance(source, DataFrame):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        raise DepgraphError("invalid_argument", f"{what} is a DataFrame or a path, not {type(source).__name__}")
+    path = Path(source)
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        raise DepgraphError("invalid_argument", f"{what}: reading {str(path)!r} needs a Spark session; start one")
+    if not path.exists():
+        raise DepgraphError("io", f"{what} {str(path)!r} does not exist", path=str(path))
+    suffix = path.suffix.lower()
+    try:
+        if path.is_dir() or suffix in (".parquet", ".pq"):
+            return session.read.parquet(str(path))
+        if suffix not in DELIMITERS:
+            raise DepgraphError("invalid_argument", f"{what} {str(path)!r}: Spark reads .parquet, .csv or .tsv files")
+        frame = session.read.csv(str(path), header=True, sep=DELIMITERS[suffix], inferSchema=False,
+                                 mode="FAILFAST")  # fmt: skip
+        return checkpointed(frame)
+    except DepgraphError:
+        raise
+    except Exception as exc:  # a file Spark cannot parse as what its name says
+        reason = unreadable_file(exc)
+        if reason is None:
+            raise
+        raise DepgraphError("parse", f"{what} {str(path)!r} is not a readable table ({reason})") from None
 
 
 def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
@@ -66,14 +110,17 @@ def _refuse_missing(frame: DataFrame, column: str, what: str) -> None:
 
 
 def from_metadata(
-    frame: DataFrame,
+    frame: Table,
     columns: Mapping[str, str] | None = None,
     *,
     name: str | None = None,
     allow_multi_subject_samples: bool = False,
+    spark: SparkSession | None = None,
 ) -> SparkGraph:
-    """A SparkGraph from one row per sample (see the module docstring for the columns and the refusals)."""
+    """A SparkGraph from one row per sample (see the module docstring for the columns and the refusals); ``frame``
+    a DataFrame or a path :func:`read_table` reads (with ``spark``, or the active session)."""
     what = "metadata"
+    frame = read_table(frame, spark, what)
     for canonical, theirs in (columns or {}).items():
         if theirs not in frame.columns:
             raise DepgraphError("schema", f"{what} has no column {theirs!r} (mapped to {canonical})", column=theirs)
@@ -227,7 +274,7 @@ def _with_relation(graph: SparkGraph, relation: str, edges: DataFrame, record: d
 
 def add_kinship(
     graph: SparkGraph,
-    pairs: DataFrame,
+    pairs: Table,
     threshold: float | str,
     *,
     id_columns: Sequence[str] = ("id1", "id2"),
@@ -237,6 +284,7 @@ def add_kinship(
     """Relate subjects whose kinship is at least ``threshold`` (inclusive; a KING degree name is its cut-off)."""
     value, named = resolve_threshold(threshold)
     what = "kinship"
+    pairs = read_table(pairs, graph.spark, what)
     if value_column not in pairs.columns:
         raise DepgraphError("schema", f"{what} needs a {value_column} column")
     pairs = pairs.withColumn("weight", F.col(value_column).cast("double"))
@@ -253,9 +301,10 @@ def add_kinship(
 
 
 def add_duplicates(
-    graph: SparkGraph, pairs: DataFrame, *, id_columns: Sequence[str] = ("id1", "id2"), unknown: str = "error"
+    graph: SparkGraph, pairs: Table, *, id_columns: Sequence[str] = ("id1", "id2"), unknown: str = "error"
 ) -> SparkGraph:
     """Declare pairs of samples that are the same specimen or record."""
+    pairs = read_table(pairs, graph.spark, "duplicates")
     edges, record = _pairs(graph, pairs.select(*id_columns), NodeType.SAMPLE, id_columns, "duplicates", unknown)
     edges = checkpointed(edges.select("source", "target").distinct())
     step = {"step": "add_duplicates", "source": "declared", "pairs_in": pairs.count(), "pairs_kept": edges.count(),
@@ -264,11 +313,12 @@ def add_duplicates(
 
 
 def add_relations(
-    graph: SparkGraph, relation: str, pairs: DataFrame, *, id_columns: Sequence[str] = ("id1", "id2"),
+    graph: SparkGraph, relation: str, pairs: Table, *, id_columns: Sequence[str] = ("id1", "id2"),
     unknown: str = "error",
 ) -> SparkGraph:  # fmt: skip
     """Add pairs of a relation between two nodes of one type (``sample_adjacent_to``, ``subject_related_to``…)."""
     rule = RELATION[relation_named(relation)]
+    pairs = read_table(pairs, graph.spark, rule.name)
     if rule.source != rule.target or rule.directed:
         raise DepgraphError("invalid_argument", f"add_relations on Spark takes undirected relations between nodes "
                             f"of one type, not {rule.name!r}")  # fmt: skip
