@@ -423,7 +423,14 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     assert write_spark_spec(derive_spark(from_files, "relatedness"), tmp_path / "files.dgspec") == expected.digest
     (tmp_path / "ragged.csv").write_text("sample_id,subject_id\nS1,P1\nS2,P2,extra\n")
     (tmp_path / "table.xlsx").write_bytes(b"PK")
-    for source, code in (("ragged.csv", "parse"), ("absent.csv", "io"), ("table.xlsx", "invalid_argument")):
+    (tmp_path / "latin1.csv").write_bytes("sample_id,subject_id\nS1,Zoë\n".encode("latin-1"))  # not UTF-8
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "metadata.csv").read_bytes())
+    with_mark = tables.add_kinship(tables.from_metadata(tmp_path / "bom.csv", mapping, spark=spark),
+                                   tmp_path / "kinship.parquet", "first")  # fmt: skip
+    assert derive_spark(with_mark, "relatedness").groups() == derive(graph, "relatedness").groups()
+    refusals = (("ragged.csv", "parse"), ("latin1.csv", "parse"), ("absent.csv", "io"),
+                ("table.xlsx", "invalid_argument"))  # fmt: skip
+    for source, code in refusals:
         with pytest.raises(DepgraphError) as refused:
             tables.from_metadata(tmp_path / source, spark=spark)
         assert refused.value.code == code, (source, refused.value)

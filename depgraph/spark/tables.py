@@ -54,6 +54,29 @@ Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
 
 
+#: The UTF-8 byte-order mark as Spark reads it into the first column's name; U+FFFD, what it makes of bytes that are
+#: not UTF-8.
+BOM, UNDECODED = "\ufeff", "\ufffd"
+
+
+def _refuse_undecoded(frame: DataFrame, path: Path, what: str) -> None:
+    """``parse`` when a cell or a column name of a delimited file holds bytes that are not UTF-8 (Spark reads them
+    as U+FFFD rather than failing), naming the first such row."""
+    names = [c for c in frame.columns if UNDECODED in c]
+    bad = F.lit(False)
+    for column in frame.columns:
+        bad = bad | F.coalesce(F.col(f"`{column}`").contains(UNDECODED), F.lit(False))
+    rows = frame.where(bad).limit(1).collect()
+    if names or rows:
+        shown = repr(names[0]) if names else repr({k: v for k, v in rows[0].asDict().items() if v and UNDECODED in v})
+        raise DepgraphError(
+            "parse",
+            f"{what} {str(path)!r} is not UTF-8 text: {shown} holds bytes that do not decode; re-encode it as UTF-8 "
+            "(the single-machine reader reads other encodings with --encoding)",
+            path=str(path),
+        )
+
+
 def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFrame:
     """``source`` as given when it is a DataFrame, else the table at that path read by ``spark`` (the active
     session when None): Parquet (``.parquet``, or a directory of parts), or CSV / TSV (``.csv``; ``.tsv``/``.txt``
@@ -79,7 +102,11 @@ def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFram
             raise DepgraphError("invalid_argument", f"{what} {str(path)!r}: Spark reads .parquet, .csv or .tsv files")
         frame = session.read.csv(str(path), header=True, sep=DELIMITERS[suffix], inferSchema=False,
                                  mode="FAILFAST")  # fmt: skip
-        return checkpointed(frame)
+        if frame.columns and frame.columns[0].startswith(BOM):  # a byte-order mark, as the single-machine reader
+            frame = frame.withColumnRenamed(frame.columns[0], frame.columns[0][len(BOM) :])
+        frame = checkpointed(frame)
+        _refuse_undecoded(frame, path, what)
+        return frame
     except DepgraphError:
         raise
     except Exception as exc:  # a file Spark cannot parse as what its name says
