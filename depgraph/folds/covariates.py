@@ -221,6 +221,15 @@ def unbinnable(column: str, ids: list[str], count: int) -> DepgraphError:
     )
 
 
+def wrong_threshold_count(n_thresholds: int, n_splits: int) -> DepgraphError:
+    """``invalid_argument``: ``n_thresholds`` given thresholds do not make ``n_splits`` bins."""
+    return DepgraphError(
+        "invalid_argument",
+        f"{n_thresholds} thresholds make {n_thresholds + 1} bins, not the {n_splits} folds asked for; pass the "
+        "recorded n_splits (-k) with the recorded thresholds",
+    )
+
+
 def empty_bins(column: str, empty: list[int], thresholds: Sequence[float]) -> DepgraphError:
     """``too_few_groups``: covariate bins ``empty`` of ``column`` hold no sample."""
     return DepgraphError(

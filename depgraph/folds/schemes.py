@@ -66,6 +66,7 @@ from depgraph.folds.covariates import (
     numeric_column,
     sample_keys,
     several_keys,
+    wrong_threshold_count,
 )
 from depgraph.folds.covariates import hash_fold as hash_fold  # re-exported: the one-key reference beside the scheme
 from depgraph.folds.parameters import (
@@ -701,11 +702,7 @@ class CovariateBins(FoldScheme):
         if thresholds is None:
             thresholds = tuple(equal_size_thresholds(values, groups.sizes, self.n_splits).tolist())
         elif len(thresholds) != self.n_splits - 1:
-            raise DepgraphError(
-                "invalid_argument",
-                f"{len(thresholds)} thresholds make {len(thresholds) + 1} bins, not the {self.n_splits} folds asked "
-                "for; pass the recorded n_splits (-k) with the recorded thresholds",
-            )
+            raise wrong_threshold_count(len(thresholds), self.n_splits)
         fold = bin_of(values, np.asarray(thresholds))[groups.codes]
         empty = [f for f in range(self.n_splits) if not (fold == f).any()]
         if empty:

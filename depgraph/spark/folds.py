@@ -54,6 +54,7 @@ from depgraph.folds.covariates import (
     not_numeric,
     several_keys,
     unbinnable,
+    wrong_threshold_count,
 )
 from depgraph.folds.schemes import (
     MISSING_CATEGORY,
@@ -72,6 +73,7 @@ from depgraph.folds.schemes import (
 )
 from depgraph.io.jsoncolumns import plain_json
 from depgraph.spark.frames import numbered
+from depgraph.spark.graph import INTEGER_KINDS
 
 #: The schemes the Spark engine plans.
 SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds, CovariateBins)
@@ -128,7 +130,8 @@ def plan_folds(
     columns = [c for c in samples.columns if c != "row"]
     groups = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
     n_groups = groups.count()
-    extra: dict[str, Any] = {}
+    extra_parameters: dict[str, Any] = {}  # what a scheme's plan adds to its parameters and balance
+    extra_balance: dict[str, Any] = {}
     if isinstance(scheme, HashFolds):
         folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked
         check_folds(scheme.n_splits, n_groups)
@@ -140,7 +143,7 @@ def plan_folds(
             )
         k, repeats = scheme.n_splits, 1
     elif isinstance(scheme, CovariateBins):
-        folds, scheme, extra = _covariate_bins(samples, n_groups, scheme)
+        folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
         k, repeats = scheme.n_splits, 1
     else:
         check_folds(scheme.n_splits, n_groups)
@@ -168,23 +171,23 @@ def plan_folds(
     ]
     plan = {
         "scheme": scheme.name,
-        "parameters": plain_json({**scheme.parameters(), **extra.get("parameters", {})}, "parameters"),
+        "parameters": plain_json({**scheme.parameters(), **extra_parameters}, "parameters"),
         "seed": scheme.plan_seed(),
         "splits": splits,
-        "balance": plain_json({**balance, **{k: v for k, v in extra.items() if k != "parameters"}}, "balance"),
+        "balance": plain_json({**balance, **extra_balance}, "balance"),
     }
     return SparkFolds(plan, tested)
 
 
 def _covariate_bins(
     samples: DataFrame, n_groups: int, scheme: CovariateBins
-) -> tuple[DataFrame, CovariateBins, dict[str, Any]]:
+) -> tuple[DataFrame, CovariateBins, dict[str, Any], dict[str, Any]]:
     """``row``, ``sample_id``, ``split``: covariate bins of the ``by`` column as on one machine — each group placed
     by its lower median value, computed in Spark; the thresholds cut on the driver from the distinct group values
     and their sample counts (:func:`~depgraph.folds.covariates.equal_size_thresholds`) unless given; bins assigned in
-    Spark. Returns the scheme with its thresholds, and what the plan adds: ``thresholds_from``,
-    ``groups_spanning_bins`` and how the folds follow the outcome (Cramér's V from the fold × stratum counts,
-    warning as on one machine)."""
+    Spark. Returns the scheme with its thresholds, and what the plan adds to its parameters (``thresholds_from``)
+    and its balance (``groups_spanning_bins``; ``association``, how the folds follow the outcome: Cramér's V from
+    the fold × stratum counts, warning as on one machine)."""
     by = scheme.by
     require_column([c for c in samples.columns if c != "row"], by, "--by")
     if dict(samples.dtypes)[by] not in NUMERIC_KINDS:
@@ -202,11 +205,7 @@ def _covariate_bins(
     if given:
         thresholds = scheme.thresholds
         if len(thresholds) != scheme.n_splits - 1:
-            raise DepgraphError(
-                "invalid_argument",
-                f"{len(thresholds)} thresholds make {len(thresholds) + 1} bins, not the {scheme.n_splits} folds asked "
-                "for; pass the recorded n_splits (-k) with the recorded thresholds",
-            )
+            raise wrong_threshold_count(len(thresholds), scheme.n_splits)
     else:
         weights = per_group.groupBy("_placed").agg(F.sum("size").alias("n")).orderBy("_placed").toArrow()
         cut = equal_size_thresholds(_numpy(weights, "_placed"), _numpy(weights, "n"), scheme.n_splits)
@@ -219,8 +218,7 @@ def _covariate_bins(
         raise empty_bins(by, empty, thresholds)
     folds = valued.join(placed.select("group_id", "split"), "group_id")
     spanning = folds.where(_bin(F.col("_value"), thresholds) != F.col("split")).select("group_id").distinct().count()
-    extra: dict[str, Any] = {"parameters": {"thresholds_from": "given" if given else "this spec"},
-                             "groups_spanning_bins": spanning}  # fmt: skip
+    parameters = {"thresholds_from": "given" if given else "this spec"}
     if "stratum" in samples.columns:
         pairs = folds.join(samples.where(F.col("stratum").isNotNull()).select("row", "stratum"), "row")
         counts = pairs.groupBy("split", "stratum").count().toArrow()
@@ -230,16 +228,15 @@ def _covariate_bins(
         stratum_codes = np.searchsorted(np.array(names, dtype=object), np.array(strata, dtype=object))
         table = np.zeros((int(fold_codes.max(initial=-1)) + 1, len(names)), dtype=np.int64)
         table[fold_codes, stratum_codes] = _numpy(counts, "count")
-        extra["association"] = association_report(
-            cramers_v_of_table(table), int(table.sum()), f"covariate bins of {by}"
-        )
+        association = association_report(cramers_v_of_table(table), int(table.sum()), f"covariate bins of {by}")
     else:
-        extra["association"] = {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
-    return folds.select("row", "sample_id", "split"), scheme, extra
+        association = {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
+    balance = {"groups_spanning_bins": spanning, "association": association}
+    return folds.select("row", "sample_id", "split"), scheme, parameters, balance
 
 
 #: Spark's types of a column covariate bins read as numbers (booleans as 0 and 1, as pandas reads them).
-NUMERIC_KINDS = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean"})
+NUMERIC_KINDS = INTEGER_KINDS | {"float", "double", "boolean"}
 
 
 def _bin(value: Column, thresholds: tuple[float, ...]) -> Column:
@@ -276,7 +273,7 @@ def _keyed_hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
         require_column(columns, column, "--key")
     spelt = [f"_text{i}" for i in range(len(scheme.key))]
     texts = samples.select("row", "sample_id", "group_id", *scheme.key).mapInArrow(
-        _key_texts(tuple(scheme.key)),
+        _key_texts(tuple(scheme.key), tuple(spelt)),
         "row long, sample_id string, group_id string, " + ", ".join(f"{name} string" for name in spelt),
     )
     for column, name in zip(scheme.key, spelt, strict=True):
@@ -295,9 +292,11 @@ def _keyed_hash_folds(samples: DataFrame, scheme: HashFolds) -> DataFrame:
     return keyed.join(_hashed(keyed, "_key", scheme), "_key").select("row", "sample_id", "split")
 
 
-def _key_texts(key: tuple[str, ...]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each Spark Python worker runs over its batches: the key columns spelt as text, as
-    :func:`~depgraph.folds.covariates.sample_keys` spells them (null where missing or blank)."""
+def _key_texts(
+    key: tuple[str, ...], spelt: tuple[str, ...]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each Spark Python worker runs over its batches: the key columns spelt as text (named
+    ``spelt``), as :func:`~depgraph.folds.covariates.sample_keys` spells them (null where missing or blank)."""
 
     def spell(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -309,7 +308,7 @@ def _key_texts(key: tuple[str, ...]) -> Callable[[Iterator[pa.RecordBatch]], Ite
                 texts.append(text.take(pa.array(np.where(codes < 0, None, codes), pa.int64())))
             yield pa.RecordBatch.from_arrays(
                 [batch.column("row"), batch.column("sample_id"), batch.column("group_id"), *texts],
-                ["row", "sample_id", "group_id", *(f"_text{i}" for i in range(len(key)))],
+                ["row", "sample_id", "group_id", *spelt],
             )
 
     return spell

@@ -161,8 +161,10 @@ def _refuse_first(problems: list[tuple[Column, str, str]], table: DataFrame, whe
     return int(summary["n"])
 
 
+#: Spark's integer types.
+INTEGER_KINDS = frozenset({"tinyint", "smallint", "int", "bigint"})
 #: Spark's types of the attribute columns a graph file may hold (Parquet's text, integers, 64-bit floats, booleans).
-ATTRIBUTE_KINDS = frozenset({"string", "tinyint", "smallint", "int", "bigint", "double", "boolean", "void"})
+ATTRIBUTE_KINDS = INTEGER_KINDS | {"string", "double", "boolean", "void"}
 
 
 def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, int]:

@@ -38,7 +38,7 @@ from depgraph.io.outputs import atomic_tree
 from depgraph.io.schemas import envelope_problem
 from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
 from depgraph.spark.folds import DRIVER_GROUPS, FOLD_COLUMNS, canonical_folds, plan_folds, spark_scheme
-from depgraph.spark.graph import SparkGraph
+from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spec.columnar import FOLDS, SAMPLES
 from depgraph.spec.columns import chosen_attributes, portable_parameters
 from depgraph.spec.digest import spec_digest
@@ -101,10 +101,6 @@ def attribute_columns(graph: SparkGraph, attributes: Sequence[str] | str, column
         return F.col(name)
 
     return table.select("row", *[typed(name) for name in wanted])
-
-
-#: Spark's integer types.
-INTEGER_KINDS = frozenset({"tinyint", "smallint", "int", "bigint"})
 
 
 def _strata(graph: SparkGraph) -> DataFrame | None:

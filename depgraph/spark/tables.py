@@ -40,14 +40,13 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS
 from depgraph.ingest.kinship import resolve_threshold
 from depgraph.spark.frames import first_values, numbered
-from depgraph.spark.graph import SparkGraph
+from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
 from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_named
 
 #: The metadata columns that name a node (every canonical column but time_index).
 ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
-TEXT_KINDS = ("string",)
-WHOLE_KINDS = ("tinyint", "smallint", "int", "bigint")
+TEXT_KINDS = frozenset({"string"})
 #: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
 Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
 #: Delimiters of the delimited files read, by their suffix.
@@ -119,7 +118,7 @@ def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFram
 def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
     """``frame`` with ``column`` as trimmed text, null where blank; a float column is ``invalid_argument``."""
     kind = dict(frame.dtypes)[column]
-    if kind not in TEXT_KINDS + WHOLE_KINDS:
+    if kind not in TEXT_KINDS | INTEGER_KINDS:
         raise DepgraphError(
             "invalid_argument",
             f"{what}: {column} holds {kind} values; give ids as text or whole numbers",
