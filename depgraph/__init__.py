@@ -40,7 +40,7 @@ PUBLIC: dict[str, str] = {
     "ExposureReport": "depgraph.audit.exposure",
     "exposure": "depgraph.audit.exposure",
     "write_report": "depgraph.audit.report",
-    "Partition": "depgraph.derivation.groups",
+    "Partition": "depgraph.derivation.partition",
     "derive": "depgraph.derivation.groups",
     **dict.fromkeys(
         ["BalancedHoldout", "FoldScheme", "GroupedHoldout", "GroupedKFold", "HashFolds", "LeaveOneBlockOut",

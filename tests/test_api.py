@@ -29,7 +29,7 @@ FLOW = {
     "ValidationReport": "depgraph.validation.rules",
     "Issue": "depgraph.findings",
     "derive": "depgraph.derivation.groups",
-    "Partition": "depgraph.derivation.groups",
+    "Partition": "depgraph.derivation.partition",
     "SplitSpec": "depgraph.spec.model",
     "Constraint": "depgraph.spec.model",
     "FoldPlan": "depgraph.spec.model",

@@ -40,7 +40,7 @@ from depgraph import (
     validate,
     write_graph,
 )
-from depgraph.derivation.groups import Partition
+from depgraph.derivation.partition import Partition
 from depgraph.graph.files import graph_bytes, graph_from_document
 from depgraph.vocab import RELATION, NodeType
 

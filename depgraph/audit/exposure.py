@@ -35,7 +35,7 @@ from depgraph.common.arguments import instance, whole_number
 from depgraph.common.arrays import distinct
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
-from depgraph.derivation.groups import Partition
+from depgraph.derivation.partition import Partition
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.files import describe_source, read_table

@@ -38,8 +38,8 @@ from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_c
 from depgraph.graph.model import StudyGraph, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
 from depgraph.io.columnar import arrow_column, is_columnar, output_form
-from depgraph.io.files import atomic_write_bytes, read_json
-from depgraph.io.jsoncolumns import json_array, numbers, scalars, strings
+from depgraph.io.files import TextArrayDocument, atomic_write_bytes, read_json
+from depgraph.io.jsoncolumns import is_json_array, json_array, numbers, scalars, strings
 from depgraph.io.schemas import check_document
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -59,8 +59,20 @@ def read_graph(path: str | os.PathLike[str]) -> StudyGraph:
     """Read a graph written by :func:`write_graph`, in either form (a JSON file, or a columnar directory)."""
     if is_columnar(path):
         return graph_from_columnar(path, f"graph file {str(path)!r}")
-    doc = read_json(path, "graph file")
-    return graph_from_document(doc, f"graph file {str(path)!r}")
+    return graph_from_json(path, read_json(path, "graph file", text_arrays=True))
+
+
+def graph_from_json(path: str | os.PathLike[str], doc: Any) -> StudyGraph:
+    """The graph of the JSON file at ``path``, whose parsed document is ``doc``. A document whose long text
+    arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) and that fails a check is
+    read again the usual way, so the refusal is the exact reader's."""
+    source = f"graph file {str(path)!r}"
+    if not isinstance(doc, TextArrayDocument):
+        return graph_from_document(doc, source)
+    try:
+        return graph_from_document(doc, source)
+    except Exception:  # the exact reader names the fault (or reads what this path could not)
+        return graph_from_document(read_json(path, "graph file"), source)
 
 
 def graph_document(graph: StudyGraph) -> dict[str, Any]:
@@ -211,7 +223,7 @@ def _node_pieces(nodes_doc: Mapping[str, Any], attrs_doc: Mapping[str, Any], sou
             raise _bad(source, f"attributes.{type_name} must be an object")
         columns = {}
         for col, values in attr_cols.items():
-            if not isinstance(values, list) or len(values) != len(text):
+            if not is_json_array(values) or len(values) != len(text):
                 raise _bad(
                     source, f"attributes.{type_name}.{col} must be a list as long as nodes.{type_name} ({len(text)})"
                 )

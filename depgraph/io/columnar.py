@@ -426,7 +426,7 @@ def peek_document(path: str | os.PathLike[str]) -> Peeked:
     if columnar:
         doc = read_json(_manifest_path(Path(path), repr(str(path))), f"{str(path)!r}: {COLUMNAR_MANIFEST} (manifest)")
     else:
-        doc = read_json(path, "file")
+        doc = read_json(path, "file", text_arrays=True)  # its reader takes Arrow text arrays
     if not isinstance(doc, dict):
         what = f"{str(path)!r}: {COLUMNAR_MANIFEST}" if columnar else repr(str(path))
         raise DepgraphError(

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from depgraph.common.arguments import path as checked_path
 from depgraph.errors import DepgraphError
+from depgraph.io import textarrays
 from depgraph.io.delimited import checked_encoding
 from depgraph.io.outputs import atomic_path as atomic_path
 from depgraph.io.outputs import atomic_write_bytes as atomic_write_bytes
@@ -115,9 +116,14 @@ MAX_NESTING = 32
 JSON_INTEGERS = (-(2**63), 2**64 - 1)
 
 
-def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
+def read_json(path: str | os.PathLike[str], what: str = "file", text_arrays: bool = False) -> Any:
     """The parsed JSON of an existing, non-empty file (``io``, ``empty_input``
     or ``parse`` errors otherwise).
+
+    With ``text_arrays``, a file of at least :data:`TEXT_ARRAYS_FROM` bytes has its long arrays of text (each on
+    a line of its own, as depgraph writes them) parsed into Arrow string arrays by :mod:`depgraph.io.textarrays`
+    rather than into Python strings; the document is otherwise the same, and is parsed as usual whenever that
+    cannot be done exactly or the rest of it fails a check (so an error names what it does in the whole file).
 
     Three things JSON allows but depgraph's documents never hold are ``parse`` errors, since each would make
     readers disagree or a value change meaning without a word:
@@ -137,12 +143,44 @@ def read_json(path: str | os.PathLike[str], what: str = "file") -> Any:
     raw = read_bytes(path, what)
     if not raw or raw.isspace():  # (strip() would copy the whole file)
         raise DepgraphError("empty_input", f"{what} {str(path)!r} is empty", path=str(path))
+    if text_arrays and len(raw) >= TEXT_ARRAYS_FROM:
+        doc = _with_text_arrays(raw, path, what)
+        if doc is not None:
+            return doc
+    return _parsed(raw, path, what)
+
+
+#: Files from this size up have their long text arrays parsed into Arrow when the reader asks for it.
+TEXT_ARRAYS_FROM = 1 << 22
+
+
+class TextArrayDocument(dict):  # type: ignore[type-arg]
+    """A parsed document some of whose long text arrays are Arrow string arrays (:func:`read_json` with
+    ``text_arrays``); a reader that finds fault with it reads the file again the usual way."""
+
+
+def _with_text_arrays(raw: bytes, path: str | os.PathLike[str], what: str) -> TextArrayDocument | None:
+    cut = textarrays.split(raw)
+    if cut is None:
+        return None
+    remainder, prefix, arrays = cut
+    try:
+        doc = _parsed(remainder, path, what, extra_depth=1)
+    except DepgraphError:
+        return None  # the whole text again, for the message
+    placed = textarrays.place(doc, prefix, arrays) if isinstance(doc, dict) else None
+    return None if placed is None else TextArrayDocument(placed)
+
+
+def _parsed(raw: bytes, path: str | os.PathLike[str], what: str, extra_depth: int = 0) -> Any:
+    """``raw`` parsed, with every check :func:`read_json` names (``extra_depth``: levels the text does not show,
+    which the depth allowed is lowered by)."""
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise DepgraphError("parse", f"{what} {str(path)!r} is not valid JSON: {exc}", path=str(path)) from exc
     keys, depth = _document_shape(raw, doc)
-    if depth > MAX_NESTING:
+    if depth + extra_depth > MAX_NESTING:
         raise DepgraphError(
             "parse",
             f"{what} {str(path)!r} nests objects and arrays {depth} levels deep; depgraph's documents never go "

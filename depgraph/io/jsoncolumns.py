@@ -11,6 +11,10 @@ something is wrong look for the first element at fault, to name it::
 All failures are ``schema`` errors. ``where`` is the source and the array's
 path, e.g. ``"spec file 'spec.json': samples.sample_id"``.
 
+A text array may also come already parsed, as an Arrow string array (a large file's long text arrays, which
+:func:`depgraph.io.files.read_json` hands over with ``text_arrays=True``): the text functions check it the same
+way, without a Python object per element where the result needs none.
+
 >>> strings(["S1", "S2"], "samples.sample_id", non_empty=True).to_pylist()
 ['S1', 'S2']
 >>> integers([1, None, 3], "samples.order_rank", nullable=True, minimum=1).tolist()
@@ -84,8 +88,20 @@ def objects(values: list[Any]) -> np.ndarray:
 def strings(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> pa.Array:
     """A list of text as an Arrow string array: every element a string (or
     ``None`` where ``nullable``), non-empty where ``non_empty``."""
+    if _is_parsed_text(values):
+        return _checked_text(values, where, nullable, non_empty)
     values = _need_list(values, where)
     return _arrow_text(values, values, where, nullable, non_empty)
+
+
+def _is_parsed_text(values: Any) -> bool:
+    """Whether ``values`` is a text array the JSON reader parsed already (Arrow), not a list."""
+    return isinstance(values, pa.Array) and pa.types.is_string(values.type)
+
+
+def is_json_array(values: Any) -> bool:
+    """Whether ``values`` is a JSON array as a reader holds it: a list, or text the reader parsed into Arrow."""
+    return isinstance(values, list) or _is_parsed_text(values)
 
 
 def text(values: Any, where: str, *, nullable: bool = False, non_empty: bool = False) -> tuple[np.ndarray, pa.Array]:
@@ -102,6 +118,12 @@ def _arrow_text(values: list[Any], elements: Any, where: str, nullable: bool, no
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
         i = _first(values, lambda v: not (_is_text(v) or (nullable and v is None)))
         raise _fail(where, i, values[i], rule) from None
+    return _checked_text(column, where, nullable, non_empty)
+
+
+def _checked_text(column: pa.Array, where: str, nullable: bool, non_empty: bool) -> pa.Array:
+    """``column`` (text) once no element is missing (unless ``nullable``) or empty (where ``non_empty``)."""
+    rule = "values are non-empty text" if non_empty else "values are text"
     if column.null_count and not nullable:
         i = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
         raise _fail(where, i, None, rule)
@@ -109,12 +131,14 @@ def _arrow_text(values: list[Any], elements: Any, where: str, nullable: bool, no
         empty = pc.equal(pc.binary_length(column), 0).fill_null(False)
         if pc.any(empty).as_py():
             i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
-            raise _fail(where, i, values[i], rule)
+            raise _fail(where, i, "", rule)
     return column
 
 
 def optional_text(values: Any, where: str) -> np.ndarray:
     """A list of text or ``None`` as an object array (checked without building an Arrow array)."""
+    if _is_parsed_text(values):
+        return values.to_numpy(zero_copy_only=False)
     values = _need_list(values, where)
     elements = objects(values)
     if pd.api.types.infer_dtype(elements, skipna=True) not in ("string", "empty"):
@@ -199,6 +223,9 @@ def scalar_objects(values: Any, where: str) -> tuple[np.ndarray, str]:
     """A list of JSON scalars (text, numbers, booleans, ``None``; never a list
     or an object) as an object array, kept as written; and what
     ``infer_dtype`` calls it."""
+    if _is_parsed_text(values):
+        elements = values.to_numpy(zero_copy_only=False)
+        return elements, pd.api.types.infer_dtype(elements, skipna=True)
     values = _need_list(values, where)
     elements = objects(values)
     kind = pd.api.types.infer_dtype(elements, skipna=True)

@@ -30,6 +30,7 @@ import orjson
 
 from depgraph.errors import DepgraphError
 from depgraph.formats import FORMATS
+from depgraph.io.jsoncolumns import is_json_array
 
 
 def schema_dir() -> Path:
@@ -168,7 +169,7 @@ def _without_long_arrays(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cut_arrays(value: Any) -> Any:
-    if isinstance(value, list):
+    if is_json_array(value):
         return []
     if isinstance(value, dict):
         return {k: _cut_arrays(v) for k, v in value.items()}

@@ -24,13 +24,13 @@ import pyarrow.compute as pc
 
 from depgraph.common.arrays import distinct, take_text, text_array, text_series
 from depgraph.common.identifiers import refuse_unicode_twins
-from depgraph.derivation.groups import Partition, direct_relation
+from depgraph.derivation.partition import Partition
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import arrow_column
 from depgraph.io.jsoncolumns import integers, json_array, numbers, optional_text, scalar_objects
-from depgraph.vocab import BLOCK_MODES, NodeType
+from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation
 
 #: Block columns a spec carries when the graph declares the relation.
 #: The columns a spec's ``samples`` may hold, in order, with their JSON item type.

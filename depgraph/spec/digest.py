@@ -18,8 +18,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from depgraph.errors import DepgraphError
+from depgraph.io.jsoncolumns import json_array
 
 #: Fields left out of the digest: they change between two writes (or signatures) of one split.
 UNDIGESTED: frozenset[str] = frozenset({"created_at", "generator", "digest", "signature"})
@@ -77,8 +79,23 @@ def canonical_parts(doc: dict[str, Any], samples: Iterable[bytes] | None, folds:
         if key in streamed:
             yield from streamed[key]
         else:
-            # numpy arrays (fold positions a columnar reader holds) are written as the lists they hold
-            yield orjson.dumps(content[key], option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+            yield from _canonical_value(content[key])
+    yield b"}"
+
+
+def _canonical_value(value: Any) -> Iterator[bytes]:
+    """One top-level field in the canonical form: numpy arrays (fold positions a columnar reader holds) as the
+    lists they hold, and an object holding Arrow text arrays (the sample columns as a JSON reader may parse them,
+    :mod:`depgraph.io.textarrays`) with each spelt as orjson spells the list (:func:`json_array`)."""
+    options = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+    if not (isinstance(value, dict) and any(isinstance(v, pa.Array) for v in value.values())):
+        yield orjson.dumps(value, option=options)
+        return
+    yield b"{"
+    for i, key in enumerate(sorted(value)):
+        item = value[key]
+        yield (b"," if i else b"") + orjson.dumps(key) + b":"
+        yield json_array(item) if isinstance(item, pa.Array) else orjson.dumps(item, option=options)
     yield b"}"
 
 

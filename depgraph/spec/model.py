@@ -57,7 +57,7 @@ from depgraph.common.arrays import distinct
 from depgraph.common.display import first_ids, html_block, ids_repr, text_table
 from depgraph.common.identifiers import row_keys
 from depgraph.common.samples import GroupedSamples
-from depgraph.derivation.groups import Partition
+from depgraph.derivation.partition import Partition
 from depgraph.derivation.shapes import group_shape
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import findings_table
