@@ -58,7 +58,10 @@ STEPS = [
     (["build", "meta.csv", "-o", "g.json"], {"scipy", "jsonschema", "matplotlib", "networkx", "sklearn", "torch"}),
     (["validate", "g.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
     (["derive", "g.json", "--mode", "subject", "-o", "s.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
-    (["folds", "s.json", "--scheme", "group-kfold", "-k", "3", "-o", "f.json"], {"matplotlib", "sklearn", "torch"}),
+    (
+        ["folds", "s.json", "--scheme", "group-kfold", "-k", "3", "-o", "f.json"],
+        {"scipy", "matplotlib", "sklearn", "torch"},
+    ),
     (["validate", "f.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
     (["export", "f.json", "--to", "fold-table", "-o", "t.csv"], {"matplotlib", "networkx", "sklearn", "torch"}),
     (["build", "meta.csv", "--help"], {"matplotlib", "sklearn", "torch"}),

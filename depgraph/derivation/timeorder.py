@@ -11,8 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from depgraph.common.arrays import distinct, present, take_text, text_series
 from depgraph.errors import DepgraphError, describe_ids
@@ -144,6 +142,11 @@ def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     if loops.any():
         ids = pd.unique(graph.key_values[src[loops]]).tolist()
         found.append(("timepoint_self_loop", f"timepoint_precedes has self-loops at {describe_ids(ids)}", ids))
+    # scipy is loaded here, where a precedence cycle is looked for, not at the top: a spec's time columns are read
+    # by commands (folds) that never look for one and should not pay a seventh of a second to load it
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
     start, stop = graph.type_range(NodeType.TIMEPOINT)  # precedence joins timepoints only
     adjacency = sp.csr_matrix((np.ones(len(src)), (src - start, dst - start)), shape=(stop - start, stop - start))
     n_comp, labels = connected_components(adjacency, directed=True, connection="strong")

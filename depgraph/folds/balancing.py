@@ -13,8 +13,12 @@ is the schemes' business (:mod:`depgraph.folds.schemes`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # the counts arrive built; only their type is named here
+    import scipy.sparse as sp
 
 
 def water_fill(load: np.ndarray, step: float, m: int, tiebreak: np.ndarray) -> np.ndarray:

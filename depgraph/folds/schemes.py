@@ -45,11 +45,10 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct, sorted_categories, text_array
@@ -93,6 +92,9 @@ from depgraph.folds.parameters import (
 )
 from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the seed range goes with the schemes
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 MISSING_CATEGORY = "(missing)"
 _SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
@@ -874,6 +876,9 @@ def _cell_counts(groups: _Groups, cells: list[np.ndarray], joint: int) -> sp.csr
     each. Every column weighs the same in the balanced holdout's objective: weighting the categories of single
     columns 2, 4 or 8 times a joint cell changed neither balance by more than noise once the local search runs
     (benchmarks/bench_holdout.py, five trials each)."""
+    import scipy.sparse as sp  # here, not at the top: only the balancing schemes count cells, and the folds
+    # command should not pay a seventh of a second to load scipy for a grouped k-fold
+
     rows, columns = [], []
     offset = 0
     for code in _cell_codes(cells, joint):
