@@ -173,16 +173,23 @@ CLI = st.sampled_from([True, False, False, False])
     cli=CLI,
 )
 def test_flipped_bytes(tmp_path, name, flips, cut, cli):
-    text = bytearray(orjson.dumps(_bases()[name], option=orjson.OPT_INDENT_2))
+    text = damaged(orjson.dumps(_bases()[name], option=orjson.OPT_INDENT_2), flips, cut)
+    _judge(_write(tmp_path, text), "graph" if name == "graph" else "spec", cli)
+
+
+def damaged(text: bytes, flips: list[tuple[float, int]], cut: str | None) -> bytes:
+    """``text`` with a byte at each of ``flips``' places (a fraction of the length) deleted, inserted or
+    replaced, as ``cut`` says (None: replaced)."""
+    out = bytearray(text)
     for where, byte in flips:
-        i = int(where * len(text))
+        i = int(where * len(out))
         if cut == "delete":
-            del text[i]
+            del out[i]
         elif cut == "insert":
-            text.insert(i, byte)
+            out.insert(i, byte)
         else:
-            text[i] = byte
-    _judge(_write(tmp_path, bytes(text)), "graph" if name == "graph" else "spec", cli)
+            out[i] = byte
+    return bytes(out)
 
 
 # --------------------------------------------------------------------------- dropped fields and changed types

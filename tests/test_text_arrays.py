@@ -27,7 +27,7 @@ from depgraph.io import files, textarrays
 from depgraph.io.files import TextArrayDocument, read_json
 from depgraph.spec.files import read_spec, spec_from_document, write_spec
 from depgraph.spec.model import SplitSpec
-from tests.test_fuzz_documents import FUZZ, ODD_VALUES, _bases, _container, _paths_of
+from tests.test_fuzz_documents import FUZZ, ODD_VALUES, _bases, _container, _paths_of, damaged
 
 
 def _layout(value: Any, level: int = 0) -> str:
@@ -46,8 +46,7 @@ def _layout(value: Any, level: int = 0) -> str:
 def _outcome(path: Path, kind: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
     """What the reader makes of ``path`` with the Arrow path on (every size) or off: the file's bytes written
     again, or the error's code and message."""
-    monkeypatch.setattr(files, "TEXT_ARRAYS_FROM", 0 if fast else 1 << 62)
-    monkeypatch.setattr(textarrays, "LONG_LINE", 0)
+    _arrow_path(monkeypatch, fast)
     try:
         if kind == "graph":
             graph = read_graph(path)
@@ -58,6 +57,12 @@ def _outcome(path: Path, kind: str, fast: bool, monkeypatch: pytest.MonkeyPatch)
         return spec.to_json_bytes(), spec.digest
     except DepgraphError as err:
         return err.code, err.message
+
+
+def _arrow_path(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    """Long text arrays read through Arrow in documents of every size and every line length (``on``), or never."""
+    monkeypatch.setattr(files, "TEXT_ARRAYS_FROM", 0 if on else 1 << 62)
+    monkeypatch.setattr(textarrays, "LONG_LINE", 0)
 
 
 def _same_either_way(tmp_path: Path, text: bytes, kind: str, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -76,8 +81,7 @@ def _kind(name: str) -> str:
 def test_a_document_as_depgraph_lays_it_out_takes_the_arrow_path(tmp_path, name, monkeypatch):
     path = tmp_path / "document.json"
     path.write_text(_layout(_bases()[name]), encoding="utf-8")
-    monkeypatch.setattr(files, "TEXT_ARRAYS_FROM", 0)
-    monkeypatch.setattr(textarrays, "LONG_LINE", 0)
+    _arrow_path(monkeypatch, True)
     doc = read_json(path, text_arrays=True)
     assert isinstance(doc, TextArrayDocument)
     assert any(hasattr(v, "to_pylist") for v in _leaves(doc))  # some arrays came from Arrow
@@ -115,16 +119,7 @@ def _as_lists(value: Any) -> Any:
     cut=st.sampled_from([None, "delete", "insert"]),
 )
 def test_flipped_bytes_read_the_same_either_way(tmp_path, monkeypatch, name, flips, cut):
-    text = bytearray(_layout(_bases()[name]).encode("utf-8"))
-    for where, byte in flips:
-        i = int(where * len(text))
-        if cut == "delete":
-            del text[i]
-        elif cut == "insert":
-            text.insert(i, byte)
-        else:
-            text[i] = byte
-    _same_either_way(tmp_path, bytes(text), _kind(name), monkeypatch)
+    _same_either_way(tmp_path, damaged(_layout(_bases()[name]).encode("utf-8"), flips, cut), _kind(name), monkeypatch)
 
 
 #: Elements a text array may be given: other JSON types, and text JSON escapes or Arrow might spell its own way.

@@ -38,7 +38,7 @@ from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_c
 from depgraph.graph.model import StudyGraph, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
 from depgraph.io.columnar import arrow_column, is_columnar, output_form
-from depgraph.io.files import TextArrayDocument, atomic_write_bytes, read_json
+from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
 from depgraph.io.jsoncolumns import is_json_array, json_array, numbers, scalars, strings
 from depgraph.io.schemas import check_document
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
@@ -66,13 +66,7 @@ def graph_from_json(path: str | os.PathLike[str], doc: Any) -> StudyGraph:
     """The graph of the JSON file at ``path``, whose parsed document is ``doc``. A document whose long text
     arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) and that fails a check is
     read again the usual way, so the refusal is the exact reader's."""
-    source = f"graph file {str(path)!r}"
-    if not isinstance(doc, TextArrayDocument):
-        return graph_from_document(doc, source)
-    try:
-        return graph_from_document(doc, source)
-    except Exception:  # the exact reader names the fault (or reads what this path could not)
-        return graph_from_document(read_json(path, "graph file"), source)
+    return read_parsed(path, "graph file", doc, lambda parsed: graph_from_document(parsed, f"graph file {str(path)!r}"))
 
 
 def graph_document(graph: StudyGraph) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import orjson
@@ -33,6 +34,7 @@ from depgraph.io.tables import MISSING_TOKENS as MISSING_TOKENS  # re-exported: 
 from depgraph.io.tables import checked_frame, frame_from_arrow, read_table_file
 
 TableLike = Any  # pandas / polars DataFrame, pyarrow Table, or a path
+T = TypeVar("T")
 
 
 def existing_file(path: str | os.PathLike[str], what: str = "file") -> Path:
@@ -157,6 +159,18 @@ TEXT_ARRAYS_FROM = 1 << 22
 class TextArrayDocument(dict):  # type: ignore[type-arg]
     """A parsed document some of whose long text arrays are Arrow string arrays (:func:`read_json` with
     ``text_arrays``); a reader that finds fault with it reads the file again the usual way."""
+
+
+def read_parsed(path: str | os.PathLike[str], what: str, doc: Any, read: Callable[[Any], T]) -> T:
+    """``read(doc)``, ``doc`` being the parse of the JSON file at ``path`` (``what`` it is, as given to
+    :func:`read_json`). A :class:`TextArrayDocument` that fails any check of ``read`` is read again the usual way,
+    so the refusal is the exact reader's (or the file is read where the Arrow path could not)."""
+    if not isinstance(doc, TextArrayDocument):
+        return read(doc)
+    try:
+        return read(doc)
+    except Exception:  # the exact reader names the fault
+        return read(read_json(path, what))
 
 
 def _with_text_arrays(raw: bytes, path: str | os.PathLike[str], what: str) -> TextArrayDocument | None:

@@ -25,7 +25,7 @@ from depgraph.common.arguments import instance
 from depgraph.common.arrays import text_series
 from depgraph.errors import DepgraphError
 from depgraph.io.columnar import is_columnar, output_form
-from depgraph.io.files import TextArrayDocument, atomic_write_bytes, read_json
+from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
 from depgraph.io.jsoncolumns import positions, strings
 from depgraph.io.schemas import check_document
 from depgraph.spec.columnar import spec_from_columnar, write_columnar_spec
@@ -61,12 +61,7 @@ def spec_from_json(path: str | os.PathLike[str], doc: Any, verify_key: str | byt
     arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) and that fails a check is
     read again the usual way, so the refusal is the exact reader's."""
     source = f"spec file {str(path)!r}"
-    if not isinstance(doc, TextArrayDocument):
-        return spec_from_document(doc, source, verify_key=verify_key)
-    try:
-        return spec_from_document(doc, source, verify_key=verify_key)
-    except Exception:  # the exact reader names the fault (or reads what this path could not)
-        return spec_from_document(read_json(path, "spec file"), source, verify_key=verify_key)
+    return read_parsed(path, "spec file", doc, lambda parsed: spec_from_document(parsed, source, verify_key=verify_key))
 
 
 def spec_from_document(doc: Any, source: str = "spec", verify_key: str | bytes | None = None) -> SplitSpec:
