@@ -1,11 +1,12 @@
 """Long text arrays parsed by Arrow (depgraph.io.textarrays) read exactly what the usual JSON path reads.
 
-A large graph or spec file has its long arrays of ids parsed by ``pyarrow.json`` instead of orjson. Here the size
-thresholds are lowered to nothing, so small documents take that path, and every outcome is compared with the usual
-path's: the same graph or spec (same bytes, same digest) when a file is accepted, the same error code and message
-when it is refused. The documents are written as depgraph writes them (each array of scalars on one line), then
-damaged: bytes flipped inside and around the long lines, array elements changed to other types or to text JSON
-must escape, keys repeated on a long line, whole members moved onto one line.
+A large graph or spec file has its long arrays of ids cut apart at their quotes (where written compactly without
+escapes) or parsed by ``pyarrow.json``, instead of by orjson; the quote cutting is also held to orjson directly.
+Here the size thresholds are lowered to nothing, so small documents take that path, and every outcome is compared
+with the usual path's: the same graph or spec (same bytes, same digest) when a file is accepted, the same error
+code and message when it is refused. The documents are written as depgraph writes them (each array of scalars on
+one line), then damaged: bytes flipped inside and around the long lines, array elements changed to other types or
+to text JSON must escape, keys repeated on a long line, whole members moved onto one line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import orjson
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -179,3 +182,58 @@ def test_any_ids_a_graph_and_its_spec_hold_read_the_same_either_way(tmp_path, mo
     spec_read = _same_either_way(tmp_path, (tmp_path / "s.json").read_bytes(), "spec", monkeypatch)
     assert graph_read == (tmp_path / "g.json").read_bytes()
     assert spec_read[1] == spec.digest
+
+
+# --------------------------------------------------------------------------- arrays cut apart at their quotes
+def _quote_split(span: bytes) -> list[str] | None:
+    array = textarrays.plain_text_array(np.frombuffer(span, dtype=np.uint8))
+    return None if array is None else array.to_pylist()
+
+
+def _json_text_list(span: bytes) -> list[str] | None:
+    """What a JSON parser makes of ``span``: the list, when it is a list of text; None otherwise."""
+    try:
+        value = orjson.loads(span)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+any_text = st.text(st.characters(codec="utf-8", exclude_characters="\ud800"), max_size=6)
+
+
+@settings(FUZZ, max_examples=300)
+@given(values=st.lists(any_text, min_size=1, max_size=8))
+def test_a_compact_array_of_text_is_cut_apart_at_its_quotes_exactly(values):
+    span = orjson.dumps(values)
+    escaped = b"\\" in span  # quotes, backslashes, control characters: the JSON reader's case
+    assert _quote_split(span) == (None if escaped else values)
+
+
+@settings(FUZZ, max_examples=500)
+@given(
+    values=st.lists(st.text(st.sampled_from('ab,"[] \\\x01é'), max_size=4), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_a_damaged_array_is_cut_apart_only_when_a_json_parser_reads_the_same_text(values, data):
+    span = bytearray(orjson.dumps(values))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(span)))
+        edit = data.draw(st.sampled_from(["insert", "replace", "delete"]))
+        byte = data.draw(st.sampled_from(list(b'",[] \\a\x00\x1f\xc3\xa9\xed\xa0\x80\xff')))
+        if edit == "insert":
+            span.insert(at, byte)
+        elif at < len(span):
+            span[at : at + 1] = bytes([byte]) if edit == "replace" else b""
+    found = _quote_split(bytes(span))
+    if found is not None:  # never a list a JSON parser does not read, never another list than it reads
+        assert found == _json_text_list(bytes(span))
+
+
+@pytest.mark.parametrize(
+    "span",
+    [b'["a" ,"b"]', b'["a",,"b"]', b'["a""b"]', b'["a",1]', b'["a",null]', b'["a","b",]', b'["a"],["b"]',
+     b'["a\\"b"]', b'["a\x01"]', b'["\xed\xa0\x80"]', b'["\xc3"]', b'["a"]]', b'[["a"]]', b'["a"'],
+)  # fmt: skip
+def test_what_is_not_a_compact_array_of_text_is_left_to_the_json_reader(span):
+    assert _quote_split(span) is None
