@@ -19,7 +19,7 @@ from depgraph.cli.main import COMMANDS, command
 WORKTREE = Path(__file__).resolve().parents[1]
 #: Libraries a command may load only when it uses them.
 LIBRARIES = ("pandas", "pandas.plotting", "numpy", "pyarrow", "scipy", "pydantic", "jsonschema", "matplotlib",
-             "networkx", "sklearn", "torch", "rich")  # fmt: skip
+             "networkx", "sklearn", "torch", "rich", "depgraph.spec.model")  # fmt: skip
 #: Runs the CLI in-process, then writes which of LIBRARIES were loaded (to the file in DEPGRAPH_LOADED).
 RUN = (
     "import json, os, sys\n"
@@ -56,7 +56,7 @@ META = "sample_id,subject_id,batch_id,outcome_id\n" + "".join(
 #: Each step of the user's path, and the libraries it must not load: it does not use them.
 STEPS = [
     (["build", "meta.csv", "-o", "g.json"], {"scipy", "jsonschema", "matplotlib", "networkx", "sklearn", "torch"}),
-    (["validate", "g.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
+    (["validate", "g.json"], {"matplotlib", "networkx", "sklearn", "torch", "depgraph.spec.model"}),
     (["derive", "g.json", "--mode", "subject", "-o", "s.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
     (
         ["folds", "s.json", "--scheme", "group-kfold", "-k", "3", "-o", "f.json"],
@@ -77,6 +77,8 @@ def test_each_command_loads_only_what_it_uses(tmp_path):
     # and the report, which draws, does load matplotlib: the check above can see a library being loaded
     code, libraries = loaded(tmp_path, "report", "f.json", "-o", "r.html")
     assert code == 0 and "matplotlib" in libraries
+    # validating a spec loads the spec's model, which validating a graph does not
+    assert "depgraph.spec.model" in loaded(tmp_path, "validate", "f.json")[1]
 
 
 def test_the_command_list_is_each_commands_own_first_sentence():

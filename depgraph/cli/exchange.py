@@ -24,8 +24,8 @@ from depgraph.cli.commandline import (
     refuse_given,
     text_table,
 )
-from depgraph.cli.documents import peeked_graph, peeked_spec
-from depgraph.cli.specs import SIGN_HELP, print_spec, signed_note, signing_key, write_signed_spec
+from depgraph.cli.documents import peeked_graph
+from depgraph.cli.specs import SIGN_HELP, peeked_spec, print_spec, signed_note, signing_key, write_signed_spec
 from depgraph.errors import DepgraphError
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.graph.files import write_graph

@@ -10,7 +10,8 @@ import numpy as np
 from depgraph.cli.commandline import SEVERITY_STYLE, check_environment, out, styled
 from depgraph.common.identifiers import formula_like
 from depgraph.errors import describe_ids
-from depgraph.spec.files import write_spec
+from depgraph.io.columnar import Peeked
+from depgraph.spec.files import read_spec, spec_from_json, write_spec
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import key_from_env
 
@@ -70,3 +71,10 @@ def _formula_like_cells(spec: SplitSpec) -> str:
         f"cells begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a formula: "
         f"{'; '.join(found)}; exports keep them exact (export --excel-safe writes a CSV meant for spreadsheets)"
     )
+
+
+def peeked_spec(path: Path, found: Peeked, verify_key: bytes | None = None) -> SplitSpec:
+    """The split spec at ``path``, which ``found`` peeked, its signature checked with ``verify_key``."""
+    if found.columnar:
+        return read_spec(path, verify_key=verify_key)
+    return spec_from_json(path, found.document, verify_key=verify_key)

@@ -16,12 +16,11 @@ from depgraph.cli.commandline import (
     refuse_given,
     stage,
 )
-from depgraph.cli.documents import peeked_graph, peeked_spec
-from depgraph.cli.specs import print_spec
+from depgraph.cli.documents import peeked_graph
 from depgraph.errors import DepgraphError
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.io.columnar import peek_document
-from depgraph.spec.privacy import key_from_env
+from depgraph.spec.keys import key_from_env
 from depgraph.validation.rules import validate
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -63,6 +62,10 @@ def validate_command(
     doc = found.document
     if found.format == SPEC_FORMAT:
         refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_splits")
+        # the spec's modules (its pydantic model, a tenth of a second to load) only for a spec: validating a graph,
+        # the usual case, never needs them (tests/test_startup.py)
+        from depgraph.cli.specs import peeked_spec, print_spec
+
         spec = peeked_spec(document, found, verify_key=key)
         if as_json:
             sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")

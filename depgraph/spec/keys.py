@@ -2,7 +2,8 @@
 
 A key must carry at least :data:`MIN_KEY_BITS` estimated bits (:func:`key_bits`): a short, repetitive or
 patterned key is refused, since anyone who guesses it can hash candidate ids and recognise them, or sign a
-spec of their own. Keys are text or bytes; anything else is refused by name.
+spec of their own. Keys are text or bytes; anything else is refused by name. On the command line a key is only
+ever read from the environment (:func:`key_from_env`).
 
 >>> check_key(b"0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff")[:4]
 b'0f1e'
@@ -11,6 +12,7 @@ b'0f1e'
 from __future__ import annotations
 
 import math
+import os
 import string
 from collections import Counter
 
@@ -20,6 +22,8 @@ from depgraph.errors import DepgraphError
 
 #: Keys estimated below this many bits (:func:`key_bits`) are refused.
 MIN_KEY_BITS = 128
+#: The environment variable a pseudonymisation key is read from unless another is named (:func:`key_from_env`).
+DEFAULT_KEY_ENV = "DEPGRAPH_PSEUDONYM_KEY"
 _HEX = frozenset(string.hexdigits)
 _BASE64 = frozenset(string.ascii_letters + string.digits + "+/-_")  # base64 and base64url
 _PRINTABLE_ASCII = 95
@@ -109,3 +113,16 @@ def _period(text: str) -> int:
             k += 1
         border[i] = k
     return len(text) - (border[-1] if text else 0)
+
+
+def key_from_env(variable: str = DEFAULT_KEY_ENV, purpose: str = "pseudonymisation") -> bytes:
+    """The pseudonymisation key (or, with ``purpose="signing"``, a spec signing key: the same rules) from an
+    environment variable (never from the command line, where it would land in shell history and process lists),
+    refused when unset, empty or weaker than :data:`MIN_KEY_BITS` (:func:`check_key`)."""
+    value = os.environ.get(variable)
+    if not value:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{purpose} needs a key in the environment variable {variable} (it is unset or empty)",
+        )
+    return check_key(value, f"the key in the environment variable {variable}")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 
 import numpy as np
 import pandas as pd
@@ -40,13 +39,14 @@ from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
 from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
 from depgraph.spec.columns import SAMPLE_COLUMNS, portable_parameters
+from depgraph.spec.keys import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from depgraph.spec.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the rules are documented here
 from depgraph.spec.keys import check_key as check_key
 from depgraph.spec.keys import key_bits as key_bits
+from depgraph.spec.keys import key_from_env as key_from_env
 from depgraph.spec.model import Pseudonymization, SpecWarning, SplitSpec, summarise
 
 HEX_DIGITS = 32
-DEFAULT_KEY_ENV = "DEPGRAPH_PSEUDONYM_KEY"
 _FINGERPRINT_LABEL = "depgraph pseudonymization key fingerprint"
 
 
@@ -59,19 +59,6 @@ def pseudonym(key: str | bytes, value: str, hex_digits: int = HEX_DIGITS) -> str
 def key_fingerprint(key: str | bytes) -> str:
     """A check value for the key (HMAC of a fixed label); reveals no id."""
     return pseudonym(key, _FINGERPRINT_LABEL, 16)
-
-
-def key_from_env(variable: str = DEFAULT_KEY_ENV, purpose: str = "pseudonymisation") -> bytes:
-    """The pseudonymisation key (or, with ``purpose="signing"``, a spec signing key: the same rules) from an
-    environment variable (never from the command line, where it would land in shell history and process lists),
-    refused when unset, empty or weaker than :data:`MIN_KEY_BITS` (:func:`check_key`)."""
-    value = os.environ.get(variable)
-    if not value:
-        raise DepgraphError(
-            "invalid_argument",
-            f"{purpose} needs a key in the environment variable {variable} (it is unset or empty)",
-        )
-    return check_key(value, f"the key in the environment variable {variable}")
 
 
 def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
