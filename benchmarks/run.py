@@ -191,6 +191,11 @@ FLOOR = (
 )
 
 
+#: What every step of the path must load before any work, whatever depgraph does: the table libraries and the
+#: command-line parser (typer loads pydantic to convert its options). Four steps pay it four times.
+IMPORTS = "import numpy, pyarrow.parquet, pandas, typer, typer._adapters"
+
+
 def cli_commands(workdir: Path, form: str) -> dict[str, list[str]]:
     """The four commands of the user's path in ``form`` (json or columnar), run in ``workdir``."""
     graph, spec, folds = CLI_FILES[form]
@@ -226,6 +231,7 @@ def cli_run(workdir: Path) -> dict:
     row["floor_seconds"] = round(
         timed_process([sys.executable, "-c", FLOOR, "metadata.csv", "floor.json"], workdir)[0], 3
     )
+    row["imports_seconds"] = round(timed_process([sys.executable, "-c", IMPORTS], workdir)[0], 3)
     for form in CLI_FILES:
         for name, args in cli_commands(workdir, form).items():
             seconds, peak = timed_process([*DEPGRAPH, *args], workdir, ok=(0, 1))  # validate: 1 = findings
@@ -272,9 +278,13 @@ def run_cli(n: int, keep: Path | None, repeats: int = 3) -> dict:
         "peak_memory_gb": {k: max(r["peak_memory_gb"][k] for r in runs) for k in runs[0]["peak_memory_gb"]},
         "file_mb": runs[0]["file_mb"],
         "floor_seconds": round(median(r["floor_seconds"] for r in runs), 3),
+        "imports_seconds": round(median(r["imports_seconds"] for r in runs), 3),
         "in_process_target_seconds": round(median(t["target_seconds"] for t in targets), 3),
         "in_process_target_peak_memory_gb": max(t["target_peak_memory_gb"] for t in targets),
     }
+    row["imports_of_the_steps_vs_target"] = round(
+        len(CLI_STEPS) * row["imports_seconds"] / row["in_process_target_seconds"], 2
+    )
     for form in CLI_FILES:
         total = round(sum(seconds[f"{form} {step}"] for step in CLI_STEPS), 3)
         row[f"{form}_total_seconds"] = total
@@ -293,6 +303,8 @@ def print_cli(rows: list[dict]) -> None:
         print(f"{'  / fresh-process floor':<28}" + "".join(f"{r[form + '_vs_floor']:>13.2f}x" for r in rows))
     print(f"{'in-process target':<28}" + "".join(f"{r['in_process_target_seconds']:>13.2f}s" for r in rows))
     print(f"{'fresh-process floor':<28}" + "".join(f"{r['floor_seconds']:>13.2f}s" for r in rows))
+    print(f"{'libraries loaded (a step)':<28}" + "".join(f"{r['imports_seconds']:>13.2f}s" for r in rows))
+    print(f"{'  x steps / target':<28}" + "".join(f"{r['imports_of_the_steps_vs_target']:>13.2f}x" for r in rows))
     print(
         f"{'peak memory (largest step)':<28}" + "".join(f"{max(r['peak_memory_gb'].values()):>12.2f}GB" for r in rows)
     )

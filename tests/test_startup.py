@@ -87,3 +87,27 @@ def test_the_command_list_is_each_commands_own_first_sentence():
         loaded_command = command(name)
         assert loaded_command.name == name, module
         assert loaded_command.get_short_help_str() == short, name
+
+
+#: Prints the memory pool Arrow allocates from in a fresh process, after ``{before}``.
+POOL = "{before}\nimport pyarrow as pa\nprint(pa.default_memory_pool().backend_name)\n"
+
+
+def arrow_pool(before: str, given: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    env["PYTHONPATH"] = str(WORKTREE)
+    if given is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = given
+    code = POOL.format(before=before)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "system"), ("mimalloc", "mimalloc")])
+def test_the_command_line_allocates_arrow_memory_from_malloc_unless_told_otherwise(given, expected):
+    assert arrow_pool("from depgraph.cli.main import prepare_process; prepare_process()", given) == expected
+
+
+def test_the_library_leaves_arrows_memory_pool_alone():
+    assert arrow_pool("import depgraph, depgraph.cli.main", None) == arrow_pool("pass", None)
