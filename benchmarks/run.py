@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from depgraph import add_kinship, add_spatial
+from depgraph.cli.main import ARROW_POOL
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HERE = Path(__file__).resolve().parent
@@ -208,8 +209,10 @@ def cli_commands(workdir: Path, form: str) -> dict[str, list[str]]:
 
 
 #: Child processes run as on a user's machine: with Python's bytecode caches (some sandboxes turn them off, and
-#: every process would then compile depgraph's modules again, a fifth of a second).
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: every process would then compile depgraph's modules again, a fifth of a second). All of them — the floor and
+#: the in-process target path too — allocate Arrow memory from malloc, as the command line does
+#: (``depgraph.cli.main.ARROW_POOL``): the comparison is between the path's shapes, not between allocators.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {ARROW_POOL[0]: ARROW_POOL[1]}
 
 
 def timed_process(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
