@@ -410,3 +410,20 @@ def test_a_graph_is_not_written_under_a_specs_name(tmp_path, demo_graph, capsys)
     err = capsys.readouterr().err
     assert "named for the" in err or "is named .dgspec" in err
     assert not (tmp_path / "g.dgspec").exists()
+
+
+def test_a_table_that_cannot_be_written_leaves_nothing_behind(tmp_path, monkeypatch):
+    graph = from_metadata(pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "subject_id": list("aabbcc"),
+                                        "batch_id": list("xyxyxy")}))  # fmt: skip
+    real = pq.write_table
+
+    def failing(table: pa.Table, where: Path, **options: object) -> None:
+        if "Subject" in str(where):  # the disk fills while the tables are written two at a time
+            raise OSError(28, "No space left on device")
+        real(table, where, **options)
+
+    monkeypatch.setattr(pq, "write_table", failing)
+    with pytest.raises(DepgraphError, match=re.escape("g.dggraph' cannot be written: No space left on device")) as info:
+        write_graph(graph, tmp_path / "g.dggraph")
+    assert info.value.code == "io"
+    assert list(tmp_path.iterdir()) == []  # nothing half-written, no staging directory left

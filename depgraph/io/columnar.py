@@ -82,8 +82,14 @@ def write_columnar(path: str | os.PathLike[str], manifest: dict[str, Any], table
         # Parquet writes one file on one thread, outside the GIL: a graph's fifteen tables are written two at a
         # time (half the time on two cores); each file's bytes are the same whatever the order
         with ThreadPoolExecutor(max_workers=min(len(tables), os.cpu_count() or 1) or 1) as pool:
-            for written in [pool.submit(_write_table, table, staged / name) for name, table in tables.items()]:
-                written.result()
+            writes = [pool.submit(_write_table, table, staged / name) for name, table in tables.items()]
+            try:
+                for written in writes:
+                    written.result()
+            except BaseException:  # a table that cannot be written, or an interrupt: start no other; the pool
+                for written in writes:  # waits for those running before the staged directory is removed
+                    written.cancel()
+                raise
         document = {**manifest, TABLES: listed}
         (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
