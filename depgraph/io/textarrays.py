@@ -95,15 +95,13 @@ def _parsed_arrays(raw: bytes, spans: list[tuple[int, int]]) -> list[pa.Array] |
     writes it (:func:`plain_text_array`), else parsed by Arrow's JSON reader; None if any is not an array of
     text."""
     view = np.frombuffer(raw, dtype=np.uint8)
-    arrays: list[pa.Array | None] = [plain_text_array(view[start:stop]) for start, stop in spans]
-    rest = [span for span, array in zip(spans, arrays, strict=True) if array is None]
-    if rest:
-        parsed = _json_arrays(raw, rest)
-        if parsed is None:
-            return None
-        taken = iter(parsed)
-        arrays = [next(taken) if array is None else array for array in arrays]
-    return arrays  # type: ignore[return-value]
+    cut = [plain_text_array(view[start:stop]) for start, stop in spans]
+    rest = [span for span, array in zip(spans, cut, strict=True) if array is None]
+    parsed = _json_arrays(raw, rest) if rest else []
+    if parsed is None:
+        return None
+    taken = iter(parsed)
+    return [next(taken) if array is None else array for array in cut]
 
 
 def plain_text_array(span: np.ndarray) -> pa.Array | None:
@@ -120,13 +118,13 @@ def plain_text_array(span: np.ndarray) -> pa.Array | None:
     True
     """
     n_bytes = len(span)
-    if n_bytes < 4 or span[0] != 0x5B or span[1] != 0x22 or span[-2] != 0x22 or span[-1] != 0x5D:
-        return None
+    if not 4 <= n_bytes < 2**31 or span[0] != 0x5B or span[1] != 0x22 or span[-2] != 0x22 or span[-1] != 0x5D:
+        return None  # (beyond 2 GiB the text needs 64-bit offsets: the JSON reader's case)
     if ((span < 0x20) | (span == 0x5C)).any():  # a raw control character (never valid) or an escape
         return None
     quotes = np.flatnonzero(span == 0x22)
     opening, closing = quotes[0::2], quotes[1::2]
-    if len(opening) != len(closing) or n_bytes >= 2**31:
+    if len(opening) != len(closing):
         return None
     between = opening[1:] - closing[:-1]
     if len(between) and ((between != 2).any() or (span[closing[:-1] + 1] != 0x2C).any()):
