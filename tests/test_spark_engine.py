@@ -447,6 +447,16 @@ BAD_TABLES = {
     "a kinship above 1": ({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]},
                           {"id1": ["P1"], "id2": ["P2"], "kinship": [1.5]}),
     "no sample_id column": ({"subject_id": ["P1", "P2"]}, None),
+    "a sample id holding a tab": ({"sample_id": ["S1", "S\t2"], "subject_id": ["P1", "P2"]}, None),
+    "a batch id holding a line break": ({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B\n2"]}, None),
+    "a kinship id holding a control character": ({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]},
+                                                 {"id1": ["P1"], "id2": ["P\x002"], "kinship": [0.3]}),
+    "a subject written composed and decomposed": ({"sample_id": ["S1", "S2"],
+                                                   "subject_id": ["Jos\u00e9", "Jose\u0301"]}, None),
+    "a subject written with the Kelvin sign and K": ({"sample_id": ["S1", "S2"],
+                                                      "subject_id": ["\u212a7", "K7"]}, None),
+    "two decomposed spellings of one site": ({"sample_id": ["S1", "S2", "S3"],
+                                              "site_id": ["A\u0301\u0323", "A\u0323\u0301", "B"]}, None),
 }  # fmt: skip
 
 
@@ -462,6 +472,27 @@ def test_bad_tables_get_the_single_machine_codes(spark, name):
         graph = tables.from_metadata(spark.createDataFrame(metadata))
         tables.add_kinship(graph, spark.createDataFrame(kinship), "first")
     assert on_spark.value.code == single.value.code, (single.value, on_spark.value)
+
+
+def test_ids_written_twice_in_unicode_are_refused_not_split(spark):
+    """A subject written composed on one sample and decomposed on another is one person: Spark refuses it, naming
+    both spellings, as the single-machine engine does; Unicode ids that are not twins pass and group as there."""
+    from depgraph.spark import tables
+    from depgraph.spark.derive import derive as derive_spark
+
+    twins = pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["Jos\u00e9", "Jose\u0301", "Zoë"]})
+    with pytest.raises(DepgraphError) as single:
+        from_metadata(twins)
+    with pytest.raises(DepgraphError) as on_spark:
+        tables.from_metadata(spark.createDataFrame(twins))
+    assert (on_spark.value.code, on_spark.value.details["ids"]) == ("ambiguity", ["Jos\u00e9", "Jose\u0301"])
+    assert single.value.details["ids"] == on_spark.value.details["ids"]
+    assert "'Jos\\xe9' and 'Jose\\u0301' differ only in Unicode normalisation" in on_spark.value.message
+    distinct = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["Jos\u00e9", "Jos\u00e9", "Zoë",
+                                                                                   "Jose"]})  # fmt: skip
+    on_spark_groups = derive_spark(tables.from_metadata(spark.createDataFrame(distinct)), "subject").groups()
+    assert on_spark_groups == derive(from_metadata(distinct), "subject").groups()
+    assert len(set(on_spark_groups.values())) == 3
 
 
 def test_float_ids_are_refused_rather_than_guessed(spark):
@@ -700,6 +731,40 @@ def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
         write_spark_spec(partition, tmp_path / "empty.dgspec", "covariate-bins", by="age", n_splits=3,
                          thresholds=[90.0, 95.0], attributes="all")  # fmt: skip
     assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+
+
+def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spark):
+    """Hash folds keyed on a sample column report how they follow the outcome, as on one machine: a note without
+    an outcome, Cramér's V with its warning when the outcome follows the folds; the same balance and digest (the
+    association block was once left out on Spark, and the digests differed)."""
+    from depgraph.spark.derive import derive as derive_spark
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    n = 40
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i:02d}" for i in range(n)], "subject_id": [f"P{i // 2}" for i in range(n)],
+        "site": [f"site{(i // 2) % 12}" for i in range(n)],
+    })  # fmt: skip
+    plan = {"n_splits": 3, "salt": "s", "key": ["site"]}
+    for strong in (None, True):
+        graph = from_metadata(metadata)
+        spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
+        (tmp_path / f"g{strong}").mkdir()
+        partition = derive_spark(_on_spark(graph, tmp_path / f"g{strong}", spark), "subject")
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always", DepgraphWarning)
+            expected = assign_folds(spec, "hash", **plan)
+        with warnings.catch_warnings(record=True) as heard_too:
+            warnings.simplefilter("always", DepgraphWarning)
+            digest = write_spark_spec(partition, tmp_path / f"h{strong}.dgspec", "hash", attributes="all", **plan)
+        codes = [[w.message.code for w in h if isinstance(w.message, DepgraphWarning)] for h in (heard, heard_too)]
+        assert codes[0] == codes[1] == (["fold_outcome_association"] if strong else [])
+        got = read_spec(tmp_path / f"h{strong}.dgspec")
+        assert got.folds.balance["association"] == expected.folds.balance["association"]
+        assert got.folds.balance["association"].get("strong") is strong
+        assert digest == got.digest == expected.digest
+        first_fold = set(spec.samples["sample_id"].to_numpy()[expected.folds.splits[0].test])  # the next outcome
+        metadata = metadata.assign(outcome_id=["case" if s in first_fold else "control" for s in metadata.sample_id])
 
 
 def test_r_reads_a_spec_spark_wrote(tmp_path, spark):

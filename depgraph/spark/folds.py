@@ -142,6 +142,8 @@ def plan_folds(
                 f"{HASH_SPLITS - 1})",
             )
         k, repeats = scheme.n_splits, 1
+        if scheme.key:  # folds keyed on sample columns may follow the outcome: reported (and warned) as on one machine
+            extra_balance = {"association": _association(samples, folds, f"hash folds keyed on {','.join(scheme.key)}")}
     elif isinstance(scheme, CovariateBins):
         folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
         k, repeats = scheme.n_splits, 1
@@ -219,20 +221,25 @@ def _covariate_bins(
     folds = valued.join(placed.select("group_id", "split"), "group_id")
     spanning = folds.where(_bin(F.col("_value"), thresholds) != F.col("split")).select("group_id").distinct().count()
     parameters = {"thresholds_from": "given" if given else "this spec"}
-    if "stratum" in samples.columns:
-        pairs = folds.join(samples.where(F.col("stratum").isNotNull()).select("row", "stratum"), "row")
-        counts = pairs.groupBy("split", "stratum").count().toArrow()
-        _, fold_codes = np.unique(_numpy(counts, "split"), return_inverse=True)
-        strata = counts.column("stratum").to_pylist()
-        names = sorted(set(strata))
-        stratum_codes = np.searchsorted(np.array(names, dtype=object), np.array(strata, dtype=object))
-        table = np.zeros((int(fold_codes.max(initial=-1)) + 1, len(names)), dtype=np.int64)
-        table[fold_codes, stratum_codes] = _numpy(counts, "count")
-        association = association_report(cramers_v_of_table(table), int(table.sum()), f"covariate bins of {by}")
-    else:
-        association = {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
-    balance = {"groups_spanning_bins": spanning, "association": association}
+    balance = {"groups_spanning_bins": spanning, "association": _association(samples, folds, f"covariate bins of {by}")}
     return folds.select("row", "sample_id", "split"), scheme, parameters, balance
+
+
+def _association(samples: DataFrame, folds: DataFrame, what: str) -> dict[str, Any]:
+    """How strongly the folds (``row``, ``split``: each sample's test fold) follow the outcome, as
+    :func:`~depgraph.folds.covariates.fold_association` reports it on one machine (and warns): Cramér's V from the
+    fold × stratum counts, counted in Spark; samples without a stratum left out."""
+    if "stratum" not in samples.columns:
+        return {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
+    pairs = folds.join(samples.where(F.col("stratum").isNotNull()).select("row", "stratum"), "row")
+    counts = pairs.groupBy("split", "stratum").count().toArrow()
+    _, fold_codes = np.unique(_numpy(counts, "split"), return_inverse=True)
+    strata = counts.column("stratum").to_pylist()
+    names = sorted(set(strata))
+    stratum_codes = np.searchsorted(np.array(names, dtype=object), np.array(strata, dtype=object))
+    table = np.zeros((int(fold_codes.max(initial=-1)) + 1, len(names)), dtype=np.int64)
+    table[fold_codes, stratum_codes] = _numpy(counts, "count")
+    return association_report(cramers_v_of_table(table), int(table.sum()), what)
 
 
 #: Spark's types of a column covariate bins read as numbers (booleans as 0 and 1, as pandas reads them).

@@ -11,6 +11,10 @@ code, as the single-machine engine refuses it:
 a missing ``sample_id`` column, an id column of floats  ``schema`` / ``invalid_argument``
 no rows                                                 ``empty_input``
 a row without a sample id; a time without a timepoint  ``missing_id``
+an id holding a line break, a tab or another control    ``invalid_value``
+character (metadata and pair tables)
+two spellings of one id that differ only in Unicode     ``ambiguity``
+normalisation (``"José"`` composed and decomposed)
 rows of one sample that disagree (a sample with two     ``ambiguity``
 subjects, without ``allow_multi_subject_samples``)
 a pair naming an id the graph lacks                     ``reference`` (``unknown="ignore"`` drops it)
@@ -21,8 +25,11 @@ Each table is a DataFrame or the path of one Spark reads (:func:`read_table`): P
 parts), or CSV / TSV with a header row, every row parsed before use.
 
 Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text. A float id column is
-refused rather than guessed at (``1.0`` or ``1``?). Sample attributes (other columns) are not carried: a spec
-written from DataFrame inputs has none (carry them from a graph file, :func:`~depgraph.spark.graph.read_graph`).
+refused rather than guessed at (``1.0`` or ``1``?). Ids that are not plain ASCII are compared in their composed
+Unicode form (NFC) by Arrow, as the single-machine engine compares them: that one step runs in the executors'
+Python (it needs pyarrow there), and only on the distinct ids that are not ASCII. Sample attributes (other columns)
+are not carried: a spec written from DataFrame inputs has none (carry them from a graph file,
+:func:`~depgraph.spark.graph.read_graph`).
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from pyspark.sql import DataFrame, SparkSession
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.errors import DepgraphError, describe_ids
@@ -49,6 +58,9 @@ ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
 TEXT_KINDS = frozenset({"string"})
 #: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
 Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
+#: An id holding one of these is refused (a quoting accident; no export could write it back), and ids holding only
+#: plain ASCII need no Unicode comparison: Java regular expressions, over every row.
+CONTROL, PLAIN_ASCII = r"[\x00-\x1f]", r"^[\x00-\x7f]*$"
 #: Delimiters of the delimited files read, by their suffix.
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
 
@@ -135,6 +147,71 @@ def _refuse_missing(frame: DataFrame, column: str, what: str) -> None:
         raise DepgraphError("missing_id", f"{what}: {column} is missing or blank in {count} row(s)", column=column)
 
 
+def _refuse_control_characters(frame: DataFrame, columns: Sequence[str], what: str) -> None:
+    """``invalid_value`` when an id of ``columns`` holds a line break, a tab or another control character, naming
+    the column, how many rows and the first such ids (one pass over the rows when there is none)."""
+    if not frame.where(_any(F.col(c).rlike(CONTROL) for c in columns)).limit(1).count():
+        return
+    for column in columns:
+        bad = frame.where(F.col(column).rlike(CONTROL))
+        shown = first_values(bad, column, 3)
+        if shown:
+            raise DepgraphError(
+                "invalid_value",
+                f"{what}: {column} holds a line break, tab or other control character in {bad.count()} row(s) "
+                f"(e.g. {', '.join(repr(v) for v in shown)})",
+                column=column,
+            )
+
+
+def _refuse_unicode_twins(frame: DataFrame, columns: Sequence[str], what: str) -> None:
+    """``ambiguity`` when two ids of one column differ only in Unicode normalisation (a composed and a decomposed
+    accent, the Kelvin sign and ``K``): every person sees one id, the engine would see two entities, and a subject
+    written both ways would be split across train and test. Only the distinct ids that are not plain ASCII are
+    composed (one pass over the rows finds there are none, the usual case)."""
+    if not frame.where(_any(~F.col(c).rlike(PLAIN_ASCII) for c in columns)).limit(1).count():
+        return
+    composed = _composer()
+    for column in columns:
+        ids = frame.where(F.col(column).isNotNull()).select(F.col(column).alias("id")).distinct()
+        wide = ids.where(~F.col("id").rlike(PLAIN_ASCII)).select("id", composed(F.col("id")).alias("nfc"))
+        alike = wide.groupBy("nfc").agg(F.min("id").alias("a"), F.max("id").alias("b")).where(F.col("a") != F.col("b"))
+        also_written = wide.where(F.col("nfc") != F.col("id")).join(ids.withColumnRenamed("id", "nfc"), "nfc")
+        # the composed spelling first when it is written too (as the single-machine engine names them)
+        twins = also_written.select(F.lit(0).alias("kind"), F.col("nfc").alias("a"), F.col("id").alias("b"))
+        twins = twins.unionByName(alike.select(F.lit(1).alias("kind"), "a", "b"))
+        found = twins.orderBy("kind", "a", "b").limit(1).collect()
+        if found:
+            _, first, second = found[0]
+            raise DepgraphError(
+                "ambiguity",
+                f"{what}: {column} values {first!a} and {second!a} differ only in Unicode normalisation (a composed "
+                "and a decomposed accent, or a compatibility letter): they look the same but would be two ids; write "
+                "one of them as the other",
+                column=column,
+                ids=[first, second],
+            )
+
+
+def _composer() -> Any:
+    """An Arrow UDF giving each id in its composed form (NFC) by Arrow's own normaliser, the single-machine
+    engine's. Made here, not at module level, so Spark ships the function itself to the executors (which then need
+    pyarrow, not depgraph)."""
+
+    def nfc(ids: pa.Array) -> pa.Array:
+        return pc.utf8_normalize(ids, form="NFC")
+
+    return F.arrow_udf(nfc, "string")
+
+
+def _any(conditions: Any) -> Column:
+    """The disjunction of ``conditions`` (null counts as false)."""
+    either = F.lit(False)
+    for condition in conditions:
+        either = either | F.coalesce(condition, F.lit(False))
+    return either
+
+
 def from_metadata(
     frame: Table,
     columns: Mapping[str, str] | None = None,
@@ -164,6 +241,8 @@ def from_metadata(
     if frame.limit(1).count() == 0:
         raise DepgraphError("empty_input", f"{what} has no rows")
     _refuse_missing(frame, "sample_id", what)
+    _refuse_control_characters(frame, present, what)
+    _refuse_unicode_twins(frame, present, what)
     if "time_index" in frame.columns:
         if "timepoint_id" not in frame.columns:
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
@@ -255,6 +334,7 @@ def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns:
     pairs = _ids(_ids(pairs, a, what), b, what)
     for column in id_columns:
         _refuse_missing(pairs, column, what)
+    _refuse_control_characters(pairs, id_columns, what)
     selves = first_values(pairs.where(F.col(a) == F.col(b)), a, 5)
     if selves:
         raise DepgraphError("invalid_value", f"{what}: pairs an id with itself ({describe_ids(selves)})")
