@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import warnings
@@ -352,15 +353,22 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
     (tmp_path / "bad.dggraph" / "nodes" / "Sample.parquet").write_bytes(b"not parquet")
 
     def derive_on_spark(graph_file: str, *options: str) -> subprocess.CompletedProcess:
+        master = [] if "--master" in options else ["--master", "local[1]"]
         return subprocess.run(
             [sys.executable, "-m", "depgraph", "derive", str(tmp_path / graph_file), "--mode", "subject",
-             "--engine", "spark", "--master", "local[1]", *options, "-o", str(tmp_path / "s.dgspec")],
+             "--engine", "spark", *master, *options, "-o", str(tmp_path / "s.dgspec")],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
 
+    with socket.socket() as probe:  # a port nothing listens on (Spark would retry it for a minute)
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    nowhere = f"spark://127.0.0.1:{free}"
     cases = [  # Spark's own failure (a setting it refuses), a file it cannot read, options refused before it starts
         (("g.dggraph", "--spark-conf", "spark.sql.shuffle.partitions=0"),
          "depgraph: engine: Spark could not start on local[1]: [INVALID_CONF_VALUE"),
+        (("g.dggraph", "--master", nowhere), f"depgraph: engine: Spark could not start on {nowhere}: no standalone "
+         f"master answers at 127.0.0.1:{free} (Connection refused)"),
         (("bad.dggraph",), "depgraph: parse: graph file"),
         (("g.dggraph", "--spark-conf", "spark.driver.memory"), "depgraph: invalid_argument: --spark-conf takes"),
         (("g.dggraph", "--spark-conf", "driver.memory=1g"), "depgraph: invalid_argument: --spark-conf takes"),

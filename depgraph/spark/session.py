@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import sys
 import warnings
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
+
+from depgraph.errors import DepgraphError
 
 # PySpark 4 warns on every pandas conversion that it is not yet tested with pandas 3; the engine converts only
 # small driver-side tables (timepoints, hubs), which it tests.
@@ -41,6 +44,33 @@ def submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+#: How long each address of a standalone master is given to accept a connection before a session is started on it:
+#: Spark itself retries its registration for a minute and then says only that its context was stopped.
+MASTER_ANSWER_SECONDS = 5.0
+
+
+def check_standalone_master(master: str) -> None:
+    """``engine``, naming each address and why, when no host of a standalone master (``spark://host:port``, or
+    several for high availability, ``spark://h1:7077,h2:7077``) accepts a connection on its port within
+    :data:`MASTER_ANSWER_SECONDS`. Other masters (``local[2]``, ``yarn``, ``k8s://…``) and addresses this does not
+    read are left to Spark, which names what is wrong with them."""
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for address in (a.strip() for a in master.removeprefix("spark://").split(",")):
+        host, colon, port = address.rpartition(":")
+        if not colon or not host or not port.isdigit():
+            return
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=MASTER_ANSWER_SECONDS):
+                return
+        except OSError as exc:
+            reasons.append(f"{address} ({exc.strerror or str(exc) or type(exc).__name__})")
+    raise DepgraphError(
+        "engine", f"Spark could not start on {master}: no standalone master answers at {', '.join(reasons)}"
+    )
+
+
 def local_session(master: str | None = None, settings: dict[str, str] | None = None, *, quiet: bool = False
                   ) -> SparkSession:  # fmt: skip
     """The active session if there is one; under ``spark-submit``, a session on its master and settings (and
@@ -53,6 +83,8 @@ def local_session(master: str | None = None, settings: dict[str, str] | None = N
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    if master is not None:  # a master that cannot be reached is named now, not after a minute of Spark's retries
+        check_standalone_master(master)
     builder = SparkSession.builder.appName("depgraph")
     if master is not None or not submitted():
         builder = builder.master(master or "local[2]")
