@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import orjson
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -230,6 +231,26 @@ def test_report_serialises():
     assert doc["valid"] is True and doc["counts"] == {"repeated_subject_samples": 1, "single_group": 1}
     assert doc["issues"][0]["ids"] == ["subject:P1"]
     assert np.isscalar(doc["metrics"]["n_nodes"])
+
+
+def test_json_report_holds_each_findings_ids_on_one_line():
+    """The JSON report is the report (orjson reads back to_dict), indented, and each finding's ids are one line
+    whatever their number: 20,000 subjects with two samples each are not 20,000 lines."""
+    n = 20_000
+    g = from_metadata(pd.DataFrame({"sample_id": [f"S{i}" for i in range(2 * n)],
+                                    "subject_id": [f"P{i // 2}" for i in range(2 * n)]}))  # fmt: skip
+    report = validate(g)
+    text = report.to_json_bytes()
+    assert orjson.loads(text) == report.to_dict()
+    lines = text.decode().splitlines()
+    assert len(lines) < 30 * (len(report.issues) + 1)
+    long = [line for line in lines if len(line) > 1000]
+    assert [orjson.loads(line.split(": ", 1)[1].rstrip(",")) for line in long] == [
+        list(issue.ids) for issue in report.issues if len(orjson.dumps(list(issue.ids))) > 990
+    ]
+    assert any(len(issue.ids) == n for issue in report.issues)
+    empty = validate(from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "batch_id": ["B1", "B2"]})))
+    assert orjson.loads(empty.to_json_bytes()) == empty.to_dict()
 
 
 def test_every_emitted_code_is_in_the_catalogue(family_meta, family_kinship):
