@@ -327,17 +327,30 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
         threshold="first",
     )
     write_graph(graph, tmp_path / "g.dggraph")
+    key = "an example key, never use it for real"
+    keyed = {**os.environ, "DG_SIGNING": key, "DG_OTHER": key.upper()}
     run = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
-         "--engine", "spark", "--master", "local[1]", "--attributes", "all", "-o", str(tmp_path / "s.dgspec")],
-        capture_output=True, text=True, timeout=600,
+         "--engine", "spark", "--master", "local[1]", "--attributes", "all", "--sign-key-env", "DG_SIGNING",
+         "-o", str(tmp_path / "s.dgspec")],
+        capture_output=True, text=True, timeout=600, env=keyed,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""  # the JVM's log lines and warnings are not the command's to print
     assert "derived relatedness: 8 samples in 4 groups" in run.stdout
     expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph, attributes="all")
     assert "sex" in expected.samples.columns
-    assert read_spec(tmp_path / "s.dgspec").digest == expected.digest
+    got = read_spec(tmp_path / "s.dgspec")
+    assert got.digest == expected.digest
+    assert got.signature == expected.signed(key).signature  # signed as on one machine
+    assert f"(signed, key fingerprint {got.signature.key_fingerprint})" in run.stdout
+    for variable, code in (("DG_SIGNING", 0), ("DG_OTHER", 2)):  # verified with its key, refused with another
+        checked = subprocess.run(
+            [sys.executable, "-m", "depgraph", "validate", str(tmp_path / "s.dgspec"), "--verify-key-env", variable],
+            capture_output=True, text=True, timeout=120, env=keyed,
+        )  # fmt: skip
+        assert checked.returncode == code, checked.stderr
+        assert ("signature verified" in checked.stdout) if code == 0 else ("integrity" in checked.stderr)
     refused = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
          "--engine", "spark", "-o", str(tmp_path / "s.json")],
@@ -357,7 +370,7 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
         return subprocess.run(
             [sys.executable, "-m", "depgraph", "derive", str(tmp_path / graph_file), "--mode", "subject",
              "--engine", "spark", *master, *options, "-o", str(tmp_path / "s.dgspec")],
-            capture_output=True, text=True, timeout=600,
+            capture_output=True, text=True, timeout=600, env={**os.environ, "DG_SHORT": "short"},
         )  # fmt: skip
 
     with socket.socket() as probe:  # a port nothing listens on (Spark would retry it for a minute)
@@ -372,6 +385,7 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
         (("bad.dggraph",), "depgraph: parse: graph file"),
         (("g.dggraph", "--spark-conf", "spark.driver.memory"), "depgraph: invalid_argument: --spark-conf takes"),
         (("g.dggraph", "--spark-conf", "driver.memory=1g"), "depgraph: invalid_argument: --spark-conf takes"),
+        (("g.dggraph", "--sign-key-env", "DG_SHORT"), "depgraph: invalid_argument: the key in the environment variable DG_SHORT"),
     ]  # fmt: skip
     for arguments, start in cases:
         run = derive_on_spark(*arguments)

@@ -32,6 +32,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
 from depgraph.io.files import describe_source, read_bytes, read_table
 from depgraph.io.outputs import Outputs
+from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
 from depgraph.vocab import MODE, NodeType
@@ -105,6 +106,7 @@ def derive_command(
         options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
         options["attributes"] = None if attributes is None else _attribute_names(attributes)
+        options["sign_key"] = signing_key(sign_key_env)
         return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
@@ -179,7 +181,7 @@ def derive_on_spark(
     (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
     shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
     input) is one line, code ``engine``."""
-    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "sign_key_env", "encoding")
+    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "encoding")
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
     if form != "parquet":
         raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
@@ -187,7 +189,7 @@ def derive_on_spark(
     options["strategy"] = None if options["strategy"] is None else canonical(options["strategy"], "_")
     options["via"] = name_list(options["via"], "--via")
     options["priority"] = name_list(options["priority"], "--priority")
-    attributes = options.pop("attributes")
+    attributes, sign_key = options.pop("attributes"), options.pop("sign_key")
     try:  # the optional extra, loaded only for this engine
         from depgraph.spark.derive import derive as derive_spark
         from depgraph.spark.graph import read_graph as read_spark_graph
@@ -209,7 +211,7 @@ def derive_on_spark(
             partition = derive_spark(graph, mode, **options)
         doing = f"write {output.name}"
         with stage(f"writing {output.name}"), plan:
-            write_spark_spec(partition, output, attributes=attributes)
+            write_spark_spec(partition, output, attributes=attributes, sign_key=sign_key)
     except Exception as exc:  # Spark's own failures as one line; depgraph's and Python's pass as they are
         reason = failure(exc)
         if reason is None:
@@ -217,7 +219,8 @@ def derive_on_spark(
         raise DepgraphError("engine", f"Spark could not {doing}: {reason}") from None
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
                      partition.warnings)  # fmt: skip
-    out.print(f"wrote {output}" + (f" ({partition.rounds} rounds of components)" if partition.rounds else ""))
+    signed = "" if sign_key is None else f" (signed, key fingerprint {signing_key_fingerprint(sign_key)})"
+    out.print(f"wrote {output}" + (f" ({partition.rounds} rounds of components)" if partition.rounds else "") + signed)
 
 
 def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, attributes: str | None) -> bytes | None:

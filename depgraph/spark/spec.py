@@ -42,7 +42,8 @@ from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spec.columnar import FOLDS, SAMPLES
 from depgraph.spec.columns import chosen_attributes, portable_parameters
 from depgraph.spec.digest import spec_digest
-from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, SpecWarning, Summary
+from depgraph.spec.keys import check_key
+from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, Signature, SpecWarning, Summary
 from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_resampling
 
 #: Rows read back at a time for the digest.
@@ -178,6 +179,7 @@ def write_spec(
     *,
     driver_groups: int = DRIVER_GROUPS,
     attributes: Sequence[str] | str | None = None,
+    sign_key: str | bytes | None = None,
     **parameters: Any,
 ) -> str:
     """Write ``partition``'s spec in the columnar form at ``path`` (a directory ending ``.dgspec``, written whole:
@@ -188,7 +190,9 @@ def write_spec(
     carries that fold plan, planned in Spark (:mod:`depgraph.spark.folds`) as :func:`depgraph.assign_folds`
     plans it on one machine: the same splits, balance and digest. ``attributes`` carries sample attributes of the
     graph (``"all"``: every one some sample has) as :meth:`~depgraph.spec.model.SplitSpec.from_partition` does:
-    the columns fold schemes key or stratify on."""
+    the columns fold schemes key or stratify on. ``sign_key`` signs it as :meth:`~depgraph.spec.model.SplitSpec.signed`
+    does (HMAC-SHA256 of the digest; the key rules of :mod:`depgraph.spec.keys`, checked before any Spark work)."""
+    key = None if sign_key is None else check_key(sign_key, "the signing key")
     if Path(str(path)).suffix.lower() != ".dgspec":
         raise DepgraphError(
             "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
@@ -218,7 +222,8 @@ def write_spec(
             manifest["folds"] = folds.plan
             tables[FOLDS] = {"rows": tested, "columns": list(FOLD_COLUMNS)}
         digest = spec_digest(manifest, {c: _column_json(parts, c) for c in names}, streamed)
-        document = {**manifest, "digest": digest, TABLES: tables}
+        signature = {} if key is None else {"signature": Signature.of(digest, key).model_dump(mode="json")}
+        document = {**manifest, "digest": digest, **signature, TABLES: tables}
         (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     return digest
 
