@@ -345,6 +345,42 @@ def test_a_columnar_file_replaces_only_a_columnar_file(tmp_path, demo_spec):
     assert link.is_symlink() and read_spec(target).graph_name == demo_spec.graph_name
 
 
+def test_a_folder_holding_some_manifest_is_never_deleted(tmp_path, capsys, demo_spec, demo_graph):
+    """A directory is replaced only when depgraph wrote it: a project folder holding its own manifest.json, or a
+    columnar file someone added a file to, is refused (``io``) and left exactly as it was, by the library and by the
+    command line; a spec written over a graph's columnar file, both depgraph's, is fine."""
+    project = tmp_path / "webapp"
+    (project / "src").mkdir(parents=True)
+    (project / "manifest.json").write_text('{"name": "x"}')
+    (project / "src" / "main.js").write_text("code")
+    annotated = tmp_path / "annotated.dgspec"
+    write_spec(demo_spec, annotated)
+    (annotated / "notes.txt").write_text("mine")
+    impostor = tmp_path / "impostor.dgspec"
+    impostor.mkdir()
+    (impostor / "manifest.json").write_text('{"format": "depgraph.split-spec", "tables": {"samples.parquet": {}}}')
+    (impostor / "thesis.tex").write_text("years of work")
+    cases = [(project, "that is not a depgraph graph's or spec's"), (annotated, "holds 'notes.txt', which is not"),
+             (impostor, "holds 'thesis.tex', which is not")]  # fmt: skip
+    for folder, reason in cases:
+        before = sorted((p.relative_to(folder), p.read_bytes() if p.is_file() else None) for p in folder.rglob("*"))
+        with pytest.raises(DepgraphError, match=re.escape(reason)) as info:
+            write_spec(demo_spec, folder, format="parquet")
+        assert info.value.code == "io" and "replaces only a columnar file it wrote" in info.value.message
+        graph_file = tmp_path / "g.dggraph"
+        write_graph(demo_graph, graph_file)
+        capsys.readouterr()
+        code = main(["derive", str(graph_file), "--mode", "subject", "--format", "parquet", "-o", str(folder)])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("depgraph: io: ") and err.count("\n") == 1, err
+        after = sorted((p.relative_to(folder), p.read_bytes() if p.is_file() else None) for p in folder.rglob("*"))
+        assert after == before, folder
+    ours = tmp_path / "ours"
+    (tmp_path / "g.dggraph").rename(ours)
+    write_spec(demo_spec, ours, format="parquet")  # depgraph's own columnar file: replaced
+    assert read_spec(ours).digest == demo_spec.digest
+
+
 def test_the_form_follows_the_name_or_the_format(tmp_path, demo_spec):
     write_spec(demo_spec, tmp_path / "plain", format="parquet")
     assert (tmp_path / "plain" / "manifest.json").is_file()

@@ -385,7 +385,8 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
         (("bad.dggraph",), "depgraph: parse: graph file"),
         (("g.dggraph", "--spark-conf", "spark.driver.memory"), "depgraph: invalid_argument: --spark-conf takes"),
         (("g.dggraph", "--spark-conf", "driver.memory=1g"), "depgraph: invalid_argument: --spark-conf takes"),
-        (("g.dggraph", "--sign-key-env", "DG_SHORT"), "depgraph: invalid_argument: the key in the environment variable DG_SHORT"),
+        (("g.dggraph", "--sign-key-env", "DG_SHORT"),
+         "depgraph: invalid_argument: the key in the environment variable DG_SHORT"),
     ]  # fmt: skip
     for arguments, start in cases:
         run = derive_on_spark(*arguments)

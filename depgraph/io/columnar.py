@@ -41,13 +41,11 @@ import pyarrow.parquet as pq
 
 from depgraph.errors import DepgraphError
 from depgraph.io.files import read_json
-from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, atomic_tree
+from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, atomic_tree
 from depgraph.io.schemas import json_kind
 
 #: The columnar form's suffix for each kind of document.
 COLUMNAR_SUFFIXES: dict[str, str] = {"split-spec": ".dgspec", "study-graph": ".dggraph"}
-#: The manifest's field that lists the tables (never part of the document itself, nor of a spec's digest).
-TABLES = "tables"
 #: Parquet files are written with Snappy compression: every Parquet reader (R's arrow, Spark, DuckDB) reads it.
 COMPRESSION = "snappy"
 

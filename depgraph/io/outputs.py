@@ -21,8 +21,10 @@ What each kind of target receives:
 * ``-`` is standard output, written the same way;
 * a **columnar file** (:meth:`Outputs.tree`: a directory holding a ``manifest.json`` and the tables it lists) is
   staged as a whole temporary directory and renamed into place; an existing one is renamed aside first, then
-  removed once every output is in place (put back if any rename fails). A directory that holds no manifest is
-  never replaced, nor is a regular file, a device or standard output;
+  removed once every output is in place (put back if any rename fails). Only a directory depgraph wrote is
+  replaced: its ``manifest.json`` names a depgraph format and it holds nothing but that manifest and the tables it
+  lists (a folder of someone's project that happens to hold a ``manifest.json`` is refused, never deleted); nor is a
+  regular file, a device or standard output;
 * a **block device**, a **socket** or a directory is refused (``io``) as a file output.
 
 Temporary files (and the temporary directories of columnar files) are named
@@ -31,7 +33,7 @@ Temporary files (and the temporary directories of columnar files) are named
 directory removes those whose process, on this host, is gone.
 
 >>> import tempfile
->>> from pathlib import Path
+>>> from pathlib import Path, PurePosixPath
 >>> folder = Path(tempfile.mkdtemp())
 >>> with Outputs() as plan:
 ...     plan.file(folder / "a.txt")
@@ -60,15 +62,20 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+import orjson
 
 from depgraph.common.arguments import path as checked_path
 from depgraph.errors import DepgraphError
+from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 
 #: The output path that means standard output.
 STDOUT = "-"
 #: The file that makes a directory a columnar file (a spec's or a graph's): only such a directory is replaced.
 COLUMNAR_MANIFEST = "manifest.json"
+#: The manifest's field that lists the tables (never part of the document itself, nor of a spec's digest).
+TABLES = "tables"
 
 PathLike = str | os.PathLike[str]
 
@@ -288,6 +295,12 @@ class Outputs:
                 "file it wrote; name another path",
                 path=shown,
             )
+        problem = not_a_columnar_file(real)
+        if problem is not None:
+            raise DepgraphError(
+                "io", f"{what} {shown!r} {problem}: depgraph replaces only a columnar file it wrote; name another path",
+                path=shown,
+            )  # fmt: skip
         if not os.access(real, os.W_OK | os.X_OK):
             raise DepgraphError("io", f"{what} {shown!r} is read-only: depgraph does not replace it", path=shown)
         self._check_directory(real.parent, real.parent, "output directory")
@@ -449,6 +462,31 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     """
     with Outputs() as plan, plan.stage(path) as tmp:
         yield tmp
+
+
+def not_a_columnar_file(directory: Path) -> str | None:
+    """Why ``directory``, which holds a ``manifest.json``, is not a columnar file depgraph wrote (None when it is):
+    the manifest names no depgraph format, or lists no tables, or the directory holds something the manifest does
+    not list (checked before an output replaces it: what is not depgraph's is never deleted)."""
+    try:
+        manifest = orjson.loads((directory / COLUMNAR_MANIFEST).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") not in (GRAPH_FORMAT, SPEC_FORMAT):
+        return f"holds a {COLUMNAR_MANIFEST} that is not a depgraph graph's or spec's"
+    tables = manifest.get(TABLES)
+    if not isinstance(tables, dict) or not all(isinstance(t, str) for t in tables):
+        return f"holds a {COLUMNAR_MANIFEST} that lists no tables"
+    listed = {PurePosixPath(t) for t in tables}
+    folders = {parent for t in listed for parent in t.parents}  # nodes/, edges/ (and the top itself)
+    for entry in sorted(directory.rglob("*")):
+        name = PurePosixPath(entry.relative_to(directory).as_posix())
+        if name == PurePosixPath(COLUMNAR_MANIFEST) or name in listed or name in folders:
+            continue
+        if any(table in name.parents for table in listed):  # a part of a table written as a directory of parts
+            continue
+        return f"holds {str(name)!r}, which is not one of the tables its {COLUMNAR_MANIFEST} lists"
+    return None
 
 
 @contextlib.contextmanager
