@@ -35,6 +35,7 @@ from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
 from depgraph.graph.files import graph_document
 from depgraph.io.jsoncolumns import json_array
+from depgraph.spec.digest import content_digest
 from tests.conftest import case_metadata, conformance_cases, load_case
 from tests.documents import redigest
 from tests.test_properties import build, cohorts
@@ -317,6 +318,39 @@ def test_a_tampered_graph_column_is_refused(tmp_path, demo_graph, name, table, c
     with pytest.raises(DepgraphError) as info:
         read_graph(folder)
     assert info.value.code == code and fragment in info.value.message, info.value.message
+
+
+def test_ids_written_two_ways_in_unicode_are_refused_in_files(tmp_path):
+    """A graph whose subject keys, or a spec whose group ids, hold one id composed and decomposed ("José" as é and
+    as e + U+0301) is refused (``ambiguity``, naming both spellings), in JSON and in columnar form, a spec even with
+    its digest recomputed: read as written, one person would be two subjects or two groups, split across train and
+    test; every builder refuses the same ids."""
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"  # in byte order the decomposed comes first
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["PX1", "PX2", "PX3"]}))
+    spelt = {"PX1": decomposed, "PX2": composed}
+    doc = graph_document(graph)
+    doc["nodes"]["Subject"] = [spelt.get(k, k) for k in doc["nodes"]["Subject"]]
+    edges = doc["edges"]["sample_belongs_to_subject"]
+    edges["target"] = [spelt.get(k, k) for k in edges["target"]]
+    (tmp_path / "g.json").write_bytes(orjson.dumps(doc))
+    write_graph(graph, tmp_path / "g.dggraph")
+    _rewrite(tmp_path / "g.dggraph", "nodes/Subject.parquet",
+             lambda t: _set(_set(t, "key", 0, decomposed), "key", 1, composed))  # fmt: skip
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    write_spec(spec, tmp_path / "s.json")
+    spec_doc = orjson.loads((tmp_path / "s.json").read_bytes())
+    groups = {"subject:PX1": f"subject:{decomposed}", "subject:PX2": f"subject:{composed}"}
+    spec_doc["samples"]["group_id"] = [groups.get(g, g) for g in spec_doc["samples"]["group_id"]]
+    spec_doc["digest"] = content_digest(spec_doc)  # a consistent file: only its content can refuse it
+    (tmp_path / "twins.json").write_bytes(orjson.dumps(spec_doc))
+    cases = [(tmp_path / "g.json", read_graph, ""), (tmp_path / "g.dggraph", read_graph, ""),
+             (tmp_path / "twins.json", read_spec, "subject:")]  # fmt: skip
+    for path, read, prefix in cases:
+        with pytest.raises(DepgraphError, match="differ only in Unicode normalisation") as info:
+            read(path)
+        assert info.value.code == "ambiguity", (path, info.value)
+        assert sorted(info.value.details["ids"]) == sorted([prefix + composed, prefix + decomposed]), path
+    assert read_spec(tmp_path / "s.json").digest == spec.digest  # as written, before the edit: read
 
 
 # --------------------------------------------------------------------------- writing

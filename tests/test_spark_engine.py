@@ -262,6 +262,8 @@ BAD_GRAPHS = {
     "an infinite attribute": lambda p: _attribute(p, pa.array([1.0, 2.0, float("-inf"), 2.0])),
     "a 32-bit float attribute": lambda p: _attribute(p, pa.array([1.0, 2.0, 3.0, 4.0], pa.float32())),
     "a list attribute": lambda p: _attribute(p, pa.array([[1], [2], [], None])),
+    "one subject key written composed and decomposed": lambda p: _rewrite(
+        p, "nodes/Subject.parquet", lambda t: pa.table({"key": ["Jose\u0301", "Jos\u00e9", "P3"]})),
 }  # fmt: skip
 
 

@@ -1,5 +1,5 @@
-"""DataFrame building blocks the Spark engine shares: keys numbered in byte order, rows numbered in file order, and
-the first offenders a refusal names.
+"""DataFrame building blocks the Spark engine shares: keys numbered in byte order, rows numbered in file order, the
+first offenders a refusal names, and the refusal of ids written two ways in Unicode.
 
 Rows are numbered without a global window (which would put every row in one partition): the rows are sorted (or
 read) into partitions, each partition counts its rows, and a row's number is the rows of the partitions before its
@@ -8,15 +8,22 @@ own plus its place in its own (``monotonically_increasing_id`` holds that place 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import accumulate
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from depgraph.errors import DepgraphError
 from depgraph.spark.session import checkpointed
 
 #: Offending values a refusal shows (and keeps in its ``ids``).
 SHOWN = 50
+#: Ids holding only plain ASCII need no Unicode comparison: a Java regular expression, over every row.
+PLAIN_ASCII = r"^[\x00-\x7f]*$"
 
 
 def numbered(frame: DataFrame, order: list[str], name: str = "row") -> DataFrame:
@@ -57,3 +64,52 @@ def _lookup(column: str, values: dict) -> Column:
 def first_values(frame: DataFrame, column: str, limit: int = SHOWN) -> list:
     """The smallest ``limit`` distinct values of ``column`` (what a refusal names), as Python values."""
     return [r[0] for r in frame.select(column).distinct().orderBy(column).limit(limit).collect()]
+
+
+def refuse_unicode_twins(frame: DataFrame, columns: Mapping[str, str], what: str) -> None:
+    """``ambiguity`` when two ids of one column differ only in Unicode normalisation (a composed and a decomposed
+    accent, the Kelvin sign and ``K``): every person sees one id, the engine would see two entities, and a subject
+    written both ways would be split across train and test. Only the distinct ids that are not plain ASCII are
+    composed (one pass over the rows finds there are none, the usual case). ``columns`` maps each column to the
+    name a refusal gives it."""
+    if not frame.where(any_of(~F.col(c).rlike(PLAIN_ASCII) for c in columns)).limit(1).count():
+        return
+    composed = _composer()
+    for column, shown in columns.items():
+        ids = frame.where(F.col(column).isNotNull()).select(F.col(column).alias("id")).distinct()
+        wide = ids.where(~F.col("id").rlike(PLAIN_ASCII)).select("id", composed(F.col("id")).alias("nfc"))
+        alike = wide.groupBy("nfc").agg(F.min("id").alias("a"), F.max("id").alias("b")).where(F.col("a") != F.col("b"))
+        also_written = wide.where(F.col("nfc") != F.col("id")).join(ids.withColumnRenamed("id", "nfc"), "nfc")
+        # the composed spelling first when it is written too (as the single-machine engine names them)
+        twins = also_written.select(F.lit(0).alias("kind"), F.col("nfc").alias("a"), F.col("id").alias("b"))
+        twins = twins.unionByName(alike.select(F.lit(1).alias("kind"), "a", "b"))
+        found = twins.orderBy("kind", "a", "b").limit(1).collect()
+        if found:
+            _, first, second = found[0]
+            raise DepgraphError(
+                "ambiguity",
+                f"{what}: {shown} values {first!a} and {second!a} differ only in Unicode normalisation (a composed "
+                "and a decomposed accent, or a compatibility letter): they look the same but would be two ids; write "
+                "one of them as the other",
+                column=shown,
+                ids=[first, second],
+            )
+
+
+def _composer() -> Any:
+    """An Arrow UDF giving each id in its composed form (NFC) by Arrow's own normaliser, the single-machine
+    engine's. Made here, not at module level, so Spark ships the function itself to the executors (which then need
+    pyarrow, not depgraph)."""
+
+    def nfc(ids: pa.Array) -> pa.Array:
+        return pc.utf8_normalize(ids, form="NFC")
+
+    return F.arrow_udf(nfc, "string")
+
+
+def any_of(conditions: Any) -> Column:
+    """The disjunction of ``conditions`` (null counts as false)."""
+    either = F.lit(False)
+    for condition in conditions:
+        either = either | F.coalesce(condition, F.lit(False))
+    return either

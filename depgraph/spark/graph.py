@@ -28,7 +28,7 @@ from depgraph.errors import DepgraphError
 from depgraph.graph.columnar import EDGE_COLUMNS, manifest_document, tables_by_kind
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
-from depgraph.spark.frames import in_file_order
+from depgraph.spark.frames import in_file_order, refuse_unicode_twins
 from depgraph.spark.session import unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -197,6 +197,7 @@ def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, 
         where,
         rows,
     )
+    refuse_unicode_twins(table, {"key": "key"}, where)  # two spellings of one subject: never two nodes
     return table.withColumnRenamed("_row", "row"), n
 
 

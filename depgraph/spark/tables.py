@@ -40,15 +40,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS
 from depgraph.ingest.kinship import resolve_threshold
-from depgraph.spark.frames import first_values, numbered
+from depgraph.spark.frames import any_of, first_values, numbered, refuse_unicode_twins
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
 from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_named
@@ -58,9 +56,9 @@ ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
 TEXT_KINDS = frozenset({"string"})
 #: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
 Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
-#: An id holding one of these is refused (a quoting accident; no export could write it back), and ids holding only
-#: plain ASCII need no Unicode comparison: Java regular expressions, over every row.
-CONTROL, PLAIN_ASCII = r"[\x00-\x1f]", r"^[\x00-\x7f]*$"
+#: An id holding one of these is refused (a quoting accident; no export could write it back): a Java regular
+#: expression, over every row.
+CONTROL = r"[\x00-\x1f]"
 #: Delimiters of the delimited files read, by their suffix.
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
 
@@ -150,7 +148,7 @@ def _refuse_missing(frame: DataFrame, column: str, what: str) -> None:
 def _refuse_control_characters(frame: DataFrame, columns: Sequence[str], what: str) -> None:
     """``invalid_value`` when an id of ``columns`` holds a line break, a tab or another control character, naming
     the column, how many rows and the first such ids (one pass over the rows when there is none)."""
-    if not frame.where(_any(F.col(c).rlike(CONTROL) for c in columns)).limit(1).count():
+    if not frame.where(any_of(F.col(c).rlike(CONTROL) for c in columns)).limit(1).count():
         return
     for column in columns:
         bad = frame.where(F.col(column).rlike(CONTROL))
@@ -162,54 +160,6 @@ def _refuse_control_characters(frame: DataFrame, columns: Sequence[str], what: s
                 f"(e.g. {', '.join(repr(v) for v in shown)})",
                 column=column,
             )
-
-
-def _refuse_unicode_twins(frame: DataFrame, columns: Sequence[str], what: str) -> None:
-    """``ambiguity`` when two ids of one column differ only in Unicode normalisation (a composed and a decomposed
-    accent, the Kelvin sign and ``K``): every person sees one id, the engine would see two entities, and a subject
-    written both ways would be split across train and test. Only the distinct ids that are not plain ASCII are
-    composed (one pass over the rows finds there are none, the usual case)."""
-    if not frame.where(_any(~F.col(c).rlike(PLAIN_ASCII) for c in columns)).limit(1).count():
-        return
-    composed = _composer()
-    for column in columns:
-        ids = frame.where(F.col(column).isNotNull()).select(F.col(column).alias("id")).distinct()
-        wide = ids.where(~F.col("id").rlike(PLAIN_ASCII)).select("id", composed(F.col("id")).alias("nfc"))
-        alike = wide.groupBy("nfc").agg(F.min("id").alias("a"), F.max("id").alias("b")).where(F.col("a") != F.col("b"))
-        also_written = wide.where(F.col("nfc") != F.col("id")).join(ids.withColumnRenamed("id", "nfc"), "nfc")
-        # the composed spelling first when it is written too (as the single-machine engine names them)
-        twins = also_written.select(F.lit(0).alias("kind"), F.col("nfc").alias("a"), F.col("id").alias("b"))
-        twins = twins.unionByName(alike.select(F.lit(1).alias("kind"), "a", "b"))
-        found = twins.orderBy("kind", "a", "b").limit(1).collect()
-        if found:
-            _, first, second = found[0]
-            raise DepgraphError(
-                "ambiguity",
-                f"{what}: {column} values {first!a} and {second!a} differ only in Unicode normalisation (a composed "
-                "and a decomposed accent, or a compatibility letter): they look the same but would be two ids; write "
-                "one of them as the other",
-                column=column,
-                ids=[first, second],
-            )
-
-
-def _composer() -> Any:
-    """An Arrow UDF giving each id in its composed form (NFC) by Arrow's own normaliser, the single-machine
-    engine's. Made here, not at module level, so Spark ships the function itself to the executors (which then need
-    pyarrow, not depgraph)."""
-
-    def nfc(ids: pa.Array) -> pa.Array:
-        return pc.utf8_normalize(ids, form="NFC")
-
-    return F.arrow_udf(nfc, "string")
-
-
-def _any(conditions: Any) -> Column:
-    """The disjunction of ``conditions`` (null counts as false)."""
-    either = F.lit(False)
-    for condition in conditions:
-        either = either | F.coalesce(condition, F.lit(False))
-    return either
 
 
 def from_metadata(
@@ -242,7 +192,7 @@ def from_metadata(
         raise DepgraphError("empty_input", f"{what} has no rows")
     _refuse_missing(frame, "sample_id", what)
     _refuse_control_characters(frame, present, what)
-    _refuse_unicode_twins(frame, present, what)
+    refuse_unicode_twins(frame, {c: c for c in present}, what)
     if "time_index" in frame.columns:
         if "timepoint_id" not in frame.columns:
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
