@@ -3270,6 +3270,37 @@ def test_samples_file_with_a_byte_order_mark(tmp_path, out_dir, graph_json, caps
     assert read_spec(target).sample_ids.tolist() == ["S1", "S2"]
 
 
+def test_samples_list_keeps_a_hash_inside_an_id(tmp_path, out_dir, capsys):
+    """In a text sample list a ``#`` starts a comment at the start of a line or after a blank; inside an id it is
+    part of the id (``S1#2`` was once read as ``S1``: another sample, silently)."""
+    graph = tmp_path / "g.json"
+    write_graph(from_metadata(pd.DataFrame({"sample_id": ["S1", "S1#2", "S3"], "subject_id": ["P1", "P2", "P3"]})),
+                graph)  # fmt: skip
+    samples = tmp_path / "samples.txt"
+    samples.write_text("S1#2\nS3 # the third\n   # a comment\n#S1\n")
+    target = out_dir / "spec.json"
+    cli_ok(capsys, ["derive", graph, "--mode", "subject", "--samples", samples, "-o", target])
+    assert read_spec(target).sample_ids.tolist() == ["S1#2", "S3"]
+
+
+def test_a_one_column_samples_table_without_a_header_is_refused(tmp_path, out_dir, capsys):
+    """A one-column CSV whose first line is a sample of the graph has no header: read as one, its first id would be
+    the column's name and left out without a word. Refused (``schema``), nothing written; with a header (any name)
+    every id is read."""
+    graph = tmp_path / "g.json"
+    write_graph(from_metadata(pd.DataFrame({"sample_id": ["S00", "S01", "S04"]})), graph)
+    headerless = tmp_path / "subset.csv"
+    headerless.write_text("S00\nS01\nS04\n")
+    target = out_dir / "spec.json"
+    args = ["derive", graph, "--mode", "subject", "--allow-unlinked", "--samples", headerless, "-o", target]
+    cli_fails(capsys, tmp_path, args, "schema", "has no header: its first line, 'S00', is a sample of the graph",
+              output=target)  # fmt: skip
+    named = tmp_path / "named.csv"
+    named.write_text("id\nS00\nS01\n")
+    cli_ok(capsys, ["derive", graph, "--mode", "subject", "--allow-unlinked", "--samples", named, "-o", target])
+    assert read_spec(target).sample_ids.tolist() == ["S00", "S01"]
+
+
 def _repeat_edge(relation: str, at: int, reverse: bool = False, weight: float | None = None):
     def edit(d):
         entry = d["edges"][relation]

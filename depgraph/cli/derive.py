@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -114,8 +115,9 @@ def derive_command(
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, samples))
     with stage(f"reading {graph_file.name}"):
         graph = read_graph(graph_file)
-    subset = read_sample_list(samples, encoding) if samples is not None else None
+    subset, header = read_sample_list(samples, encoding) if samples is not None else (None, None)
     if samples is not None:  # its unknown ids named with the file they came from, once
+        _refuse_headerless(graph, samples, header)
         selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
     with stage(f"deriving {mode} groups"):
         partition = derive(
@@ -244,18 +246,19 @@ def _attribute_names(text: str) -> str | list[str]:
     return "all" if text.strip().lower() == "all" else name_list(text, "--attributes") or []
 
 
-def read_sample_list(path: Path, encoding: str | None = None) -> list[str]:
-    """Sample ids from a CSV/TSV/Parquet table (its ``sample_id`` column, or its
-    only column) or a text file with one id per line (``#`` starts a comment),
-    read as UTF-8 (with or without a byte-order mark) unless ``encoding`` names
-    another text encoding."""
+def read_sample_list(path: Path, encoding: str | None = None) -> tuple[list[str], str | None]:
+    """Sample ids from a CSV/TSV/Parquet table (its ``sample_id`` column, or its only column, whose header is
+    returned too: :func:`_refuse_headerless`) or a text file with one id per line (a ``#`` at the start of a
+    line or after a blank starts a comment; one inside an id, ``S1#2``, is part of it), read as UTF-8 (with or
+    without a byte-order mark) unless ``encoding`` names another text encoding."""
     codec = checked_encoding(encoding)
+    header = None
     if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
         table = read_table(path, "samples file", encoding=codec)
         if "sample_id" in table.columns:
             column = table["sample_id"]
         elif len(table.columns) == 1:
-            column = table.iloc[:, 0]
+            column, header = table.iloc[:, 0], str(table.columns[0])
         else:
             raise DepgraphError(
                 "schema",
@@ -271,11 +274,31 @@ def read_sample_list(path: Path, encoding: str | None = None) -> list[str]:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise not_utf8(raw, path, label) from None
-        ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        ids = [COMMENT.split(line, maxsplit=1)[0].strip() for line in text.splitlines()]
         ids = [i for i in ids if i]
     if not ids:
         raise DepgraphError("empty_input", f"samples file {str(path)!r} lists no sample ids")
-    return ids
+    return ids, header
+
+
+#: Where a comment starts in a sample list: a ``#`` beginning the line or following a blank (never inside an id).
+COMMENT = re.compile(r"(?:^|(?<=\s))#")
+
+
+def _refuse_headerless(graph: StudyGraph, path: Path, header: str | None) -> None:
+    """``schema`` when a one-column table's header is a sample of the graph: the table has no header, and its
+    first id would be read as the column's name and silently left out."""
+    if header is None:
+        return
+    first = header.strip()
+    if (graph.locate(NodeType.SAMPLE, [first, first.removeprefix("sample:")]) < 0).all():  # a node id too
+        return
+    raise DepgraphError(
+        "schema",
+        f"samples file {str(path)!r} has no header: its first line, {first!r}, is a sample of the graph "
+        "and would be read as the column's name; begin the file with a sample_id line, or list the ids one per line "
+        "in a .txt file",
+    )
 
 
 def _counted(n: int, noun: str) -> str:
