@@ -256,6 +256,9 @@ MESSAGE_CASES = [
      "--column sample_id=your_column"),
     ("column-onto-a-present-one", ["build", "both.csv", "--column", "subject_id=patient", "-o", "g.json"], "ambiguity",
      "metadata already has a subject_id column and --column maps another column onto it"),
+    ("one-column-onto-two", ["build", "both.csv", "--column", "batch_id=patient", "--column", "study_id=patient", "-o",
+     "g.json"], "invalid_argument", "--column maps the column 'patient' onto batch_id and study_id; a column holds "
+     "one kind of id: map each canonical column to a column of its own"),
     ("id-template-without-fid", ["build", "{meta}", "--kinship", "k.kin0", "--kinship-threshold", "0.1",
      "--id-template", "{FID}_{IID}", "-o", "g.json"], "invalid_argument",
      "--id-template uses {FID} but KING kinship file 'k.kin0' has no family-id column; use --id-template '{IID}'"),

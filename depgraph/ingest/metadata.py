@@ -465,6 +465,18 @@ def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) ->
             f"metadata has no column {describe_ids(absent)} (columns: {describe_ids(frame.columns, 12)})",
             columns=absent,
         )
+    targets: dict[str, list[str]] = {}
+    for canonical, user in columns.items():
+        targets.setdefault(user, []).append(canonical)
+    twice = {user: names for user, names in targets.items() if len(names) > 1}
+    if twice:  # renamed once, the last name would win and the other relation vanish without a word
+        user, names = next(iter(twice.items()))
+        raise DepgraphError(
+            "invalid_argument",
+            f"columns= maps the column {user!r} onto {' and '.join(names)}; a column holds one kind of id: map each "
+            "canonical column to a column of its own",
+            columns=[user],
+        )
     clash = [c for c, user in columns.items() if c in frame.columns and user != c]
     if clash:
         raise DepgraphError(
