@@ -210,6 +210,10 @@ SPEC_TAMPERING = [
     ("fold-reordered", "folds.parquet", lambda t: t.take(pa.array([1, 0, *range(2, t.num_rows)])), "schema",
      "out of order"),
     ("role-renamed", "folds.parquet", lambda t: _set(t, "role", 0, "train"), "schema", "roles are test and excluded"),
+    ("rank-beyond-64-bits", "samples.parquet",  # unsigned: once a traceback (Arrow's cast), now one line
+     lambda t: t.set_column(t.column_names.index("order_rank"), "order_rank",
+                            pa.array([1] + [2**64 - 1] * (t.num_rows - 1), pa.uint64())),
+     "schema", "samples.order_rank[1] is 18446744073709551615"),
 ]  # fmt: skip
 
 
@@ -305,6 +309,9 @@ GRAPH_TAMPERING = [
      "from its lower row to its higher"),
     ("weight-infinite", "edges/subject_related_to.parquet", lambda t: _set(t, "weight", 0, float("inf")), "schema",
      "values are finite numbers"),
+    ("endpoint-beyond-64-bits", "edges/sample_belongs_to_subject.parquet",
+     lambda t: t.set_column(1, "target", pa.array([2**64 - 1] * t.num_rows, pa.uint64())), "schema",
+     "target[0] is 18446744073709551615"),
 ]  # fmt: skip
 
 
@@ -411,6 +418,8 @@ def test_a_folder_holding_some_manifest_is_never_deleted(tmp_path, capsys, demo_
         assert after == before, folder
     ours = tmp_path / "ours"
     (tmp_path / "g.dggraph").rename(ours)
+    (ours / ".DS_Store").write_text("x")  # what a reader passes over (a desktop's, Hadoop's markers) is no obstacle
+    (ours / "nodes" / "_SUCCESS").write_text("")
     write_spec(demo_spec, ours, format="parquet")  # depgraph's own columnar file: replaced
     assert read_spec(ours).digest == demo_spec.digest
 

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from depgraph.errors import DepgraphError
 from depgraph.io.files import read_json
-from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, atomic_tree
+from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, atomic_tree, hidden
 from depgraph.io.schemas import json_kind
 
 #: The columnar form's suffix for each kind of document.
@@ -188,11 +188,6 @@ def _listed_tables(listed: Any, source: str) -> dict[str, dict[str, Any]]:
                 "schema", f"{where}.{name} must be {{'rows': a count, 'columns': distinct column names}}"
             )
     return listed
-
-
-def hidden(name: str) -> bool:
-    """Files a reader passes over: hidden ones, Hadoop's markers (``_SUCCESS``) and checksums (``.crc``)."""
-    return name.startswith((".", "_")) or name.endswith(".crc")
 
 
 def _refuse_unlisted_files(directory: Path, listed: dict[str, Any], source: str) -> None:
@@ -354,7 +349,9 @@ def integer_column(
     if not nullable:
         _refuse_nulls(values, where, rule)
     if pa.types.is_uint64(values.type) and len(values) and pc.max(values).as_py() > 2**63 - 1:
-        raise _fail(where, _first(pc.greater(values, 2**63 - 1).fill_null(False)), pc.max(values).as_py(), rule)
+        beyond = pc.greater(values, pa.scalar(2**63 - 1, pa.uint64())).fill_null(False)  # compared as uint64
+        i = _first(beyond)
+        raise _fail(where, i, values[i].as_py(), rule + " (up to 2^63 - 1: JSON and every reader hold 64-bit signed)")
     values = values.cast(pa.int64())
     for bound, outside in ((minimum, pc.less), (maximum, pc.greater)):
         if bound is not None and len(values):

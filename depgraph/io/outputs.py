@@ -464,10 +464,17 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
         yield tmp
 
 
+def hidden(name: str) -> bool:
+    """Files a reader of a columnar file passes over (and a writer replaces with it): hidden ones (a desktop's
+    ``.DS_Store``), Hadoop's markers (``_SUCCESS``) and checksums (``.crc``)."""
+    return name.startswith((".", "_")) or name.endswith(".crc")
+
+
 def not_a_columnar_file(directory: Path) -> str | None:
     """Why ``directory``, which holds a ``manifest.json``, is not a columnar file depgraph wrote (None when it is):
     the manifest names no depgraph format, or lists no tables, or the directory holds something the manifest does
-    not list (checked before an output replaces it: what is not depgraph's is never deleted)."""
+    not list, files a reader passes over (:func:`hidden`) aside (checked before an output replaces it: what is not
+    depgraph's is never deleted)."""
     try:
         manifest = orjson.loads((directory / COLUMNAR_MANIFEST).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -481,7 +488,7 @@ def not_a_columnar_file(directory: Path) -> str | None:
     folders = {parent for t in listed for parent in t.parents}  # nodes/, edges/ (and the top itself)
     for entry in sorted(directory.rglob("*")):
         name = PurePosixPath(entry.relative_to(directory).as_posix())
-        if name == PurePosixPath(COLUMNAR_MANIFEST) or name in listed or name in folders:
+        if name == PurePosixPath(COLUMNAR_MANIFEST) or name in listed or name in folders or hidden(name.name):
             continue
         if any(table in name.parents for table in listed):  # a part of a table written as a directory of parts
             continue
