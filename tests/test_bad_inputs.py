@@ -3998,6 +3998,9 @@ WORKBOOK_CASES = [
                  [FILE, "no sheet number 3", "from 1 to 1"], id="sheet-number-beyond-the-last"),
     pytest.param({"Sheet1": [["sample_id"], ["S1"]]}, ["--sheet", "0"], "invalid_argument",
                  [FILE, "no sheet number 0"], id="sheet-number-zero"),
+    pytest.param({"S": [["sample_id", "subject_id"], ["S1", "P1"], ["S2", True], ["S3", "True"]]}, [], "schema",
+                 [FILE, "subject_id holds a boolean (True) in row 2 among its ids"],
+                 id="a-TRUE-cell-among-text-ids"),  # once read as the text True: S2 and S3 one subject
 ]  # fmt: skip
 
 

@@ -36,6 +36,7 @@ def check_key_column(values: pd.Series, column: str, what: str) -> None:
         values = pd.Series(dtype.categories)
         dtype = values.dtype
     kind: str | None = None
+    inferred = ""
     if pd.api.types.is_bool_dtype(dtype):
         kind = "booleans (True/False)"
     elif pd.api.types.is_datetime64_any_dtype(dtype):
@@ -55,6 +56,17 @@ def check_key_column(values: pd.Series, column: str, what: str) -> None:
         }.get(inferred)
     if kind is not None:
         raise DepgraphError("schema", f"{what}: {column} holds {kind}, not identifiers", column=column)
+    if pd.api.types.is_object_dtype(dtype) and inferred.startswith("mixed"):  # a TRUE cell among text ids (a
+        flags = values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)  # spreadsheet's)
+        if flags.any():
+            i = int(np.flatnonzero(flags)[0])
+            raise DepgraphError(
+                "schema",
+                f"{what}: {column} holds a boolean ({values.iloc[i]}) in row {i + 1} among its ids: a spreadsheet's "
+                "TRUE/FALSE cell, not an identifier; write it as text",
+                column=column,
+                rows=[i + 1],
+            )
 
 
 def refuse_control_characters(keys: pa.Array, column: str, what: str) -> None:
