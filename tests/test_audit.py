@@ -58,6 +58,17 @@ def test_threshold_is_inclusive_and_scale_free():
     assert len(at_45) == 3
 
 
+@pytest.mark.parametrize("method", ["exact", "lsh"])
+@pytest.mark.parametrize("scale", [1e200, 1e-300, 1e-320, 1e300])
+def test_duplicates_are_found_at_any_magnitude(method, scale):
+    """Cosine does not depend on a row's length: rows of 1e200 (whose squares overflow) or of subnormal 1e-320
+    (whose squares vanish) are compared like rows of 1 (once: no pair found, or an all-zero row refused)."""
+    X = np.array([[1.0, 2.0], [2.0, 4.0], [1.0, 0.0], [0.0, 1.0]]) * np.array([[scale], [scale], [1.0], [1.0]])
+    found = audit_duplicates(X, ["a", "b", "c", "d"], threshold=0.999, method=method)
+    assert found[["id1", "id2"]].values.tolist() == [["a", "b"]]
+    assert found["similarity"].tolist() == pytest.approx([1.0])
+
+
 def test_tables_and_npy_files(tmp_path):
     X = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0001], [3.0, -1.0, 0.0]])
     table = pd.DataFrame(X, columns=["g1", "g2", "g3"]).assign(sample_id=["x", "y", "z"], note="text")

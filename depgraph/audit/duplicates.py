@@ -3,7 +3,8 @@
 Re-deposited specimens (the same sample under a new id) inflate
 cross-validated performance even when every declared dependency is respected.
 :func:`audit_duplicates` finds them empirically: rows of a feature matrix are
-L2-normalised and every pair whose cosine similarity is at least
+L2-normalised (each scaled by its largest magnitude first, so rows of 1e200 or
+of subnormal 1e-320 keep their direction) and every pair whose cosine similarity is at least
 ``threshold`` is returned. ``add_duplicates(graph, pairs,
 similarity_column="similarity", provenance="audit")`` writes them back into
 the declaration, after which derivation keeps them together.
@@ -101,8 +102,10 @@ def audit_duplicates(
     seed = whole_number(seed, "seed", minimum=0, maximum=2**32 - 1)
     if method not in ("auto", "exact", "lsh"):
         raise DepgraphError("invalid_argument", f"method must be auto, exact or lsh, not {method!r}")
-    norms = np.linalg.norm(matrix, axis=1)
-    zero = norms == 0
+    # each row scaled by its largest magnitude before its length is taken: a cosine does not change, and neither
+    # 1e200 (whose square overflows to inf) nor 1e-320 (whose square is 0) loses its direction
+    largest = np.abs(matrix).max(axis=1) if matrix.shape[1] else np.zeros(len(matrix))
+    zero = largest == 0
     if zero.any():
         raise DepgraphError(
             "invalid_value",
@@ -110,7 +113,8 @@ def audit_duplicates(
             f"{describe_ids(names[zero])}",
             ids=names[zero].tolist(),
         )
-    unit = matrix / norms[:, None]
+    unit = matrix / largest[:, None]
+    unit /= np.linalg.norm(unit, axis=1)[:, None]
     if method == "auto":
         method = "exact" if len(unit) <= EXACT_LIMIT else "lsh"
     # cosines computed in floating point land a few ulps off their true value;
