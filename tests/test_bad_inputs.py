@@ -3898,6 +3898,19 @@ def test_a_spec_file_whose_fold_plan_has_no_split(tmp_path, capsys, spec_doc):
     cli_fails(capsys, tmp_path, ["validate", path], "integrity", "holds no split")
 
 
+def test_a_spec_file_listing_one_split_twice(tmp_path, capsys, spec_doc):
+    """A plan whose splits name one repeat and fold twice contradicts itself (a consumer would count that split
+    twice), even with its digest recomputed."""
+
+    def doubled(d):
+        d["folds"]["splits"].append(dict(d["folds"]["splits"][0]))
+
+    path = _write_document(tmp_path / "spec.json", spec_doc, doubled)
+    with fails_with("integrity", FILE, "is repeat 0, fold 0 again (as splits[0])", file=path):
+        read_spec(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "integrity", "fold 0 again")
+
+
 # ------------------------------------------------------------------- tables as people export them (issue 11)
 # Tables come with any of the delimiters , ; tab |, with or without a byte-order mark, in another encoding when
 # named, or as Excel workbooks. The strict reader's refusals hold on every one of these paths, and each new

@@ -233,6 +233,15 @@ def check_fold_content(
     """
     if not folds.splits:  # no split: a consumer would train and test on nothing, without a word
         raise DepgraphError(code or "invalid_argument", f"{where} holds no split; a fold plan splits at least once")
+    first: dict[tuple[int, int], int] = {}
+    for i, split in enumerate(folds.splits):  # one split listed twice: a consumer would average it in twice
+        j = first.setdefault((split.repeat, split.fold), i)
+        if j != i:
+            raise DepgraphError(
+                code or "invalid_argument",
+                f"{where}.splits[{i}] is repeat {split.repeat}, fold {split.fold} again (as splits[{j}]); each split "
+                "of a plan is one repeat and fold",
+            )
     for i, split in enumerate(folds.splits):
         if split.n_test == 0 or not len(split.test):
             raise DepgraphError(
