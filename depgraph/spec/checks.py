@@ -12,7 +12,7 @@ take a fold plan as anything with the fields of :class:`SplitPositions` and :cla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,6 +40,7 @@ class PlanPositions(Protocol):
     """What the checks read of a fold plan (:class:`~depgraph.spec.model.FoldPlan`)."""
 
     scheme: str
+    parameters: Mapping[str, Any]
     splits: Sequence[SplitPositions]
 
 
@@ -234,6 +235,8 @@ def check_fold_content(
     if not folds.splits:  # no split: a consumer would train and test on nothing, without a word
         raise DepgraphError(code or "invalid_argument", f"{where} holds no split; a fold plan splits at least once")
     first: dict[tuple[int, int], int] = {}
+    sides = (("n_splits", "fold"), ("n_repeats", "repeat"))
+    bounds = [(name, side, folds.parameters.get(name)) for name, side in sides]
     for i, split in enumerate(folds.splits):  # one split listed twice: a consumer would average it in twice
         j = first.setdefault((split.repeat, split.fold), i)
         if j != i:
@@ -242,6 +245,13 @@ def check_fold_content(
                 f"{where}.splits[{i}] is repeat {split.repeat}, fold {split.fold} again (as splits[{j}]); each split "
                 "of a plan is one repeat and fold",
             )
+        for name, side, bound in bounds:  # a fold or repeat the plan's own parameters do not have
+            if isinstance(bound, int) and not isinstance(bound, bool) and getattr(split, side) >= bound:
+                raise DepgraphError(
+                    code or "invalid_argument",
+                    f"{where}.splits[{i}] is {side} {getattr(split, side)}, but the plan's {name} is {bound} "
+                    f"({side}s 0 to {bound - 1})",
+                )
     for i, split in enumerate(folds.splits):
         if split.n_test == 0 or not len(split.test):
             raise DepgraphError(
