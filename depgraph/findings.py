@@ -239,6 +239,13 @@ _FINDINGS: list[Finding] = [
             "kinship_above_half": (
                 "a GCTA GRM holds related pairs with kinship above 0.5 (GRM above 1): inbred twins or a GRM to check"
             ),
+            "unmapped_role_column": (
+                "a metadata column named like a role (Subject_ID, patient, Batch…) was left unmapped: it declares "
+                "nothing"
+            ),
+            "family_column_without_kinship": (
+                "the metadata has a family column but no kinship is declared: relatives may be split"
+            ),
         },
     ),
     Finding("repeated_subject_samples", "advisory", "a subject has several samples", "leakage"),

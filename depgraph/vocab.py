@@ -16,6 +16,7 @@ all read these tables instead of repeating them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
@@ -340,4 +341,68 @@ KING_DEGREE_THRESHOLDS: dict[str, float] = {
     "first": 0.177,
     "second": 0.0884,
     "third": 0.0442,
+}
+
+
+# --------------------------------------------------------------------------- how study teams name role columns
+#: How study teams name the column of each role: what ``depgraph init`` maps, and what ``from_metadata`` warns about
+#: when such a column is left unmapped. Each spelling is a column name reduced by :func:`column_words` (lower case,
+#: letters and digits only): whole names first (``visit_number`` is an order, ``time_index``), then the name without
+#: its trailing id words (``Subject_ID``, ``patientNumber`` and ``participant code`` are a subject). ``family`` has
+#: no column of its own: relatives are declared by kinship, which a family column cannot replace.
+ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "sample_id": ("sample", "samplename", "specimen", "biosample", "aliquot", "vial", "tube"),
+    "subject_id": ("subject", "subj", "patient", "pid", "participant", "individual", "iid", "person", "donor", "eid",
+                   "animal", "mrn"),
+    "batch_id": ("batch", "plate", "run", "flowcell", "lane", "processingbatch", "sequencingbatch",
+                 "extractionbatch"),
+    "study_id": ("study", "cohort", "dataset", "project", "trial"),
+    "site_id": ("site", "centre", "center", "hospital", "clinic", "institution", "assessmentcentre",
+                "assessmentcenter", "recruitmentsite"),
+    "timepoint_id": ("timepoint", "visit", "visitname", "wave", "session", "followup"),
+    "time_index": ("timeindex", "visitnumber", "visitnum", "visitno", "visitindex", "visitday", "visitmonth", "day",
+                   "week", "month", "dayssincebaseline", "daysfrombaseline", "monthssincebaseline", "time"),
+    "assay_id": ("assay", "assaytype", "modality"),
+    "region_id": ("region", "area", "zone"),
+    "platform_id": ("platform", "instrument", "scanner", "sequencer", "machine", "array", "device"),
+    "featureset_id": ("featureset", "featuresetname"),
+    "outcome_id": ("outcome", "label", "diagnosis", "dx", "phenotype", "class", "target", "response", "casecontrol",
+                   "disease"),
+    "family": ("family", "fid", "pedigree", "kindred", "household"),
+}  # fmt: skip
+#: Trailing words that only say a column holds identifiers (``patient_id``, ``visit number``, ``site code``).
+ID_WORDS: frozenset[str] = frozenset({"id", "ids", "identifier", "no", "nr", "num", "number", "code", "key"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def column_words(name: str) -> list[str]:
+    """A column name's words, lower case: split at blanks, punctuation and camel case.
+
+    >>> column_words("SubjectID"), column_words("patient-number"), column_words("Visit No.")
+    (['subject', 'id'], ['patient', 'number'], ['visit', 'no'])
+    """
+    return [w.lower() for w in _WORD.findall(str(name))]
+
+
+def role_of_column(name: str) -> str | None:
+    """The role a column's name says it holds — a canonical column, or ``family`` — or None.
+
+    >>> role_of_column("Subject_ID"), role_of_column("visit_number"), role_of_column("Visit"), role_of_column("age")
+    ('subject_id', 'time_index', 'timepoint_id', None)
+    """
+    words = column_words(name)
+    whole = "".join(words)
+    stem = list(words)
+    while len(stem) > 1 and stem[-1] in ID_WORDS:
+        stem.pop()
+    for spelling in (whole, "".join(stem)):
+        if spelling in _ROLE_BY_SPELLING:
+            return _ROLE_BY_SPELLING[spelling]
+    return None
+
+
+#: Every spelling of :data:`ROLE_SPELLINGS`, and the canonical column names themselves, to the role they name.
+_ROLE_BY_SPELLING: dict[str, str] = {
+    **{spelling: role for role, spellings in ROLE_SPELLINGS.items() for spelling in spellings},
+    **{"".join(column_words(column)): column for column in CANONICAL_COLUMNS},
 }

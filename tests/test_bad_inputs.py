@@ -1506,7 +1506,8 @@ def test_identifying_attributes_beside_pseudonymised_ids(
 ):
     meta = write(tmp_path / "cohort.csv", ATTRIBUTE_META)
     graph_file = tmp_path / "graph.json"
-    write_graph(from_metadata(meta), graph_file)
+    with pytest.warns(DepgraphWarning, match="column 'visit' looks like timepoint_id"):  # an attribute, said so
+        write_graph(from_metadata(meta), graph_file)
     monkeypatch.setenv("SITE_KEY", STRONG_KEY)
     if api_columns is not None:
         g = read_graph(graph_file)
@@ -2122,7 +2123,8 @@ def test_parquet_cells_converted_by_documented_rules(tmp_path):
     path = tmp_path / "cohort.parquet"
     pq.write_table(table, path)
     for source in (path, table):
-        graph = from_metadata(source)
+        with pytest.warns(DepgraphWarning, match="column 'day' looks like time_index"):
+            graph = from_metadata(source)
         assert graph.keys(NodeType.SAMPLE).tolist() == ["S1", "S2", "S3"]
         assert graph.keys(NodeType.BATCH).tolist() == ["7"]
         assert graph.keys(NodeType.SITE).tolist() == [str(2**60 + 1)]
@@ -2482,7 +2484,8 @@ def test_large_but_safe_coordinates_and_the_minkowski_limit(tmp_path, meta_csv):
 def test_build_without_a_grouping_column_says_so_and_names_id_like_columns(tmp_path, out_dir, capsys):
     rows = "".join(f"S{k},A{k // 3},{'f' if k % 2 else 'm'},{k * 0.5}\n" for k in range(30))
     path = write(tmp_path / "cohort.csv", "sample_id,patient,sex,score\n" + rows)
-    graph = from_metadata(path)
+    with pytest.warns(DepgraphWarning, match="column 'patient' looks like subject_id"):
+        graph = from_metadata(path)
     (issue,) = [i for i in validate(graph).issues if i.code == "no_grouping_column"]
     assert issue.severity == "warning" and issue.count == 30
     assert "patient" in issue.message and "--column subject_id=patient" in issue.message
@@ -2491,8 +2494,9 @@ def test_build_without_a_grouping_column_says_so_and_names_id_like_columns(tmp_p
     capsys.readouterr()
     assert main(["build", str(path), "-o", str(target)]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("depgraph: warning: no_grouping_column: ")
+    assert len(err) == 2 and err[0].startswith("depgraph: warning: no_grouping_column: ")
     assert "--column subject_id=patient" in err[0]
+    assert err[1].startswith("depgraph: warning: unmapped_role_column: ") and "--column subject_id=patient" in err[1]
     # mapped, the warning goes away
     capsys.readouterr()
     assert main(["build", str(path), "--column", "subject_id=patient", "-o", str(target)]) == 0

@@ -207,3 +207,34 @@ def test_a_spec_file_with_an_upper_case_mode_is_refused(graph, tmp_path):
     with pytest.raises(DepgraphError) as refused:
         read_spec(path)
     assert refused.value.code == "schema" and "SUBJECT" in str(refused.value)
+
+
+def test_role_spellings_name_one_role_each_and_are_recognised_as_written():
+    from depgraph.vocab import ROLE_SPELLINGS, role_of_column
+
+    spellings = [s for listed in ROLE_SPELLINGS.values() for s in listed]
+    assert len(spellings) == len(set(spellings))  # no spelling names two roles
+    assert set(ROLE_SPELLINGS) == {*CANONICAL_COLUMNS, "family"}
+    for role, listed in ROLE_SPELLINGS.items():
+        for spelling in listed:
+            assert role_of_column(spelling) == role, spelling
+            assert role_of_column(spelling.upper()) == role, spelling
+    for column in CANONICAL_COLUMNS:
+        assert role_of_column(column) == column
+        assert role_of_column(column.upper().replace("_", " ")) == column  # SUBJECT ID
+
+
+@pytest.mark.parametrize(
+    ("column", "role"),
+    [("Subject_ID", "subject_id"), ("patient_id", "subject_id"), ("participant", "subject_id"),
+     ("individual", "subject_id"), ("PatientNumber", "subject_id"), ("family_id", "family"), ("FID", "family"),
+     ("Batch", "batch_id"), ("plate_no", "batch_id"), ("site", "site_id"), ("Centre", "site_id"),
+     ("Visit", "timepoint_id"), ("visit_number", "time_index"), ("Visit No.", "time_index"),
+     ("SampleID", "sample_id"), ("Scanner", "platform_id"), ("Diagnosis", "outcome_id"),
+     ("age", None), ("sex", None), ("f0", None), ("score", None), ("id", None), ("subject_notes", None),
+     ("patient_age", None), ("batch_effect", None)],
+)  # fmt: skip
+def test_columns_named_like_a_role(column, role):
+    from depgraph.vocab import role_of_column
+
+    assert role_of_column(column) == role

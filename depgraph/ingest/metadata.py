@@ -47,7 +47,7 @@ from depgraph.ingest.checks import (
 from depgraph.io.files import describe_source, read_table
 from depgraph.io.tables import attribute_values, text_layout
 from depgraph.io.textnumbers import typed_attribute
-from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType
+from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType, role_of_column
 
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="depgraph")
 
@@ -88,6 +88,8 @@ def from_metadata(
     allow_multi_subject_samples: bool = False,
     encoding: str | None = None,
     sheet: str | int | None = None,
+    delimiter: str | None = None,
+    mapping_complete: bool = False,
 ) -> StudyGraph:
     """Build a StudyGraph from one row per sample.
 
@@ -112,6 +114,15 @@ def from_metadata(
     sheet:
         An Excel workbook's sheet: its name, or its number counted from 1
         (default: the first sheet).
+    delimiter:
+        A text file's delimiter, when it must not be read from the header.
+    mapping_complete:
+        ``columns`` maps every role the table holds (a study file's reviewed
+        mapping): the columns it leaves out are attributes by choice. Without
+        it, a column whose name looks like a role that nothing maps
+        (``Subject_ID`` beside no ``subject_id``:
+        :func:`depgraph.vocab.role_of_column`) is an ``unmapped_role_column``
+        warning naming the column and the mapping that would declare it.
 
     A sample may appear on several rows only to list several feature sets or
     outcomes; any other column must agree between its rows. A timepoint
@@ -133,8 +144,9 @@ def from_metadata(
     """
     what = describe_source(table, "metadata")
     frame, read_columns, notes = _read_metadata(
-        table, columns, what, outcome_scope, allow_multi_subject_samples, encoding=encoding, sheet=sheet
-    )
+        table, columns, what, outcome_scope, allow_multi_subject_samples, encoding=encoding, sheet=sheet,
+        delimiter=delimiter,
+    )  # fmt: skip
     samples, sorting, keys = _key_columns(frame, what)
     time_index = numeric_column(frame["time_index"], "time_index", what) if "time_index" in frame.columns else None
     attribute_columns = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
@@ -146,6 +158,8 @@ def from_metadata(
     timepoints = _target_pieces(targets, sample_keys, order, time_index, node_pieces, edge_pieces)
 
     history = _history_record(frame, read_columns, notes, attribute_columns)
+    if not mapping_complete:
+        history.update(_unmapped_roles(attribute_columns, frame.columns, what))
     if outcome_scope == "subject" and "outcome_id" in keys:
         edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
         outcomes = _as_series(keys["outcome_id"]).dropna()
@@ -190,13 +204,14 @@ def _read_metadata(
     *,
     encoding: str | None,
     sheet: str | int | None,
+    delimiter: str | None = None,
 ) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
     """The metadata table read, its columns mapped and checked (a sample_id column, some rows), the options checked;
     with the columns as read and the notes of an outcome read from ``outcome_value``. Numbers of a text file are
     read here (decimal commas included; attribute columns typed as pandas would type them)."""
-    frame = read_table(table, "metadata", encoding=encoding, sheet=sheet)
+    frame = read_table(table, "metadata", encoding=encoding, sheet=sheet, delimiter=delimiter)
     layout = text_layout(frame)
-    frame = _apply_column_map(frame, columns)
+    frame = _apply_column_map(frame, columns, what)
     if "sample_id" not in frame.columns:
         raise DepgraphError(
             "schema",
@@ -421,6 +436,35 @@ def id_like_columns(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     return [c for _, c in sorted(found, key=lambda f: (-f[0], f[1]))]
 
 
+def _unmapped_roles(attribute_columns: list[str], columns: pd.Index, what: str) -> dict[str, Any]:
+    """The attribute columns whose names look like a role that no column declares (``Subject_ID`` where there is no
+    ``subject_id``), each warned about (``unmapped_role_column``), as the history records them:
+    ``{"unmapped_role_columns": {column: role}}`` (empty when there are none). A family column is recorded too
+    (validation asks for kinship beside it); no mapping declares a family, so it is not warned about here."""
+    found: dict[str, str] = {}
+    for column in attribute_columns:
+        role = role_of_column(column)
+        if role is not None and (role == "family" or role not in columns) and role not in found.values():
+            found[column] = role
+    for column, role in found.items():
+        if role in CANONICAL_COLUMNS:
+            warnings.warn(DepgraphWarning("unmapped_role_column", unmapped_role_message(column, role, what)),
+                          stacklevel=3)  # fmt: skip
+    return {"unmapped_role_columns": found} if found else {}
+
+
+def unmapped_role_message(column: str, role: str, what: str = "metadata") -> str:
+    """What is said of a column that looks like ``role`` and declares nothing.
+
+    >>> unmapped_role_message("Subject_ID", "subject_id")
+    "metadata: column 'Subject_ID' looks like subject_id but is not mapped: ... columns={'subject_id': 'Subject_ID'}"
+    """
+    return (
+        f"{what}: column {column!r} looks like {role} but is not mapped: it is kept as a sample attribute and declares "
+        f"nothing; map it with columns={{{role!r}: {column!r}}}"
+    )
+
+
 def no_grouping_message(step: Mapping[str, Any]) -> str | None:
     """The warning for a ``from_metadata`` history step that found no grouping
     column (None when it found one): every sample would be its own group.
@@ -443,7 +487,7 @@ def no_grouping_message(step: Mapping[str, Any]) -> str | None:
     return message
 
 
-def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
+def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None, what: str = "metadata") -> pd.DataFrame:
     if columns is not None and not isinstance(columns, Mapping):
         raise DepgraphError(
             "invalid_argument",
@@ -462,7 +506,8 @@ def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None) ->
     if absent:
         raise DepgraphError(
             "schema",
-            f"metadata has no column {describe_ids(absent)} (columns: {describe_ids(frame.columns, 12)})",
+            f"{what} has no column {describe_ids([repr(a) for a in absent])} (columns: "
+            f"{describe_ids(frame.columns, 12)})",
             columns=absent,
         )
     targets: dict[str, list[str]] = {}

@@ -31,6 +31,23 @@ from depgraph.errors import DepgraphError
 #: Delimiters a text table may use, in the order a tie between two of them is broken.
 DELIMITERS: tuple[str, ...] = (",", "\t", ";", "|")
 
+
+def checked_delimiter(delimiter: object) -> str | None:
+    """A delimiter given by name: one of :data:`DELIMITERS` (``tab`` for ``"\\t"``), or None; else
+    ``invalid_argument``.
+
+    >>> checked_delimiter("tab"), checked_delimiter(";"), checked_delimiter(None)
+    ('\\t', ';', None)
+    """
+    if delimiter is None:
+        return None
+    named = "\t" if isinstance(delimiter, str) and delimiter.strip().lower() == "tab" else delimiter
+    if named not in DELIMITERS:
+        shown = ", ".join(repr(d) for d in DELIMITERS if d != "\t")
+        raise DepgraphError("invalid_argument", f"a delimiter is {shown} or tab, not {delimiter!r}")
+    return str(named)
+
+
 #: The delimiter each file extension names: a header that holds several delimiters prefers it in a tie.
 EXTENSION_DELIMITERS: dict[str, str] = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": "\t", ".psv": "|"}
 

@@ -72,7 +72,12 @@ def file_name(path: str | os.PathLike[str]) -> str:
 
 
 def read_table(
-    source: TableLike, what: str = "table", *, encoding: str | None = None, sheet: str | int | None = None
+    source: TableLike,
+    what: str = "table",
+    *,
+    encoding: str | None = None,
+    sheet: str | int | None = None,
+    delimiter: str | None = None,
 ) -> pd.DataFrame:
     """A pandas DataFrame from a table object or a CSV/TSV/Parquet/Excel path.
 
@@ -82,7 +87,8 @@ def read_table(
     string, with the delimiter their header uses (``,`` ``;`` tab ``|``), in
     UTF-8 unless ``encoding`` names another (see :mod:`depgraph.io.tables` and
     :mod:`depgraph.io.delimited` for every rule and refusal); ``sheet`` picks an
-    Excel workbook's sheet (a name, or a number from 1). Arrow-typed tables
+    Excel workbook's sheet (a name, or a number from 1); ``delimiter`` sets a
+    text file's delimiter instead of reading it from the header. Arrow-typed tables
     (Parquet, pyarrow, polars) are converted by
     :func:`depgraph.io.tables.frame_from_arrow`'s rules, pandas frames and Excel
     sheets checked by :func:`depgraph.io.tables.checked_frame`'s.
@@ -92,8 +98,10 @@ def read_table(
     """
     label = describe_source(source, what)
     checked_encoding(encoding)  # a misspelt codec is refused whatever the source
-    if sheet is not None and not isinstance(source, (str, os.PathLike)):
-        raise DepgraphError("invalid_argument", f"sheet= applies to an Excel workbook's path; {what} is a table object")
+    for option, value in (("sheet", sheet), ("delimiter", delimiter)):
+        if value is not None and not isinstance(source, (str, os.PathLike)):
+            kind = "an Excel workbook's" if option == "sheet" else "a text table's"
+            raise DepgraphError("invalid_argument", f"{option}= applies to {kind} path; {what} is a table object")
     if isinstance(source, pd.DataFrame):
         return checked_frame(source, label)
     if isinstance(source, pa.RecordBatch):
@@ -103,7 +111,7 @@ def read_table(
     if hasattr(source, "to_arrow") and not isinstance(source, (str, os.PathLike)):
         return frame_from_arrow(source.to_arrow(), label)  # polars DataFrame
     if isinstance(source, (str, os.PathLike)):
-        return read_table_file(existing_file(source, what), label, encoding=encoding, sheet=sheet)
+        return read_table_file(existing_file(source, what), label, encoding=encoding, sheet=sheet, delimiter=delimiter)
     raise DepgraphError(
         "invalid_argument",
         f"{what} must be a DataFrame, a pyarrow/polars table or a CSV/TSV/Parquet/Excel path, "

@@ -54,6 +54,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.io.delimited import (
     BOM,
     EXTENSION_DELIMITERS,
+    checked_delimiter,
     checked_encoding,
     content_end,
     header_delimiter,
@@ -110,17 +111,29 @@ def table_kind(path: Path) -> tuple[str, str | None]:
 
 
 def read_table_file(
-    path: Path, label: str, *, encoding: str | None = None, sheet: str | int | None = None
+    path: Path,
+    label: str,
+    *,
+    encoding: str | None = None,
+    sheet: str | int | None = None,
+    delimiter: str | None = None,
 ) -> pd.DataFrame:
     """A CSV/TSV/Parquet/Excel file (``label`` names it in messages: ``metadata 'x.csv'``).
 
     ``encoding`` is the text encoding of a text table (default UTF-8, with or
     without a byte-order mark; it does not apply to Parquet or Excel files);
     ``sheet`` names an Excel workbook's sheet (a name, or its number counted
-    from 1; default the first) and applies to workbooks only.
+    from 1; default the first) and applies to workbooks only; ``delimiter`` (one
+    of :data:`~depgraph.io.delimited.DELIMITERS`) is a text table's delimiter,
+    used as given instead of the one its header suggests.
     """
     kind, compression = table_kind(path)
     codec = checked_encoding(encoding)
+    delimiter = checked_delimiter(delimiter)
+    if delimiter is not None and kind in (".parquet", ".pq", *EXCEL_SUFFIXES):
+        raise DepgraphError(
+            "invalid_argument", f"a delimiter applies to text tables (CSV, TSV); {label} is not one", path=str(path)
+        )
     if sheet is not None and kind not in EXCEL_SUFFIXES:
         raise DepgraphError(
             "invalid_argument",
@@ -140,7 +153,7 @@ def read_table_file(
         return _read_parquet(data, path, label)
     if kind in EXCEL_SUFFIXES:
         return _read_excel(data, path, label, sheet)
-    return _read_text(data, EXTENSION_DELIMITERS.get(kind), path, label, codec)
+    return _read_text(data, EXTENSION_DELIMITERS.get(kind), path, label, codec, delimiter)
 
 
 def decompressed(path: Path, compression: str, label: str) -> bytes:
@@ -203,9 +216,14 @@ def _first_line_of(exc: BaseException) -> str:
 
 # --------------------------------------------------------------------------- CSV / TSV
 def _read_text(
-    data: bytes | mmap.mmap, preferred: str | None, path: Path, label: str, encoding: str | None = None
+    data: bytes | mmap.mmap,
+    preferred: str | None,
+    path: Path,
+    label: str,
+    encoding: str | None = None,
+    delimiter: str | None = None,
 ) -> pd.DataFrame:
-    """Every cell as text, through pyarrow, with the delimiter the header uses
+    """Every cell as text, through pyarrow, with ``delimiter`` or else the delimiter the header uses
     (:func:`~depgraph.io.delimited.header_delimiter`); the failures a user can cause named by line."""
     _refuse_other_kinds(data, path, label, encoding)
     if encoding is not None:
@@ -220,7 +238,15 @@ def _read_text(
             f"{label} holds a NUL byte at line {_line_at(data, nul)} ({_nul_hint(data, start)})",
             path=str(path),
         )
-    sep = header_delimiter(bytes(data[start : start + (1 << 16)]), preferred) or preferred or ","
+    found = header_delimiter(bytes(data[start : start + (1 << 16)]), preferred)
+    if delimiter and found and found != delimiter and delimiter not in _header_line(data, start):
+        raise DepgraphError(
+            "parse",
+            f"{label} is to be read with the delimiter {delimiter!r}, which its header line does not hold; the header "
+            f"is separated by {found!r} (give that delimiter, or none to read it from the header)",
+            path=str(path),
+        )
+    sep = delimiter or found or preferred or ","
     end = content_end(data, sep)
     buffer = pa.py_buffer(data).slice(start, end - start)  # without the BOM and the rows of nothing at the end
     try:
@@ -250,6 +276,12 @@ def _read_text(
     frame = frame.apply(_missing_to_nan) if len(frame.columns) else frame
     frame.attrs[TEXT_LAYOUT] = {"delimiter": sep, "decimal": "," if sep == ";" else "."}
     return frame
+
+
+def _header_line(data: bytes | mmap.mmap, start: int) -> str:
+    """The first line of the text after ``start`` that is not blank, decoded as far as it decodes."""
+    lines = bytes(data[start : start + (1 << 16)]).decode("utf-8", "replace").splitlines()
+    return next((line for line in lines if line.strip()), "")
 
 
 def text_layout(frame: pd.DataFrame) -> dict[str, str] | None:

@@ -50,8 +50,9 @@ from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import CATALOGUE, Issue, finding, findings_table
 from depgraph.graph.model import StudyGraph
-from depgraph.ingest.metadata import no_grouping_message
+from depgraph.ingest.metadata import no_grouping_message, unmapped_role_message
 from depgraph.vocab import (
+    CANONICAL_COLUMNS,
     COMBINABLE_MODES,
     DEPENDENCY_MODES,
     LEVELS,
@@ -534,6 +535,25 @@ def _no_grouping(ctx: _Context) -> list[Issue]:
                     details={"id_like_columns": columns},
                 )
             )
+    return out
+
+
+@rule("semantic")
+def _unmapped_role_columns(ctx: _Context) -> list[Issue]:
+    """Metadata columns named like a role that nothing mapped (recorded by ``from_metadata``); a family column while
+    no kinship relates anyone."""
+    out = []
+    for step in ctx.graph.history:
+        for column, role in dict(step.get("unmapped_role_columns") or {}).items():
+            if role in CANONICAL_COLUMNS:
+                message = unmapped_role_message(str(column), str(role))
+                out.append(finding("unmapped_role_column", message, count=1, details={"column": column, "role": role}))
+            elif role == "family" and not ctx.graph.has_relation("subject_related_to"):
+                message = (
+                    f"metadata column {column!r} looks like a family id, but no kinship is declared: relatives are "
+                    "grouped only through kinship, so a family may be split; add kinship (--kinship, add_kinship)"
+                )
+                out.append(finding("family_column_without_kinship", message, count=1, details={"column": column}))
     return out
 
 
