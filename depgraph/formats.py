@@ -10,7 +10,7 @@ GRAPH_FORMAT = "depgraph.study-graph"
 GRAPH_FORMAT_VERSION = "1.0.0"
 
 SPEC_FORMAT = "depgraph.split-spec"
-SPEC_FORMAT_VERSION = "1.1.0"
+SPEC_FORMAT_VERSION = "1.2.0"
 
 #: schema kind (the published file ``schema/<kind>.schema.json``) → (format name, current version)
 FORMATS: dict[str, tuple[str, str]] = {

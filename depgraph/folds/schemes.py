@@ -905,6 +905,15 @@ def _prior_sides(prior: SplitSpec, spec: SplitSpec, groups: _Groups) -> tuple[np
     prior_test = pd.Series(prior_roles == 1, index=prior.samples["sample_id"].to_numpy(dtype=object))
     here = prior_test.reindex(spec.samples["sample_id"].to_numpy(dtype=object))
     known = here.notna().to_numpy()
+    if not known.any():  # nothing to keep: a spec of another cohort, or ids pseudonymised in one spec only
+        privacy = "" if (prior.pseudonymization is None) == (spec.pseudonymization is None) else (
+            "; one of the two has pseudonymised ids"
+        )  # fmt: skip
+        raise DepgraphError(
+            "reference",
+            f"the prior spec shares no sample with this one (its samples: {describe_ids(prior.sample_ids.tolist())};"
+            f" here: {describe_ids(spec.sample_ids.tolist())}){privacy}: it was made from another cohort",
+        )
     tested = np.bincount(groups.codes[known], weights=here[known].astype(float).to_numpy(), minlength=groups.n)
     seen = np.bincount(groups.codes[known], minlength=groups.n)
     side = np.where(seen == 0, -1, (tested * 2 > seen).astype(np.int64))

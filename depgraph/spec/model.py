@@ -512,6 +512,40 @@ class Signature(_Model):
         return cls(key_fingerprint=signing_key_fingerprint(key), value=signature_value(digest, key))
 
 
+class InputFile(_Model):
+    """One file a spec was made from: the study-file key that names it, its path as the study file writes it (a
+    companion file the reader opens too, such as a GRM's ids, beside it), its size and its SHA-256."""
+
+    key: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern="^[0-9a-f]{64}$")
+
+
+class StudyFileRecord(_Model):
+    """The study file a spec was made from: its name (without its folder, so the record is the same wherever the
+    study is checked out), its size and its SHA-256."""
+
+    name: str = Field(min_length=1)
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern="^[0-9a-f]{64}$")
+
+
+class Provenance(_Model):
+    """What a spec was made from (``depgraph run``): the study file, its declaration as read (every key as written,
+    nothing defaulted, so a later depgraph's defaults do not change it), and every input file read, in the order it
+    was read. Part of the digest: a spec whose provenance was edited is refused, and a signature covers it."""
+
+    study_file: StudyFileRecord | None = None
+    declaration: dict[str, Any]
+    inputs: list[InputFile] = Field(default_factory=list)
+
+    @field_validator("declaration")
+    @classmethod
+    def _json_declaration(cls, declaration: dict[str, Any]) -> dict[str, Any]:
+        return plain_json(declaration, "declaration")
+
+
 class SplitSpec(GroupedSamples, _Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns.
 
@@ -533,6 +567,7 @@ class SplitSpec(GroupedSamples, _Model):
     summary: Summary
     pseudonymization: Pseudonymization | None = None
     signature: Signature | None = None
+    provenance: Provenance | None = None
     samples: pd.DataFrame = Field(exclude=True)
     folds: FoldPlan | None = Field(default=None, exclude=True)
     # the sample columns as compact JSON, with the frame they were encoded from:
@@ -657,6 +692,15 @@ class SplitSpec(GroupedSamples, _Model):
             check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
             check_fold_content(folds, self.grouped(), self.samples["sample_id"], "folds")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
+        updated = updated.model_copy(update={"digest": updated.compute_digest()})
+        _check_envelope(updated)
+        return updated
+
+    def with_provenance(self, provenance: Provenance | None) -> SplitSpec:
+        """The same spec recording what it was made from (digest recomputed, any signature dropped)."""
+        if provenance is not None:
+            instance(provenance, Provenance, "provenance")
+        updated = self.model_copy(update={"provenance": provenance, "signature": None})
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)
         return updated
@@ -829,7 +873,7 @@ class SplitSpec(GroupedSamples, _Model):
     def envelope(self) -> dict[str, Any]:
         """Every field but the sample columns and the folds, as JSON values (absent optional blocks left out)."""
         doc = self.model_dump(mode="json")
-        for optional in ("pseudonymization", "signature"):
+        for optional in ("pseudonymization", "signature", "provenance"):
             if doc.get(optional) is None:
                 doc.pop(optional, None)
         return doc

@@ -169,15 +169,15 @@ def _with_rules(name: str, model: dict[str, Any]) -> dict[str, Any]:
     return model
 
 
-def _inlined(node: Any, definitions: dict[str, Any]) -> Any:
+def inlined(node: Any, definitions: dict[str, Any]) -> Any:
     """``node`` with every ``{"$ref": "#/$defs/X"}`` replaced by X's schema (the models hold no cycle)."""
     if isinstance(node, dict):
-        inlined = {k: _inlined(v, definitions) for k, v in node.items() if k != "$ref"}
+        fields = {k: inlined(v, definitions) for k, v in node.items() if k != "$ref"}
         if "$ref" in node:  # the definition, with what the reference adds (a description)
-            return {**_inlined(definitions[node["$ref"].rsplit("/", 1)[-1]], definitions), **inlined}
-        return inlined
+            return {**inlined(definitions[node["$ref"].rsplit("/", 1)[-1]], definitions), **fields}
+        return fields
     if isinstance(node, list):
-        return [_inlined(v, definitions) for v in node]
+        return [inlined(v, definitions) for v in node]
     return node
 
 
@@ -200,7 +200,7 @@ def split_spec_schema() -> dict[str, Any]:
     """The JSON Schema of a split spec file: the models' schema, inlined, with :data:`DOCUMENT_RULES`."""
     generated = SplitSpec.model_json_schema(schema_generator=_DocumentSchema)
     definitions = {name: _with_rules(name, model) for name, model in generated.pop("$defs", {}).items()}
-    root = _inlined(_with_rules("SplitSpec", generated), definitions)
+    root = inlined(_with_rules("SplitSpec", generated), definitions)
     major = FORMATS["split-spec"][1].split(".")[0]
     properties = root["properties"]
     properties["format_version"] = {"type": "string", "pattern": rf"^{major}\.[0-9]+\.[0-9]+$"}
