@@ -57,6 +57,7 @@ PUBLIC: dict[str, str] = {
     "write_spec": "depgraph.spec.files",
     **dict.fromkeys(["Constraint", "FoldPlan", "SplitSpec"], "depgraph.spec.model"),
     **dict.fromkeys(["Issue", "ValidationReport", "validate"], "depgraph.validation.rules"),
+    "Study": "depgraph.study.model",
     **dict.fromkeys(["MODES", "NODE_TYPES", "RELATIONS", "NodeType"], "depgraph.vocab"),
 }  # fmt: skip
 
@@ -98,6 +99,7 @@ __all__ = [
     "SplitSpec",
     "StratifiedGroupKFold",
     "StratifiedGroupedKFold",
+    "Study",
     "StudyGraph",
     "TimeOrdered",
     "ValidationReport",

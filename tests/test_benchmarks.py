@@ -82,3 +82,13 @@ def test_cli_benchmark_runs_the_users_path_in_both_forms(tmp_path):
     assert row["floor_seconds"] > 0 and row["in_process_target_seconds"] > 0 and row["seconds"]["depgraph --help"] > 0
     assert (tmp_path / "cli-2000" / "folds.dgspec" / "manifest.json").is_file()  # the columnar files were written
     assert (tmp_path / "cli-2000" / "folds.json").is_file()
+
+
+def test_study_benchmark_runs_the_three_paths_on_one_cohort(tmp_path):
+    from benchmarks.bench_study import measure
+    from benchmarks.cohort import make_cohort
+
+    make_cohort(2000, tmp_path)
+    row = measure(2000, tmp_path, repeats=1)
+    assert set(row["seconds"]) == {"floor", "run", "library"} and row["run_peak_memory_gb"] > 0
+    assert (tmp_path / "study.dgspec" / "manifest.json").is_file() and (tmp_path / "library.dgspec").is_dir()

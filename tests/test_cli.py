@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from depgraph import add_relations
+from depgraph.cli.demo import run_story
 from depgraph.cli.main import main
+from depgraph.spec.files import read_spec
 
 
 @pytest.fixture
@@ -123,8 +125,14 @@ def test_demo_tells_the_story_and_writes_its_files(tmp_path, capsys):
         "sample_belongs_to_subject, subject_related_to, sample_duplicate_of crosses a split" in out  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "audited_duplicates.csv", "features.csv", "graph.json", "kinship.csv", "metadata.csv", "report.html",
-        "spec.json",
+        "spec.json", "study.toml",
     ]  # fmt: skip
+    # the spec is the study file's, run in one process: the story's last design, recording what it was made from
+    spec, told = read_spec(tmp_path / "spec.json"), run_story().chapters[-1].spec
+    assert spec.samples.equals(told.samples)  # same groups (the spec's constraint names the files it was built from)
+    assert [s.test.tolist() for s in spec.folds.splits] == [s.test.tolist() for s in told.folds.splits]
+    assert [f.path for f in spec.provenance.inputs] == ["metadata.csv", "kinship.csv", "features.csv"]
+    assert run(["run", "--check", tmp_path / "study.toml"], capsys)[0] == 0
     # the written inputs rebuild the same graph through the CLI: build, then audit with write-back
     assert run(["build", tmp_path / "metadata.csv", "--kinship", tmp_path / "kinship.csv", "--kinship-threshold",
                 "first", "-o", tmp_path / "again.json"], capsys)[0] == 0  # fmt: skip

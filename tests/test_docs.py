@@ -8,6 +8,8 @@ import importlib.util
 import io
 import os
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +164,52 @@ def test_readme_imports_what_depgraph_exports_from_depgraph() -> None:
             assert set(names) <= set(depgraph.__all__), names
         else:
             assert not set(names) & set(depgraph.__all__), f"from {node.module} import {names}: use from depgraph"
+
+
+# --------------------------------------------------------------------------- the study file's page
+def test_the_study_file_page_lists_every_key_and_its_examples_are_valid():
+    import tomllib
+
+    from depgraph.study.files import study_document
+    from depgraph.study.sections import TABLES
+
+    text = (DOCS / "study-file.md").read_text()
+    headings = {"metadata": "### `[metadata]`", "kinship": "### `[kinship]`", "duplicates": "### `[duplicates]`",
+                "spatial": "### `[spatial]`", "relations": "### `[[relations]]`", "grouping": "### `[grouping]`",
+                "folds": "### `[folds]`", "outputs": "### `[outputs]`"}  # fmt: skip
+    assert set(headings) == set(TABLES)
+    for table, model in TABLES.items():
+        section = text.split(headings[table], 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+        rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
+        assert rows == set(model.model_fields), (table, rows ^ set(model.model_fields))
+    examples = text.split("```toml\n")[1:]
+    assert len(examples) == 2
+    for example in examples:
+        study_document(tomllib.loads(example.split("```", 1)[0]), "docs/study-file.md")
+
+
+def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
+    """The tour's shell blocks, line by line in one shell from an empty folder (the demo writes the tables), then its
+    Python blocks in the folder they leave: a study file started, run and checked, the same declaration step by step,
+    and both give the same groups and folds."""
+    readme = (REPO / "README.md").read_text()
+    body = readme.split("\n## A tour\n", 1)[1].split("\n## ", 1)[0]
+    shell = re.findall(r"^```bash\n(.*?)^```$", body, flags=re.S | re.M)
+    assert len(shell) == 2
+    script = "set -euo pipefail\n" + shell[0] + "cp spec.json study-spec.json\n" + shell[1]
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "identical: spec.json is what my-study.toml makes now" in done.stdout
+    tour = tmp_path / "tour"
+    from depgraph import read_spec
+
+    by_study, by_steps = read_spec(tour / "study-spec.json"), read_spec(tour / "spec.json")
+    assert by_study.samples.equals(by_steps.samples)
+    assert [s.test.tolist() for s in by_study.folds.splits] == [s.test.tolist() for s in by_steps.folds.splits]
+    here = os.getcwd()
+    os.chdir(tour)
+    try:
+        for block in readme_python_blocks("A tour"):
+            exec(compile(block, "README.md (tour)", "exec"), {"__name__": "tour"})
+    finally:
+        os.chdir(here)

@@ -42,10 +42,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from depgraph.common.arguments import in_order, real_number, whole_number
-from depgraph.common.arrays import distinct
+from depgraph.common.arrays import distinct, is_sparse
 from depgraph.common.identifiers import normalise_keys
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.io.delimited import checked_encoding
@@ -143,7 +142,7 @@ def _features(features: Any, ids: Any, id_column: str, encoding: str | None) -> 
             features = np.load(path, allow_pickle=False)
         except (ValueError, OSError) as exc:
             raise DepgraphError("parse", f"features {str(path)!r} is not a numpy array file: {exc}") from exc
-    if sp.issparse(features):
+    if is_sparse(features):
         raise DepgraphError(
             "invalid_argument", "features must be a dense matrix or a table (a sparse matrix: pass .toarray())"
         )

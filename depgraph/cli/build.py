@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated
 
 import typer
 
@@ -11,6 +11,7 @@ from depgraph.cli.commandline import (
     Command,
     canonical,
     column_map,
+    delimiter_option,
     document_outputs,
     encoding_option,
     format_option,
@@ -22,8 +23,9 @@ from depgraph.cli.commandline import (
 from depgraph.errors import DepgraphError
 from depgraph.graph.files import write_graph
 from depgraph.graph.model import StudyGraph
-from depgraph.ingest.builders import add_duplicates, add_kinship, add_spatial
 from depgraph.ingest.metadata import from_metadata, no_grouping_message
+from depgraph.study.graphs import add_pair_files
+from depgraph.study.inputs import Duplicates, Kinship, Spatial
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -77,6 +79,7 @@ def build(
     outcome_scope: Annotated[str, typer.Option(help="Link outcome_id to 'sample' or 'subject'.")] = "sample",
     name: Annotated[str | None, typer.Option(help="A name for the graph, shown in reports.")] = None,
     encoding: Annotated[str | None, encoding_option("the input tables")] = None,
+    delimiter: Annotated[str | None, delimiter_option()] = None,
     sheet: Annotated[
         str | None,
         typer.Option(metavar="NAME|N", help="The metadata workbook's sheet (.xlsx): its name, or its number from 1."),
@@ -95,58 +98,48 @@ def build(
             allow_multi_subject_samples=allow_multi_subject_samples,
             encoding=encoding,
             sheet=sheet,
+            delimiter=delimiter,
         )
     _refuse_unused_metadata_options(ctx, graph)
-    for step in graph.history:
-        warning = no_grouping_message(step)
-        if warning:  # a graph of singletons is legal, but never a silent one
-            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
-    kinship_source = None if kinship is None else KinshipSource(kinship, kinship_threshold, kinship_format, id_template)
-    graph = _with_pair_files(graph, kinship_source, (coords, radius), duplicates, unknown=unknown, encoding=encoding)
+    _tell_no_grouping(graph)
+    pairs = _pair_tables((kinship, kinship_threshold, kinship_format, id_template), (coords, radius), duplicates,
+                         unknown=unknown, encoding=encoding)  # fmt: skip
+    with stage("reading the pair files"):
+        graph = add_pair_files(graph, *pairs, [], locate=Path)
     with stage(f"writing {output.name}"), plan:
         write_graph(graph, output, format=form)
     print_graph(graph, f"wrote {output}")
     tell_if_large(output, form, "graph")
 
 
-class KinshipSource(NamedTuple):
-    """``build``'s kinship options: the file, its threshold, its format (or ``auto``) and the id template."""
+def _tell_no_grouping(graph: StudyGraph) -> None:
+    """A graph of singletons is legal, but never a silent one."""
+    for step in graph.history:
+        warning = no_grouping_message(step)
+        if warning:
+            typer.echo(f"depgraph: warning: no_grouping_column: {warning}", err=True)
 
-    path: Path
-    threshold: Any
-    format: str
-    id_template: str
 
-
-def _with_pair_files(
-    graph: StudyGraph,
-    kinship: KinshipSource | None,
+def _pair_tables(
+    kinship: tuple[Path | None, str | None, str, str],
     spatial: tuple[Path | None, float | None],
     duplicates: Path | None,
     *,
     unknown: str,
     encoding: str | None,
-) -> StudyGraph:
-    """The graph with the relations of the pair files ``build`` was given."""
-    if kinship is not None:
-        fmt = None if kinship.format == "auto" else canonical(kinship.format, "-")
-        with stage(f"reading kinship from {kinship.path.name}"):
-            graph = add_kinship(
-                graph,
-                kinship.path,
-                kinship.threshold,
-                unknown=unknown,
-                format=fmt,
-                id_template=kinship.id_template,
-                encoding=encoding,
-            )
-    coords, radius = spatial
-    if coords is not None:
-        with stage("finding neighbours within the radius"):
-            graph = add_spatial(graph, coords, radius, unknown=unknown, encoding=encoding)  # type: ignore[arg-type]
-    if duplicates is not None:
-        graph = add_duplicates(graph, duplicates, unknown=unknown, encoding=encoding)
-    return graph
+) -> tuple[list[Kinship], list[Spatial], list[Duplicates]]:
+    """``build``'s pair files as the study file's tables, for the one code path ``depgraph run`` takes too
+    (:func:`~depgraph.study.graphs.add_pair_files`). Carried as given: the builders check every value, with the
+    messages this command's tests hold."""
+    (kinship_file, threshold, kinship_format, id_template), (coords, radius) = kinship, spatial
+    common = {"unknown": unknown, "encoding": encoding}
+    kin = [] if kinship_file is None else [Kinship.model_construct(
+        path=str(kinship_file), threshold=threshold, format=canonical(kinship_format, "-"), id_template=id_template,
+        **common)]  # fmt: skip
+    near = [] if coords is None else [Spatial.model_construct(path=str(coords), radius=radius, p=2.0, **common)]
+    same = [] if duplicates is None else [Duplicates.model_construct(path=str(duplicates), similarity_column=None,
+                                                                     **common)]  # fmt: skip
+    return kin, near, same
 
 
 def _refuse_build_options(

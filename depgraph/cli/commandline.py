@@ -23,9 +23,10 @@ from rich.table import Table
 from rich.text import Text
 
 from depgraph.cli.helptext import DEPRECATED, help_page, option_help, shown_spellings
+from depgraph.cli.main import for_the_command_line
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
-from depgraph.io.columnar import COLUMNAR_SUFFIXES, output_form
-from depgraph.io.outputs import Outputs
+from depgraph.io.columnar import plan_document
+from depgraph.io.outputs import Outputs, check_suffix
 from depgraph.version import __version__
 from depgraph.vocab import CANONICAL_COLUMNS
 
@@ -78,7 +79,7 @@ METAVARS = {
     "mode": "MODE", "strategy": "strict|rule-based", "via": "MODES", "priority": "MODES", "min_groups": "N",
     "attributes": "COLS|all", "to": "FORMAT", "source": "FORMAT", "splitgraph_version": "VERSION", "limit": "N",
     "scheme": "SCHEME", "id_column": "COL", "split_column": "COL", "threshold": "X",
-    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json",
+    "method": "auto|exact|lsh", "metadata": "METADATA", "file": "FILE.json", "features": "FILE",
 }  # fmt: skip
 
 
@@ -227,14 +228,6 @@ def _check_value(param: Any, value: str, spellings: set[str]) -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-#: What a file suffix says a file holds. An output whose suffix says another kind than what the command writes is
-#: refused: a spec named .csv, CSV named .parquet, plain text named .gz (depgraph writes no compressed file).
-SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
-                ".html": "HTML", ".htm": "HTML", ".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard",
-                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG",
-                ".dgspec": "a columnar split spec", ".dggraph": "a columnar study graph"}  # fmt: skip
-#: What a document written in the columnar form is called in :data:`SUFFIX_KINDS`.
-COLUMNAR_KINDS = {"split-spec": "a columnar split spec", "study-graph": "a columnar study graph"}
 #: A JSON graph or spec written at least this large (bytes) is followed by a note suggesting the columnar form.
 LARGE_JSON = 25 * 2**20
 FORMAT_HELP = (
@@ -253,7 +246,8 @@ def outputs_plan(
 ) -> Outputs:
     """The command's outputs plan, every file checked now, before any work; ``-`` is standard output,
     and then what depgraph says to the user goes to stderr so that stdout carries the data only. ``writes``: the
-    kinds (:data:`SUFFIX_KINDS` values) the files receive; a suffix naming another kind is refused (``None``: the
+    kinds (:data:`~depgraph.io.outputs.SUFFIX_KINDS` values) the files receive; a suffix naming another kind is
+    refused (``None``: the
     command checks the suffixes itself, later)."""
     plan = Outputs(inputs)
     for path in files:
@@ -269,20 +263,12 @@ def outputs_plan(
 def document_outputs(
     output: Path, kind: str | None, form: str | None, inputs: tuple[Path | None, ...]
 ) -> tuple[Outputs, str]:
-    """The plan of a command writing a graph or a spec (``kind``: ``study-graph``, ``split-spec``, or ``None``
-    for either, when the input decides) to ``output``, and the form it is written in (``json`` or ``parquet``, by
-    ``form`` or the output's name): a JSON file, or a columnar directory written whole. Checked now, before any
-    work; a name contradicting the form (``-o spec.json --format parquet``, a spec ``-o g.dggraph``) is refused."""
-    if kind is None:
-        named = next((k for k, s in COLUMNAR_SUFFIXES.items() if output.suffix.lower() == s), "split-spec")
-        chosen = output_form(output, named, form)
-    else:
-        chosen = output_form(output, kind, form)
-    if chosen == "json":
-        return outputs_plan(output, writes=("JSON",), inputs=inputs), chosen
+    """The plan of a command writing one graph or spec (:func:`~depgraph.io.columnar.plan_document`) and the form
+    it is written in; the plan sends the command's words to stderr when it writes to standard output."""
     plan = Outputs(inputs)
-    plan.tree(output)
-    check_suffix(output, tuple(COLUMNAR_KINDS.values()) if kind is None else (COLUMNAR_KINDS[kind],))
+    chosen = plan_document(plan, output, kind, form)
+    if plan.writes_stdout:
+        out.stderr = True  # reset by main()
     return plan, chosen
 
 
@@ -298,20 +284,6 @@ def tell_if_large(output: Path, form: str, what: str) -> None:
             f"{output.with_suffix(suffix).name}, or --format parquet) is several times smaller and faster to read",
             err=True,
         )
-
-
-def check_suffix(path: Path, writes: tuple[str, ...]) -> None:
-    """Refuse ``path`` when its suffix says another kind of file than ``writes``; a FIFO or a device that exists is
-    written through whatever its name, and ``-`` is standard output."""
-    said = SUFFIX_KINDS.get(path.suffix.lower())
-    if said is None or said in writes or str(path) == "-" or (path.exists() and not path.is_file()):
-        return
-    raise DepgraphError(
-        "invalid_argument",
-        f"output {str(path)!r} is named {path.suffix} ({said}) but receives {' or '.join(writes)}: "
-        "name it for what it holds",
-        path=str(path),
-    )
 
 
 def column_map(pairs: list[str] | None) -> dict[str, str]:
@@ -407,6 +379,13 @@ def encoding_option(what: str) -> Any:
     return typer.Option(metavar="CODEC", help=f"Text encoding of {what} when not UTF-8, e.g. latin-1 or cp1252.")
 
 
+def delimiter_option() -> Any:
+    """The ``--delimiter`` option of a command reading the metadata table (one spelling and help everywhere)."""
+    return typer.Option(
+        metavar="DELIM", help="The metadata table's delimiter (, ; | or tab), not read from its header."
+    )
+
+
 def print_graph(graph: StudyGraph, title: str) -> None:
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("nodes")
@@ -448,12 +427,12 @@ def print_report(report: ValidationReport) -> None:
             styled(
                 "  ",
                 (f"{issue.severity:<8}", SEVERITY_STYLE[issue.severity]),
-                f" {issue.code} ({issue.level}, {issue.count}): {issue.message}",
+                f" {issue.code} ({issue.level}, {issue.count}): {for_the_command_line(issue.message)}",
             )
         )
 
 
-#: A table format and the kind of file it makes (:data:`SUFFIX_KINDS`).
+#: A table format and the kind of file it makes (:data:`~depgraph.io.outputs.SUFFIX_KINDS`).
 TABLE_KINDS = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet"}
 
 

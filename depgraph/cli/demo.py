@@ -41,7 +41,6 @@ from rich.console import Console
 from depgraph.adapters.frames import write_table
 from depgraph.audit.duplicates import audit_duplicates
 from depgraph.audit.exposure import ExposureReport, exposure
-from depgraph.audit.report import write_report
 from depgraph.cli.commandline import (
     Command,
     out,
@@ -49,15 +48,15 @@ from depgraph.cli.commandline import (
     print_report,
     styled,
 )
-from depgraph.cli.specs import SIGN_HELP, signing_key, write_signed_spec
+from depgraph.cli.specs import SIGN_HELP, signing_key
 from depgraph.derivation.groups import Partition, derive
 from depgraph.folds.schemes import assign_folds
-from depgraph.graph.files import write_graph
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.builders import add_duplicates, add_kinship
 from depgraph.ingest.metadata import from_metadata
-from depgraph.io.outputs import Outputs
+from depgraph.io.outputs import Outputs, atomic_write_bytes
 from depgraph.spec.model import SplitSpec
+from depgraph.study.model import Study
 from depgraph.validation.rules import ValidationReport, validate
 
 N_BATCHES = 6
@@ -354,7 +353,7 @@ def demo(
 ) -> None:
     """The bundled family cohort, end to end: subject grouping → relatedness → duplicate audit →
     write back → composite/strict, each with folds and exposure; writes the tables, graph, spec and report."""
-    signing = signing_key(sign_key_env)
+    signing_key(sign_key_env)  # checked before any work: the demo's study file signs with it
     plan = Outputs()
     plan.directory(output_dir, create=True)  # made, with its files, only when everything is written
     story = run_story()
@@ -400,6 +399,7 @@ def demo(
     else:
         out.print(styled(("A declared dependency still crosses a fold: the plan is wrong.", "red")))
     _print_honest_estimates(out, honest_estimates)
+    existed = output_dir.exists()
     with plan:
         for table_name, frame in (
             ("metadata", meta),
@@ -408,10 +408,72 @@ def demo(
             ("audited_duplicates", story.audited),
         ):
             write_table(frame, output_dir / f"{table_name}.csv")
-        write_graph(story.graph_after, output_dir / "graph.json")
-        write_signed_spec(last.spec, output_dir / "spec.json", signing)
-        write_report(last.spec, output_dir / "report.html", story.graph_after, title="depgraph demo: family cohort")
+        atomic_write_bytes(output_dir / "study.toml", demo_study(sign_key_env).encode())
+    _run_demo_study(output_dir, existed)
     out.print(
-        f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv, graph.json, spec.json and "
-        f"report.html to {output_dir}"
+        f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv and study.toml to {output_dir}; "
+        "'depgraph run study.toml' wrote spec.json, graph.json and report.html from them, in one process "
+        f"(check it again with: depgraph run --check {output_dir / 'study.toml'})"
     )
+
+
+def demo_study(sign_key_env: str | None = None) -> str:
+    """The demo's study file: the story's last design, declared once (what ``depgraph init`` would start and a
+    study team would settle on), beside the tables the demo writes."""
+    signed = f'\nsign_key_env = "{sign_key_env}"' if sign_key_env else ""
+    return f"""\
+# The demo's study file: the family cohort, declared once. Run it with 'depgraph run study.toml'.
+version = 1
+name = "demo family cohort"
+
+[metadata]
+path = "metadata.csv"
+
+[metadata.columns]
+sample_id = "sample_id"
+subject_id = "subject_id"
+batch_id = "batch_id"
+timepoint_id = "timepoint_id"
+time_index = "time_index"
+site_id = "site_id"
+outcome_id = "outcome_id"
+# not mapped: "family" (siblings are related through [kinship])
+
+[kinship]
+path = "kinship.csv"
+format = "pairs"
+threshold = "first"
+
+[duplicates]  # the re-deposited specimens nobody declared: found by auditing the features
+features = "features.csv"
+threshold = {AUDIT_THRESHOLD}
+
+[grouping]
+mode = "composite"
+strategy = "strict"
+via = ["relatedness", "duplicate"]
+
+[folds]
+scheme = "stratified-group-kfold"
+n_splits = 5
+seed = 0
+
+[outputs]
+spec = "spec.json"
+graph = "graph.json"
+report = "report.html"{signed}
+"""
+
+
+def _run_demo_study(output_dir: Path, existed: bool) -> None:
+    """Run the demo's study file; if it fails, take back what the demo wrote (a failing command leaves nothing)."""
+    written = [output_dir / name for name in ("metadata.csv", "kinship.csv", "features.csv",
+                                              "audited_duplicates.csv", "study.toml")]  # fmt: skip
+    try:
+        Study.read(output_dir / "study.toml").run()
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        if not existed:
+            output_dir.rmdir()
+        raise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,16 +25,15 @@ from depgraph.cli.commandline import (
 )
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
 from depgraph.derivation.groups import Partition, derive, selected_samples
-from depgraph.errors import DepgraphError, describe_ids, missing_extra
+from depgraph.errors import DepgraphError, missing_extra
 from depgraph.findings import Issue
 from depgraph.graph.files import read_graph
 from depgraph.graph.model import StudyGraph
-from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
-from depgraph.io.files import describe_source, read_bytes, read_table
+from depgraph.ingest.samplelists import read_sample_list, refuse_headerless
 from depgraph.io.outputs import Outputs
 from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.model import SplitSpec
-from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env, pseudonymize
+from depgraph.spec.privacy import DEFAULT_KEY_ENV, derived_spec, key_from_env
 from depgraph.vocab import MODE, NodeType
 
 MODE_NAMES = ", ".join(MODE)
@@ -117,7 +115,7 @@ def derive_command(
         graph = read_graph(graph_file)
     subset, header = read_sample_list(samples, encoding) if samples is not None else (None, None)
     if samples is not None:  # its unknown ids named with the file they came from, once
-        _refuse_headerless(graph, samples, header)
+        refuse_headerless(graph, samples, header)
         selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
     with stage(f"deriving {mode} groups"):
         partition = derive(
@@ -145,9 +143,7 @@ def _written_spec(
     """The spec of ``partition`` with its attributes, pseudonymised and signed as asked, written to ``output``."""
     with stage(f"writing {output.name}"):
         carried = attributes if attributes is None else _attribute_names(attributes)
-        spec = SplitSpec.from_partition(partition, graph, attributes=carried)
-        if key is not None:
-            spec = pseudonymize(spec, key)
+        spec = derived_spec(partition, graph, carried, key)
         with plan:
             return write_signed_spec(spec, output, signing, form)
 
@@ -244,61 +240,6 @@ def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, 
 def _attribute_names(text: str) -> str | list[str]:
     """``--attributes``: ``all`` (in any case, as the pseudonymisation check reads it) or a list of names."""
     return "all" if text.strip().lower() == "all" else name_list(text, "--attributes") or []
-
-
-def read_sample_list(path: Path, encoding: str | None = None) -> tuple[list[str], str | None]:
-    """Sample ids from a CSV/TSV/Parquet table (its ``sample_id`` column, or its only column, whose header is
-    returned too: :func:`_refuse_headerless`) or a text file with one id per line (a ``#`` at the start of a
-    line or after a blank starts a comment; one inside an id, ``S1#2``, is part of it), read as UTF-8 (with or
-    without a byte-order mark) unless ``encoding`` names another text encoding."""
-    codec = checked_encoding(encoding)
-    header = None
-    if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
-        table = read_table(path, "samples file", encoding=codec)
-        if "sample_id" in table.columns:
-            column = table["sample_id"]
-        elif len(table.columns) == 1:
-            column, header = table.iloc[:, 0], str(table.columns[0])
-        else:
-            raise DepgraphError(
-                "schema",
-                f"samples file {str(path)!r} needs a sample_id column (columns: {describe_ids(table.columns)})",
-            )
-        ids = [str(v).strip() for v in column.dropna().tolist() if str(v).strip()]
-    else:
-        raw = read_bytes(path, "samples file")
-        label = describe_source(path, "samples file")
-        if codec is not None:
-            raw = to_utf8(raw, codec, path, label)
-        try:  # strict: a byte that is not UTF-8 would otherwise become U+FFFD and name another sample
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise not_utf8(raw, path, label) from None
-        ids = [COMMENT.split(line, maxsplit=1)[0].strip() for line in text.splitlines()]
-        ids = [i for i in ids if i]
-    if not ids:
-        raise DepgraphError("empty_input", f"samples file {str(path)!r} lists no sample ids")
-    return ids, header
-
-
-#: Where a comment starts in a sample list: a ``#`` beginning the line or following a blank (never inside an id).
-COMMENT = re.compile(r"(?:^|(?<=\s))#")
-
-
-def _refuse_headerless(graph: StudyGraph, path: Path, header: str | None) -> None:
-    """``schema`` when a one-column table's header is a sample of the graph: the table has no header, and its
-    first id would be read as the column's name and silently left out."""
-    if header is None:
-        return
-    first = header.strip()
-    if (graph.locate(NodeType.SAMPLE, [first, first.removeprefix("sample:")]) < 0).all():  # a node id too
-        return
-    raise DepgraphError(
-        "schema",
-        f"samples file {str(path)!r} has no header: its first line, {first!r}, is a sample of the graph "
-        "and would be read as the column's name; begin the file with a sample_id line, or list the ids one per line "
-        "in a .txt file",
-    )
 
 
 def _counted(n: int, noun: str) -> str:

@@ -33,6 +33,8 @@ from depgraph.version import __version__
 #: Every command, in the order ``depgraph --help`` lists them: the module that defines it, and its line in that
 #: list (the command's first sentence; tests/test_cli_usage.py holds the two equal).
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("depgraph.cli.init", "Write a starter study file from a metadata table, every choice explicit"),
+    "run": ("depgraph.cli.run", "Run a study file in one process: build, validate, derive, assign folds, write"),
     "build": ("depgraph.cli.build", "Build a study graph from metadata (+ kinship, coordinates, duplicates)"),
     "validate": ("depgraph.cli.validate", "Validate a study graph, or check a split spec"),
     "derive": ("depgraph.cli.derive", "Derive one group per sample and write a split spec"),
@@ -147,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         print("depgraph: interrupted", file=sys.stderr)
         return 128 + exc.signum
     except DepgraphError as exc:
-        print(f"depgraph: {exc.code}: {for_the_command_line(exc.message)}", file=sys.stderr)
+        print(f"depgraph: {exc.code}: {for_the_command_line(exc.message, exc.details.get('words', ''))}",
+              file=sys.stderr)  # fmt: skip
         return 2
     except typer.Exit as exc:
         _tell(heard)
@@ -190,13 +193,32 @@ CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
 ]]  # fmt: skip
 
 
-def for_the_command_line(message: str) -> str:
-    """``message`` with the Python keyword arguments it names spelt as the CLI's options.
+#: The same, for an error raised while a study file runs (``depgraph run``): the keys of the study file, which carry
+#: the Python names, where a message names a keyword argument.
+STUDY_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
+    (r"columns=\{'(\w+)': '([^']*)'\}", r'\1 = "\2" in [metadata.columns]'),
+    (r"(?<![-\w])columns= maps", "[metadata.columns] maps"),
+    (r"(?<![-\w])id_template='([^']*)'", r'id_template = "\1"'),
+    (r"unknown='ignore', or --unknown ignore on the command line", 'unknown = "ignore"'),
+    (r"(?<![-\w])unknown='ignore'", 'unknown = "ignore"'),
+    (r"(?<![-\w])samples=", "[grouping] samples"),
+    (r"allow_single_group \(--allow-single-group\)", "allow_single_group = true"),
+    (r" / allow_(unlinked|single_group)=True", r" (allow_\1 = true in [grouping])"),
+    (r"(?<![-\w])via=(\S+)", r"via = \1"),
+    (r"--encoding (\S+) on the command line, encoding='[^']*' in Python", r'encoding = "\1"'),
+]]  # fmt: skip
+
+
+def for_the_command_line(message: str, words: str = "options") -> str:
+    """``message`` with the Python keyword arguments it names spelt as the CLI's options (``words="study"``: as
+    the keys of a study file).
 
     >>> for_the_command_line("metadata 'm.csv' has no sample_id column; map yours with columns={'sample_id': 'x'}")
     "metadata 'm.csv' has no sample_id column; map yours with --column sample_id=x"
+    >>> for_the_command_line("map yours with columns={'sample_id': 'x'}", words="study")
+    'map yours with sample_id = "x" in [metadata.columns]'
     """
-    for pattern, spelling in CLI_SPELLINGS:
+    for pattern, spelling in STUDY_SPELLINGS if words == "study" else CLI_SPELLINGS:
         message = pattern.sub(spelling, message)
     return message
 

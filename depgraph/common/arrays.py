@@ -8,6 +8,7 @@ Text keys (a million sample ids) are ordered by :func:`sorted_codes`.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -196,3 +197,10 @@ def sorted_categories(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     rank[order] = np.arange(len(order))
     codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     return codes, encoded.dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False)
+
+
+def is_sparse(value: Any) -> bool:
+    """Whether ``value`` is a scipy sparse matrix. One exists only once scipy.sparse is loaded, so reading tables
+    never loads scipy to ask."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(value))

@@ -914,6 +914,27 @@ def _pair_ids(
 
 
 # --------------------------------------------------------------------------- GCTA GRM
+def kinship_files(
+    path: str | os.PathLike[str], format: str | None = None, *, encoding: str | None = None
+) -> list[Path]:
+    """The files reading the kinship ``path`` in ``format`` (detected when None) opens, each checked to exist as a
+    regular file (``io`` otherwise): the file itself, or a GCTA GRM's matrix and ids.
+
+    >>> kinship_files("no/such/cohort.genome")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [io] kinship file 'no/such/cohort.genome' does not exist
+    """
+    found = detect_format(path, encoding=encoding) if format is None else format
+    if found == "gcta-grm":
+        prefix = _grm_prefix(path)
+        return [
+            existing_file(f"{prefix}.grm.bin", "GCTA GRM matrix"),
+            existing_file(f"{prefix}.grm.id", "GCTA GRM ids"),
+        ]
+    return [existing_file(path, "kinship file")]
+
+
 def _grm_prefix(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     lower = text.lower()

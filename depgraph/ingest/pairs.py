@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import in_order
-from depgraph.common.arrays import text_array
+from depgraph.common.arrays import is_sparse, text_array
 from depgraph.common.identifiers import (
     check_key_column,
     key_array,
@@ -167,7 +167,7 @@ def kinship_pairs(
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
         found = _tool_kinship(graph, source, format, value, what, unknown, id_template, encoding)
-    elif isinstance(source, np.ndarray) or _is_sparse(source):
+    elif isinstance(source, np.ndarray) or is_sparse(source):
         if id_template != "{IID}":
             raise DepgraphError(
                 "invalid_argument",
@@ -296,19 +296,12 @@ def _matrix_ids(matrix: Any, ids: Any, what: str) -> pd.Series:
     return names
 
 
-def _is_sparse(value: Any) -> bool:
-    """Whether ``value`` is a scipy sparse matrix. One exists only once scipy.sparse is loaded, so a build from
-    tables never loads scipy to ask."""
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and bool(sparse.issparse(value))
-
-
 def _matrix_pairs(
     matrix: Any, names: pd.Series, threshold: float, what: str
 ) -> tuple[pd.Series, pd.Series, np.ndarray, str]:
     shape = matrix.shape
     key_arr = names.to_numpy(dtype=object)
-    if _is_sparse(matrix):
+    if is_sparse(matrix):
         if threshold <= 0:
             raise DepgraphError(
                 "invalid_argument", "a sparse kinship matrix needs a threshold above 0 (its absent entries are 0)"

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from depgraph.errors import DepgraphError
 from depgraph.io.files import read_json
-from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, atomic_tree, hidden
+from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, Outputs, atomic_tree, check_suffix, hidden
 from depgraph.io.schemas import json_kind
 
 #: The columnar form's suffix for each kind of document.
@@ -400,6 +400,29 @@ def scalar_column(values: pa.Array | pa.ChunkedArray, where: str) -> pa.Array:
 
 #: The forms a document is written in: one JSON file, or the columnar directory.
 FORMS = ("json", "parquet")
+
+
+#: What a document written in the columnar form is called in :data:`~depgraph.io.outputs.SUFFIX_KINDS`.
+COLUMNAR_KINDS = {"split-spec": "a columnar split spec", "study-graph": "a columnar study graph"}
+
+
+def plan_document(plan: Outputs, output: str | os.PathLike[str], kind: str | None, form: str | None) -> str:
+    """Declare ``output``, a graph or a spec (``kind``: ``study-graph``, ``split-spec``, or None for either, when the
+    input decides), in ``plan``, and return the form it is written in (``json`` or ``parquet``, by ``form`` or the
+    output's name): a JSON file, or a columnar directory written whole. Checked now, before any work; a name
+    contradicting the form (``-o spec.json --format parquet``, a spec ``-o g.dggraph``) is refused."""
+    if kind is None:
+        named = next((k for k, s in COLUMNAR_SUFFIXES.items() if Path(str(output)).suffix.lower() == s), "split-spec")
+        chosen = output_form(output, named, form)
+    else:
+        chosen = output_form(output, kind, form)
+    if chosen == "json":
+        plan.file(output)  # what the path is (an input, a device, a directory) comes first
+        check_suffix(output, ("JSON",))
+    else:
+        plan.tree(output)
+        check_suffix(output, tuple(COLUMNAR_KINDS.values()) if kind is None else (COLUMNAR_KINDS[kind],))
+    return chosen
 
 
 def output_form(path: str | os.PathLike[str], kind: str, form: str | None = None) -> str:

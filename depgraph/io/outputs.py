@@ -79,6 +79,29 @@ TABLES = "tables"
 
 PathLike = str | os.PathLike[str]
 
+#: What a file suffix says a file holds. An output whose suffix says another kind than what is written is refused:
+#: a spec named .csv, CSV named .parquet, plain text named .gz (depgraph writes no compressed file).
+SUFFIX_KINDS = {".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
+                ".html": "HTML", ".htm": "HTML", ".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard",
+                ".zip": "ZIP", ".npy": "NumPy", ".png": "PNG", ".svg": "SVG", ".toml": "TOML",
+                ".dgspec": "a columnar split spec", ".dggraph": "a columnar study graph"}  # fmt: skip
+
+
+def check_suffix(path: PathLike, writes: tuple[str, ...]) -> None:
+    """Refuse ``path`` when its suffix says another kind of file than ``writes``; a FIFO or a device that exists is
+    written through whatever its name, and ``-`` is standard output."""
+    path = Path(path)
+    said = SUFFIX_KINDS.get(path.suffix.lower())
+    if said is None or said in writes or str(path) == STDOUT or (path.exists() and not path.is_file()):
+        return
+    raise DepgraphError(
+        "invalid_argument",
+        f"output {str(path)!r} is named {path.suffix} ({said}) but receives {' or '.join(writes)}: "
+        "name it for what it holds",
+        path=str(path),
+    )
+
+
 #: Temporary files carry the host (a short hash of its name) and the process id, so
 #: that a later write can tell a dead process's leftovers from a live one's.
 _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]

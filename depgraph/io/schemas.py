@@ -43,13 +43,13 @@ def schema_dir() -> Path:
 
 @functools.cache
 def load_schema(kind: str) -> dict[str, Any]:
-    """The published schema of ``kind`` (``split-spec`` or ``study-graph``)."""
+    """The published schema of ``kind`` (``split-spec``, ``study-graph`` or ``study-file``)."""
     path = schema_dir() / f"{kind}.schema.json"
     return orjson.loads(path.read_bytes())
 
 
 @functools.cache
-def _validator(kind: str) -> Any:
+def schema_validator(kind: str) -> Any:
     # jsonschema is loaded when the first document is checked: a command that checks none (build, --help) never
     # loads it
     from jsonschema import Draft202012Validator
@@ -60,7 +60,7 @@ def _validator(kind: str) -> Any:
 def forget_schemas() -> None:
     """Read the published files again at the next check (after :mod:`depgraph.spec.schema` rewrote them)."""
     load_schema.cache_clear()
-    _validator.cache_clear()
+    schema_validator.cache_clear()
 
 
 # --------------------------------------------------------------------------- reading documents
@@ -102,9 +102,9 @@ def envelope_problem(doc: dict[str, Any], kind: str) -> str | None:
     """The first rule of ``kind``'s schema that ``doc`` breaks, as ``"where: what"`` (the long arrays left out:
     readers check their every element), or None. Writers check what they build in memory with it too, so
     nothing is written that a reader would refuse."""
-    from jsonschema.exceptions import best_match  # loaded with the validator (see _validator)
+    from jsonschema.exceptions import best_match  # loaded with the validator (see schema_validator)
 
-    problem = best_match(_validator(kind).iter_errors(_without_long_arrays(doc)))
+    problem = best_match(schema_validator(kind).iter_errors(_without_long_arrays(doc)))
     if problem is None:
         return None
     where = "/".join(str(p) for p in problem.absolute_path) or "(top level)"

@@ -36,8 +36,10 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
+from depgraph.derivation.partition import Partition
 from depgraph.errors import DepgraphError
 from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
+from depgraph.graph.model import StudyGraph
 from depgraph.spec.columns import SAMPLE_COLUMNS, portable_parameters
 from depgraph.spec.keys import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from depgraph.spec.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the rules are documented here
@@ -182,3 +184,13 @@ def _scrub(code: str) -> str:
     inside a clause): a pseudonymised spec keeps none of it, only the documented meaning of the code."""
     meaning = FINDINGS.get(code, (None, "a finding of the derivation"))[1]
     return f"{meaning} (message withheld: ids pseudonymised)"
+
+
+def derived_spec(
+    partition: Partition, graph: StudyGraph, attributes: str | list[str] | None = None, key: bytes | None = None
+) -> SplitSpec:
+    """The spec a derivation writes (``derive``, ``depgraph run``): ``partition``'s, carrying ``attributes`` of the
+    graph, its ids pseudonymised under ``key`` when one is given — before any folds are assigned, so a spec's folds
+    are planned over the ids it carries."""
+    spec = SplitSpec.from_partition(partition, graph, attributes=attributes)
+    return spec if key is None else pseudonymize(spec, key)

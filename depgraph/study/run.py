@@ -1,0 +1,217 @@
+"""Running a study declaration in one process: every input read once, the graph built, validated (errors stop the
+run), derived, folded, and the spec — recording what it was made from — written with the report and the graph when
+the declaration asks for them. Nothing the run wrote is read again.
+
+Each step calls the library function the step-by-step commands call, with the same arguments
+(``from_metadata``, ``add_kinship``…, ``validate``, ``derive``, ``SplitSpec.from_partition``, ``pseudonymize``,
+``assign_folds``, ``signed``), so ``depgraph run`` and ``build`` → ``derive`` → ``folds`` give the same spec
+(tests/test_study.py holds them equal over generated cohorts). The order is the commands' order: a spec is
+pseudonymised before its folds are assigned, and signed last.
+
+Everything that can be checked before the work is: the outputs (:class:`~depgraph.io.outputs.Outputs`: a
+directory that exists, never an input, never a non-regular file), and the keys and the salt the declaration names
+(read from the environment). A failing run writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple
+
+from depgraph.audit.report import write_report
+from depgraph.derivation.groups import derive, selected_samples
+from depgraph.derivation.partition import Partition
+from depgraph.errors import DepgraphError
+from depgraph.folds.parameters import PARAMETERS
+from depgraph.folds.schemes import SCHEMES, assign_folds
+from depgraph.graph.assembly import combine
+from depgraph.graph.files import write_graph
+from depgraph.graph.model import StudyGraph
+from depgraph.ingest.metadata import from_metadata
+from depgraph.ingest.samplelists import read_sample_list, refuse_headerless
+from depgraph.io.columnar import plan_document
+from depgraph.io.outputs import Outputs, check_suffix
+from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.keys import key_from_env
+from depgraph.spec.model import SplitSpec
+from depgraph.spec.privacy import derived_spec
+from depgraph.study.files import Declaration
+from depgraph.study.graphs import add_pair_files
+from depgraph.study.provenance import hash_inputs, provenance
+from depgraph.study.sections import Folds, study_key
+from depgraph.validation.rules import ValidationReport, validate
+
+
+class StudyRun(NamedTuple):
+    """What a run made: the graph, its validation report, the partition and the spec (as written)."""
+
+    graph: StudyGraph
+    report: ValidationReport
+    partition: Partition
+    spec: SplitSpec
+
+
+class Secrets(NamedTuple):
+    """The keys a declaration names, read from the environment before any work (None where it names none)."""
+
+    sign: bytes | None
+    pseudonym: bytes | None
+    salt: str | None
+
+
+def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun:
+    """Run ``declaration``: build, validate, derive, fold, record, sign, and (``write``) write its outputs."""
+    file = declaration.file
+    plan = outputs_plan(declaration) if write else None
+    secrets = secrets_of(declaration)
+    hashing = hash_inputs(declaration.inputs)
+    graph = build_graph(declaration)
+    report = validate(graph, n_splits=_n_splits(file.folds))
+    refuse_invalid(report, declaration.source)
+    partition = derive_groups(graph, declaration)
+    spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym)
+    if file.folds is not None:
+        spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
+    spec = spec.with_provenance(provenance(declaration, hashing.result()))
+    if secrets.sign is not None:
+        spec = spec.signed(secrets.sign)
+    if plan is not None:
+        write_outputs(plan, declaration, graph, spec)
+    return StudyRun(graph, report, partition, spec)
+
+
+# --------------------------------------------------------------------------- before the work
+def outputs_plan(declaration: Declaration) -> Outputs:
+    """Every output the declaration names, checked now (none may be an input), a problem named with its key."""
+    outputs = declaration.file.outputs
+    plan = Outputs(path for _, _, path in declaration.inputs)
+    for key, written in (("spec", outputs.spec), ("graph", outputs.graph), ("report", outputs.report)):
+        if written is None:
+            continue
+        path = declaration.path(written)
+        try:
+            if key == "report":
+                plan.file(path)
+                check_suffix(path, ("HTML",))
+            else:
+                plan_document(plan, path, "split-spec" if key == "spec" else "study-graph",
+                              outputs.format if key == "spec" else None)  # fmt: skip
+        except DepgraphError as exc:
+            said = f"{declaration.source}: [outputs] {key}: {exc.message}"
+            raise DepgraphError(exc.code, said, **exc.details) from None
+    return plan
+
+
+def secrets_of(declaration: Declaration) -> Secrets:
+    """The signing key, the pseudonymisation key and the hash folds' salt, from the variables the declaration names;
+    an unset, empty or weak key is refused naming the key of the study file."""
+    outputs, folds = declaration.file.outputs, declaration.file.folds
+    sign = None if outputs.sign_key_env is None else _key(outputs.sign_key_env, "signing", declaration)
+    pseudonym = _key(outputs.key_env, "pseudonymisation", declaration) if outputs.pseudonymize_ids else None
+    salt = None
+    if folds is not None and folds.salt_env is not None:
+        salt = os.environ.get(folds.salt_env)
+        if not salt:
+            raise DepgraphError(
+                "invalid_argument",
+                f"{declaration.source}: [folds] salt_env: the environment variable {folds.salt_env} holding the salt "
+                "is unset or empty",
+            )
+    return Secrets(sign, pseudonym, salt)
+
+
+def _key(variable: str, purpose: str, declaration: Declaration) -> bytes:
+    try:
+        return key_from_env(variable, purpose=purpose)
+    except DepgraphError as exc:
+        raise DepgraphError(exc.code, f"{declaration.source}: [outputs]: {exc.message}") from None
+
+
+def _n_splits(folds: Folds | None) -> int | None:
+    """The number of folds validation checks every mode against: the declared one, or the scheme's default."""
+    if folds is None or "n_splits" not in SCHEMES[folds.scheme].parameter_names():
+        return None
+    return folds.n_splits or SCHEMES[folds.scheme].__dataclass_fields__["n_splits"].default
+
+
+# --------------------------------------------------------------------------- the work
+def build_graph(declaration: Declaration) -> StudyGraph:
+    """The study graph: each metadata table (several are combined), then kinship, spatial neighbours, duplicates
+    and explicit relations, in the order the step-by-step ``build`` adds them."""
+    file, locate = declaration.file, declaration.path
+    name = file.name or (declaration.study_file.name.rsplit(".", 1)[0] if declaration.study_file else None)
+    graphs = []
+    for table in file.metadata:
+        try:
+            graphs.append(from_metadata(
+                locate(table.path), table.columns, name=name, outcome_scope=table.outcome_scope,
+                allow_multi_subject_samples=table.allow_multi_subject_samples, encoding=table.encoding,
+                sheet=table.sheet, delimiter=table.delimiter, mapping_complete=True,
+            ))  # fmt: skip
+        except DepgraphError as exc:
+            if "columns" not in exc.details:
+                raise
+            raise DepgraphError(
+                exc.code, f"{declaration.source}: [metadata.columns]: {exc.message}", **exc.details
+            ) from None
+    graph = graphs[0] if len(graphs) == 1 else combine(*graphs, name=name)
+    return add_pair_files(graph, file.kinship, file.spatial, file.duplicates, file.relations, locate)
+
+
+def refuse_invalid(report: ValidationReport, source: str) -> None:
+    """``validation`` naming every error finding, when the declaration has any: nothing is derived from it."""
+    errors = [issue for issue in report.issues if issue.severity == "error"]
+    if errors:
+        said = "; ".join(f"{e.code} ({e.message})" for e in errors[:5])
+        more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+        raise DepgraphError(
+            "validation",
+            f"{source}: the declaration has {len(errors)} validation error(s), so nothing was derived: {said}{more}",
+            codes=[e.code for e in errors],
+        )
+
+
+def derive_groups(graph: StudyGraph, declaration: Declaration) -> Partition:
+    """One group per sample, as ``[grouping]`` says (for the samples of its ``samples`` list, when it has one)."""
+    grouping = declaration.file.grouping
+    subset = None
+    if grouping.samples is not None:
+        path = declaration.path(grouping.samples)
+        subset, header = read_sample_list(path)
+        refuse_headerless(graph, path, header)
+        selected_samples(graph, subset, what=f"samples file {grouping.samples!r}")
+    return derive(
+        graph, grouping.mode, strategy=grouping.strategy, via=grouping.via or None,
+        priority=grouping.priority or None, samples=subset, min_groups=grouping.min_groups,
+        allow_unlinked=grouping.allow_unlinked, allow_single_group=grouping.allow_single_group,
+    )  # fmt: skip
+
+
+def fold_parameters(folds: Folds, declaration: Declaration, salt: str | None) -> dict[str, Any]:
+    """The scheme's parameters as :func:`~depgraph.folds.schemes.assign_folds` takes them: lists as tuples, the
+    salt from the environment, a prior spec read (every check of a reader)."""
+    out: dict[str, Any] = {}
+    for parameter in PARAMETERS:
+        value = getattr(folds, study_key(parameter))
+        if value is None:
+            continue
+        if parameter.reads in ("names", "numbers"):
+            value = tuple(value)
+        elif parameter.reads == "environment":
+            value = salt
+        elif parameter.reads == "spec":
+            value = read_spec(declaration.path(value))
+        out[parameter.name] = value
+    return out
+
+
+def write_outputs(plan: Outputs, declaration: Declaration, graph: StudyGraph, spec: SplitSpec) -> None:
+    """The spec, and the graph and the report when declared, committed together."""
+    outputs = declaration.file.outputs
+    with plan:
+        write_spec(spec, declaration.path(outputs.spec), format=outputs.format)
+        if outputs.graph is not None:
+            write_graph(graph, declaration.path(outputs.graph))
+        if outputs.report is not None:  # a pseudonymised spec names no sample of the graph: its report goes without
+            drawn = None if spec.pseudonymization is not None else graph
+            write_report(spec, declaration.path(outputs.report), drawn, title=graph.name)
