@@ -74,6 +74,7 @@ from depgraph.folds.schemes import (
 from depgraph.io.jsoncolumns import plain_json
 from depgraph.spark.frames import numbered
 from depgraph.spark.graph import INTEGER_KINDS
+from depgraph.spec.checks import untested_split
 
 #: The schemes the Spark engine plans.
 SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds, CovariateBins)
@@ -161,6 +162,9 @@ def plan_folds(
     sizes = [int(n_test.get(i, 0)) for i in range(k * repeats)]
     n_train = [n_samples - t for t in sizes]
     scheme.refuse_empty_sides(n_train, sizes)
+    for i, size in enumerate(sizes):  # a spec's every split tests someone: a hash fold its groups left empty too
+        if size == 0:
+            raise untested_split("folds", i, i // k, i % k, scheme.name)
     counted = {
         column: _category_counts(samples, folds, column, k * repeats)
         for column in scheme.balance_columns(columns)

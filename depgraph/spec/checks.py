@@ -44,6 +44,16 @@ class PlanPositions(Protocol):
     splits: Sequence[SplitPositions]
 
 
+def untested_split(where: str, i: int, repeat: int, fold: int, scheme: str, code: str | None = None) -> DepgraphError:
+    """The refusal of a split that tests no sample: ``too_few_groups`` for a plan being made (its groups did not
+    fill the folds; on one machine and on Spark alike), ``code`` (a reader's) for one read from a file."""
+    return DepgraphError(
+        code or "too_few_groups",
+        f"{where}.splits[{i}] (repeat {repeat}, fold {fold}) tests no sample"
+        + ("" if code else f"; the {scheme} plan has more folds than its groups fill"),
+    )
+
+
 def check_splits(splits: Sequence[SplitPositions], n_samples: int, where: str, code: str = "schema") -> None:
     """Positions in range, sorted and unique, test and excluded disjoint, counts consistent
     (each split in time linear in its positions, not in the samples); ``schema`` errors of a file, or
@@ -254,11 +264,7 @@ def check_fold_content(
                 )
     for i, split in enumerate(folds.splits):
         if split.n_test == 0 or not len(split.test):
-            raise DepgraphError(
-                code or "too_few_groups",
-                f"{where}.splits[{i}] (repeat {split.repeat}, fold {split.fold}) tests no sample"
-                + ("" if code else f"; the {folds.scheme} plan has more folds than its groups fill"),
-            )
+            raise untested_split(where, i, split.repeat, split.fold, folds.scheme, code)
     n_groups = len(groups.sizes)
     n_positions = sum(len(s.test) + len(s.excluded) for s in folds.splits)
     if len(folds.splits) * n_groups <= 4 * n_positions:  # few splits (k-fold): count per split, no sort
