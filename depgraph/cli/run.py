@@ -108,7 +108,7 @@ def print_fold_table(spec: SplitSpec) -> None:
     if column is not None and column in spec.samples.columns:
         codes, names = pd.factorize(spec.samples[column].astype("string").fillna("(missing)"), sort=True)
         order = np.argsort(-np.bincount(codes, minlength=len(names)), kind="stable")[:3]
-    groups = spec.group_codes()
+    groups = spec.grouped().codes  # counted once when the folds were checked
     for split in plan.splits:
         line = f"  {split.repeat}/{split.fold}: test {split.n_test:,} samples"
         line += f" in {len(np.unique(groups[split.test])):,} groups"

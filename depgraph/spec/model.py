@@ -579,14 +579,21 @@ class SplitSpec(GroupedSamples, _Model):
     # ---- construction ----------------------------------------------------------
     @classmethod
     def from_partition(
-        cls, partition: Partition, graph: StudyGraph, attributes: Sequence[str] | str | None = None
+        cls,
+        partition: Partition,
+        graph: StudyGraph,
+        attributes: Sequence[str] | str | None = None,
+        provenance: Provenance | None = None,
     ) -> SplitSpec:
         """The spec of a partition, with block, time and stratum columns looked up in ``graph``.
 
         ``attributes`` carries sample attributes of the graph (other metadata
         columns, such as sex or age band) into the spec, so fold schemes can
-        balance on them; ``"all"`` carries every one.
+        balance on them; ``"all"`` carries every one. ``provenance`` records
+        what the spec was made from (a study run's).
         """
+        if provenance is not None:
+            instance(provenance, Provenance, "from_partition: the provenance")
         instance(partition, Partition, "from_partition: the partition")
         instance(graph, StudyGraph, "from_partition: the graph")
         if attributes is not None and attributes != "all":
@@ -610,6 +617,7 @@ class SplitSpec(GroupedSamples, _Model):
                     subset=partition.n_samples < graph.count(NodeType.SAMPLE),
                 ),
                 recommended_resampling=recommended_resampling(partition.mode, partition.strategy),
+                provenance=provenance,
                 warnings=[
                     SpecWarning(
                         code=w.code,

@@ -46,7 +46,7 @@ from depgraph.spec.keys import MIN_KEY_BITS as MIN_KEY_BITS  # re-exported: the 
 from depgraph.spec.keys import check_key as check_key
 from depgraph.spec.keys import key_bits as key_bits
 from depgraph.spec.keys import key_from_env as key_from_env
-from depgraph.spec.model import Pseudonymization, SpecWarning, SplitSpec, summarise
+from depgraph.spec.model import Provenance, Pseudonymization, SpecWarning, SplitSpec, summarise
 
 HEX_DIGITS = 32
 _FINGERPRINT_LABEL = "depgraph pseudonymization key fingerprint"
@@ -187,10 +187,14 @@ def _scrub(code: str) -> str:
 
 
 def derived_spec(
-    partition: Partition, graph: StudyGraph, attributes: str | list[str] | None = None, key: bytes | None = None
+    partition: Partition,
+    graph: StudyGraph,
+    attributes: str | list[str] | None = None,
+    key: bytes | None = None,
+    provenance: Provenance | None = None,
 ) -> SplitSpec:
     """The spec a derivation writes (``derive``, ``depgraph run``): ``partition``'s, carrying ``attributes`` of the
-    graph, its ids pseudonymised under ``key`` when one is given — before any folds are assigned, so a spec's folds
-    are planned over the ids it carries."""
-    spec = SplitSpec.from_partition(partition, graph, attributes=attributes)
+    graph and the ``provenance`` of a study run, its ids pseudonymised under ``key`` when one is given — before any
+    folds are assigned, so a spec's folds are planned over the ids it carries."""
+    spec = SplitSpec.from_partition(partition, graph, attributes=attributes, provenance=provenance)
     return spec if key is None else pseudonymize(spec, key)

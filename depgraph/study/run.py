@@ -69,10 +69,10 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
     report = validate(graph, n_splits=_n_splits(file.folds))
     refuse_invalid(report, declaration.source)
     partition = derive_groups(graph, declaration)
-    spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym)
+    record = provenance(declaration, hashing.result())  # hashed by now: the files were read while the graph was built
+    spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
     if file.folds is not None:
         spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
-    spec = spec.with_provenance(provenance(declaration, hashing.result()))
     if secrets.sign is not None:
         spec = spec.signed(secrets.sign)
     if plan is not None:
