@@ -351,7 +351,7 @@ KING_DEGREE_THRESHOLDS: dict[str, float] = {
 #: its trailing id words (``Subject_ID``, ``patientNumber`` and ``participant code`` are a subject). ``family`` has
 #: no column of its own: relatives are declared by kinship, which a family column cannot replace.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "sample_id": ("sample", "samplename", "specimen", "biosample", "aliquot", "vial", "tube"),
+    "sample_id": ("sample", "samplename", "specimen", "biosample", "aliquot", "vial", "tube", "id"),
     "subject_id": ("subject", "subj", "patient", "pid", "participant", "individual", "iid", "person", "donor", "eid",
                    "animal", "mrn"),
     "batch_id": ("batch", "plate", "run", "flowcell", "lane", "processingbatch", "sequencingbatch",

@@ -216,7 +216,7 @@ BAD = {
     "key of another table": (_edit("[grouping]\n", "[grouping]\nseed = 1\n"), "schema",
                              "[grouping] has no key 'seed'; seed is a key of [folds]"),
     "unknown table": (_append("[groupng]\nmode = 'x'\n"), "schema", "top level has no key 'groupng'; did you mean 'grouping'?"),  # noqa: E501
-    "wrong type": (_edit("n_splits = 2", 'n_splits = "2"'), "schema", "[folds] n_splits must be an integer, not a string"),  # noqa: E501
+    "wrong type": (_edit("n_splits = 2", 'n_splits = "2"'), "schema", "[folds] n_splits must be an integer, not text ('2')"),  # noqa: E501
     "name in another case": (_edit('mode = "relatedness"', 'mode = "Relatedness"'), "schema",
                              "did you mean 'relatedness'?"),
     "missing file": (_edit('path = "kinship.csv"', 'path = "kin.csv"'), "io",
@@ -232,7 +232,7 @@ BAD = {
     "threshold not a degree": (_edit('threshold = "first"', 'threshold = "fourth"'), "schema",
                                "[kinship] threshold is 'fourth', which is not one of duplicate, first, second, third"),
     "not a number": (_edit('threshold = "first"', "threshold = nan"), "schema",
-                     "[kinship] threshold: Input should be a finite"),
+                     "[kinship] threshold must be a finite number, not a number (nan)"),
     "parameter of another scheme": (_edit("seed = 0", 'seed = 0\nstratify = "stratum"\nby = "batch_group"'), "schema",
                                     "[folds]: by does not apply to scheme 'stratified-group-kfold'"),
     "folds that cannot be made": (_edit("n_splits = 2", "n_splits = 9"), "too_few_groups", "9"),
@@ -249,8 +249,26 @@ BAD = {
                                     "[outputs] spec: output"),
     "an output that is an input": (_edit('spec = "spec.json"', 'spec = "spec.json"\ngraph = "kinship.csv"'), "io",
                                    "[outputs] graph: "),
+    "the spec is the study file": (lambda f: os.symlink("study.toml", f / "out.json") or _edit(
+        'spec = "spec.json"', 'spec = "out.json"')(f), "io", "[outputs] spec: output"),
+    "a path too long": (_edit('path = "kinship.csv"', f'path = "{"k" * 300}.csv"'), "io", "cannot be used: File name"),
+    "a NUL in an output path": (_edit('spec = "spec.json"', 'spec = "spec\\u0000.json"'), "invalid_argument",
+                                "holds a NUL character"),
+    "a FIFO as an input": (lambda f: os.mkfifo(f / "fifo.csv") or _edit('path = "metadata.csv"', 'path = "fifo.csv"')(
+        f), "io", "[metadata] path 'fifo.csv': metadata"),
+    "a top-level key below a table": (_append('name = "again"\n'), "schema",
+                                      "[outputs] has no key 'name'; name is a top-level key"),
+    "a family role": (_edit('batch_id = "batch_id"', 'family_id = "batch_id"'), "schema",
+                      "[metadata.columns] has no key 'family_id'; depgraph has no family role"),
+    "the second of several tables": (_write(STUDY.replace("[metadata]\n", "[[metadata]]\n").replace(
+        "[metadata.columns]", "[metadata.columns]") + '[[metadata]]\npath = "metadata.csv"\n[metadata.columns]\n'
+        'sample_id = "sample_id"\nsubjet_id = "patient"\n'), "schema",
+        "[metadata.columns] of [[metadata]] #2 has no key 'subjet_id'; did you mean 'subject_id'?"),
+    "one fold": (_edit("n_splits = 2", "n_splits = 1"), "schema", "[folds] n_splits must be ≥ 2, not 1"),
+    "an id template without IID": (_edit('threshold = "first"', 'threshold = "first"\nid_template = "{FID}"'),
+                                   "schema", "[kinship] id_template: id_template '{FID}' must use {IID}"),
     "duplicates both ways": (_append("[duplicates]\npath = 'kinship.csv'\nfeatures = 'metadata.csv'\n"), "schema",
-                             "give either path"),
+                             "[duplicates]: give path (a table of duplicate pairs) or features (a table to audit), no"),
 }  # fmt: skip
 
 
@@ -279,7 +297,7 @@ def test_a_prior_spec_from_another_cohort_is_refused(tmp_path, capsys):
     assert run(["run", tmp_path / "other" / "study.toml"], capsys)[0] == 0
     code, out, err = run(["run", tmp_path / "here" / "study.toml"], capsys)
     assert code == 2 and out == ""
-    assert err.startswith("depgraph: reference: the prior spec shares no sample with this one"), err
+    assert err.startswith("depgraph: reference: study file") and "[folds]: the prior spec shares no sample" in err, err
     assert not (tmp_path / "here" / "spec.json").exists()
 
 
@@ -497,3 +515,55 @@ def test_a_family_column_without_kinship_is_a_warning(family_meta, family_kinshi
         "family_column_without_kinship"]  # fmt: skip
     related = add_kinship(graph, family_kinship, threshold="first")
     assert not any(i.code == "family_column_without_kinship" for i in validate(related).issues)
+
+
+# --------------------------------------------------------------------------- defects an adversarial pass found
+def test_the_spec_never_replaces_the_study_file(tmp_path, capsys):
+    study = cohort(tmp_path)
+    os.rename(study, tmp_path / "study.json")  # a study file whose name is the spec's
+    (tmp_path / "study.json").write_text(STUDY.replace('spec = "spec.json"', 'spec = "study.json"'))
+    before = (tmp_path / "study.json").read_bytes()
+    code, _, err = run(["run", tmp_path / "study.json"], capsys)
+    assert code == 2 and "[outputs] spec: output" in err and "also an input" in err
+    assert (tmp_path / "study.json").read_bytes() == before
+
+
+def test_a_dict_changed_after_the_study_is_made_changes_nothing(tmp_path):
+    cohort(tmp_path)
+    document = tomllib.loads(STUDY)
+    study = Study.from_dict(document, base=tmp_path)
+    document["grouping"]["mode"] = "batch"
+    spec = study.run(write=False)
+    assert spec.constraint.mode == "relatedness" == spec.provenance.declaration["grouping"]["mode"]
+
+
+def test_an_audit_that_finds_no_duplicate_declares_none(tmp_path, capsys):
+    cohort(tmp_path)
+    features = pd.DataFrame({"sample_id": [f"S{s}-{v}" for s in range(6) for v in range(2)]})
+    for k in range(4):  # rows far apart: nothing near-identical
+        features[f"f{k}"] = [((i * 7 + k * 3) % 11) - 5.0 + i * 0.1 for i in range(12)]
+    features.to_csv(tmp_path / "features.csv", index=False)
+    (tmp_path / "study.toml").write_text(STUDY + '[duplicates]\nfeatures = "features.csv"\n')
+    code, _out, err = run(["run", tmp_path / "study.toml"], capsys)
+    assert code == 0, err
+    assert "sample_duplicate_of" not in read_spec(tmp_path / "spec.json").constraint.relations
+    assert [f.path for f in read_spec(tmp_path / "spec.json").provenance.inputs][-1] == "features.csv"
+
+
+def test_init_refuses_a_radius_run_would_refuse(tmp_path, capsys):
+    cohort(tmp_path)
+    pd.DataFrame({"sample_id": ["S0-0"], "x": [0.0], "y": [1.0]}).to_csv(tmp_path / "xy.csv", index=False)
+    for radius in ("-1", "0", "nan", "inf"):
+        code, _out, err = run(["init", tmp_path / "metadata.csv", "--coords", tmp_path / "xy.csv", "--radius", radius,
+                              "-o", tmp_path / "s.toml"], capsys)  # fmt: skip
+        assert code == 2 and "--radius must be a finite number > 0" in err, (radius, err)
+    assert not (tmp_path / "s.toml").exists()
+
+
+def test_a_runs_messages_name_the_study_files_keys(tmp_path, capsys):
+    cohort(tmp_path)
+    (tmp_path / "study.toml").write_text(STUDY.replace(
+        'scheme = "stratified-group-kfold"\nn_splits = 2\nseed = 0', 'scheme = "logo"\nby = "sex"'))  # fmt: skip
+    code, _, err = run(["run", tmp_path / "study.toml"], capsys)
+    assert code == 2 and "[folds]: by column 'sex' is not in the spec" in err
+    assert "with attributes in [outputs]" in err and "--" not in err.split("study.toml'")[1]

@@ -231,7 +231,7 @@ def test_role_spellings_name_one_role_each_and_are_recognised_as_written():
      ("Batch", "batch_id"), ("plate_no", "batch_id"), ("site", "site_id"), ("Centre", "site_id"),
      ("Visit", "timepoint_id"), ("visit_number", "time_index"), ("Visit No.", "time_index"),
      ("SampleID", "sample_id"), ("Scanner", "platform_id"), ("Diagnosis", "outcome_id"),
-     ("age", None), ("sex", None), ("f0", None), ("score", None), ("id", None), ("subject_notes", None),
+     ("age", None), ("sex", None), ("f0", None), ("score", None), ("ID", "sample_id"), ("subject_notes", None),
      ("patient_age", None), ("batch_effect", None)],
 )  # fmt: skip
 def test_columns_named_like_a_role(column, role):

@@ -411,7 +411,9 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "advisory": "cyan"}
 
 
-def print_report(report: ValidationReport) -> None:
+def print_report(report: ValidationReport, words: str = "options") -> None:
+    """The validation report, one line a finding, the Python names in messages spelt as ``words`` (the commands'
+    options, or a study file's keys: :func:`~depgraph.cli.main.for_the_command_line`)."""
     verdict = ("valid", "green") if report.valid else ("INVALID", "red")
     m = report.metrics
     out.print(
@@ -427,7 +429,7 @@ def print_report(report: ValidationReport) -> None:
             styled(
                 "  ",
                 (f"{issue.severity:<8}", SEVERITY_STYLE[issue.severity]),
-                f" {issue.code} ({issue.level}, {issue.count}): {for_the_command_line(issue.message)}",
+                f" {issue.code} ({issue.level}, {issue.count}): {for_the_command_line(issue.message, words)}",
             )
         )
 

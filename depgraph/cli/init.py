@@ -57,5 +57,5 @@ def init_command(
     )  # fmt: skip
     with plan:
         atomic_write_bytes(output, text.encode())
-    roles = ", ".join(f"{role}={column}" for role, column in mapped.items())
+    roles = ", ".join(f"{role}={column!r}" for role, column in mapped.items()) or "no column recognised as a role"
     out.print(f"wrote {output}: {roles}; review it, then run: depgraph run {output}")

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import re
 import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -171,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
 #: The library's messages address Python callers by keyword argument (``columns={'sample_id': ...}``,
 #: ``samples=``); the CLI shows its own options instead. Applied in order, to each error and warning it prints.
-CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
+Spelling = str | Callable[[re.Match[str]], str]
+CLI_SPELLINGS: list[tuple[re.Pattern[str], Spelling]] = [(re.compile(pattern), spelling) for pattern, spelling in [
     (r"columns=\{'(\w+)': '(\w+)'\}", r"--column \1=\2"),
     (r"(?<![-\w])columns= maps", "--column maps"),
     (r"(?<![-\w])id_template uses", "--id-template uses"),
@@ -195,7 +197,19 @@ CLI_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
 
 #: The same, for an error raised while a study file runs (``depgraph run``): the keys of the study file, which carry
 #: the Python names, where a message names a keyword argument.
-STUDY_SPELLINGS = [(re.compile(pattern), spelling) for pattern, spelling in [
+STUDY_SPELLINGS: list[tuple[re.Pattern[str], Spelling]] = [(re.compile(pattern), spelling) for pattern, spelling in [
+    (r"--allow-(unlinked|single-group) / allow_(\w+)=True", r"allow_\2 = true in [grouping]"),
+    (r"allow_single_group \(--allow-single-group\) applies", "allow_single_group applies"),
+    (r"--via \(e\.g\. --via ([\w,]+)\)", lambda m: f"via (e.g. via = {json.dumps(m[1].split(','))})"),
+    (r"(?<![-\w])--via(?![-\w])", "via in [grouping]"),
+    (r"--duplicates FILE, or find them with depgraph audit --write-back",
+     "a [duplicates] table: a path of pairs, or features to audit"),
+    (r"--duplicates\)", "[duplicates])"),
+    (r"\(written with --sign-key-env\)", "(written with sign_key_env in [outputs])"),
+    (r"id_column / --id-column", "id_column in [duplicates]"),
+    (r"into the spec with derive --attributes", "into the spec with attributes in [outputs]"),
+    (r"needs --by COL", 'needs by = "COL" in [folds]'),
+    (r"(?<![-\w])--(by|stratify|balance|key) column", r"\1 column"),
     (r"columns=\{'(\w+)': '([^']*)'\}", r'\1 = "\2" in [metadata.columns]'),
     (r"(?<![-\w])columns= maps", "[metadata.columns] maps"),
     (r"(?<![-\w])id_template='([^']*)'", r'id_template = "\1"'),

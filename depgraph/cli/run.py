@@ -13,6 +13,7 @@ import pandas as pd
 import typer
 
 from depgraph.cli.commandline import SEVERITY_STYLE, Command, out, print_report, styled
+from depgraph.cli.main import for_the_command_line
 from depgraph.cli.specs import signed_note
 from depgraph.errors import DepgraphError
 from depgraph.spec.model import SplitSpec
@@ -73,7 +74,7 @@ def print_run(study_file: Path, study: Study, done: StudyRun) -> None:
     """What a run made, in a few lines: validation, the groups, the folds with their sizes and class balance,
     the warnings, and what was written."""
     spec = done.spec
-    print_report(done.report)
+    print_report(done.report, words="study")
     p = done.partition
     how = f"{p.mode}/{p.strategy}" if p.strategy else p.mode
     shape = p.shape
@@ -84,7 +85,8 @@ def print_run(study_file: Path, study: Study, done: StudyRun) -> None:
         )
     )  # fmt: skip
     for w in p.warnings:
-        out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {w.message}"))
+        said = for_the_command_line(w.message, "study")
+        out.print(styled("  ", (w.severity, SEVERITY_STYLE[w.severity]), f" {w.code}: {said}"))
     if spec.folds is not None:
         print_fold_table(spec)
     outputs = study.file.outputs

@@ -116,4 +116,8 @@ def path(value: Any, what: str) -> str | os.PathLike[str]:
     """``value`` when it is a path (text or ``os.PathLike``); an integer would be read as a file descriptor."""
     if not isinstance(value, (str, os.PathLike)):
         raise DepgraphError("invalid_argument", f"{what} must be a path (str or pathlib.Path), not {_got(value)}")
+    if "\x00" in str(os.fspath(value)):  # the operating system would refuse it with a ValueError of its own
+        raise DepgraphError(
+            "invalid_argument", f"{what} {str(os.fspath(value))!r} holds a NUL character, which no path can"
+        )
     return value

@@ -263,7 +263,7 @@ def read_kinship(
             "invalid_argument", f"unknown kinship format {format!r}; formats are {describe_ids(KINSHIP_FORMATS)}"
         )
     value, degree = resolve_threshold(threshold)
-    template = _parse_template(id_template)
+    template = parse_template(id_template)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise DepgraphError("invalid_argument", f"chunk_rows must be a whole number >= 1, not {chunk_rows!r}")
     chunk_rows = int(chunk_rows)
@@ -291,8 +291,8 @@ def read_kinship(
 
 
 # --------------------------------------------------------------------------- ids
-def _parse_template(template: Any) -> list[tuple[str, str | None]]:
-    """``id_template`` as (literal, None) and ("", field) parts."""
+def parse_template(template: Any) -> list[tuple[str, str | None]]:
+    """``id_template`` as (literal, None) and ("", field) parts; a template that is not one is ``invalid_argument``."""
     if not isinstance(template, str):
         raise DepgraphError("invalid_argument", f"id_template must be a string such as '{{IID}}', not {template!r}")
     try:
@@ -327,7 +327,7 @@ def plain_table_template(id_template: Any, what: str) -> list[tuple[str, str | N
     >>> plain_table_template("sub-{IID}", "kinship") is not None, plain_table_template("{IID}", "kinship")
     (True, None)
     """
-    template = _parse_template(id_template)
+    template = parse_template(id_template)
     _refuse_fid(template, what)
     return None if template == [("", "IID")] else template
 
@@ -925,7 +925,12 @@ def kinship_files(
     ...
     depgraph.errors.DepgraphError: [io] kinship file 'no/such/cohort.genome' does not exist
     """
-    found = detect_format(path, encoding=encoding) if format is None else format
+    try:
+        found = detect_format(path, encoding=encoding) if format is None else format
+    except OSError as exc:  # a name too long, a folder the user cannot search
+        raise DepgraphError(
+            "io", f"kinship file {str(path)!r} cannot be used: {exc.strerror}", path=str(path)
+        ) from None
     if found == "gcta-grm":
         prefix = _grm_prefix(path)
         return [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,9 +42,13 @@ def existing_file(path: str | os.PathLike[str], what: str = "file") -> Path:
     """``path`` as a Path, or a DepgraphError(io) saying why it cannot be read (``invalid_argument`` when it is
     not a path at all)."""
     p = Path(checked_path(path, what))
-    if not p.exists():
-        raise DepgraphError("io", f"{what} {str(p)!r} does not exist", path=str(p))
-    if p.is_dir():
+    try:
+        found = p.stat()
+    except FileNotFoundError:
+        raise DepgraphError("io", f"{what} {str(p)!r} does not exist", path=str(p)) from None
+    except OSError as exc:  # a name too long, a folder the user cannot search, a loop of links
+        raise DepgraphError("io", f"{what} {str(p)!r} cannot be used: {exc.strerror}", path=str(p)) from None
+    if stat.S_ISDIR(found.st_mode):
         raise DepgraphError("io", f"{what} {str(p)!r} is a directory, not a file", path=str(p))
     return p
 

@@ -10,6 +10,7 @@ new or gone, a group or a fold that changed for a named sample — then anything
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,15 +43,24 @@ def check_declaration(declaration: Declaration) -> StudyCheck:
     signs), run the declaration without writing, and compare."""
     outputs = declaration.file.outputs
     path = declaration.path(outputs.spec)
-    if not path.exists():
+    try:
+        os.stat(path)
+    except FileNotFoundError:
         raise DepgraphError(
             "io",
             f"{declaration.source}: [outputs] spec {outputs.spec!r} does not exist ({str(path)!r}): there is nothing "
             "to check; run the study first (depgraph run)",
             path=str(path),
-        )
-    key = None if outputs.sign_key_env is None else key_from_env(outputs.sign_key_env, purpose="signature verification")
-    on_disk = read_spec(path, verify_key=key)
+        ) from None
+    except OSError as exc:
+        raise DepgraphError(
+            "io", f"{declaration.source}: [outputs] spec {outputs.spec!r} cannot be used: {exc.strerror}"
+        ) from None
+    try:
+        key = None if outputs.sign_key_env is None else key_from_env(outputs.sign_key_env, "signature verification")
+        on_disk = read_spec(path, verify_key=key)
+    except DepgraphError as exc:
+        raise DepgraphError(exc.code, f"{declaration.source}: [outputs] spec {outputs.spec!r}: {exc.message}") from None
     now = run_declaration(declaration, write=False).spec
     if on_disk.digest == now.digest:
         return StudyCheck(path, True, None, on_disk, now)

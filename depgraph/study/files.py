@@ -17,9 +17,13 @@ depgraph.errors.DepgraphError: [schema] study file: [metadata.columns] has no ke
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import datetime
 import difflib
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +39,7 @@ from depgraph.io.schemas import json_kind, load_schema, schema_validator
 from depgraph.spec.model import StudyFileRecord
 from depgraph.study.schema import KIND
 from depgraph.study.sections import MANY_TABLES, STUDY_FILE_VERSION, StudyFile
+from depgraph.vocab import role_of_column
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,8 +51,9 @@ else:  # pragma: no cover - Python 3.10: tomllib's original
 class Declaration:
     """A study file read and checked: its tables typed (``file``), its keys as written (``document``: what a spec
     records), the folder its paths start from (``base``), how messages name it (``source``), the study file's own
-    record (name, size, SHA-256; None for a declaration made from a dict) and every input it names, checked to
-    exist: ``(key, path as written, path)`` in the order a run reads them."""
+    record (name, size, SHA-256; None for a declaration made from a dict), every input it names, checked to be a
+    regular file: ``(key, path as written, path)`` in the order a run reads them, and the study file itself (None
+    for a declaration made from a dict), which no output may replace."""
 
     file: StudyFile
     document: dict[str, Any]
@@ -55,6 +61,7 @@ class Declaration:
     source: str
     study_file: StudyFileRecord | None
     inputs: tuple[tuple[str, str, Path], ...]
+    origin: Path | None = None
 
     def path(self, written: str) -> Path:
         """A path of the study file (relative to its folder unless absolute), as :func:`located` finds it."""
@@ -87,13 +94,15 @@ def read_declaration(path: str | os.PathLike[str]) -> Declaration:
     except tomllib.TOMLDecodeError as exc:
         raise DepgraphError("parse", f"{source} is not valid TOML: {exc}") from None
     record = StudyFileRecord(name=Path(path).name, size=len(raw), sha256=hashlib.sha256(raw).hexdigest())
-    return declaration_of(doc, Path(path).parent, source, record)
+    return dataclasses.replace(declaration_of(doc, Path(path).parent, source, record), origin=Path(path))
 
 
 def declaration_of(
     doc: Any, base: str | os.PathLike[str], source: str = "study", study_file: StudyFileRecord | None = None
 ) -> Declaration:
-    """A declaration from a study file's content (``doc``, as ``tomllib`` reads it), its paths relative to ``base``."""
+    """A declaration from a study file's content (``doc``, as ``tomllib`` reads it; copied, so a caller's later
+    change to it changes neither the run nor what the spec records), its paths relative to ``base``."""
+    doc = copy.deepcopy(doc)
     file = study_document(doc, source)
     base = Path(base).resolve()
     inputs = tuple(_inputs(file, base, source))
@@ -180,27 +189,34 @@ def _file_order(doc: Any, path: list[Any]) -> list[int]:
 
 
 def where(path: list[Any], doc: dict[str, Any]) -> tuple[str, str | None]:
-    """The table a path is in, as the file writes it (``[metadata.columns]``, ``[[kinship]] #2``, ``top level``),
-    and the key it ends with (None for a path naming a table)."""
-    tables: list[str] = []
+    """The table a path is in, as the file writes it — ``[metadata.columns]``, ``[[kinship]] #2``,
+    ``[metadata.columns] of [[metadata]] #2``, ``top level`` — and the key it ends with (None for a table).
+
+    >>> where(["metadata", 1, "columns", "subjet_id"], {"metadata": [{}, {"columns": {"subjet_id": "p"}}]})
+    ('[metadata.columns] of [[metadata]] #2', 'subjet_id')
+    """
+    names: list[str] = []
+    array: tuple[str, int] | None = None  # the array of tables the path enters, and which of them
     key: str | None = None
     node: Any = doc
     for i, part in enumerate(path):
         if isinstance(part, int):
-            if isinstance(node, list):  # [[table]] #n; a table written once is a list of one only to the models
-                tables[-1] = f"[{tables[-1]}] #{part + 1}"
+            if isinstance(node, list):  # a table written once is a list of one only to the models
+                array = (".".join(names), part + 1)
                 node = node[part] if part < len(node) else None
             continue
         value = node.get(part) if isinstance(node, dict) else None
         if (isinstance(value, (dict, list)) and i < len(path) - 1) or isinstance(value, dict):
-            tables.append(str(part))
+            names.append(str(part))
         else:
             key = str(part)
         node = value
-    if not tables:
-        return "top level", key
-    named = ".".join(tables)
-    return (named if named.startswith("[") else f"[{named}]"), key
+    if array is None:
+        return (f"[{'.'.join(names)}]" if names else "top level"), key
+    outer, number = array
+    inner = names[len(outer.split(".")) :]
+    table = f"[[{outer}]] #{number}"
+    return (f"[{'.'.join([outer, *inner])}] of {table}" if inner else table), key
 
 
 def _said(error: Any, doc: dict[str, Any]) -> str:
@@ -220,13 +236,13 @@ def _said(error: Any, doc: dict[str, Any]) -> str:
         missing = next(k for k in error.validator_value if k not in value)
         wanted = schema.get("properties", {}).get(missing, {})
         if "properties" in wanted or any("properties" in b for b in wanted.get("anyOf", [])):
-            return f"the study file needs a [{missing}] table ({wanted.get('description', '').split(': ', 1)[-1]})"
+            said = wanted.get("description", "").split(": ", 1)[-1].rstrip(".")
+            article = "an" if missing[0] in "aeiou" else "a"
+            return f"the study file needs {article} [{missing}] table ({said})"
         described = wanted.get("description", "")
         return f"{here} needs {missing!r}" + (f": {described}" if described else "")
-    if kind == "type" or (kind in ("anyOf", "oneOf") and not error.context):
-        return f"{here} must be {_expected(schema)}, not {json_kind(value)} ({value!r:.60})"
-    if kind in ("anyOf", "oneOf"):
-        return f"{here} must be {_expected(schema)}, not {json_kind(value)} ({value!r:.60})"
+    if kind in ("type", "anyOf", "oneOf"):
+        return f"{here} must be {_expected(schema)}, not {toml_kind(value)}"
     if kind == "enum":
         allowed = [str(v) for v in error.validator_value]
         return f"{here} is {value!r}, which is not one of {', '.join(allowed)}{_close(value, allowed)}"
@@ -240,6 +256,24 @@ def _said(error: Any, doc: dict[str, Any]) -> str:
     if kind == "minItems":
         return f"{here} lists nothing"
     return f"{here}: {error.message}"
+
+
+def toml_kind(value: Any) -> str:
+    """What a TOML value is, in the file's words, with the value when it is short text or a number.
+
+    >>> toml_kind("5"), toml_kind(datetime.date(1979, 5, 27)), toml_kind([1, 2])
+    ("text ('5')", 'a date (1979-05-27)', 'a list')
+    """
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        kind = "a date-time" if isinstance(value, datetime.datetime) else type(value).__name__
+        return f"{'a ' + kind if not kind.startswith('a ') else kind} ({value.isoformat()})"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"text ({value!r:.60})"
+    return {list: "a list", dict: "a table"}.get(type(value), json_kind(value))
 
 
 def _expected(schema: dict[str, Any]) -> str:
@@ -268,9 +302,13 @@ def _close(value: Any, allowed: list[str]) -> str:
 
 def _suggestion(key: str, allowed: list[str], doc: dict[str, Any]) -> str:
     """The closest key of the table, or the table the key belongs in, or the keys the table has."""
+    if role_of_column(key) == "family":
+        return "; depgraph has no family role: relatives are grouped by kinship, declared in [kinship]"
     close = _close(key, allowed)
     if close:
         return close
+    if key in load_schema(KIND)["properties"] and key not in table_keys():  # written below a table's header
+        return f"; {key} is a top-level key: write it above the first [table] of the file"
     elsewhere = [table for table, keys in table_keys().items() if key in keys]
     if elsewhere:
         return f"; {key} is a key of [{elsewhere[0]}]"
@@ -293,7 +331,15 @@ def _model_problem(exc: ValidationError, doc: dict[str, Any]) -> str:
     first = exc.errors()[0]
     message = str(first["msg"]).removeprefix("Value error, ")
     table, key = where(_in_document(first["loc"], doc), doc)
+    said = PYDANTIC_WORDS.get(first["type"])
+    if said is not None and key:  # a type's own rule, said as the schema's rules are
+        return f"{table} {key} must be {said}, not {toml_kind(first['input'])}"
     return f"{table} {key}: {message}" if key else f"{table}: {message}"
+
+
+#: pydantic's rules of a value's type, said as the schema's are (``[folds] n_splits must be an integer, not 5.0``).
+PYDANTIC_WORDS = {"int_from_float": "an integer", "int_type": "an integer", "finite_number": "a finite number",
+                  "float_type": "a number", "string_type": "text", "bool_type": "true or false"}  # fmt: skip
 
 
 def _in_document(loc: tuple[Any, ...], doc: Any) -> list[Any]:
@@ -313,43 +359,43 @@ def _in_document(loc: tuple[Any, ...], doc: Any) -> list[Any]:
 
 def _inputs(file: StudyFile, base: Path, source: str) -> Iterator[tuple[str, str, Path]]:
     """Every file a run of ``file`` reads, in reading order, each checked to be a regular file (``io`` naming the
-    key): ``(key, path as written, path)``; a GRM's ids come beside its matrix, under the same key."""
+    key: a FIFO or a device would be read once, and a run hashes its inputs and reads them): ``(key, path as
+    written, path)``; a GRM's ids come beside its matrix, a columnar prior spec's tables beside its manifest."""
+    named: list[tuple[str, str, str, Any]] = []  # key, what it is, path as written, the table declaring it
     for table in MANY_TABLES:
         entries = getattr(file, table)
         for i, entry in enumerate(entries):
-            named = table if len(entries) == 1 else f"{table}[{i + 1}]"
-            for field in ("path", "features"):
-                written = getattr(entry, field, None)
-                if written is None:
-                    continue
-                key = f"{named}.{field}"
-                found = located(base, written)
-                try:
-                    if table == "kinship":
-                        files = kinship_files(found, None if entry.format == "auto" else entry.format,
-                                              encoding=entry.encoding)  # fmt: skip
-                    else:
-                        files = [existing_file(found, table)]
-                except DepgraphError as exc:
-                    raise DepgraphError(
-                        exc.code, f"{source}: {key_words(key)} {written!r}: {exc.message}", key=key
-                    ) from None
-                for path in files:
-                    yield key, str(PurePosixPath(written).parent / path.name) if path != found else written, path
+            where = table if len(entries) == 1 else f"{table}[{i + 1}]"
+            named += [(f"{where}.{field}", table, getattr(entry, field), entry) for field in ("path", "features")
+                      if getattr(entry, field, None) is not None]  # fmt: skip
     for key, written in (("grouping.samples", file.grouping.samples),
                          ("folds.prior", None if file.folds is None else file.folds.prior)):  # fmt: skip
         if written is not None:
-            found = located(base, written)
-            if key == "folds.prior" and found.is_dir():  # a columnar spec: its manifest and tables
-                for path in sorted(p for p in found.iterdir() if p.is_file() and not p.name.startswith(".")):
-                    yield key, str(PurePosixPath(written) / path.name), path
-                continue
-            try:
-                yield key, written, existing_file(found, key.split(".")[1])
-            except DepgraphError as exc:
-                raise DepgraphError(
-                    exc.code, f"{source}: {key_words(key)} {written!r}: {exc.message}", key=key
-                ) from None
+            named.append((key, key.split(".")[1], written, None))
+    for key, what, written, entry in named:
+        found = located(base, written)
+        try:
+            for path in _files_of(what, found, entry):
+                shown = written if path == found else str(PurePosixPath(written).parent / path.name)
+                if what == "prior" and path.parent == found:
+                    shown = str(PurePosixPath(written) / path.name)
+                yield key, shown, path
+        except DepgraphError as exc:
+            raise DepgraphError(exc.code, f"{source}: {key_words(key)} {written!r}: {exc.message}", key=key) from None
+
+
+def _files_of(what: str, found: Path, entry: Any) -> list[Path]:
+    """The regular files reading ``found`` opens (``what`` it is: a table's name, ``samples`` or ``prior``)."""
+    if what == "prior" and found.is_dir():  # a columnar spec: its manifest and tables
+        files = sorted(p for p in found.iterdir() if p.is_file() and not p.name.startswith("."))
+    elif what == "kinship":
+        files = kinship_files(found, None if entry.format == "auto" else entry.format, encoding=entry.encoding)
+    else:
+        files = [existing_file(found, what)]
+    for path in files:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise DepgraphError("io", f"{what} {str(path)!r} is not a regular file (a FIFO or a device is read once)")
+    return files
 
 
 def key_words(key: str) -> str:

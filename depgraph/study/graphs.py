@@ -41,7 +41,9 @@ def add_pair_files(
             pairs = audit_duplicates(
                 locate(d.features), threshold=d.threshold, method=d.method, id_column=d.id_column, encoding=d.encoding
             )  # type: ignore[arg-type]
-            graph = add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit", unknown=d.unknown)
+            if len(pairs):  # an audit that finds no duplicate declares none, as audit --write-back does
+                graph = add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit",
+                                       unknown=d.unknown)  # fmt: skip
     for r in relations:
         graph = add_relations(
             graph, locate(r.path), r.relation, source_column=r.source_column, target_column=r.target_column,

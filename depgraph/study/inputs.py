@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from depgraph.ingest.kinship import KINSHIP_FORMATS, resolve_threshold
+from depgraph.ingest.kinship import KINSHIP_FORMATS, parse_template, resolve_threshold
 from depgraph.io.delimited import checked_delimiter
 from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION_NAMES
 
@@ -100,6 +100,15 @@ class Kinship(Section):
     )
     encoding: Encoding | None = None
 
+    @field_validator("id_template")
+    @classmethod
+    def _template(cls, template: str) -> str:
+        try:
+            parse_template(template)
+        except Exception as exc:
+            raise ValueError(getattr(exc, "message", str(exc))) from None
+        return template
+
     @field_validator("threshold")
     @classmethod
     def _in_range(cls, threshold: Any) -> Any:
@@ -128,13 +137,16 @@ class Duplicates(Section):
 
     @model_validator(mode="after")
     def _pairs_or_features(self) -> Duplicates:
-        if (self.path is None) == (self.features is None):
-            raise ValueError("give either path (a table of duplicate pairs) or features (a table to audit), not both")
+        if self.path is None and self.features is None:
+            raise ValueError("give path (a table of duplicate pairs) or features (a table to audit)")
+        if self.path is not None and self.features is not None:
+            raise ValueError("give path (a table of duplicate pairs) or features (a table to audit), not both")
         given = self.model_fields_set
         if self.path is not None:
             audit_only = sorted(given & {"threshold", "method", "id_column"})
             if audit_only:
-                raise ValueError(f"{', '.join(audit_only)} apply to features (an audit), not to a pair table")
+                verb = "applies" if len(audit_only) == 1 else "apply"
+                raise ValueError(f"{' and '.join(audit_only)} {verb} to features (an audit), not to a pair table")
         elif "similarity_column" in given:
             raise ValueError("similarity_column applies to a pair table (path), not to features")
         return self

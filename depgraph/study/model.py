@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -68,5 +69,4 @@ class Study(Declaration):
 
 
 def _fields(declaration: Declaration) -> tuple[Any, ...]:
-    return (declaration.file, declaration.document, declaration.base, declaration.source, declaration.study_file,
-            declaration.inputs)  # fmt: skip
+    return tuple(getattr(declaration, f.name) for f in dataclasses.fields(declaration))

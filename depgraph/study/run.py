@@ -15,7 +15,9 @@ directory that exists, never an input, never a non-regular file), and the keys a
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from depgraph.audit.report import write_report
@@ -65,14 +67,18 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
     plan = outputs_plan(declaration) if write else None
     secrets = secrets_of(declaration)
     hashing = hash_inputs(declaration.inputs)
-    graph = build_graph(declaration)
+    with said_of(declaration):
+        graph = build_graph(declaration)
     report = validate(graph, n_splits=_n_splits(file.folds))
     refuse_invalid(report, declaration.source)
-    partition = derive_groups(graph, declaration)
+    with said_of(declaration, "[grouping]"):
+        partition = derive_groups(graph, declaration)
     record = provenance(declaration, hashing.result())  # hashed by now: the files were read while the graph was built
-    spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
+    with said_of(declaration):
+        spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
     if file.folds is not None:
-        spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
+        with said_of(declaration, "[folds]"):
+            spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
     if secrets.sign is not None:
         spec = spec.signed(secrets.sign)
     if plan is not None:
@@ -84,7 +90,7 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
 def outputs_plan(declaration: Declaration) -> Outputs:
     """Every output the declaration names, checked now (none may be an input), a problem named with its key."""
     outputs = declaration.file.outputs
-    plan = Outputs(path for _, _, path in declaration.inputs)
+    plan = Outputs([declaration.origin, *(path for _, _, path in declaration.inputs)])  # the study file is never one
     for key, written in (("spec", outputs.spec), ("graph", outputs.graph), ("report", outputs.report)):
         if written is None:
             continue
@@ -142,20 +148,29 @@ def build_graph(declaration: Declaration) -> StudyGraph:
     name = file.name or (declaration.study_file.name.rsplit(".", 1)[0] if declaration.study_file else None)
     graphs = []
     for table in file.metadata:
-        try:
+        with said_of(declaration, "[metadata.columns]", when=lambda exc: "columns" in exc.details):
             graphs.append(from_metadata(
                 locate(table.path), table.columns, name=name, outcome_scope=table.outcome_scope,
                 allow_multi_subject_samples=table.allow_multi_subject_samples, encoding=table.encoding,
                 sheet=table.sheet, delimiter=table.delimiter, mapping_complete=True,
             ))  # fmt: skip
-        except DepgraphError as exc:
-            if "columns" not in exc.details:
-                raise
-            raise DepgraphError(
-                exc.code, f"{declaration.source}: [metadata.columns]: {exc.message}", **exc.details
-            ) from None
     graph = graphs[0] if len(graphs) == 1 else combine(*graphs, name=name)
     return add_pair_files(graph, file.kinship, file.spatial, file.duplicates, file.relations, locate)
+
+
+@contextlib.contextmanager
+def said_of(
+    declaration: Declaration, where: str = "", when: Callable[[DepgraphError], bool] | None = None
+) -> Iterator[None]:
+    """An error raised in the block begins with the study file and ``where`` in it (the table a stage reads), so a
+    message from a library function names what to change in the file (``when``: only errors it accepts)."""
+    try:
+        yield
+    except DepgraphError as exc:
+        if exc.message.startswith(declaration.source) or (when is not None and not when(exc)):
+            raise
+        prefix = f"{declaration.source}: {where}: " if where else f"{declaration.source}: "
+        raise DepgraphError(exc.code, prefix + exc.message, **exc.details) from None
 
 
 def refuse_invalid(report: ValidationReport, source: str) -> None:
@@ -200,7 +215,8 @@ def fold_parameters(folds: Folds, declaration: Declaration, salt: str | None) ->
         elif parameter.reads == "environment":
             value = salt
         elif parameter.reads == "spec":
-            value = read_spec(declaration.path(value))
+            with said_of(declaration, f"[folds] prior {value!r}"):
+                value = read_spec(declaration.path(value))
         out[parameter.name] = value
     return out
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, create_model, field_validator, model_validator
 
-from depgraph.folds.parameters import PARAMETERS, Parameter
+from depgraph.folds.parameters import MAX_SEED, PARAMETERS, Parameter
 from depgraph.folds.schemes import SCHEMES, schemes_taking
 from depgraph.spec.keys import DEFAULT_KEY_ENV
 from depgraph.study.inputs import (
@@ -94,8 +94,17 @@ def study_key(parameter: Parameter) -> str:
     return f"{parameter.name}_env" if parameter.reads == "environment" else parameter.name
 
 
+#: Bounds a ``[folds]`` key's value has whatever the scheme (the schemes check them too, later): stated in the
+#: published schema, so a study file breaking one is refused before any table is read.
+BOUNDS: dict[str, dict[str, float]] = {
+    "n_splits": {"ge": 2}, "n_repeats": {"ge": 1}, "gap": {"ge": 0}, "embargo": {"ge": 0},
+    "test_fraction": {"gt": 0, "lt": 1}, "joint": {"ge": 1}, "seed": {"ge": 0, "le": MAX_SEED},
+}  # fmt: skip
+
+
 def _key_type(parameter: Parameter) -> Any:
-    """The type a ``[folds]`` key takes: a list for names and numbers, a path for a spec, else the schemes' type."""
+    """The type a ``[folds]`` key takes: a list for names and numbers, a path for a spec, else the schemes' type
+    (with its :data:`BOUNDS`)."""
     if parameter.reads == "names":
         return Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     if parameter.reads == "numbers":
@@ -104,7 +113,9 @@ def _key_type(parameter: Parameter) -> Any:
         return Annotated[str, Field(min_length=1)]
     scheme = SCHEMES[schemes_taking(parameter.name)[0]]
     kind = {f.name: f.type for f in scheme.__dataclass_fields__.values()}[parameter.name]
-    return {"int": int, "float": FiniteNumber, "bool": bool, "str": Annotated[str, Field(min_length=1)]}[str(kind)]
+    typed = {"int": int, "float": FiniteNumber, "bool": bool, "str": Annotated[str, Field(min_length=1)]}[str(kind)]
+    bounds = BOUNDS.get(parameter.name)
+    return Annotated[typed, Field(**bounds)] if bounds else typed
 
 
 class _FoldsBase(Section):

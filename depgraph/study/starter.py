@@ -22,7 +22,9 @@ batch_id = "Batch"
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -36,6 +38,7 @@ from depgraph.errors import DepgraphError
 from depgraph.folds.schemes import SCHEMES
 from depgraph.ingest.kinship import detect_format
 from depgraph.io.files import existing_file, read_table
+from depgraph.study.files import study_document
 from depgraph.study.sections import (
     STUDY_FILE_VERSION,
     Duplicates,
@@ -49,6 +52,22 @@ from depgraph.study.sections import (
     study_key,
 )
 from depgraph.vocab import CANONICAL_COLUMNS, DIRECT_MODES, direct_relation, role_of_column
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: tomllib's original
+    import tomli as tomllib
+
+#: What a commented line shows for a key without a default: an example value of the right type.
+EXAMPLES: dict[str, Any] = {
+    "encoding": "latin-1", "delimiter": ";", "sheet": 1, "similarity_column": "similarity", "path": "pairs.csv",
+    "features": "features.parquet", "samples": "subset.txt", "min_groups": 5, "priority": ["subject", "batch"],
+    "via": ["relatedness", "duplicate"], "strategy": "strict", "format": "parquet", "report": "report.html",
+    "graph": "graph.json", "attributes": ["sex"], "sign_key_env": "STUDY_SIGNING_KEY", "stratify": "stratum",
+    "by": "site_group", "balance": ["stratum"], "prior": "previous-spec.json", "salt_env": "FOLD_SALT",
+    "key": ["site_group"], "thresholds": [0.5], "n_repeats": 3, "test_fraction": 0.2, "joint": 2, "gap": 1,
+    "embargo": 1, "train_after": True, "n_splits": 5, "seed": 0,
+}  # fmt: skip
 
 #: Degree of relatedness a starter groups by: third degree (kinship ≥ 0.0442, KING's line for "related") keeps
 #: first cousins together; a closer line lets more relatives cross folds.
@@ -199,8 +218,11 @@ def _table(name: str, model: type[BaseModel], given: dict[str, Any], many: bool 
         if field.default_factory is not None:
             default = field.default_factory()  # type: ignore[call-arg]
         default = (defaults or {}).get(key, default)
-        shown = toml_value(default) if default not in (None, []) else "..."
-        about = f"  # {field.description}" if field.description else ""
+        if default in (None, []):  # no default: an example, so that uncommenting the line gives valid TOML
+            said = f": {field.description}" if field.description else ""
+            shown, about = toml_value(EXAMPLES.get(key, "...")), f"  # an example, no default{said}"
+        else:
+            shown, about = toml_value(default), f"  # {field.description}" if field.description else ""
         lines.append(f"# {key} = {shown}{about}")
     return "\n".join(lines) + "\n"
 
@@ -259,6 +281,8 @@ def starter_file(
         )
     if coordinates is not None and (coordinates[0] is None or coordinates[1] is None):
         raise DepgraphError("invalid_argument", "--coords and --radius go together")
+    if coordinates is not None and not (math.isfinite(float(coordinates[1])) and float(coordinates[1]) > 0):  # type: ignore[arg-type]
+        raise DepgraphError("invalid_argument", f"--radius must be a finite number > 0, not {coordinates[1]!r}")
     sheet = int(sheet) if isinstance(sheet, str) and sheet.isdigit() else sheet
     table = read_table(metadata, "metadata", encoding=encoding, sheet=sheet, delimiter=delimiter)
     folder = target.resolve().parent
@@ -274,6 +298,7 @@ def starter_file(
     )  # fmt: skip
     options = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("sheet", sheet)) if v is not None}
     text = starter_text(table, here(metadata), pairs, **options)
+    study_document(tomllib.loads(text), f"the starter for {str(metadata)!r}")  # what init writes, run reads
     return text, role_mapping([str(c) for c in table.columns])[0]
 
 
