@@ -54,9 +54,11 @@ class Grouping(Section):
     strategy: Literal[STRATEGIES] | None = Field(  # type: ignore[valid-type]
         None, description="Composite: strict (every via mode at once) or rule_based (the first of priority)."
     )
-    via: list[CombinableMode] = Field(default_factory=list, description="Composite/strict: the modes combined.")
+    via: list[CombinableMode] = Field(
+        default_factory=list, min_length=1, description="Composite/strict: the modes combined (default: every one)."
+    )
     priority: list[CombinableMode] = Field(
-        default_factory=list, description="Composite/rule_based: modes in priority order."
+        default_factory=list, min_length=1, description="Composite/rule_based: modes in priority order."
     )
     samples: Path | None = Field(None, description="Derive for these samples only: one id per line, or a table.")
     min_groups: Annotated[int, Field(ge=1)] | None = Field(None, description="Fail when fewer groups than this remain.")
