@@ -56,6 +56,7 @@ META = "sample_id,subject_id,batch_id,outcome_id\n" + "".join(
 #: Each step of the user's path, and the libraries it must not load: it does not use them.
 STEPS = [
     (["build", "meta.csv", "-o", "g.json"], {"scipy", "jsonschema", "matplotlib", "networkx", "sklearn", "torch"}),
+    (["run", "study.toml"], {"matplotlib", "networkx", "sklearn", "torch"}),  # no report asked: nothing drawn
     (["validate", "g.json"], {"matplotlib", "networkx", "sklearn", "torch", "depgraph.spec.model"}),
     (["derive", "g.json", "--mode", "subject", "-o", "s.json"], {"matplotlib", "networkx", "sklearn", "torch"}),
     (
@@ -68,8 +69,28 @@ STEPS = [
 ]
 
 
+#: A study file declaring the same path, without a report.
+STUDY = """version = 1
+[metadata]
+path = "meta.csv"
+[metadata.columns]
+sample_id = "sample_id"
+subject_id = "subject_id"
+batch_id = "batch_id"
+outcome_id = "outcome_id"
+[grouping]
+mode = "subject"
+[folds]
+scheme = "group-kfold"
+n_splits = 3
+[outputs]
+spec = "run.json"
+"""
+
+
 def test_each_command_loads_only_what_it_uses(tmp_path):
     (tmp_path / "meta.csv").write_text(META)
+    (tmp_path / "study.toml").write_text(STUDY)
     for args, never in STEPS:
         code, libraries = loaded(tmp_path, *args)
         assert code == 0, args
