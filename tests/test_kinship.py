@@ -17,7 +17,7 @@ import pytest
 
 from depgraph import add_kinship
 from depgraph.errors import DepgraphError
-from depgraph.ingest import kinship as kinship_module
+from depgraph.ingest import matrices as matrices_module
 from depgraph.ingest.kinship import KINSHIP_FORMATS, detect_format, read_kinship
 
 # KING --kinship within-family .kin, as KING writes it: tabs, %.3lf/%.4lf numbers.
@@ -301,14 +301,14 @@ def test_grm_reads_bounded_blocks(tmp_path, monkeypatch):
     grm = random_grm(n, seed=3)
     prefix = write_grm(tmp_path, grm, ["0"] * n, [f"S{k}" for k in range(n)])
     sizes = []
-    real = kinship_module._grm_blocks
+    real = matrices_module.grm_blocks
 
     def spy(*args):
         for block in real(*args):
             sizes.append(block[3].size)
             yield block
 
-    monkeypatch.setattr(kinship_module, "_grm_blocks", spy)
+    monkeypatch.setattr(matrices_module, "grm_blocks", spy)
     read_kinship(prefix, "gcta-grm", 0.05, chunk_rows=100)
     assert sum(sizes) == n * (n + 1) // 2  # every cell read exactly once
     assert max(sizes) <= 100 and len(sizes) > 15

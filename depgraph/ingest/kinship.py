@@ -32,15 +32,10 @@ both). A template that uses ``{FID}`` on a file without family ids is an
 
 from __future__ import annotations
 
-import bz2
-import codecs
 import csv
-import gzip
-import io
 import lzma
 import math
 import os
-import string
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
@@ -54,19 +49,29 @@ import pandas as pd
 from depgraph.common.arguments import real_number
 from depgraph.common.identifiers import check_key_column, normalise_keys
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.io.delimited import ENCODING_HINT, checked_encoding, header_delimiter
+from depgraph.ingest.matrices import GRM_SUFFIXES, grm_prefix, read_grm
+from depgraph.ingest.toolfiles import (
+    SHOWN,
+    build_ids,
+    concat_pairs,
+    first_line,
+    lines_text,
+    pairs_frame,
+    parse_template,
+    read_failure,
+    refuse_fid,
+    strip_compression,
+    undecodable,
+    uses_fid,
+)
+from depgraph.io.delimited import checked_encoding, header_delimiter
 from depgraph.io.files import MISSING_TOKENS, existing_file, file_name, read_table
-from depgraph.io.tables import EXCEL_SUFFIXES, compression_failure, non_number_kind, text_layout
+from depgraph.io.tables import EXCEL_SUFFIXES, non_number_kind, text_layout
 from depgraph.io.textnumbers import COMMA_NUMBER, POINT_NUMBER, decimal_points
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
 KINSHIP_FORMATS: tuple[str, ...] = ("pairs", "king", "plink2-king", "plink-genome", "gcta-grm")
-
-_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
-_GRM_SUFFIXES = (".grm.bin", ".grm.n.bin", ".grm.id", ".grm")
-_TEMPLATE_FIELDS = ("FID", "IID")
-_SHOWN = 5  # offending lines named in a message
 
 
 # --------------------------------------------------------------------------- format layouts
@@ -184,8 +189,8 @@ def detect_format(path: str | os.PathLike[str], *, encoding: str | None = None) 
             "write the binary GRM (gcta --make-grm-bin, or plink --make-grm-bin) and pass <prefix>.grm.bin",
             path=str(p),
         )
-    base = _strip_compression(name)
-    if base.endswith(_GRM_SUFFIXES):
+    base = strip_compression(name)
+    if base.endswith(GRM_SUFFIXES):
         return "gcta-grm"
     if base.endswith(".kin"):
         return "king"
@@ -269,7 +274,7 @@ def read_kinship(
     chunk_rows = int(chunk_rows)
     codec = checked_encoding(encoding)
     if fmt == "gcta-grm":
-        frame, counts = _read_grm(path, value, template, chunk_rows)
+        frame, counts = read_grm(path, value, template, chunk_rows)
     elif fmt == "pairs":
         frame, counts = _read_pairs(path, value, template, encoding)
     else:
@@ -291,166 +296,9 @@ def read_kinship(
 
 
 # --------------------------------------------------------------------------- ids
-def parse_template(template: Any) -> list[tuple[str, str | None]]:
-    """``id_template`` as (literal, None) and ("", field) parts; a template that is not one is ``invalid_argument``."""
-    if not isinstance(template, str):
-        raise DepgraphError("invalid_argument", f"id_template must be a string such as '{{IID}}', not {template!r}")
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise DepgraphError("invalid_argument", f"id_template {template!r} is not a valid template: {exc}") from None
-    parts: list[tuple[str, str | None]] = []
-    for literal, field, spec, conversion in parsed:
-        if literal:
-            parts.append((literal, None))
-        if field is None:
-            continue
-        if field not in _TEMPLATE_FIELDS or spec or conversion:
-            raise DepgraphError(
-                "invalid_argument",
-                f"id_template {template!r} may only use the fields {{FID}} and {{IID}} (no format specs), "
-                f"not {{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}",
-            )
-        parts.append(("", field))
-    if not any(field == "IID" for _, field in parts):
-        raise DepgraphError(
-            "invalid_argument", f"id_template {template!r} must use {{IID}} (e.g. '{{IID}}' or '{{FID}}_{{IID}}')"
-        )
-    return parts
-
-
-def plain_table_template(id_template: Any, what: str) -> list[tuple[str, str | None]] | None:
-    """``id_template`` parsed for a table without family ids (a pair table):
-    None for the default ``{IID}``; a template using ``{FID}`` is an
-    ``invalid_argument`` error (never a silent empty FID).
-
-    >>> plain_table_template("sub-{IID}", "kinship") is not None, plain_table_template("{IID}", "kinship")
-    (True, None)
-    """
-    template = parse_template(id_template)
-    _refuse_fid(template, what)
-    return None if template == [("", "IID")] else template
-
-
-def templated(template: list[tuple[str, str | None]], ids: np.ndarray) -> np.ndarray:
-    """Subject ids from individual ids (no family ids) through a parsed template."""
-    return _build_ids(template, None, ids)
-
-
-def _uses_fid(template: list[tuple[str, str | None]]) -> bool:
-    return any(field == "FID" for _, field in template)
-
-
-def _refuse_fid(template: list[tuple[str, str | None]], what: str, hint: str = "") -> None:
-    if _uses_fid(template):
-        raise DepgraphError(
-            "invalid_argument",
-            f"id_template uses {{FID}} but {what} has no family-id column{hint}; use id_template='{{IID}}'",
-        )
-
-
-def _build_ids(template: list[tuple[str, str | None]], fid: np.ndarray | None, iid: np.ndarray) -> np.ndarray:
-    """Subject ids (object array) from FID and IID arrays."""
-    if template == [("", "IID")]:
-        return iid.astype(object, copy=False)
-    out = np.full(len(iid), "", dtype=object)
-    for literal, field in template:
-        piece = literal if field is None else (iid if field == "IID" else fid)
-        out = out + piece
-    return out
-
-
-def _empty_pairs() -> pd.DataFrame:
-    return _pairs_frame(np.empty(0, dtype=object), np.empty(0, dtype=object), np.empty(0, dtype=np.float64))
-
-
-def _pairs_frame(id1: np.ndarray, id2: np.ndarray, kinship: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "id1": pd.Series(id1, dtype=object),
-            "id2": pd.Series(id2, dtype=object),
-            "kinship": pd.Series(kinship, dtype=np.float64),
-        }
-    )
-
-
-def _lines_text(lines: np.ndarray | list[int]) -> str:
-    numbers = [int(n) for n in lines]
-    word = "line" if len(numbers) == 1 else "lines"
-    return f"{word} {describe_ids(numbers, _SHOWN)}"
 
 
 # --------------------------------------------------------------------------- text formats
-def _strip_compression(name: str) -> str:
-    for suffix in _COMPRESSION_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def _open_binary(path: Path) -> Any:
-    """``path`` opened for reading bytes, through its compression if it has one."""
-    name = path.name.lower()
-    if name.endswith(".gz"):
-        return gzip.open(path, "rb")
-    if name.endswith(".bz2"):
-        return bz2.open(path, "rb")
-    if name.endswith(".xz"):
-        return lzma.open(path, "rb")
-    if name.endswith(".zst"):
-        try:
-            import zstandard
-        except ImportError:
-            raise DepgraphError(
-                "io", f"{str(path)!r} is Zstandard-compressed; reading it needs the zstandard package", path=str(path)
-            ) from None
-        return zstandard.open(path, "rb")
-    return open(path, "rb")
-
-
-def _first_line(path: Path, what: str, encoding: str | None = None) -> str:
-    """The header line (at most 64 kB of it), without a byte-order mark; "" for an empty file. A file that is not
-    UTF-8 text (or not ``encoding`` text), or a corrupt compressed one, is a ``parse`` error."""
-    try:
-        with io.TextIOWrapper(_open_binary(path), encoding=encoding or "utf-8-sig", newline="") as handle:
-            return handle.readline(65536).rstrip("\r\n")
-    except UnicodeDecodeError:
-        raise _undecodable(path, what, encoding) from None
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise _read_failure(exc, what, path) from None
-
-
-def _undecodable(path: Path, what: str, encoding: str | None) -> DepgraphError:
-    """The ``parse`` error for a text file that is not UTF-8 (or not ``encoding``) text, naming the first bad line
-    (found by reading the file again as bytes, a block at a time: this is the error path only)."""
-    decoder = codecs.getincrementaldecoder(encoding or "utf-8")()
-    line, seen = 1, b""
-    try:
-        with _open_binary(path) as handle:
-            while block := handle.read(1 << 20):
-                try:
-                    decoder.decode(block)
-                except UnicodeDecodeError as exc:
-                    start = max(0, exc.start - len(exc.object) + len(block))
-                    seen = block[start : start + 1]
-                    line += block[:start].count(b"\n")
-                    break
-                line += block.count(b"\n")
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        return _read_failure(exc, what, path)
-    byte = f" (line {line} holds the byte 0x{seen[0]:02x})" if seen else ""
-    if encoding is not None:
-        return DepgraphError("parse", f"{what} is not {encoding} text{byte}", path=str(path), line=line)
-    return DepgraphError("parse", f"{what} is not UTF-8 text{byte}; {ENCODING_HINT}", path=str(path), line=line)
-
-
-def _read_failure(exc: BaseException, what: str, path: Path) -> DepgraphError:
-    """A failure while reading ``path``: ``parse`` when a compressed file is
-    truncated or corrupt, ``io`` when the disk or the permissions failed."""
-    compressed = _strip_compression(path.name.lower()) != path.name.lower()
-    if compressed and compression_failure(exc):
-        return DepgraphError("parse", f"{what} is truncated or corrupt: {exc}", path=str(path))
-    return DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path))
 
 
 def split_header(line: str) -> tuple[str, list[str]]:
@@ -471,7 +319,7 @@ def split_header(line: str) -> tuple[str, list[str]]:
 
 
 def _header_tokens(path: Path, encoding: str | None = None) -> list[str]:
-    line = _first_line(path, f"kinship file {str(path)!r}", checked_encoding(encoding))
+    line = first_line(path, f"kinship file {str(path)!r}", checked_encoding(encoding))
     return [t.strip() for t in split_header(line)[1]]
 
 
@@ -498,7 +346,7 @@ def _read_text(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     p = existing_file(path, layout.label)
     what = f"{layout.label} {str(p)!r}"
-    header = _first_line(p, what, encoding)
+    header = first_line(p, what, encoding)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
         raise DepgraphError("empty_input", f"{what} {kind}", path=str(p))
@@ -528,8 +376,8 @@ def _read_text(
     if fid1 is None or fid2 is None:
         fid1 = fid2 = None
         hint = " (plink2 leaves the FID columns out when every family id is 0)" if layout.scale == "KINSHIP" else ""
-        _refuse_fid(template, what, hint)
-    wanted = [fid1, id1, fid2, id2] if fid1 is not None and _uses_fid(template) else [id1, id2]
+        refuse_fid(template, what, hint)
+    wanted = [fid1, id1, fid2, id2] if fid1 is not None and uses_fid(template) else [id1, id2]
     id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
     used = [*id_columns, kin]
     rename = {raw_of[c]: c for c in used if raw_of[c] != c}
@@ -553,11 +401,11 @@ def _read_text(
         fid_b = rows[fid2].to_numpy(dtype=object) if fid2 in id_columns else None
         iid_a, iid_b = rows[id1].to_numpy(dtype=object), rows[id2].to_numpy(dtype=object)
         _require_text_ids(rows.index.to_numpy(), [iid_a, iid_b, *(f for f in (fid_a, fid_b) if f is not None)], what)
-        a, b = _build_ids(template, fid_a, iid_a), _build_ids(template, fid_b, iid_b)
+        a, b = build_ids(template, fid_a, iid_a), build_ids(template, fid_b, iid_b)
         _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
         parts.append((a, b, kinship))
     counts["scale"] = layout.scale
-    return _concat(parts), counts
+    return concat_pairs(parts), counts
 
 
 def _text_reader(p: Path, sep: str, id_columns: list[str], chunk_rows: int, what: str, encoding: str | None) -> Any:
@@ -581,11 +429,11 @@ def _text_reader(p: Path, sep: str, id_columns: list[str], chunk_rows: int, what
     except ImportError as exc:
         raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(p)) from None
     except UnicodeDecodeError:
-        raise _undecodable(p, what, encoding) from None
+        raise undecodable(p, what, encoding) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(p)) from None
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise _read_failure(exc, what, p) from None
+        raise read_failure(exc, what, p) from None
 
 
 def _chunks(reader: Any, what: str, path: Path, encoding: str | None = None) -> Iterator[pd.DataFrame]:
@@ -605,13 +453,13 @@ def _chunks(reader: Any, what: str, path: Path, encoding: str | None = None) -> 
                 "parse", f"{what} cannot be parsed: line 2 has more fields than the header", path=str(path), lines=[2]
             ) from None
         except UnicodeDecodeError:
-            raise _undecodable(path, what, encoding) from None
+            raise undecodable(path, what, encoding) from None
         except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
             raise DepgraphError("parse", f"{what} cannot be parsed: {_reason(exc)}", path=str(path)) from None
         except ImportError as exc:
             raise DepgraphError("io", f"{what} cannot be read: {exc}", path=str(path)) from None
         except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-            raise _read_failure(exc, what, path) from None
+            raise read_failure(exc, what, path) from None
         yield chunk
 
 
@@ -639,7 +487,7 @@ def _refuse_short_lines(chunk: pd.DataFrame, first: str, last: str, fields: int,
         verb = "has" if len(lines) == 1 else "have"
         raise DepgraphError(
             "parse",
-            f"{what} cannot be parsed: {_lines_text(lines)} {verb} fewer fields than the header's {fields} "
+            f"{what} cannot be parsed: {lines_text(lines)} {verb} fewer fields than the header's {fields} "
             "(a truncated line?)",
             lines=lines.tolist(),
         )
@@ -679,7 +527,7 @@ def _raise_self_pairs(lines: np.ndarray, ids: np.ndarray, what: str, hint: str) 
     selves = list(dict.fromkeys(str(i) for i in ids))
     raise DepgraphError(
         "invalid_value",
-        f"{what}: {_lines_text(lines)} {verb} an id with itself ({describe_ids(selves)}){hint}",
+        f"{what}: {lines_text(lines)} {verb} an id with itself ({describe_ids(selves)}){hint}",
         lines=[int(n) for n in lines],
         ids=selves,
     )
@@ -720,7 +568,7 @@ def _filter_chunk(
                 verb = "has" if len(lines) == 1 else "have"
                 raise DepgraphError(
                     "parse",
-                    f"{what}: {_lines_text(lines)} {verb} fewer fields than the header (a truncated line?)",
+                    f"{what}: {lines_text(lines)} {verb} fewer fields than the header (a truncated line?)",
                     lines=lines.tolist(),
                 )
             keep_rows = ~empty_line
@@ -736,7 +584,7 @@ def _filter_chunk(
             shown = lines[bad] + 2
             raise DepgraphError(
                 "invalid_value",
-                f"{what}: {kin} is not a number at {_lines_text(shown)} "
+                f"{what}: {kin} is not a number at {lines_text(shown)} "
                 f"(e.g. {describe_ids([repr(t) for t in text[bad][:3]], 3)})",
                 lines=shown.tolist(),
                 column=kin,
@@ -748,14 +596,14 @@ def _filter_chunk(
     if infinite.any():
         shown = lines[infinite] + 2
         raise DepgraphError(
-            "invalid_value", f"{what}: {kin} is infinite at {_lines_text(shown)}", lines=shown.tolist(), column=kin
+            "invalid_value", f"{what}: {kin} is infinite at {lines_text(shown)}", lines=shown.tolist(), column=kin
         )
     above = values > layout.maximum
     if above.any():
         shown = lines[above] + 2
         raise DepgraphError(
             "invalid_value",
-            f"{what}: {kin} above {layout.maximum:g} at {_lines_text(shown)} "
+            f"{what}: {kin} above {layout.maximum:g} at {lines_text(shown)} "
             f"(e.g. {describe_ids(values[above][:3].tolist(), 3)}): {layout.why}",
             lines=shown.tolist(),
             column=kin,
@@ -794,18 +642,8 @@ def _require_text_ids(index: np.ndarray, columns: list[np.ndarray], what: str) -
     if blank.any():
         lines = index[blank] + 2
         raise DepgraphError(
-            "missing_id", f"{what}: an id is missing or blank at {_lines_text(lines)}", lines=lines.tolist()
+            "missing_id", f"{what}: an id is missing or blank at {lines_text(lines)}", lines=lines.tolist()
         )
-
-
-def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pd.DataFrame:
-    if not parts:
-        return _empty_pairs()
-    return _pairs_frame(
-        np.concatenate([a for a, _, _ in parts]),
-        np.concatenate([b for _, b, _ in parts]),
-        np.concatenate([k for _, _, k in parts]),
-    )
 
 
 # --------------------------------------------------------------------------- pair tables
@@ -826,19 +664,19 @@ def _read_pairs(
             "a pairs table has id1, id2, kinship",
             columns=missing,
         )
-    _refuse_fid(template, what)
+    refuse_fid(template, what)
     text_file = layout is not None
     offset, where = (2, "line") if text_file else (1, "row")  # CSV: header is line 1
 
     def place(positions: np.ndarray) -> str:
         numbers = [int(n) + offset for n in positions]
-        return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, _SHOWN)}"
+        return f"{where}{'s' if len(numbers) > 1 else ''} {describe_ids(numbers, SHOWN)}"
 
     values, absent = _pair_kinship(frame, layout, what, place, offset)
     a, b = _pair_ids(frame, what, place, offset)
     keep = values >= threshold
     a, b = a[keep], b[keep]
-    pairs = _pairs_frame(_build_ids(template, None, a), _build_ids(template, None, b), values[keep])
+    pairs = pairs_frame(build_ids(template, None, a), build_ids(template, None, b), values[keep])
     return pairs, {"pairs_read": len(frame), "pairs_missing": int(absent.sum()), "scale": "kinship"}
 
 
@@ -932,183 +770,9 @@ def kinship_files(
             "io", f"kinship file {str(path)!r} cannot be used: {exc.strerror}", path=str(path)
         ) from None
     if found == "gcta-grm":
-        prefix = _grm_prefix(path)
+        prefix = grm_prefix(path)
         return [
             existing_file(f"{prefix}.grm.bin", "GCTA GRM matrix"),
             existing_file(f"{prefix}.grm.id", "GCTA GRM ids"),
         ]
     return [existing_file(path, "kinship file")]
-
-
-def _grm_prefix(path: str | os.PathLike[str]) -> str:
-    text = os.fspath(path)
-    lower = text.lower()
-    for suffix in _GRM_SUFFIXES:
-        if lower.endswith(suffix):
-            return text[: -len(suffix)]
-    return text
-
-
-def _read_grm_ids(id_path: Path, template: list[tuple[str, str | None]]) -> np.ndarray:
-    what = f"GCTA GRM ids {str(id_path)!r}"
-    try:
-        table = pd.read_csv(
-            id_path, sep=r"\s+", header=None, dtype=object, keep_default_na=False, na_values=[], engine="c"
-        )
-    except pd.errors.EmptyDataError:
-        raise DepgraphError("empty_input", f"{what} is empty (no individuals)", path=str(id_path)) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DepgraphError("parse", f"{what} cannot be parsed: {reason}", path=str(id_path)) from None
-    if table.shape[1] < 2:
-        raise DepgraphError(
-            "schema", f"{what} must have two columns, FID and IID (found {table.shape[1]})", path=str(id_path)
-        )
-    fid = table[0].to_numpy(dtype=object)
-    iid = table[1].to_numpy(dtype=object)
-    blank = pd.isna(fid) | pd.isna(iid) | (fid == "") | (iid == "")
-    if blank.any():
-        lines = np.flatnonzero(blank) + 1  # no header: row k is line k + 1
-        raise DepgraphError(
-            "missing_id", f"{what}: FID or IID is missing at {_lines_text(lines)}", lines=lines.tolist()
-        )
-    ids = _build_ids(template, fid, iid)
-    repeated = pd.Series(ids).duplicated(keep=False).to_numpy()
-    if repeated.any():
-        dups = list(dict.fromkeys(ids[repeated].tolist()))
-        lines = np.flatnonzero(repeated) + 1
-        distinct_raw = len(set(zip(fid[repeated], iid[repeated], strict=True))) > len(dups)
-        hint = (
-            " (the id_template drops FID; '{FID}_{IID}' keeps it)" if distinct_raw and not _uses_fid(template) else ""
-        )
-        raise DepgraphError(
-            "duplicate_id",
-            f"{what} repeat the id(s) {describe_ids(dups)} at {_lines_text(lines)}{hint}",
-            ids=dups,
-            lines=lines.tolist(),
-        )
-    return ids
-
-
-def _grm_blocks(bin_path: Path, n: int, chunk_cells: int) -> Iterator[tuple[int, int, int, np.ndarray]]:
-    """Consecutive blocks of whole rows of the lower triangle: ``(first_row,
-    end_row, first_cell, float32 values)``, each at most ``chunk_cells`` cells
-    (or one row, when a row is longer)."""
-    with open(bin_path, "rb") as handle:
-        row = 0
-        while row < n:
-            start = row * (row + 1) // 2
-            # the largest end with end*(end+1)/2 - start <= chunk_cells, and at least one row
-            end = (math.isqrt(8 * (start + chunk_cells) + 1) - 1) // 2
-            end = min(n, max(row + 1, end))
-            count = end * (end + 1) // 2 - start
-            block = np.fromfile(handle, dtype="<f4", count=count)
-            if block.size != count:
-                raise DepgraphError(
-                    "schema", f"GCTA GRM {str(bin_path)!r} ended early (rows {row + 1}-{end})", path=str(bin_path)
-                )
-            yield row, end, start, block
-            row = end
-
-
-def _read_grm(
-    path: str | os.PathLike[str], threshold: float, template: list[tuple[str, str | None]], chunk_cells: int
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    prefix = _grm_prefix(path)
-    bin_path = existing_file(f"{prefix}.grm.bin", "GCTA GRM matrix")
-    id_path = existing_file(f"{prefix}.grm.id", "GCTA GRM ids")
-    what = f"GCTA GRM {str(bin_path)!r}"
-    ids = _read_grm_ids(id_path, template)
-    n = len(ids)
-    cells = n * (n + 1) // 2
-    expected, actual = cells * 4, bin_path.stat().st_size
-    if actual != expected:
-        hint = " (8 bytes a cell: a double-precision matrix, which GCTA does not write)" if actual == cells * 8 else ""
-        raise DepgraphError(
-            "schema",
-            f"{what} holds {actual} bytes but {n} individuals in {str(id_path)!r} need n(n+1)/2 * 4 = {expected} "
-            f"bytes (float32 lower triangle with the diagonal){hint}",
-            path=str(bin_path),
-            expected_bytes=expected,
-            actual_bytes=actual,
-        )
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    n_missing = 0
-    flagged: dict[str, Any] = {"above_half": 0, "above_half_ids": [], "above_half_pairs": []}
-    for row, end, start, block in _grm_blocks(bin_path, n, chunk_cells):
-        rows = np.arange(row, end, dtype=np.int64)
-        row_starts = rows * (rows + 1) // 2  # global cell index of (i, 0)
-        diagonal = row_starts + rows - start  # local index of (i, i)
-        kinship = block.astype(np.float64)
-        kinship *= 0.5
-        off = np.ones(len(block), dtype=bool)
-        off[diagonal] = False
-        nan = np.isnan(kinship) & off
-        n_missing += int(nan.sum())
-        infinite = np.isinf(kinship) & off
-        if infinite.any():
-            i, j = _cell_pairs(np.flatnonzero(infinite)[:3] + start, row, row_starts)
-            shown = ", ".join(f"({ids[b]}, {ids[a]})" for a, b in zip(i, j, strict=True))
-            raise DepgraphError("invalid_value", f"{what} holds infinite values, e.g. at {shown}", path=str(bin_path))
-        above = (kinship > 0.5) & off
-        if above.any():  # GRM above 1: possible for inbred relatives, flagged; above 2 no kinship can be
-            _flag_above_half(np.flatnonzero(above), kinship, start, row, row_starts, ids, what, flagged)
-        hit = (kinship >= threshold) & off
-        if not hit.any():
-            continue
-        local = np.flatnonzero(hit)
-        i, j = _cell_pairs(local + start, row, row_starts)
-        parts.append((ids[j], ids[i], kinship[local]))  # j < i: id1 comes first in .grm.id
-    counts = {
-        "pairs_read": n * (n - 1) // 2,
-        "pairs_missing": n_missing,
-        "scale": "GRM / 2",
-        "individuals": n,
-        "files": [file_name(bin_path), file_name(id_path)],
-        "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
-    }
-    if flagged["above_half"]:
-        counts |= flagged
-    return _concat(parts), counts
-
-
-_FLAGGED_SHOWN = 50  # flagged pairs kept in a record; the count is exact
-
-
-def _flag_above_half(
-    local: np.ndarray,
-    kinship: np.ndarray,
-    start: int,
-    row: int,
-    row_starts: np.ndarray,
-    ids: np.ndarray,
-    what: str,
-    flagged: dict[str, Any],
-) -> None:
-    """Count GRM pairs with kinship above 0.5 (GRM above 1) into ``flagged``;
-    kinship above 1 (GRM above 2) is no relationship at all: ``invalid_value``."""
-    i, j = _cell_pairs(local + start, row, row_starts)
-    values = kinship[local]
-    impossible = values > 1.0
-    if impossible.any():
-        shown = ", ".join(
-            f"({ids[b]}, {ids[a]}) GRM {2 * v:g}"
-            for a, b, v in zip(i[impossible][:3], j[impossible][:3], values[impossible][:3], strict=True)
-        )
-        raise DepgraphError(
-            "invalid_value",
-            f"{what} holds {int(impossible.sum())} off-diagonal value(s) above 2 (kinship above 1, more than any "
-            f"relationship), e.g. {shown}",
-        )
-    flagged["above_half"] += len(local)
-    room = _FLAGGED_SHOWN - len(flagged["above_half_pairs"])
-    for a, b, v in zip(i[:room], j[:room], values[:room], strict=True):
-        flagged["above_half_pairs"].append(f"{ids[b]}-{ids[a]}={v:.4g}")
-        flagged["above_half_ids"].extend(x for x in (str(ids[b]), str(ids[a])) if x not in flagged["above_half_ids"])
-
-
-def _cell_pairs(cells: np.ndarray, first_row: int, row_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column (``i >= j``) of global lower-triangle cell indices that
-    fall in the block starting at ``first_row`` (``row_starts``: i(i+1)/2 of its rows)."""
-    offset = np.searchsorted(row_starts, cells, side="right") - 1
-    return (offset + first_row).astype(np.int64), (cells - row_starts[offset]).astype(np.int64)

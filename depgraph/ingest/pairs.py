@@ -35,7 +35,8 @@ from depgraph.ingest.checks import (
     require_ids,
     with_decimal_points,
 )
-from depgraph.ingest.kinship import detect_format, plain_table_template, read_kinship, resolve_threshold, templated
+from depgraph.ingest.kinship import detect_format, read_kinship, resolve_threshold
+from depgraph.ingest.toolfiles import plain_table_template, templated
 from depgraph.io.files import describe_source, file_name, read_table
 from depgraph.io.tables import text_layout
 from depgraph.vocab import RELATION, NodeType

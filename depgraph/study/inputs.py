@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from depgraph.ingest.kinship import KINSHIP_FORMATS, parse_template, resolve_threshold
+from depgraph.ingest.kinship import KINSHIP_FORMATS, resolve_threshold
+from depgraph.ingest.toolfiles import parse_template
 from depgraph.io.delimited import checked_delimiter
 from depgraph.vocab import CANONICAL_COLUMNS, KING_DEGREE_THRESHOLDS, RELATION_NAMES
 
