@@ -1,6 +1,6 @@
 """Make the real-tools test data: a simulated pedigree's genotypes, run through PLINK 1.9 and PLINK 2 once.
 
-    python tests/data/plink/make_outputs.py          # needs plink1.9 and plink2 on PATH (Debian: apt install plink1.9 plink2)
+    python tests/data/plink/make_outputs.py      # plink1.9 and plink2 on PATH (Debian: apt install plink1.9 plink2)
 
 The pedigree (seeded, so the same files every time): 15 three-generation families of ten people — grandparents G1,
 G2; their children C1, C2, C3 (full siblings); spouses S1, S2 married in; grandchildren K1, K2 (of C1 and S1) and K3
