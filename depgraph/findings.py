@@ -237,7 +237,7 @@ _FINDINGS: list[Finding] = [
                 "the metadata had no grouping column and nothing links the samples: every sample is its own group"
             ),
             "kinship_above_half": (
-                "a GCTA GRM holds related pairs with kinship above 0.5 (GRM above 1): inbred twins or a GRM to check"
+                "a GRM holds pairs with kinship above 0.5 (GRM above 1): twins or duplicated samples, or a bad file"
             ),
             "unmapped_role_column": (
                 "a metadata column named like a role (Subject_ID, patient, Batch…) was left unmapped: it declares "

@@ -2426,7 +2426,7 @@ def test_grm_ids_that_collide_under_the_template(tmp_path, out_dir, capsys):
 
 
 def test_grm_above_one_is_kept_and_flagged(tmp_path, out_dir, capsys):
-    # inbred monozygotic twins: GRM 1.06 off the diagonal (kinship 0.53) is possible, so it is kept and flagged
+    # monozygotic twins: GRM 1.06 off the diagonal (kinship 0.53) is what a standardised GRM gives them: kept, flagged
     grm = np.array([[1.08, 1.06, 0.0, 0.0], [1.06, 1.07, 0.0, 0.0], [0.0, 0.0, 1.0, 0.5], [0.0, 0.0, 0.5, 1.0]])
     path = _grm(tmp_path, grm, ["P1", "P2", "P3", "P4"])
     graph = add_kinship(from_metadata(write(tmp_path / "meta.csv", TOOL_META)), path, "first")

@@ -374,7 +374,11 @@ def test_detect_format(tmp_path):
     assert detect_format(write(tmp_path, "rel3.txt", KING_KIN)) == "king"
     assert detect_format(write(tmp_path, "pairs.csv", "id1,id2,kinship\nA,B,0.3\n")) == "pairs"
     assert error_of(detect_format, tmp_path / "nowhere.kin0").code == "io"
-    assert error_of(detect_format, tmp_path / "text.grm.gz").code == "invalid_argument"
+    # GCTA's text GRM and PLINK 2's KING matrices are read (tests/test_real_tools.py reads the tools' own files)
+    for name in ("text.grm.gz", "text.grm.zst", "list.grm"):
+        assert detect_format(tmp_path / name) == "gcta-grm", name
+    for name in ("m.king", "m.king.zst", "m.king.bin", "m.king.id"):
+        assert detect_format(tmp_path / name) == "plink2-king-matrix", name
 
 
 def test_every_detected_format_reads(tmp_path):

@@ -55,7 +55,10 @@ def build(
     ] = None,
     kinship_format: Annotated[
         str,
-        typer.Option(help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm."),
+        typer.Option(
+            help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm (binary or "
+            "text), plink2-king-matrix (--make-king)."
+        ),
     ] = "auto",
     id_template: Annotated[
         str, typer.Option(help="Subject id from a tool's FID and IID columns, e.g. '{IID}' or '{FID}_{IID}'.")

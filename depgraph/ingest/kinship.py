@@ -49,7 +49,15 @@ import pandas as pd
 from depgraph.common.arguments import real_number
 from depgraph.common.identifiers import check_key_column, normalise_keys
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.ingest.matrices import GRM_SUFFIXES, grm_prefix, read_grm
+from depgraph.ingest.matrices import (
+    GRM_MATRICES,
+    GRM_SUFFIXES,
+    KING_SUFFIXES,
+    grm_files,
+    king_files,
+    read_grm,
+    read_king_matrix,
+)
 from depgraph.ingest.toolfiles import (
     SHOWN,
     build_ids,
@@ -71,7 +79,7 @@ from depgraph.io.textnumbers import COMMA_NUMBER, POINT_NUMBER, decimal_points
 from depgraph.vocab import KING_DEGREE_THRESHOLDS
 
 #: The formats :func:`read_kinship` reads.
-KINSHIP_FORMATS: tuple[str, ...] = ("pairs", "king", "plink2-king", "plink-genome", "gcta-grm")
+KINSHIP_FORMATS: tuple[str, ...] = ("pairs", "king", "plink2-king", "plink-genome", "gcta-grm", "plink2-king-matrix")
 
 
 # --------------------------------------------------------------------------- format layouts
@@ -168,8 +176,9 @@ def detect_format(path: str | os.PathLike[str], *, encoding: str | None = None) 
 
     ``.kin`` is KING; ``.kin0`` is plink2 when its header starts with ``#`` or
     names ``IID1`` / ``KINSHIP`` and KING otherwise; ``.genome`` is PLINK 1.9;
-    ``.grm.bin``, ``.grm.N.bin``, ``.grm.id``, ``.grm`` or a prefix with a
-    ``<prefix>.grm.bin`` beside it is a GCTA GRM. A compression suffix
+    ``.grm.bin``, ``.grm.N.bin``, ``.grm.id``, ``.grm`` (``.grm.gz``, ``.grm.zst``: the text GRM) or a prefix with a
+    ``<prefix>.grm.bin`` (or text GRM) beside it is a GCTA GRM; ``.king``, ``.king.bin``, ``.king.id`` or a prefix
+    with a ``<prefix>.king.id`` beside it is a PLINK 2 KING matrix. A compression suffix
     (``.gz``, ``.bz2``, ``.xz``, ``.zst``) is looked through. Any other file is
     recognised by its header, else it is a ``pairs`` table. The file is opened
     only when the suffix does not decide. A header is read whatever its
@@ -182,16 +191,11 @@ def detect_format(path: str | os.PathLike[str], *, encoding: str | None = None) 
     """
     p = Path(path)
     name = p.name.lower()
-    if name.endswith(".grm.gz"):
-        raise DepgraphError(
-            "invalid_argument",
-            f"{str(p)!r} looks like a GCTA text GRM (.grm.gz), which is not read; "
-            "write the binary GRM (gcta --make-grm-bin, or plink --make-grm-bin) and pass <prefix>.grm.bin",
-            path=str(p),
-        )
     base = strip_compression(name)
     if base.endswith(GRM_SUFFIXES):
         return "gcta-grm"
+    if base.endswith(KING_SUFFIXES):
+        return "plink2-king-matrix"
     if base.endswith(".kin"):
         return "king"
     if base.endswith(".genome"):
@@ -199,8 +203,10 @@ def detect_format(path: str | os.PathLike[str], *, encoding: str | None = None) 
     if base.endswith(".kin0"):
         tokens = _header_tokens(existing_file(p, "kinship file"), encoding)
         return "plink2-king" if _looks_plink2(tokens) else "king"
-    if Path(f"{p}.grm.bin").is_file():
+    if any(Path(f"{p}{suffix}").is_file() for suffix in GRM_MATRICES):
         return "gcta-grm"
+    if Path(f"{p}.king.id").is_file():
+        return "plink2-king-matrix"
     if base.endswith((".parquet", ".pq", *EXCEL_SUFFIXES)):
         return "pairs"  # binary: no tool writes its relatedness as Parquet or a workbook
     tokens = _header_tokens(existing_file(p, "kinship file"), encoding)
@@ -275,6 +281,8 @@ def read_kinship(
     codec = checked_encoding(encoding)
     if fmt == "gcta-grm":
         frame, counts = read_grm(path, value, template, chunk_rows)
+    elif fmt == "plink2-king-matrix":
+        frame, counts = read_king_matrix(path, value, template, chunk_rows)
     elif fmt == "pairs":
         frame, counts = _read_pairs(path, value, template, encoding)
     else:
@@ -756,7 +764,7 @@ def kinship_files(
     path: str | os.PathLike[str], format: str | None = None, *, encoding: str | None = None
 ) -> list[Path]:
     """The files reading the kinship ``path`` in ``format`` (detected when None) opens, each checked to exist as a
-    regular file (``io`` otherwise): the file itself, or a GCTA GRM's matrix and ids.
+    regular file (``io`` otherwise): the file itself, or a matrix (a GCTA GRM, a PLINK 2 KING matrix) and its ids.
 
     >>> kinship_files("no/such/cohort.genome")
     Traceback (most recent call last):
@@ -770,9 +778,7 @@ def kinship_files(
             "io", f"kinship file {str(path)!r} cannot be used: {exc.strerror}", path=str(path)
         ) from None
     if found == "gcta-grm":
-        prefix = grm_prefix(path)
-        return [
-            existing_file(f"{prefix}.grm.bin", "GCTA GRM matrix"),
-            existing_file(f"{prefix}.grm.id", "GCTA GRM ids"),
-        ]
+        return list(grm_files(path))
+    if found == "plink2-king-matrix":
+        return list(king_files(path))
     return [existing_file(path, "kinship file")]

@@ -568,9 +568,10 @@ def _kinship_above_half(ctx: _Context) -> list[Issue]:
             out.append(
                 finding(
                     "kinship_above_half",
-                    f"{step.get('step')} read {n} pair(s) with kinship above 0.5 (GRM above 1) from a GCTA GRM, "
-                    f"e.g. {describe_ids(step.get('above_half_pairs', []), 3)}: expected only for inbred "
-                    "duplicates or twins",
+                    f"{step.get('step')} read {n} pair(s) with kinship above 0.5 (GRM above 1) from a GRM, "
+                    f"e.g. {describe_ids(step.get('above_half_pairs', []), 3)}: a standardised GRM gives this for "
+                    "monozygotic twins and duplicated samples (sampling noise around 1); check that these pairs are "
+                    "twins or duplicates, and declare duplicates as such",
                     ids=tuple(ids),
                     count=n,
                 )
