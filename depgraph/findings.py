@@ -243,6 +243,12 @@ _FINDINGS: list[Finding] = [
                 "a metadata column named like a role (Subject_ID, patient, Batch…) was left unmapped: it declares "
                 "nothing"
             ),
+            "subjects_without_kinship": (
+                "a genetics tool's kinship file does not name some subjects: their relatives are unknown, not absent"
+            ),
+            "kinship_file_filtered": (
+                "a kinship table holds no kinship below a value above the threshold: filtered when written"
+            ),
             "family_column_without_kinship": (
                 "the metadata has a family column but no kinship is declared: relatives may be split"
             ),

@@ -13,7 +13,16 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, SplitSpec, add_kinship, assign_folds, derive, from_metadata
+from depgraph import (
+    DepgraphError,
+    DepgraphWarning,
+    SplitSpec,
+    add_kinship,
+    assign_folds,
+    derive,
+    from_metadata,
+    validate,
+)
 from depgraph.ingest.kinship import detect_format, read_kinship
 from tests.conftest import REPO
 
@@ -50,6 +59,13 @@ def true_groups(minimum: float = 0.0) -> list[list[str]]:
     related = truth()
     graph.add_edges_from(related.loc[related["kinship"] >= minimum, ["a", "b"]].itertuples(index=False))
     return sorted(sorted(component) for component in nx.connected_components(graph))
+
+
+def groups_of(partition) -> list[list[str]]:
+    members: dict[str, list[str]] = {}
+    for sample, group in partition.groups().items():
+        members.setdefault(group, []).append(sample)
+    return list(members.values())
 
 
 def cohort_graph():
@@ -141,3 +157,98 @@ def test_grm_pairs_above_half_are_the_twins_and_are_said_with_the_digits_that_sh
     related = truth()
     twins = {frozenset((a, b)) for a, b, d in related[["a", "b", "degree"]].itertuples(index=False) if d == "duplicate"}
     assert all(frozenset(pair.split("-")) in twins for pair, _ in shown)
+
+
+# --------------------------------------------------------------------------- filtered files, absent subjects, ids
+@pytest.mark.parametrize("name", ["plink19.min.genome", "plink2.filtered.kin0"])
+def test_a_table_filtered_when_written_is_said_to_be(name):
+    with pytest.warns(DepgraphWarning, match="kinship_file_filtered|filtered when written") as heard:
+        graph = add_kinship(cohort_graph(), DATA / name, "third", id_template="{FID}_{IID}")
+    (message,) = [str(w.message) for w in heard if w.message.code == "kinship_file_filtered"]
+    assert "pairs of the third and second degree(s) may be missing" in message
+    assert [i.code for i in validate(graph).issues if i.code == "kinship_file_filtered"] == ["kinship_file_filtered"]
+    # read at the degree it was filtered at, nothing asked for is missing: no word, and the families are exact
+    graph = add_kinship(cohort_graph(), DATA / name, "first", id_template="{FID}_{IID}")
+    assert not [i for i in validate(graph).issues if i.code == "kinship_file_filtered"]
+    assert sorted(sorted(s.removeprefix("S_") for s in g) for g in groups_of(derive(graph, "relatedness"))) == (
+        true_groups()
+    )
+
+
+def test_an_unfiltered_table_read_at_any_degree_says_nothing_of_filtering():
+    graph = add_kinship(cohort_graph(), DATA / "plink2.kin0.zst", "third", id_template="{FID}_{IID}")
+    assert not [i for i in validate(graph).issues if i.code in ("kinship_file_filtered", "subjects_without_kinship")]
+
+
+def test_subjects_the_file_does_not_name_are_unknown_not_unrelated(tmp_path):
+    # one person of each family left out of an unfiltered KING table, as if not genotyped
+    table = pd.read_csv(DATA / "plink2.kin0.zst", sep="\t", dtype=str)
+    gone = {f"F{f:02d}_C1" for f in range(1, 16)}
+    names = table["#FID1"] + "_" + table["IID1"], table["FID2"] + "_" + table["IID2"]
+    table[~names[0].isin(gone) & ~names[1].isin(gone)].to_csv(tmp_path / "qc.kin0", sep="\t", index=False)
+    with pytest.warns(DepgraphWarning) as heard:
+        graph = add_kinship(cohort_graph(), tmp_path / "qc.kin0", "third", id_template="{FID}_{IID}")
+    (message,) = [str(w.message) for w in heard if w.message.code == "subjects_without_kinship"]
+    assert "does not name 15 of the 153 subjects" in message and "F01_C1" in message
+    (issue,) = [i for i in validate(graph).issues if i.code == "subjects_without_kinship"]
+    assert issue.count == 15 and "subject:F01_C1" in issue.ids
+    # what it costs: their true relatives, grouped apart from them, land in other folds
+    partition = derive(graph, "relatedness")
+    spec = assign_folds(SplitSpec.from_partition(partition, graph), "group-kfold", n_splits=5, seed=1)
+    fold = {spec.samples["sample_id"].iloc[p].removeprefix("S_"): s.fold for s in spec.folds.splits for p in s.test}
+    related = truth()
+    theirs = related[related["a"].isin(gone) | related["b"].isin(gone)]
+    assert sum(fold[a] != fold[b] for a, b in theirs[["a", "b"]].itertuples(index=False)) > len(theirs) // 2
+    # said explicitly, the choice is recorded and not warned about; or they are refused
+    chosen = add_kinship(cohort_graph(), tmp_path / "qc.kin0", "third", id_template="{FID}_{IID}", absent="unrelated")
+    assert chosen.history[-1]["absent"] == 15 and chosen.history[-1]["absent_as"] == "unrelated"
+    assert not [i for i in validate(chosen).issues if i.code == "subjects_without_kinship"]
+    with pytest.raises(DepgraphError) as err:
+        add_kinship(cohort_graph(), tmp_path / "qc.kin0", "third", id_template="{FID}_{IID}", absent="error")
+    assert err.value.code == "reference" and "F01_C1" in err.value.message
+
+
+def test_fid_iid_subjects_and_the_default_template_are_told_which_template(tmp_path):
+    (tmp_path / "t.kin0").write_text("#FID1\tIID1\tFID2\tIID2\tKINSHIP\nF1\tA\tF1\tB\t0.25\nF2\tC\tF1\tA\t-0.01\n")
+    graph = from_metadata(pd.DataFrame({"sample_id": ["s1", "s2", "s3"], "subject_id": ["F1_A", "F1_B", "F2_C"]}))
+    with pytest.raises(DepgraphError) as err:
+        add_kinship(graph, tmp_path / "t.kin0", "third")
+    assert err.value.code == "reference" and "use id_template='{FID}_{IID}'" in err.value.message
+    with pytest.raises(DepgraphError) as err:  # dropping every pair is no way out
+        add_kinship(graph, tmp_path / "t.kin0", "third", unknown="ignore")
+    assert "names none of the graph's 3 subjects" in err.value.message and "'{FID}_{IID}'" in err.value.message
+    related = add_kinship(graph, tmp_path / "t.kin0", "third", id_template="{FID}_{IID}")
+    assert related.relation_counts()["subject_related_to"] == 1
+
+
+def test_two_individuals_one_template_makes_alike_are_refused(tmp_path):
+    (tmp_path / "t.kin0").write_text("#FID1\tIID1\tFID2\tIID2\tKINSHIP\nA_B\tC\tX\tY\t0.3\nA\tB_C\tX\tZ\t0.2\n")
+    graph = from_metadata(pd.DataFrame({"sample_id": ["s1", "s2", "s3"], "subject_id": ["A_B_C", "X_Y", "X_Z"]}))
+    with pytest.raises(DepgraphError) as err:
+        add_kinship(graph, tmp_path / "t.kin0", "third", id_template="{FID}_{IID}")
+    assert err.value.code == "ambiguity" and "both become the subject id 'A_B_C'" in err.value.message
+
+
+def test_the_command_line_and_a_study_file_choose_what_absent_subjects_become(tmp_path, capsys):
+    from depgraph.cli.main import main
+
+    people = individuals()
+    extra = pd.DataFrame({"sample_id": ["S_new"], "subject_id": ["F01_NEW"]})
+    meta = pd.concat([pd.DataFrame({"sample_id": "S_" + people["subject_id"], "subject_id": people["subject_id"]}),
+                      extra])  # fmt: skip
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    base = ["build", tmp_path / "meta.csv", "--kinship", DATA / "plink2bin.king.bin", "--kinship-threshold", "third",
+            "--id-template", "{FID}_{IID}", "-o", tmp_path / "g.json"]  # fmt: skip
+    assert main([str(a) for a in base]) == 0
+    assert "warning: subjects_without_kinship:" in capsys.readouterr().err
+    assert main([str(a) for a in [*base, "--kinship-absent", "error"]]) == 2
+    assert "F01_NEW" in capsys.readouterr().err and not (tmp_path / "g2.json").exists()
+    study = (
+        'version = 1\n[metadata]\npath = "meta.csv"\n[metadata.columns]\nsample_id = "sample_id"\n'
+        f'subject_id = "subject_id"\n[kinship]\npath = "{DATA / "plink2bin.king.bin"}"\nthreshold = "third"\n'
+        'id_template = "{FID}_{IID}"\nabsent = "unrelated"\n[grouping]\nmode = "relatedness"\n[outputs]\n'
+        'spec = "s.json"\n'
+    )
+    (tmp_path / "study.toml").write_text(study)
+    assert main(["run", str(tmp_path / "study.toml")]) == 0
+    assert "subjects_without_kinship" not in capsys.readouterr().err

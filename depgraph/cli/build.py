@@ -27,6 +27,20 @@ from depgraph.ingest.metadata import from_metadata, no_grouping_message
 from depgraph.study.graphs import add_pair_files
 from depgraph.study.inputs import Duplicates, Kinship, Spatial
 
+KINSHIP_OPTION = typer.Option(
+    help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2 (table or --make-king matrix), PLINK "
+    ".genome, or a GCTA GRM (binary or text).",
+    readable=False,
+)
+THRESHOLD_OPTION = typer.Option(
+    help="Inclusive kinship threshold, a number or a KING degree: duplicate, first, second, third."
+)
+FORMAT_OPTION = typer.Option(
+    help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm (binary or text), "
+    "plink2-king-matrix (--make-king)."
+)
+ABSENT_HELP = "Subjects a tool's kinship file does not name: warn (grouped as unrelated), unrelated (say so), error."
+
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
@@ -42,24 +56,9 @@ def build(
             "--output", "-o", help="Where to write the graph: G.json, or G.dggraph (columnar).", readable=False
         ),
     ],
-    kinship: Annotated[
-        Path | None,
-        typer.Option(
-            help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2, PLINK .genome or a GCTA GRM.",
-            readable=False,
-        ),
-    ] = None,
-    kinship_threshold: Annotated[
-        str | None,
-        typer.Option(help="Inclusive kinship threshold, a number or a KING degree: duplicate, first, second, third."),
-    ] = None,
-    kinship_format: Annotated[
-        str,
-        typer.Option(
-            help="auto, pairs (id1,id2,kinship), king (.kin/.kin0), plink2-king, plink-genome, gcta-grm (binary or "
-            "text), plink2-king-matrix (--make-king)."
-        ),
-    ] = "auto",
+    kinship: Annotated[Path | None, KINSHIP_OPTION] = None,
+    kinship_threshold: Annotated[str | None, THRESHOLD_OPTION] = None,
+    kinship_format: Annotated[str, FORMAT_OPTION] = "auto",
     id_template: Annotated[
         str, typer.Option(help="Subject id from a tool's FID and IID columns, e.g. '{IID}' or '{FID}_{IID}'.")
     ] = "{IID}",
@@ -76,6 +75,7 @@ def build(
     unknown: Annotated[
         str, typer.Option(help="Pairs naming ids not in the metadata: 'error' or 'ignore' (drop, and report).")
     ] = "error",
+    kinship_absent: Annotated[str, typer.Option(metavar="warn|unrelated|error", help=ABSENT_HELP)] = "warn",
     allow_multi_subject_samples: Annotated[
         bool, typer.Option(help="Accept samples listed with several subjects.")
     ] = False,
@@ -105,8 +105,8 @@ def build(
         )
     _refuse_unused_metadata_options(ctx, graph)
     _tell_no_grouping(graph)
-    pairs = _pair_tables((kinship, kinship_threshold, kinship_format, id_template), (coords, radius), duplicates,
-                         unknown=unknown, encoding=encoding)  # fmt: skip
+    pairs = _pair_tables((kinship, kinship_threshold, kinship_format, id_template, kinship_absent), (coords, radius),
+                         duplicates, unknown=unknown, encoding=encoding)  # fmt: skip
     with stage("reading the pair files"):
         graph = add_pair_files(graph, *pairs, [], locate=Path)
     with stage(f"writing {output.name}"), plan:
@@ -124,7 +124,7 @@ def _tell_no_grouping(graph: StudyGraph) -> None:
 
 
 def _pair_tables(
-    kinship: tuple[Path | None, str | None, str, str],
+    kinship: tuple[Path | None, str | None, str, str, str],
     spatial: tuple[Path | None, float | None],
     duplicates: Path | None,
     *,
@@ -134,11 +134,11 @@ def _pair_tables(
     """``build``'s pair files as the study file's tables, for the one code path ``depgraph run`` takes too
     (:func:`~depgraph.study.graphs.add_pair_files`). Carried as given: the builders check every value, with the
     messages this command's tests hold."""
-    (kinship_file, threshold, kinship_format, id_template), (coords, radius) = kinship, spatial
+    (kinship_file, threshold, kinship_format, id_template, absent), (coords, radius) = kinship, spatial
     common = {"unknown": unknown, "encoding": encoding}
     kin = [] if kinship_file is None else [Kinship.model_construct(
         path=str(kinship_file), threshold=threshold, format=canonical(kinship_format, "-"), id_template=id_template,
-        **common)]  # fmt: skip
+        absent=absent, **common)]  # fmt: skip
     near = [] if coords is None else [Spatial.model_construct(path=str(coords), radius=radius, p=2.0, **common)]
     same = [] if duplicates is None else [Duplicates.model_construct(path=str(duplicates), similarity_column=None,
                                                                      **common)]  # fmt: skip
@@ -166,7 +166,7 @@ def _refuse_build_options(
     if (coords is None) != (radius is None):
         raise DepgraphError("invalid_argument", "--coords and --radius go together")
     if kinship_file is None:
-        refuse_given(ctx, "without --kinship", "kinship_format", "id_template")
+        refuse_given(ctx, "without --kinship", "kinship_format", "id_template", "kinship_absent")
     if kinship_file is None and coords is None and duplicates is None:
         refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
 

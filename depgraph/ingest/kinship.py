@@ -396,11 +396,13 @@ def _read_text(
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
     fids = (fid1, fid2) if fid1 in id_columns else None
+    covered: list[np.ndarray] = []
     for chunk in _chunks(reader, what, p, encoding):
         _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
         if rename:
             chunk = chunk.rename(columns=rename)
         _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
+        covered.append(_individuals(chunk, template, (fid1, id1), (fid2, id2), fids is not None))
         kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts, decimal_comma=sep == ";")
         if kept is None:
             continue
@@ -413,7 +415,45 @@ def _read_text(
         _refuse_templated_selves(a, b, rows.index.to_numpy() + 2, what)
         parts.append((a, b, kinship))
     counts["scale"] = layout.scale
+    people = pd.concat(covered, ignore_index=True).drop_duplicates() if covered else None
+    if people is not None and fids is not None:
+        _refuse_colliding_ids(people, template, what)
+    counts["individuals_ids"] = (  # sorted: the same whatever the chunks
+        np.sort(np.asarray(people["id"].unique(), dtype=object)) if people is not None else np.empty(0, dtype=object)
+    )
     return concat_pairs(parts), counts
+
+
+def _individuals(
+    chunk: pd.DataFrame, template: list[tuple[str, str | None]], one: tuple[str | None, str],
+    two: tuple[str | None, str], families: bool,
+) -> pd.DataFrame:  # fmt: skip
+    """The distinct individuals a chunk's rows name (both sides, every row, kept or not: who the file covers), as
+    ``fid``, ``iid`` and the subject ``id`` the template makes of them."""
+    found = []
+    for fid, iid in (one, two):
+        people = chunk[[fid, iid] if families else [iid]].dropna().drop_duplicates()
+        fids = people[fid].to_numpy(dtype=object) if families else np.full(len(people), None, dtype=object)
+        iids = people[iid].to_numpy(dtype=object)
+        found.append(pd.DataFrame({"fid": fids, "iid": iids, "id": build_ids(template, fids if families else None,
+                                                                              iids)}))  # fmt: skip
+    return pd.concat(found, ignore_index=True).drop_duplicates()
+
+
+def _refuse_colliding_ids(people: pd.DataFrame, template: list[tuple[str, str | None]], what: str) -> None:
+    """Two individuals (FID, IID) the template makes one subject id (``A_B`` + ``C`` and ``A`` + ``B_C`` under
+    ``{FID}_{IID}``): ``ambiguity``, naming both, where they would silently be one subject."""
+    twice = people[people.duplicated("id", keep=False)].sort_values(["id", "fid", "iid"])
+    if twice.empty:
+        return
+    first = twice["id"].iloc[0]
+    shown = " and ".join(f"FID {f!r} IID {i!r}" for f, i in twice.loc[twice["id"] == first, ["fid", "iid"]].values)
+    raise DepgraphError(
+        "ambiguity",
+        f"{what}: {shown} both become the subject id {first!r} through the id_template ({len(twice['id'].unique())} "
+        "such id(s)): choose a separator that no FID or IID holds",
+        ids=twice["id"].unique().tolist(),
+    )
 
 
 def _text_reader(p: Path, sep: str, id_columns: list[str], chunk_rows: int, what: str, encoding: str | None) -> Any:
@@ -617,6 +657,7 @@ def _filter_chunk(
             column=kin,
         )
     kinship = values * layout.factor if layout.factor != 1.0 else values
+    _count_smallest(kinship, counts)
     keep = kinship >= threshold
     if not keep.any():
         return None
@@ -641,6 +682,14 @@ def _decimal_points(text: np.ndarray, lines: np.ndarray, column: str, what: str)
             lines=[int(lines[a]) + 2, int(lines[b]) + 2],
         )
     return np.where(comma, cells.str.replace(",", ".", regex=False).to_numpy(dtype=object), text)
+
+
+def _count_smallest(kinship: np.ndarray, counts: dict[str, Any]) -> None:
+    """The smallest kinship read so far: an unfiltered file holds the unrelated pairs' estimates too, which a file
+    filtered when written lacks (:mod:`depgraph.ingest.coverage`)."""
+    read = kinship[~np.isnan(kinship)]
+    if len(read):
+        counts["smallest_kinship"] = min(counts.get("smallest_kinship", math.inf), float(read.min()))
 
 
 def _require_text_ids(index: np.ndarray, columns: list[np.ndarray], what: str) -> None:

@@ -187,6 +187,7 @@ def read_grm(
         "pairs_missing": n_missing,
         "scale": "GRM / 2",
         "individuals": n,
+        "individuals_ids": ids,
         "files": [file_name(bin_path), file_name(id_path)],
         "grm_n_file": Path(f"{prefix}.grm.N.bin").is_file(),
     }
@@ -299,7 +300,7 @@ def read_text_grm(
         if hit.any():
             parts.append((ids[j[hit] - 1], ids[i[hit] - 1], kinship[hit]))
     counts = {"pairs_read": read, "pairs_missing": missing, "scale": "GRM / 2", "individuals": n,
-              "files": [file_name(matrix), file_name(id_path)]}  # fmt: skip
+              "individuals_ids": ids, "files": [file_name(matrix), file_name(id_path)]}  # fmt: skip
     if flagged["above_half"]:
         counts |= flagged
     return concat_pairs(parts), counts
@@ -406,7 +407,7 @@ def read_king_matrix(
         if hit.any():
             parts.append((ids[j[hit]], ids[i[hit]], kinship[hit]))
     counts = {"pairs_read": read, "pairs_missing": missing, "scale": "KINSHIP", "individuals": n,
-              "files": [file_name(matrix), file_name(id_path)]}  # fmt: skip
+              "individuals_ids": ids, "files": [file_name(matrix), file_name(id_path)]}  # fmt: skip
     return concat_pairs(parts), counts
 
 

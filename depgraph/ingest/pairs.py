@@ -35,6 +35,7 @@ from depgraph.ingest.checks import (
     require_ids,
     with_decimal_points,
 )
+from depgraph.ingest.coverage import Absent, coverage, template_hint
 from depgraph.ingest.kinship import detect_format, read_kinship, resolve_threshold
 from depgraph.ingest.toolfiles import plain_table_template, templated
 from depgraph.io.files import describe_source, file_name, read_table
@@ -85,7 +86,7 @@ def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> t
 
 
 def _unknown_ids(
-    graph: StudyGraph, node_type: NodeType, ids: pd.Series | pa.Array, unknown: Unknown, what: str
+    graph: StudyGraph, node_type: NodeType, ids: pd.Series | pa.Array, unknown: Unknown, what: str, hint: str = ""
 ) -> np.ndarray:
     """Which of ``ids`` name nodes of ``node_type``; unknown ids raise, or with
     ``unknown="ignore"`` are only flagged (their rows are dropped by the caller)."""
@@ -103,7 +104,7 @@ def _unknown_ids(
         strangers = list(dict.fromkeys(named))
         raise DepgraphError(
             "reference",
-            f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)} "
+            f"{what} names {len(strangers)} {node_type.value} id(s) not in the graph: {describe_ids(strangers)}{hint} "
             "(to drop them instead: unknown='ignore', or --unknown ignore on the command line)",
             ids=strangers,
         )
@@ -111,12 +112,12 @@ def _unknown_ids(
 
 
 def _pairs_known(
-    graph: StudyGraph, node_type: NodeType, a: Any, b: Any, unknown: Unknown, what: str
+    graph: StudyGraph, node_type: NodeType, a: Any, b: Any, unknown: Unknown, what: str, hint: str = ""
 ) -> tuple[np.ndarray, dict[str, Any], Keys]:
     """Rows whose two ids are both known, the record of what was dropped, and
     the ids of both columns (``a`` then ``b``) factorised and already located."""
     ends = Keys.factorised(pa.concat_arrays([text_array(a), text_array(b)]))
-    known_ids = _unknown_ids(graph, node_type, ends.vocab, unknown, what)  # one entry per distinct id
+    known_ids = _unknown_ids(graph, node_type, ends.vocab, unknown, what, hint)  # one entry per distinct id
     known = known_ids[ends.codes]
     both = known[: len(a)] & known[len(a) :]
     strangers = ends.vocab.filter(pa.array(~known_ids)).to_numpy(zero_copy_only=False)  # first-seen order
@@ -141,6 +142,7 @@ def kinship_pairs(
     format: str | None = None,
     id_template: str = "{IID}",
     encoding: str | None = None,
+    absent: Absent = "warn",
 ) -> tuple[EdgePiece, dict[str, Any]]:
     """``subject_related_to`` edges for pairs with kinship ``>= threshold``.
 
@@ -158,6 +160,12 @@ def kinship_pairs(
     entries only, so it needs a threshold above 0; a dense matrix is scanned
     in row blocks. A pair given twice keeps its larger kinship.
 
+    A tool's file names every individual it estimated: subjects of the graph it does not name are unknown, not
+    unrelated (:mod:`depgraph.ingest.coverage`): ``absent`` says what they become — ``"warn"`` (grouped as unrelated,
+    with the warning ``subjects_without_kinship``), ``"unrelated"`` (the same, chosen: no warning) or ``"error"``. A
+    file whose ids name none of the subjects is refused, with the ``id_template`` that would match; a table filtered
+    when written is a ``kinship_file_filtered`` warning.
+
     Returns the edge piece and the provenance record (threshold, counts).
     """
     value, degree = resolve_threshold(threshold)
@@ -167,7 +175,7 @@ def kinship_pairs(
     if format not in (None, "pairs"):
         if ids is not None:
             raise DepgraphError("invalid_argument", "ids= is only for kinship matrices")
-        found = _tool_kinship(graph, source, format, value, what, unknown, id_template, encoding)
+        found = _tool_kinship(graph, source, format, value, what, unknown, id_template, encoding, absent)
     elif isinstance(source, np.ndarray) or is_sparse(source):
         if id_template != "{IID}":
             raise DepgraphError(
@@ -211,16 +219,24 @@ class _KinshipFound(NamedTuple):
 
 def _tool_kinship(
     graph: StudyGraph, source: Any, format: str, value: float, what: str, unknown: Unknown, id_template: str,
-    encoding: str | None,
+    encoding: str | None, absent: Absent,
 ) -> _KinshipFound:  # fmt: skip
-    """Pairs at or above the threshold from a genetics tool's file (read in streamed chunks)."""
+    """Pairs at or above the threshold from a genetics tool's file (read in streamed chunks), and who it covers."""
     pairs, read = read_kinship(source, format, value, id_template=id_template, encoding=encoding)
+    covered = coverage(graph, read, format, value, id_template, absent, what)
     a = pd.Series(pairs["id1"].to_numpy(dtype=object), dtype=object)
     b = pd.Series(pairs["id2"].to_numpy(dtype=object), dtype=object)
-    both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what)
+    hint = template_hint(np.asarray(graph.keys(NodeType.SUBJECT), dtype=object), read["individuals_ids"], id_template)
+    both, dropped, ends = _pairs_known(graph, NodeType.SUBJECT, a, b, unknown, what, hint)
+    if len(a) and not both.any():  # unknown='ignore' dropping every pair is no declaration: a mistake
+        raise DepgraphError(
+            "reference",
+            f"{what}: every one of its {len(a)} pair(s) at or above the threshold names an id not in the graph, so "
+            f"none would be kept{hint}",
+        )
     kin = pairs["kinship"].to_numpy(dtype=np.float64)
     record = {"source": file_name(source), "format": format, "id_template": id_template,
-              "pairs_read": read.get("pairs_read"), "scale": read.get("scale")}  # fmt: skip
+              "pairs_read": read.get("pairs_read"), "scale": read.get("scale"), **covered}  # fmt: skip
     record |= {k: v for k, v in read.items() if k.startswith("above_half")}  # flagged, not refused
     return _KinshipFound(len(a), ends, kin, both, dropped, record, f"kinship:{format}")
 

@@ -29,7 +29,7 @@ def add_pair_files(
     for k in kinship:
         graph = add_kinship(
             graph, locate(k.path), k.threshold, unknown=k.unknown, format=None if k.format == "auto" else k.format,
-            id_template=k.id_template, encoding=k.encoding,
+            id_template=k.id_template, encoding=k.encoding, absent=k.absent,
         )  # fmt: skip
     for s in spatial:
         graph = add_spatial(graph, locate(s.path), s.radius, p=s.p, unknown=s.unknown, encoding=s.encoding)

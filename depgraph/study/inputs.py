@@ -99,6 +99,9 @@ class Kinship(Section):
     unknown: Unknown = Field(
         "error", description="Pairs naming subjects not in the metadata: error, or ignore (dropped and reported)."
     )
+    absent: Literal["warn", "unrelated", "error"] = Field(
+        "warn", description="Subjects a tool's file does not name: warn (grouped as unrelated), unrelated, or error."
+    )
     encoding: Encoding | None = None
 
     @field_validator("id_template")

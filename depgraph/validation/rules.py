@@ -50,6 +50,7 @@ from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import CATALOGUE, Issue, finding, findings_table
 from depgraph.graph.model import StudyGraph
+from depgraph.ingest.coverage import absent_message, filtered_message
 from depgraph.ingest.metadata import no_grouping_message, unmapped_role_message
 from depgraph.vocab import (
     CANONICAL_COLUMNS,
@@ -554,6 +555,28 @@ def _unmapped_role_columns(ctx: _Context) -> list[Issue]:
                     "grouped only through kinship, so a family may be split; add kinship (--kinship, add_kinship)"
                 )
                 out.append(finding("family_column_without_kinship", message, count=1, details={"column": column}))
+    return out
+
+
+@rule("semantic")
+def _kinship_coverage(ctx: _Context) -> list[Issue]:
+    """Kinship steps that found subjects their file does not name (unless grouping them as unrelated was chosen),
+    or a file filtered when it was written."""
+    out = []
+    for step in ctx.graph.history:
+        if step.get("step") != "add_kinship":
+            continue
+        source = f"kinship {step.get('source')!r}"
+        n = int(step.get("absent") or 0)
+        if n and step.get("absent_as") == "warn":
+            ids = tuple(f"subject:{i}" for i in step.get("absent_ids", []))
+            message = absent_message(source, n, ctx.graph.count(NodeType.SUBJECT), list(step["absent_ids"]))
+            said = message + "; they were grouped as unrelated to everyone (absent='unrelated' says so)"
+            out.append(finding("subjects_without_kinship", said, ids, count=n))
+        smallest = step.get("smallest_kinship")
+        if smallest is not None:
+            message = filtered_message(source, float(step.get("threshold", 0.0)), float(smallest))
+            out.append(finding("kinship_file_filtered", message, count=1, details={"smallest_kinship": smallest}))
     return out
 
 
