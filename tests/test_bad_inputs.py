@@ -4547,3 +4547,25 @@ def test_covariate_fold_parameters_refused_in_python():
         CovariateBins(by=["weight"])
     with fails_with("invalid_argument", "thresholds must be finite numbers, at least one"):
         CovariateBins(by="weight", thresholds=[])
+
+
+@pytest.mark.parametrize("value", ["late", True])
+@pytest.mark.parametrize("form", ["json", "columnar"])
+def test_a_timepoints_time_index_that_is_no_number_is_refused_naming_the_node(tmp_path, capsys, value, form):
+    meta = write(tmp_path / "m.csv", "sample_id,subject_id,timepoint_id,time_index\nS1,P1,T0,0\nS2,P1,T1,1\n")
+    graph = from_metadata(meta)
+    doc = json.loads(graph_bytes(graph))
+    doc["attributes"]["Timepoint"]["time_index"] = [0, value]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    if form == "columnar":
+        columnar = tmp_path / "bad.dggraph"
+        write_graph(graph, columnar)
+        table = pq.read_table(columnar / "nodes" / "Timepoint.parquet")
+        index = table.schema.get_field_index("time_index")
+        cells = pa.array(["0", str(value)])
+        pq.write_table(table.set_column(index, "time_index", cells), columnar / "nodes" / "Timepoint.parquet")
+        path = columnar
+    with fails_with("schema", "Timepoint 'T1' has time_index"):
+        read_graph(path)
+    cli_fails(capsys, tmp_path, ["validate", path], "schema", "Timepoint 'T1' has time_index")

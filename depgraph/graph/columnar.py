@@ -47,7 +47,7 @@ from depgraph.common.identifiers import refuse_unicode_twins
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.graph.assembly import assemble_sorted
-from depgraph.graph.model import StudyGraph
+from depgraph.graph.model import StudyGraph, check_numeric_attributes
 from depgraph.graph.pieces import RelationEdges
 from depgraph.io.columnar import (
     arrow_column,
@@ -143,6 +143,7 @@ def graph_from_columnar(path: str | os.PathLike[str], source: str | None = None)
     keys, attributes = {}, {}
     for node_type, table in node_tables.items():
         keys[node_type], frame = _node_table(node_type, table, source)
+        check_numeric_attributes(NodeType(node_type), frame, keys[node_type], source)
         if frame is not None:
             attributes[node_type] = frame
     starts, start = {}, 0

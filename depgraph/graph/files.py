@@ -36,7 +36,7 @@ from depgraph.common.identifiers import refuse_unicode_twins
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.assembly import assemble
 from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
-from depgraph.graph.model import StudyGraph, is_missing
+from depgraph.graph.model import StudyGraph, check_numeric_attributes, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
 from depgraph.io.columnar import arrow_column, is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
@@ -225,6 +225,7 @@ def _node_pieces(nodes_doc: Mapping[str, Any], attrs_doc: Mapping[str, Any], sou
                 )
             columns[col] = scalars(values, f"{source}: attributes.{type_name}.{col}")
         attrs = pd.DataFrame(columns) if columns else None
+        check_numeric_attributes(NodeType(type_name), attrs, text.to_pylist() if attrs is not None else [], source)
         node_pieces.append(NodePiece(NodeType(type_name), ranked, attrs))  # ranked: no second hashing, no sort
     return node_pieces
 

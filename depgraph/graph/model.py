@@ -437,6 +437,37 @@ class StudyGraph:
         return out
 
 
+#: Node attributes whose values the stages compute with: each must be a finite number, or missing.
+NUMERIC_ATTRIBUTES: frozenset[tuple[NodeType, str]] = frozenset({(NodeType.TIMEPOINT, "time_index")})
+
+
+def check_numeric_attributes(node_type: NodeType, frame: pd.DataFrame | None, keys: Any, where: str) -> None:
+    """Refuse (``schema``, naming the node and the value) an attribute of :data:`NUMERIC_ATTRIBUTES` that holds text
+    or a non-finite number: a graph file edited by hand would otherwise fail deep in validation or derivation.
+
+    >>> check_numeric_attributes(NodeType.TIMEPOINT, pd.DataFrame({"time_index": [0, "late"]}), ["T0", "T1"], "g")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [schema] g: Timepoint 'T1' has time_index 'late'; a time_index is a number
+    """
+    if frame is None:
+        return
+    for column in frame.columns:
+        if (node_type, column) not in NUMERIC_ATTRIBUTES:
+            continue
+        values = frame[column]
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+        bad = (~values.isna().to_numpy() & np.isnan(numbers)) | np.isinf(numbers)
+        if bool(values.map(lambda v: isinstance(v, bool)).any()):
+            bad |= values.map(lambda v: isinstance(v, bool)).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DepgraphError(
+                "schema",
+                f"{where}: {node_type.value} {str(keys[i])!r} has {column} {values.iloc[i]!r}; a {column} is a number",
+            )
+
+
 KNOWN_OVERRIDES: frozenset[str] = frozenset({"allow_multi_subject_samples"})
 _JSON_KINDS = {str: "string", int: "number", float: "number", type(None): "null", list: "list", dict: "object"}
 
