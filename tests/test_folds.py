@@ -248,6 +248,12 @@ def test_balanced_holdout_beats_nothing_and_keeps_prior_sides():
         ("balanced-holdout", {"balance": ()}, "invalid_argument"),
         ("nonsense", {}, "invalid_argument"),
         ("group-kfold", {"folds": 3}, "invalid_argument"),
+        ("group-kfold", {"n_splits": 2.0}, "invalid_argument"),
+        ("group-kfold", {"n_splits": 2, "n_repeats": 10**9}, "invalid_argument"),
+        ("group-kfold", {"n_splits": 2, "n_repeats": 6000}, "invalid_argument"),
+        ("holdout", {"n_repeats": 0}, "invalid_argument"),
+        ("hash", {"n_splits": 20_000}, "invalid_argument"),
+        ("balanced-holdout", {"balance": ("stratum",), "joint": 3}, "invalid_argument"),
     ],
 )
 def test_requests_that_cannot_be_honoured_are_refused(name, params, code):
@@ -255,6 +261,12 @@ def test_requests_that_cannot_be_honoured_are_refused(name, params, code):
     with pytest.raises(DepgraphError) as err:
         assign_folds(make_spec(frame), name, **params)
     assert err.value.code == code
+
+
+def test_the_default_joint_holds_with_one_balance_column():
+    frame = pd.DataFrame({"sample_id": list("abcdefgh"), "group_id": list("abcdefgh"), "stratum": list("xyxyxyxy")})
+    plan = assign_folds(make_spec(frame), "balanced-holdout", balance=("stratum",), test_fraction=0.5).folds
+    assert plan.parameters["joint"] == 2 and len(plan.splits) == 1
 
 
 def test_every_scheme_is_registered():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import threading
 import warnings
 from collections.abc import Iterator
@@ -198,8 +199,16 @@ def _spelt(param: Any) -> str:
     return "/".join((*shown_spellings(param.opts), *param.secondary_opts))
 
 
+#: How a whole number is written on the command line: digits, with a sign at most.
+INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
 def _names_path(param: Any) -> bool:
     return getattr(param.type_descriptor, "annotation", None) in (Path, Path | None)
+
+
+def _takes_integer(param: Any) -> bool:
+    return getattr(param.type_descriptor, "annotation", None) in (int, int | None)
 
 
 def _check_value(param: Any, value: str, spellings: set[str]) -> None:
@@ -207,6 +216,9 @@ def _check_value(param: Any, value: str, spellings: set[str]) -> None:
     # a value of spaces is refused where it names a file; elsewhere (a one-character separator, say) it may be meant
     if value == "" or (not value.strip() and _names_path(param)):
         raise DepgraphError("invalid_argument", f"{name} is given an empty value {value!r}", option=name)
+    if _takes_integer(param) and not INTEGER_TEXT.fullmatch(value.strip()):  # typer would read "2.0" as 2
+        raise DepgraphError("invalid_argument", f"{name} takes a whole number written as one (digits), not {value!r}",
+                            option=name)  # fmt: skip
     if param.param_type_name == "option" and value in spellings:
         raise DepgraphError(
             "invalid_argument",
@@ -377,6 +389,37 @@ def refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:
 def encoding_option(what: str) -> Any:
     """The ``--encoding CODEC`` option of a command reading ``what`` (one spelling and help for every command)."""
     return typer.Option(metavar="CODEC", help=f"Text encoding of {what} when not UTF-8, e.g. latin-1 or cp1252.")
+
+
+def excel_safe_option() -> Any:
+    """The ``--excel-safe`` flag of a command writing a CSV/TSV table (one spelling and help for every command)."""
+    return typer.Option(
+        "--excel-safe",
+        help="CSV/TSV for spreadsheets: prefix with ' every cell a spreadsheet would run as a formula "
+        "(first character = + - @ tab CR). The file is then not id-exact.",
+    )
+
+
+#: What a command writing ``--excel-safe`` adds to its "wrote FILE" line.
+EXCEL_SAFE_NOTE = " (cells a spreadsheet would run as formulas prefixed with ')"
+
+
+def refuse_excel_safe(excel_safe: bool, kind: str | None, written: str | None) -> None:
+    """Refuse ``--excel-safe`` before anything is read unless the command writes a CSV or TSV table (``kind``):
+    ``written`` says what it writes instead (``None``: no file at all)."""
+    if not excel_safe or kind in ("csv", "tsv"):
+        return
+    if written is None:
+        raise DepgraphError(
+            "invalid_argument", "--excel-safe applies to a CSV/TSV table written with -o; none is written here",
+            option="--excel-safe",
+        )  # fmt: skip
+    raise DepgraphError(
+        "invalid_argument",
+        f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to {written} (that file keeps ids "
+        "exact and is not opened as formulas)",
+        option="--excel-safe",
+    )
 
 
 def delimiter_option() -> Any:

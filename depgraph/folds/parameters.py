@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from depgraph.common.arguments import whole_number
 from depgraph.errors import DepgraphError
 
 #: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
@@ -93,6 +94,24 @@ def check_seed(seed: Any, what: str = "seed") -> int:
     return int(seed)
 
 
+#: The most splits a plan holds (folds × repeats): each split lists its tested samples, so a plan of a million
+#: samples holds about repeats × a million positions; beyond this a mistyped option would exhaust the memory.
+MAX_SPLITS = 10_000
+
+
+def check_count(value: Any, what: str, minimum: int) -> int:
+    """``value`` as an int when it is an integer in ``minimum..MAX_SPLITS``; else ``invalid_argument``.
+
+    >>> check_count(5, "n_splits", 2)
+    5
+    >>> check_count(10**9, "n_repeats", 1)
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] n_repeats must be an integer from 1 to 10000, not 1000000000 (int)
+    """
+    return whole_number(value, what, minimum=minimum, maximum=MAX_SPLITS)
+
+
 def check_joint(joint: Any, what: str = "joint") -> int:
     """``joint`` as an int when it is an integer ≥ 1 (how many balance columns form a cell); else
     ``invalid_argument``.
@@ -113,9 +132,12 @@ def check_joint(joint: Any, what: str = "joint") -> int:
 #: The fold count: scikit-learn's name (``n_splits`` in KFold and TimeSeriesSplit alike), for k-fold, hash and time.
 N_SPLITS = Parameter(
     "n_splits", "Folds (k-fold, hash, covariate bins) or splits (time).", ("-k", "--n-splits", "--folds"), "K",
-    command_default=5,
+    command_default=5, check=lambda value, what: check_count(value, what, 1),
 )  # fmt: skip
-N_REPEATS = Parameter("n_repeats", "Repeats (k-fold, holdout).", ("--repeats",), "N")
+N_REPEATS = Parameter(
+    "n_repeats", "Repeats (k-fold, holdout).", ("--repeats",), "N",
+    check=lambda value, what: check_count(value, what, 1),
+)  # fmt: skip
 SEED = Parameter(
     "seed", f"Random seed, 0..{MAX_SEED} (k-fold, holdouts).", ("--seed",), "S", check=check_seed, recorded=False
 )

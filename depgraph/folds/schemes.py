@@ -75,6 +75,7 @@ from depgraph.folds.parameters import (
     GAP,
     JOINT,
     KEY,
+    MAX_SPLITS,
     N_REPEATS,
     N_SPLITS,
     PRIOR,
@@ -86,17 +87,20 @@ from depgraph.folds.parameters import (
     THRESHOLDS,
     TRAIN_AFTER,
     Parameter,
+    check_count,
     check_joint,
     check_seed,
     declared,
 )
 from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the seed range goes with the schemes
+from depgraph.spec.columns import SPEC_COLUMN_OF_ROLE
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
 MISSING_CATEGORY = "(missing)"
+PAIRS = 2  # the balanced holdout's default joint: every category and every pair of columns' cells
 _SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
 
 
@@ -135,10 +139,15 @@ def require_column(columns: list[str], column: str, what: str) -> None:
     if not isinstance(column, str):
         raise DepgraphError("invalid_argument", f"{what} takes one column name, not {column!r}")
     if column not in columns:
+        became = SPEC_COLUMN_OF_ROLE.get(column)
+        hint = (
+            f"the table's {column} became the spec's {became}; name {became!r}"
+            if became in columns
+            else "carry sample attributes into the spec with derive --attributes"
+        )
         raise DepgraphError(
             "invalid_argument",
-            f"{what} column {column!r} is not in the spec (columns: {describe_ids(columns, 20)}); "
-            "carry sample attributes into the spec with derive --attributes",
+            f"{what} column {column!r} is not in the spec (columns: {describe_ids(columns, 20)}); {hint}",
             column=column,
         )
 
@@ -182,6 +191,13 @@ class FoldScheme(ABC):
         for name, parameter in self.parameters_declared().items():
             if parameter.check is not None:
                 parameter.check(getattr(self, name), name)
+        folds, repeats = getattr(self, "n_splits", 1), getattr(self, "n_repeats", 1)
+        if folds * repeats > MAX_SPLITS:  # each split lists its tested samples: a mistyped count exhausts memory
+            raise DepgraphError(
+                "invalid_argument",
+                f"{self.name}: {folds} folds × {repeats} repeats is {folds * repeats:,} splits; a plan holds at most "
+                f"{MAX_SPLITS:,}",
+            )
 
     @classmethod
     def parameters_declared(cls) -> dict[str, Parameter]:
@@ -261,9 +277,8 @@ def check_folds(n_splits: int, n_groups: int, what: str = "folds") -> None:
 
 
 def check_repeats(n_repeats: int) -> None:
-    """Refuse a number of repeats that is not a positive integer (``invalid_argument``)."""
-    if isinstance(n_repeats, (bool, np.bool_)) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
-        raise DepgraphError("invalid_argument", f"repeats must be a positive integer, not {n_repeats!r}")
+    """Refuse a number of repeats that is not an integer in ``1..MAX_SPLITS`` (``invalid_argument``)."""
+    check_count(n_repeats, "n_repeats", 1)
 
 
 @dataclass(frozen=True)
@@ -566,12 +581,6 @@ class TimeOrdered(FoldScheme):
         groups = _Groups.of(spec)
         rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
         levels = distinct(rank[~np.isnan(rank)])
-        if (
-            isinstance(self.n_splits, (bool, np.bool_))
-            or not isinstance(self.n_splits, (int, np.integer))
-            or self.n_splits < 1
-        ):
-            raise DepgraphError("invalid_argument", f"n_splits must be a positive integer, not {self.n_splits!r}")
         if len(levels) < self.n_splits + 1:
             raise DepgraphError(
                 "too_few_groups",
@@ -617,6 +626,7 @@ class HashFolds(FoldScheme):
     key: tuple[str, ...] = KEY.field(())
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not isinstance(self.salt, str):  # the documented encoding is UTF-8 text: bytes or numbers are ambiguous
             raise DepgraphError("invalid_argument", f"salt must be text, not {type(self.salt).__name__}")
         object.__setattr__(self, "key", _column_names(self.key, "key"))
@@ -806,7 +816,7 @@ class BalancedHoldout(FoldScheme):
     name: ClassVar[str] = "balanced-holdout"
     test_fraction: float = TEST_FRACTION.field(0.2)
     balance: tuple[str, ...] = BALANCE.field(("stratum",))
-    joint: int = JOINT.field(2)
+    joint: int = JOINT.field(PAIRS)
     seed: int = SEED.field(0)
     prior: SplitSpec | None = PRIOR.field(None, repr=False)  # noqa: RUF009 - a dataclasses.field, with metadata
 
@@ -817,6 +827,13 @@ class BalancedHoldout(FoldScheme):
             instance(self.prior, SplitSpec, "prior")
         if self.balance is not None:  # one name, not its characters
             object.__setattr__(self, "balance", tuple(names(self.balance, "balance")))
+            # the default (pairs) stays valid with one column; a larger joint than the columns is a mistyped option
+            if self.joint > max(len(self.balance), PAIRS):
+                raise DepgraphError(
+                    "invalid_argument",
+                    f"joint is {self.joint}, but the holdout balances {len(self.balance)} column(s): joint counts the "
+                    f"columns whose cells are balanced together, at most {len(self.balance)} here",
+                )
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         _check_fraction(self.test_fraction)

@@ -44,6 +44,12 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "stratum": "string",
 }
 REQUIRED_SAMPLE_COLUMNS: tuple[str, ...] = ("sample_id", "group_id")
+#: The spec column a metadata table's role column becomes: a table's ``site_id`` is the spec's ``site_group``,
+#: its ``outcome_id`` the ``stratum`` (``timepoint_id`` keeps its name).
+SPEC_COLUMN_OF_ROLE: dict[str, str] = {
+    **{str(direct_relation(m).column): f"{m}_group" for m in BLOCK_MODES},
+    "outcome_id": "stratum",
+}
 
 
 def sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
