@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph import add_kinship, from_metadata, read_graph, write_graph
+from depgraph.errors import DepgraphError
 from depgraph.io.files import read_table
 from depgraph.spec.files import read_spec, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec
@@ -91,7 +92,19 @@ def measure(n: int, repeats: int = 1) -> dict:
             assert read_spec(path).digest == spec.digest
             row[f"{form}read_s"], row[f"{form}read_cpu_s"] = _timed(lambda path=path: read_spec(path), repeats)
             row[f"{form}file_mb"] = _size(path)
+        tampered = Path(tmp) / "tampered.json"  # one group id changed: refused by its digest, after one parse
+        tampered.write_bytes((Path(tmp) / "spec.json").read_bytes().replace(b"subject:P00000000", b"subject:P0000000X"))
+        row["tampered_refused_s"], row["tampered_refused_cpu_s"] = _timed(lambda: _refused(tampered), repeats)
     return row
+
+
+def _refused(path: Path) -> None:
+    try:
+        read_spec(path)
+    except DepgraphError as err:
+        assert err.code == "integrity", err
+    else:
+        raise AssertionError(f"{path} was read")
 
 
 def measure_graph(n: int, repeats: int = 1, workdir: Path | None = None) -> dict:
@@ -130,6 +143,8 @@ def main() -> None:
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     rows = [measure(n, args.repeats) for n in sizes]
     graph_rows = [measure_graph(n, args.repeats) for n in sizes]
+    for r in rows:
+        print(f"{r['n_samples']:>14} tampered JSON spec refused in {r['tampered_refused_s']} s")
     for what, table in (("spec", rows), ("graph", graph_rows)):
         print(f"{what + ' samples':>14} {'form':>9} {'write s':>8} {'read s':>8} {'read cpu s':>10} {'MB':>7}")
         for r in table:

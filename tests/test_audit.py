@@ -99,6 +99,28 @@ def test_bad_audits(features, ids, kwargs, code):
     assert err.value.code == code
 
 
+def test_pairs_table_safe_for_spreadsheets(tmp_path, capsys):
+    """audit -o pairs.csv --excel-safe prefixes ids a spreadsheet would run as formulas ('=a' is written "'=a"),
+    exactly otherwise; the flag is refused with --write-back, a Parquet table or no -o, and nothing is written."""
+    meta = pd.DataFrame({"sample_id": ["=a", "b", "c", "@d"], "subject_id": ["P1", "P2", "P3", "P4"]})
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    features = pd.DataFrame({"sample_id": meta["sample_id"], "f1": [1.0, 0.0, 1.0, 0.3], "f2": [0.0, 1.0, 0.0001, 1]})
+    features.to_csv(tmp_path / "features.csv", index=False)
+    audit = ["audit", str(tmp_path / "g.json"), str(tmp_path / "features.csv")]
+    assert main(["build", str(tmp_path / "meta.csv"), "-o", str(tmp_path / "g.json")]) == 0
+    assert main([*audit, "-o", str(tmp_path / "exact.csv")]) == 0
+    assert main([*audit, "-o", str(tmp_path / "safe.tsv"), "--excel-safe"]) == 0
+    assert pd.read_csv(tmp_path / "exact.csv")[["id1", "id2"]].values.tolist() == [["=a", "c"]]
+    assert pd.read_csv(tmp_path / "safe.tsv", sep="\t")[["id1", "id2"]].values.tolist() == [["'=a", "c"]]
+    capsys.readouterr()
+    for extra in (["--write-back", "-o", "g2.json"], ["-o", "pairs.parquet"], []):
+        extra = [str(tmp_path / e) if "." in e else e for e in extra]
+        assert main([*audit, *extra, "--excel-safe"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("depgraph: invalid_argument: --excel-safe") and err.count("\n") == 1
+    assert not (tmp_path / "g2.json").exists() and not (tmp_path / "pairs.parquet").exists()
+
+
 def test_write_back_keeps_the_pairs_together(tmp_path, capsys):
     meta = pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "subject_id": ["P1", "P2", "P3", "P4"]})
     meta.to_csv(tmp_path / "meta.csv", index=False)

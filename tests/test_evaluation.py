@@ -330,6 +330,29 @@ def test_cli_refuses_bad_input_in_one_line_and_writes_nothing(shifted_files, cap
     assert len(err.splitlines()) == 1 and not target.exists()
 
 
+def test_cli_writes_a_table_safe_for_spreadsheets(tmp_path, capsys):
+    """A block named like a formula ('=B', as a site id may be) is written with a leading ' under --excel-safe,
+    exactly otherwise; the flag is refused where no CSV/TSV is written, before anything is read."""
+    ids, groups, site, score, label = shifted_sites()
+    roles = np.r_[np.zeros(20, int), np.ones(60, int)]
+    spec = make_spec(ids, groups, [roles], site_group=["=B" if s == "B" else s for s in site])
+    write_spec(spec, tmp_path / "spec.json")
+    predictions_of(spec, score, label).to_csv(tmp_path / "predictions.csv", index=False)
+    files = [tmp_path / "spec.json", tmp_path / "predictions.csv", "--by", "site_group", "--boot", "0"]
+    for safe, table in ((False, tmp_path / "exact.csv"), (True, tmp_path / "safe.csv")):
+        status, out, _ = run(capsys, ["evaluate", *files, "-o", table, *(["--excel-safe"] if safe else [])])
+        assert status == 0 and f"wrote {table}" in out
+        assert safe == out.rstrip().endswith("(cells a spreadsheet would run as formulas prefixed with ')")
+    exact, safe = (pd.read_csv(tmp_path / name, keep_default_na=False) for name in ("exact.csv", "safe.csv"))
+    assert "=B" in exact["block"].tolist() and "'=B" in safe["block"].tolist()
+    assert exact.drop(columns="block").equals(safe.drop(columns="block"))
+    for target in ("ev.parquet", "ev.json", None):
+        args = ["evaluate", *files, "--excel-safe", *(["-o", tmp_path / target] if target else [])]
+        status, _, err = run(capsys, args)
+        assert status == 2 and err.startswith("depgraph: invalid_argument: --excel-safe") and err.count("\n") == 1
+        assert target is None or not (tmp_path / target).exists()
+
+
 # --------------------------------------------------------------------------- the HTML report
 def test_the_report_shows_the_flagged_block_and_its_scores(shifted_files, capsys, tmp_path):
     """The letter's example in the report: block B is named as shifted, and the test scores are drawn per block

@@ -237,3 +237,24 @@ def test_a_damaged_array_is_cut_apart_only_when_a_json_parser_reads_the_same_tex
 )  # fmt: skip
 def test_what_is_not_a_compact_array_of_text_is_left_to_the_json_reader(span):
     assert _quote_split(span) is None
+
+
+@pytest.mark.parametrize("name", ["spec", "graph"])
+def test_a_tampered_document_is_refused_after_one_parse(tmp_path, monkeypatch, name):
+    """A large file that fails a check is refused by the Arrow path's own check, never parsed a second time to
+    word the refusal (a tampered million-sample spec would cost its whole parse again)."""
+    doc = copy.deepcopy(_bases()[name])
+    if name == "spec":
+        doc["samples"]["group_id"][0] += "x"  # the digest no longer matches
+    else:
+        doc["nodes"]["Sample"][0] = doc["nodes"]["Sample"][1]  # a repeated sample id
+    path = tmp_path / "document.json"
+    path.write_text(_layout(doc), encoding="utf-8")
+    _arrow_path(monkeypatch, True)
+    parses = []
+    monkeypatch.setattr(files, "_parsed", lambda *a, _real=files._parsed, **k: parses.append(1) or _real(*a, **k))
+    with pytest.raises(DepgraphError) as err:
+        read_graph(path) if name == "graph" else read_spec(path)
+    assert err.value.code == ("integrity" if name == "spec" else "duplicate_id"), err.value
+    assert len(parses) == 1  # the remainder around the Arrow arrays, once
+    assert (err.value.code, err.value.message) == _outcome(path, _kind(name), False, monkeypatch)

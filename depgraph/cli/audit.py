@@ -11,12 +11,15 @@ import typer
 from depgraph.adapters.frames import write_table
 from depgraph.audit.duplicates import audit_duplicates
 from depgraph.cli.commandline import (
+    EXCEL_SAFE_NOTE,
     TABLE_KINDS,
     Command,
     document_outputs,
     encoding_option,
+    excel_safe_option,
     out,
     outputs_plan,
+    refuse_excel_safe,
     refuse_given,
     stage,
 )
@@ -59,6 +62,7 @@ def audit_command(
         ),
     ] = None,
     encoding: Annotated[str | None, encoding_option("the feature table")] = None,
+    excel_safe: Annotated[bool, excel_safe_option()] = False,
 ) -> None:
     """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
     if write_back and output is None:
@@ -69,6 +73,8 @@ def audit_command(
             ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
         )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
+    written = "--write-back (a study graph)" if write_back else f"-o {str(output)!r}" if output else None
+    refuse_excel_safe(excel_safe, None if write_back or output is None else _pairs_format(output), written)
     if write_back:  # the graph as JSON, or in the columnar form when named .dggraph
         plan, form = document_outputs(output, "study-graph", None, inputs=(graph_file, features))
     else:
@@ -93,8 +99,8 @@ def audit_command(
         out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
     elif output is not None:
         with plan:
-            write_table(pairs, output, _pairs_format(output))
-        out.print(f"wrote {output}")
+            write_table(pairs, output, _pairs_format(output), excel_safe=excel_safe)
+        out.print(f"wrote {output}" + (EXCEL_SAFE_NOTE if excel_safe else ""))
 
 
 def _pairs_format(output: Path | None) -> str:

@@ -11,12 +11,15 @@ from depgraph.adapters.frames import TABLE_FORMATS, write_table
 from depgraph.audit.evaluation import evaluate
 from depgraph.audit.report import write_report
 from depgraph.cli.commandline import (
+    EXCEL_SAFE_NOTE,
     TABLE_KINDS,
     Command,
     check_suffix,
     encoding_option,
+    excel_safe_option,
     out,
     outputs_plan,
+    refuse_excel_safe,
     stage,
 )
 from depgraph.errors import DepgraphError
@@ -74,17 +77,14 @@ def evaluate_command(
             readable=False,
         ),
     ] = None,
+    excel_safe: Annotated[bool, excel_safe_option()] = False,
 ) -> None:
     """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
     NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
     accuracy is low is flagged as a score shift (see docs/evaluation.md)."""
-    kind = None if output is None else {".json": "json", **TABLE_FORMATS}.get(output.suffix.lower())
-    if output is not None and kind is None and str(output) != "-":
-        raise DepgraphError(
-            "invalid_argument", f"-o {str(output)!r}: the evaluation is written as .csv, .tsv, .parquet or .json"
-        )
-    kind = kind or ("csv" if output is not None else None)
+    kind = _table_kind(output)
+    refuse_excel_safe(excel_safe, kind, f"-o {str(output)!r}" if output else None)
     plan = outputs_plan(
         output, writes=None if kind is None else (TABLE_KINDS.get(kind, "JSON"),), inputs=(document, predictions),
         binary=kind == "parquet",
@@ -103,9 +103,21 @@ def evaluate_command(
         if output is not None and kind == "json":
             report.write_json(output)
         elif output is not None:
-            write_table(report.table, output, kind)
+            write_table(report.table, output, kind, excel_safe=excel_safe)
         if report_file is not None:
             write_report(spec, report_file, evaluation=report)
     for written in (output, report_file):
         if written is not None:
-            out.print(f"wrote {written}")
+            out.print(f"wrote {written}" + (EXCEL_SAFE_NOTE if excel_safe and written is output else ""))
+
+
+def _table_kind(output: Path | None) -> str | None:
+    """How ``-o`` is written: by its suffix (CSV on standard output); ``None`` without ``-o``."""
+    if output is None:
+        return None
+    kind = {".json": "json", **TABLE_FORMATS}.get(output.suffix.lower())
+    if kind is None and str(output) != "-":
+        raise DepgraphError(
+            "invalid_argument", f"-o {str(output)!r}: the evaluation is written as .csv, .tsv, .parquet or .json"
+        )
+    return kind or "csv"

@@ -12,15 +12,18 @@ import typer
 from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
 from depgraph.adapters.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.cli.commandline import (
+    EXCEL_SAFE_NOTE,
     TABLE_KINDS,
     Command,
     canonical,
     deprecated,
     document_outputs,
+    excel_safe_option,
     format_option,
     out,
     outputs_plan,
     print_graph,
+    refuse_excel_safe,
     refuse_given,
     text_table,
 )
@@ -92,14 +95,7 @@ def export_command(
     splitgraph_version: Annotated[
         str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
     ] = "0.4.0",
-    excel_safe: Annotated[
-        bool,
-        typer.Option(
-            "--excel-safe",
-            help="CSV/TSV for spreadsheets: prefix with ' every cell a spreadsheet would run as a formula "
-            "(first character = + - @ tab CR). The file is then not id-exact.",
-        ),
-    ] = False,
+    excel_safe: Annotated[bool, excel_safe_option()] = False,
 ) -> None:
     """Write a spec or a graph in its other form (json: one file; parquet: the columnar form, a directory of
     Parquet tables, .dgspec or .dggraph), for splitGraph (splitgraph), or a spec as a table: the samples table
@@ -126,13 +122,8 @@ def export_command(
         binary=kind == "parquet",
     )  # fmt: skip
     kind = kind or table_format(output)  # refused: cannot tell
-    if excel_safe and kind not in ("csv", "tsv"):  # refused before anything is read: it is for text tables only
-        raise DepgraphError(
-            "invalid_argument",
-            f"--excel-safe writes CSV/TSV meant for spreadsheets; it does not apply to --to {target}"
-            + (f" written as {kind}" if target in ("fold-table", "samples-table") else "")
-            + " (that file keeps ids exact and is not opened as formulas)",
-        )
+    written = f"--to {target}" + (f" written as {kind}" if target in ("fold-table", "samples-table") else "")
+    refuse_excel_safe(excel_safe, kind, written)  # before anything is read: it is for text tables only
     found = peek_document(document)
     if found.format == GRAPH_FORMAT:
         if target != "splitgraph":
@@ -152,9 +143,7 @@ def export_command(
             write_table(fold_table(spec), output, excel_safe=excel_safe)
         else:
             write_table(samples_table(spec), output, kind, excel_safe=excel_safe)
-    out.print(
-        f"wrote {output}" + (" (cells a spreadsheet would run as formulas prefixed with ')" if excel_safe else "")
-    )
+    out.print(f"wrote {output}" + (EXCEL_SAFE_NOTE if excel_safe else ""))
 
 
 def _one_file(output: Path) -> bool:

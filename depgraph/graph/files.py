@@ -65,8 +65,8 @@ def read_graph(path: str | os.PathLike[str]) -> StudyGraph:
 
 def graph_from_json(path: str | os.PathLike[str], doc: Any) -> StudyGraph:
     """The graph of the JSON file at ``path``, whose parsed document is ``doc``. A document whose long text
-    arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) and that fails a check is
-    read again the usual way, so the refusal is the exact reader's."""
+    arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) is checked as the usual parse
+    is, and refused by the same error, without a second parse (:func:`~depgraph.io.files.read_parsed`)."""
     return read_parsed(path, "graph file", doc, lambda parsed: graph_from_document(parsed, f"graph file {str(path)!r}"))
 
 

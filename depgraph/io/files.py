@@ -176,13 +176,17 @@ class TextArrayDocument(dict):  # type: ignore[type-arg]
 
 def read_parsed(path: str | os.PathLike[str], what: str, doc: Any, read: Callable[[Any], T]) -> T:
     """``read(doc)``, ``doc`` being the parse of the JSON file at ``path`` (``what`` it is, as given to
-    :func:`read_json`). A :class:`TextArrayDocument` that fails any check of ``read`` is read again the usual way,
-    so the refusal is the exact reader's (or the file is read where the Arrow path could not)."""
+    :func:`read_json`). The readers check Arrow text arrays as they check lists, so a :class:`TextArrayDocument`
+    that fails a check is refused with that check's error, without parsing a large file a second time; only a
+    reader that could not take an Arrow array at all (an exception that is no :class:`DepgraphError`) has the file
+    read again the usual way."""
     if not isinstance(doc, TextArrayDocument):
         return read(doc)
     try:
         return read(doc)
-    except Exception:  # the exact reader names the fault
+    except DepgraphError:
+        raise
+    except Exception:  # a reader not ready for an Arrow array: the exact path reads the file
         return read(read_json(path, what))
 
 

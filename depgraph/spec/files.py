@@ -58,8 +58,8 @@ def read_spec(path: str | os.PathLike[str], verify_key: str | bytes | None = Non
 
 def spec_from_json(path: str | os.PathLike[str], doc: Any, verify_key: str | bytes | None = None) -> SplitSpec:
     """The spec of the JSON file at ``path``, whose parsed document is ``doc``. A document whose long text
-    arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) and that fails a check is
-    read again the usual way, so the refusal is the exact reader's."""
+    arrays Arrow parsed (:func:`~depgraph.io.files.read_json` with ``text_arrays``) is checked as the usual parse
+    is, and refused by the same error, without a second parse (:func:`~depgraph.io.files.read_parsed`)."""
     source = f"spec file {str(path)!r}"
     return read_parsed(path, "spec file", doc, lambda parsed: spec_from_document(parsed, source, verify_key=verify_key))
 
