@@ -171,6 +171,12 @@ _FINDINGS: list[Finding] = [
             "duplicate_edge": "an edge is declared twice",
         },
     ),
+    Finding(
+        "repeated_node_definition",
+        "warning",
+        "an imported splitGraph file defined a node twice, identically; it was kept once",
+        "structural",
+    ),
     *_validation(
         "semantic",
         "error",

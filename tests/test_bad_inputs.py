@@ -1246,19 +1246,19 @@ SPLITGRAPH_GRAPH_CASES = [
     pytest.param(lambda d: _node(d, 5, node_type="Gene"), "schema", ["subject:P1", "'Gene'"], id="unknown-node-type"),
     pytest.param(lambda d: d["nodes"].__setitem__(3, None), "schema", ["nodes[3]", "null"], id="node-null"),
     pytest.param(lambda d: d.update(nodes={"sample:S1": {}}), "schema", ["nodes", "object"], id="nodes-an-object"),
-    pytest.param(lambda d: d["nodes"].append(d["nodes"][1]), "duplicate_id", ["sample:S2"], id="node-id-twice"),
+    pytest.param(
+        lambda d: d["nodes"].append({**d["nodes"][1], "node_key": "S2b"}),
+        "duplicate_id",
+        ["nodes[1] and nodes[", "'sample:S2' differently (node_key)"],
+        id="node-id-twice-differently",
+    ),
     pytest.param(
         lambda d: d["nodes"].append({**d["nodes"][1], "node_id": "lab:S2"}),
         "duplicate_id",
         ["sample:S2", "lab:S2"],
         id="one-key-two-ids",
     ),
-    pytest.param(
-        lambda d: d.update(nodes=[n for n in d["nodes"] if n["node_type"] != "Sample"], edges=[]),
-        "empty_input",
-        ["no Sample node"],
-        id="no-sample",
-    ),
+    pytest.param(lambda d: d.update(nodes=[], edges=[]), "empty_input", ["has no nodes"], id="no-nodes"),
     pytest.param(
         lambda d: _edge(d, 0, to="subject:P99"),
         "reference",

@@ -386,7 +386,7 @@ def graph_from_splitgraph(doc: dict[str, Any], source: str = "splitGraph depende
     meta = _object(doc.get("metadata"), source, "metadata")
     name = _optional_text(meta, "graph_name", source, "metadata.graph_name")
     overrides = _validation_overrides(meta.get("validation_overrides"), source)
-    nodes = _node_table(_rows(doc, "nodes", source), source)
+    nodes = _node_table(_rows(doc, "nodes", source), source, notes)
     edges = _edge_table(_rows(doc, "edges", source), nodes, source, notes)
     node_pieces, sample_attrs = _node_pieces(nodes, source)
     _check_sample_attrs(sample_attrs, nodes, edges, source)
@@ -430,12 +430,15 @@ def _validation_overrides(value: Any, source: str) -> dict[str, bool]:
     return checked_overrides(overrides, "schema", f"{source}: {where}")
 
 
-def _node_table(rows: list[dict[str, Any]], source: str) -> _Nodes:
+def _node_table(rows: list[dict[str, Any]], source: str, notes: _Notes) -> _Nodes:
     """Every node's id, type, key and attributes, each checked; node ids and
-    (type, key) pairs unique; at least one Sample."""
+    (type, key) pairs unique once exact repeats are collapsed."""
     if not rows:
         raise DepgraphError("empty_input", f"{source}: the graph has no nodes (a splitGraph graph has Sample nodes)")
     ids = _texts(_column(rows, "node_id"), source, "node_id", lambda i: f"nodes[{i}]")
+    if pc.count_distinct(ids).as_py() < len(ids):
+        rows = _without_repeated_nodes(rows, ids, source, notes)
+        ids = _texts(_column(rows, "node_id"), source, "node_id", lambda i: f"nodes[{i}]")
     named: Namer = lambda i: f"nodes[{i}] ({ids[i].as_py()})"  # noqa: E731
     names = _texts(_column(rows, "node_type"), source, "node_type", named)
     keys = _texts(_column(rows, "node_key"), source, "node_key", named)
@@ -448,9 +451,6 @@ def _node_table(rows: list[dict[str, Any]], source: str) -> _Nodes:
             f"node types are {describe_ids([t.value for t in NODE_TYPES], 11)}",
             row=i,
         )
-    if pc.count_distinct(ids).as_py() < len(ids):
-        twice = pd.Series(ids.to_numpy(zero_copy_only=False)).pipe(lambda x: x[x.duplicated()]).unique().tolist()
-        raise DepgraphError("duplicate_id", f"{source}: node ids repeat: {describe_ids(twice)}", ids=twice)
     canonical = pa.array([t.value for t in NODE_TYPES]).take(types)
     typed_keys = pc.binary_join_element_wise(canonical, keys, "\x1f")
     if pc.count_distinct(typed_keys).as_py() < len(ids):
@@ -461,10 +461,41 @@ def _node_table(rows: list[dict[str, Any]], source: str) -> _Nodes:
         raise DepgraphError(
             "duplicate_id", f"{source}: nodes {describe_ids(both)} are both {t} {k!r}: one key, one node", ids=both
         )
+    # a graph without samples is read (splitGraph validates it: a cyclic timepoint_precedes is reported, not hidden
+    # behind the missing samples); derive refuses it (empty_input)
     type_ranks = types.to_numpy(zero_copy_only=False).astype(np.int8)
-    if not (type_ranks == NodeType.SAMPLE.rank).any():
-        raise DepgraphError("empty_input", f"{source}: the graph has no Sample node")
     return _Nodes(ids, type_ranks, keys, _attr_objects(_column(rows, "attrs"), source, named))
+
+
+def _without_repeated_nodes(rows: list[dict[str, Any]], ids: pa.Array, source: str, notes: _Notes) -> list[Any]:
+    """``rows`` with every node that repeats an earlier node's definition exactly left out, told as
+    ``repeated_node_definition`` (splitGraph's ``create_nodes`` collapses such repeats); two different definitions
+    of one node id are refused (``duplicate_id``, naming the rows and the fields that differ), as splitGraph refuses
+    conflicting ones. Only the rows of repeated ids are compared."""
+    node_ids = pd.Series(ids.to_numpy(zero_copy_only=False), dtype=object)
+    later = node_ids.duplicated().to_numpy()
+    first: dict[str, tuple[int, dict[str, Any]]] = {}
+    for i in np.flatnonzero(node_ids.duplicated(keep=False).to_numpy()):
+        row = {**rows[i], "attrs": rows[i].get("attrs") or {}}  # empty attrs as jsonlite writes them: {}, [], null
+        j, earlier = first.setdefault(node_ids.iat[i], (int(i), row))
+        if orjson.dumps(row, option=orjson.OPT_SORT_KEYS) != orjson.dumps(earlier, option=orjson.OPT_SORT_KEYS):
+            differ = sorted(k for k in {*row, *earlier} if row.get(k) != earlier.get(k)) or ["a value's type"]
+            raise DepgraphError(
+                "duplicate_id",
+                f"{source}: nodes[{j}] and nodes[{i}] define the node {node_ids.iat[i]!r} differently "
+                f"({', '.join(differ)}); a node is defined once (splitGraph: conflicting node definitions)",
+                ids=[node_ids.iat[i]],
+                rows=[j, int(i)],
+            )
+    repeated = node_ids[later].unique().tolist()
+    notes.add(
+        "repeated_node_definition",
+        f"{int(later.sum())} node row(s) repeat an earlier row exactly, kept once (as splitGraph does): "
+        f"{describe_ids(repeated)}",
+        count=int(later.sum()),
+        ids=repeated[:50],
+    )
+    return [row for row, drop in zip(rows, later, strict=True) if not drop]
 
 
 def _node_pieces(nodes: _Nodes, source: str) -> tuple[list[NodePiece], pd.DataFrame]:

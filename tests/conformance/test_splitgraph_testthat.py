@@ -248,6 +248,51 @@ def test_an_endpoint_missing_for_another_reason_gets_no_prefix_hint():
     assert "hint" not in err.message
 
 
+def test_exact_repeats_of_a_node_definition_collapse_with_a_warning():
+    # test-constructors.R "create_nodes collapses exact duplicate definitions deterministically": one node, its
+    # attrs kept; depgraph tells it (repeated_node_definition) and keeps the note for validate
+    subject = node("Subject", "P1", attrs={"subject_type": "case"})
+    doc = graph_doc(
+        [node("Sample", "S1"), subject, dict(subject), {**node("Sample", "S1"), "attrs": []}],
+        [edge("sample_belongs_to_subject", "sample:S1", "subject:P1")],
+    )
+    with pytest.warns(SplitGraphWarning, match="2 node row") as told:
+        graph = from_splitgraph(doc, "testthat.json")
+    assert [w.message.code for w in told] == ["repeated_node_definition"]
+    assert graph.keys("Subject").tolist() == ["P1"] and graph.sample_ids.tolist() == ["S1"]
+    assert graph.attributes["subject_type"].dropna().tolist() == ["case"]
+    report = validate(graph)
+    assert report.valid and [(i.code, i.severity, i.count) for i in report.issues] == [
+        ("repeated_node_definition", "warning", 2)
+    ]
+
+
+def test_conflicting_definitions_of_a_node_are_refused():
+    # test-constructors.R "create_nodes rejects conflicting duplicate definitions"
+    doc = graph_doc(
+        [node("Sample", "S1"), node("Subject", "P1", attrs={"subject_type": "case"}),
+         node("Subject", "P1", attrs={"subject_type": "control"})],
+        [edge("sample_belongs_to_subject", "sample:S1", "subject:P1")],
+    )  # fmt: skip
+    err = refused(doc, "duplicate_id", "nodes[1] and nodes[2]", "'subject:P1' differently (attrs)")
+    assert err.details["ids"] == ["subject:P1"]
+
+
+def test_a_cyclic_precedence_among_timepoints_alone_is_reported():
+    # test-validate.R "semantic validation rejects cyclic timepoint precedence graphs": no sample in the graph; the
+    # cycle is what validation reports, as splitGraph's validate_graph does
+    doc = graph_doc(
+        [node("Timepoint", t) for t in ("T1", "T2", "T3")],
+        [edge("timepoint_precedes", f"timepoint:{a}", f"timepoint:{b}", k)
+         for k, (a, b) in enumerate([("T1", "T2"), ("T2", "T3"), ("T3", "T1")], 1)],
+    )  # fmt: skip
+    report = validate(quietly(doc))
+    assert not report.valid and "timepoint_precedence_cycle" in [i.code for i in report.issues]
+    with pytest.raises(DepgraphError) as err:
+        derive(quietly(doc), "time")
+    assert err.value.code == "empty_input"
+
+
 def test_two_node_ids_for_one_typed_key_are_refused():
     refused(
         graph_doc([node("Sample", "S1"), node("Sample", "S1", "lab:S1")], []), "duplicate_id", "sample:S1", "lab:S1"
