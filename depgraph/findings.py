@@ -230,6 +230,13 @@ _FINDINGS: list[Finding] = [
         },
     ),
     Finding(
+        "confusable_ids",
+        "warning",
+        "ids of one column look alike but differ (Unicode confusables: a Cyrillic а, a fullwidth １): one entity "
+        "written two ways would be two",
+        "semantic",
+    ),
+    Finding(
         "formula_like_ids",
         "advisory",
         "ids begin with =, +, -, @, tab or carriage return, which spreadsheets read as formulas",

@@ -51,7 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import instance
-from depgraph.common.identifiers import normalise_keys
+from depgraph.common.identifiers import normalise_keys, refuse_control_characters
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.graph.assembly import assemble
 from depgraph.graph.model import KNOWN_OVERRIDES, StudyGraph, checked_overrides
@@ -442,6 +442,7 @@ def _node_table(rows: list[dict[str, Any]], source: str, notes: _Notes) -> _Node
     named: Namer = lambda i: f"nodes[{i}] ({ids[i].as_py()})"  # noqa: E731
     names = _texts(_column(rows, "node_type"), source, "node_type", named)
     keys = _texts(_column(rows, "node_key"), source, "node_key", named)
+    refuse_control_characters(keys, "node_key", source)  # the id rules of every table reader
     types = pc.index_in(pc.utf8_lower(names), value_set=_TYPE_NAMES)
     if types.null_count:
         i = int(np.flatnonzero(pc.is_null(types).to_numpy(zero_copy_only=False))[0])

@@ -69,32 +69,48 @@ def check_key_column(values: pd.Series, column: str, what: str) -> None:
             )
 
 
+#: Characters an id may not hold, as a regular expression both RE2 (Arrow) and Java (Spark) read: control
+#: characters (C0 with tab and line feed, DEL, C1 with NEL), format characters that print nothing (zero-width space
+#: and joiners, soft hyphen, byte-order mark, direction marks) and the Unicode line and paragraph separators. Such an
+#: id is a quoting accident or two spellings of one id that nobody can see apart, and no export writes it back.
+UNPRINTABLE = r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]"
+
+
 def refuse_control_characters(keys: pa.Array, column: str, what: str) -> None:
-    """Refuse identifiers holding a line break, a tab or another control
-    character (``invalid_value`` naming the rows): such an id is almost always
-    a quoting accident, and no export could write it back faithfully. One pass
-    over the text bytes (their minimum), nothing per id.
+    """Refuse identifiers holding a line break, a tab, another control character or a character that prints
+    nothing (:data:`UNPRINTABLE`; ``invalid_value`` naming the rows and the character): such an id is almost
+    always a quoting accident, ``P\\u200b1`` beside ``P1`` would be two subjects nobody can tell apart, and no
+    export could write it back faithfully. Printable ASCII costs one pass over the text bytes, nothing per id.
 
     >>> refuse_control_characters(pa.array(["S1", "S" + chr(9) + "2"]), "sample_id", "metadata")
     Traceback (most recent call last):
     ...
-    depgraph.errors.DepgraphError: [invalid_value] metadata: sample_id holds a line break, tab ... in row 2 (e.g. ...)
+    depgraph.errors.DepgraphError: [invalid_value] metadata: sample_id holds a line ... 'S\\t2' (U+0009 TAB)...
     """
     offsets, data = text_buffers(keys)
     body = data[offsets[0] : offsets[-1]]
-    if not len(body) or body.min() >= 0x20:
+    if not len(body) or (body.min() >= 0x20 and body.max() < 0x7F):
         return
-    bad = pc.fill_null(pc.match_substring_regex(keys, r"[\x00-\x1f]"), False).to_numpy(zero_copy_only=False)
+    bad = pc.fill_null(pc.match_substring_regex(keys, UNPRINTABLE), False).to_numpy(zero_copy_only=False)
+    if not bad.any():
+        return
     rows = np.flatnonzero(bad)
-    examples = ", ".join(repr(v) for v in keys.take(pa.array(rows[:3])).to_pylist())
+    examples = keys.take(pa.array(rows[:3])).to_pylist()
+    character = next(c for c in examples[0] if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"))
+    name = unicodedata.name(character, _CONTROL_NAMES.get(ord(character), "a control character"))
     shown = ", ".join(str(r + 1) for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
     raise DepgraphError(
         "invalid_value",
-        f"{what}: {column} holds a line break, tab or other control character in row{'s' if len(rows) > 1 else ''} "
-        f"{shown} (e.g. {examples})",
+        f"{what}: {column} holds a line break, tab or other control or invisible character in "
+        f"row{'s' if len(rows) > 1 else ''} {shown}: {', '.join(ascii(v) for v in examples)} "
+        f"(U+{ord(character):04X} {name}); an id is printable text",
         rows=rows.tolist(),
         column=column,
     )
+
+
+#: Names of the control characters Unicode leaves unnamed, as messages show them.
+_CONTROL_NAMES = {0x09: "TAB", 0x0A: "LINE FEED", 0x0D: "CARRIAGE RETURN", 0x7F: "DELETE", 0x85: "NEXT LINE (NEL)"}
 
 
 def refuse_unicode_twins(keys: pa.Array, column: str, what: str) -> None:
@@ -174,22 +190,24 @@ def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
     return result.where(result.notna(), None)
 
 
-def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
+def key_array(values: pd.Series | Any, column: str = "id", what: str = "ids") -> pa.Array:
     """Identifiers as an Arrow string array, null where missing: the rules of
     :func:`normalise_keys`, applied in Arrow when the column is text already
-    (a million identifiers never become Python objects).
+    (a million identifiers never become Python objects). Floating-point ids
+    must be whole numbers below 2**53 (:func:`refuse_inexact_float_ids`).
 
     >>> key_array(pd.Series([" S1", "", None, "S2"], dtype="string")).to_pylist()
     ['S1', None, None, 'S2']
-    >>> key_array(pd.Series([1, 2.5, None])).to_pylist()
-    ['1', '2.5', None]
+    >>> key_array(pd.Series([1, 2.0, None])).to_pylist()
+    ['1', '2', None]
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
         text = pa.array(s.array)
     elif s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
         text = pa.array(s.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
-    else:
+    else:  # numbers, or a mix (text holds no float)
+        refuse_inexact_float_ids(s, column, what)
         return pa.array(normalise_keys(s, column).to_numpy(dtype=object), type=pa.string(), from_pandas=True)
     if isinstance(text, pa.ChunkedArray):
         text = text.combine_chunks() if text.num_chunks != 1 else text.chunk(0)
@@ -202,6 +220,47 @@ def key_array(values: pd.Series | Any, column: str = "id") -> pa.Array:
     if blank.any():  # empty text is missing (a null already has no bytes)
         text = pc.if_else(pa.array(blank), pa.scalar(None, pa.string()), text)
     return text
+
+
+#: Beyond this magnitude a float64 no longer holds every whole number: 2**53 + 1 is stored as 2**53.
+EXACT_FLOAT_INTEGERS = 2**53
+
+
+def refuse_inexact_float_ids(values: pd.Series, column: str, what: str = "ids") -> None:
+    """Refuse ids stored as floating-point numbers that are not whole numbers below 2**53 (``invalid_value`` naming
+    the row and value): ``9007199254740993`` read as a float is ``9007199254740992.0``, the id of another sample
+    (two ids become one without a word), and ``2.5`` as an id is a number that was never an id. Checked on float
+    columns (vectorised) and on the float cells of a mixed column.
+
+    >>> refuse_inexact_float_ids(pd.Series([1.0, 2.0**53]), "sample_id", "metadata")
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_value] metadata: sample_id holds 9007199254740992.0 in row 2, a ...
+    """
+    if pd.api.types.is_float_dtype(values.dtype):
+        numbers = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) in (
+        "floating",
+        "mixed",
+        "mixed-integer-float",
+    ):
+        numbers = np.array(
+            [float(v) if isinstance(v, (float, np.floating)) else np.nan for v in values], dtype=np.float64
+        )
+    else:
+        return
+    finite = np.isfinite(numbers)
+    inexact = finite & ((np.floor(numbers) != numbers) | (np.abs(numbers) >= EXACT_FLOAT_INTEGERS))
+    if inexact.any():
+        i = int(np.flatnonzero(inexact)[0])
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {column} holds {float(numbers[i])!r} in row {i + 1}, a floating-point id that is not a whole "
+            f"number below 2**53 = {EXACT_FLOAT_INTEGERS}: beyond that two ids can be stored as one number; store the "
+            "column as text or integers",
+            column=column,
+            rows=[i + 1],
+        )
 
 
 def row_keys(values: Any) -> np.ndarray:

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arrays import sorted_codes
+from depgraph.common.confusables import confusable_groups
 from depgraph.common.identifiers import (
     check_key_column,
     float_keys,
@@ -158,6 +159,9 @@ def from_metadata(
     timepoints = _target_pieces(targets, sample_keys, order, time_index, node_pieces, edge_pieces)
 
     history = _history_record(frame, read_columns, notes, attribute_columns)
+    look_alike = [note for column, values in keys.items() if (note := _look_alike(values, column, what))]
+    if look_alike:
+        history.setdefault("warnings", []).extend(look_alike)
     if not mapping_complete:
         history.update(_unmapped_roles(attribute_columns, frame.columns, what))
     if outcome_scope == "subject" and "outcome_id" in keys:
@@ -172,6 +176,24 @@ def from_metadata(
         history["time_precedence"] = note
     overrides = {"allow_multi_subject_samples": True} if allow_multi_subject_samples else {}
     return assemble(node_pieces, edge_pieces, name=name, overrides=overrides, history=[history])
+
+
+def _look_alike(values: pa.Array, column: str, what: str) -> dict[str, Any] | None:
+    """The ``confusable_ids`` note of an id column holding ids that look alike (Unicode confusables, UTS #39:
+    ``Pat`` with a Cyrillic ``а`` beside ``Pat``), warned about now and kept in the history; None when it holds
+    none. They stay different ids: nothing says they are one entity, but someone must look."""
+    groups = confusable_groups(values)
+    if not groups:
+        return None
+    shown = "; ".join(" and ".join(ascii(key) for key in group) for group in groups[:3])
+    message = (
+        f"{column} holds {len(groups)} set(s) of ids that look alike but differ (Unicode confusables): {shown}"
+        f"{' …' if len(groups) > 3 else ''}; they stay different ids: if one {column.removesuffix('_id')} is "
+        "written two ways, write it one way"
+    )
+    warnings.warn(DepgraphWarning("confusable_ids", f"{what}: {message}"), stacklevel=4)
+    return {"code": "confusable_ids", "message": message, "count": len(groups),
+            "ids": [key for group in groups[:10] for key in group]}  # fmt: skip
 
 
 def _sample_attributes(frame: pd.DataFrame, attribute_columns: list[str]) -> pd.DataFrame | None:
@@ -244,12 +266,12 @@ def _key_columns(
     id_columns = [c for c in CANONICAL_COLUMNS if c in frame.columns and c != "time_index"]
     for column in id_columns:
         check_key_column(frame[column], column, what)
-    samples = key_array(frame["sample_id"], "sample_id")  # Arrow text, null where missing
+    samples = key_array(frame["sample_id"], "sample_id", what)  # Arrow text, null where missing
     require_ids(samples, "sample_id", what)
     # Ranking a million ids is the longest single step: it runs on a second
     # core (numpy and Arrow release the GIL) while the other columns are read.
     sorting = _BACKGROUND.submit(sorted_codes, samples)
-    keys = {c: samples if c == "sample_id" else key_array(frame[c], c) for c in id_columns}
+    keys = {c: samples if c == "sample_id" else key_array(frame[c], c, what) for c in id_columns}
     for column, values in keys.items():
         refuse_control_characters(values, column, what)
         refuse_unicode_twins(values, column, what)

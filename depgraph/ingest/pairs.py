@@ -67,8 +67,8 @@ def _pair_keys(frame: pd.DataFrame, id_columns: tuple[str, str], what: str) -> t
     """The two id columns of a pair table as Arrow keys (no missing id, no id paired with itself)."""
     for column in id_columns:
         check_key_column(frame[column], column, what)
-    a = key_array(frame[id_columns[0]], id_columns[0])
-    b = key_array(frame[id_columns[1]], id_columns[1])
+    a = key_array(frame[id_columns[0]], id_columns[0], what)
+    b = key_array(frame[id_columns[1]], id_columns[1], what)
     require_ids(a, id_columns[0], what)
     require_ids(b, id_columns[1], what)
     refuse_control_characters(a, id_columns[0], what)

@@ -43,6 +43,7 @@ from typing import Any, TypeAlias
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from depgraph.common.identifiers import UNPRINTABLE
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS
 from depgraph.ingest.kinship import resolve_threshold
@@ -56,9 +57,9 @@ ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
 TEXT_KINDS = frozenset({"string"})
 #: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
 Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
-#: An id holding one of these is refused (a quoting accident; no export could write it back): a Java regular
-#: expression, over every row.
-CONTROL = r"[\x00-\x1f]"
+#: An id holding one of these is refused (a quoting accident, or an invisible character; no export could write it
+#: back): the single-machine class, which Java's regular expressions read alike, over every row.
+CONTROL = UNPRINTABLE
 #: Delimiters of the delimited files read, by their suffix.
 DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
 
@@ -156,8 +157,8 @@ def _refuse_control_characters(frame: DataFrame, columns: Sequence[str], what: s
         if shown:
             raise DepgraphError(
                 "invalid_value",
-                f"{what}: {column} holds a line break, tab or other control character in {bad.count()} row(s) "
-                f"(e.g. {', '.join(repr(v) for v in shown)})",
+                f"{what}: {column} holds a line break, tab or other control or invisible character in "
+                f"{bad.count()} row(s) (e.g. {', '.join(ascii(v) for v in shown)})",
                 column=column,
             )
 
