@@ -36,6 +36,7 @@ import pandas as pd
 from depgraph import add_kinship, from_metadata, read_graph, write_graph
 from depgraph.errors import DepgraphError
 from depgraph.io.files import read_table
+from depgraph.spec.balance import balance_metrics
 from depgraph.spec.files import read_spec, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, SplitSpec
 
@@ -58,7 +59,10 @@ def make_spec(n: int, folds: int = 5) -> SplitSpec:
     spec = SplitSpec.build(samples, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
     fold_of_group = rng.integers(0, folds, n // 2 + 1)[np.arange(n) // 2]
     splits = [FoldSplit.of(0, k, np.flatnonzero(fold_of_group == k), np.empty(0, np.int64), n) for k in range(folds)]
-    return spec.with_folds(FoldPlan(scheme="group-kfold", splits=splits, seed=0))
+    balance = balance_metrics(spec.samples, splits, ["stratum"], 1 / folds)  # what the reader recomputes
+    plan = FoldPlan(scheme="group-kfold", parameters={"n_splits": folds, "n_repeats": 1}, seed=0, splits=splits,
+                    balance=balance)  # fmt: skip
+    return spec.with_folds(plan)
 
 
 def _timed(read: Callable[[], object], repeats: int) -> tuple[float, float]:

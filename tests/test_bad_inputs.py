@@ -1546,43 +1546,112 @@ def _set(path: tuple, value: object):
     return edit
 
 
+#: A balance block is what the samples and splits give: every reader recomputes it (spec.plans), so a tampered
+#: block is refused by validate and report alike, naming the entry, even with a recomputed digest.
 BALANCE_CASES = [
     pytest.param(_set(("folds", "balance", "columns", "sex", "worst_proportion_deviation"), "<script>x</script>"),
-                 ["folds.balance.columns['sex'].worst_proportion_deviation", "not a finite number"],
+                 ["folds.balance.columns.sex.worst_proportion_deviation says '<script>x</script>'"],
                  id="metric-is-markup"),
     pytest.param(_set(("folds", "balance", "columns", "sex", "worst_scaled_difference"), None),
-                 ["worst_scaled_difference", "is None"], id="metric-missing"),
+                 ["worst_scaled_difference says None"], id="metric-missing"),
     pytest.param(_set(("folds", "balance", "columns", "sex", "worst_scaled_difference"), True),
-                 ["worst_scaled_difference", "is True"], id="metric-is-a-boolean"),
+                 ["worst_scaled_difference says True"], id="metric-is-a-boolean"),
     pytest.param(_set(("folds", "balance", "columns"), ["sex"]),
-                 ["folds.balance.columns", "is list, not an object"], id="columns-not-an-object"),
+                 ["folds.balance.columns says ['sex']", "give an object of 1 entries"], id="columns-not-an-object"),
     pytest.param(_set(("folds", "balance", "columns", "sex"), "0.1"),
-                 ["folds.balance.columns['sex']", "is str, not an object"], id="column-metrics-a-string"),
+                 ["folds.balance.columns.sex says '0.1'"], id="column-metrics-a-string"),
     pytest.param(_set(("folds", "balance", "columns", "sex", "overall"), [0.5]),
-                 ["columns['sex'].overall", "2 finite number(s)"], id="overall-too-short"),
+                 ["columns.sex.overall says [0.5], the samples and splits give [0."], id="overall-too-short"),
     pytest.param(_set(("folds", "balance", "columns", "sex", "test_proportion"), [[0.5, 0.5]]),
-                 ["columns['sex'].test_proportion", "2 row(s)"], id="one-row-for-two-splits"),
+                 ["columns.sex.test_proportion says [[0.5, 0.5]]"], id="one-row-for-two-splits"),
     pytest.param(_set(("folds", "balance", "columns", "sex", "categories"), []),
-                 ["columns['sex'].categories", "non-empty list"], id="no-categories"),
+                 ["columns.sex.categories says []"], id="no-categories"),
+    pytest.param(_set(("folds", "balance", "sizes", "n_test"), [1, 1]),
+                 ["folds.balance.sizes.n_test[0] says 1"], id="sizes-wrong"),
+    pytest.param(_set(("folds", "balance", "sizes", "test_size_spread"), 0.5),
+                 ["folds.balance.sizes.test_size_spread says 0.5"], id="spread-wrong"),
+    pytest.param(_set(("folds", "balance", "association"), {"cramers_v": 0.1}),
+                 ["folds.balance holds 'association'"], id="entry-of-another-scheme"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("edit", "fragments"), BALANCE_CASES)
-def test_report_refuses_malformed_balance_metrics(tmp_path, out_dir, capsys, edit, fragments):
+def _relabel_groups(label: str):
+    def edit(doc: dict) -> None:
+        doc["samples"]["group_id"] = [f"{label}:{g.split(':', 1)[1]}" for g in doc["samples"]["group_id"]]
 
+    return edit
+
+
+#: A spec whose envelope or plan says other than it holds contradicts itself (spec.statements, spec.plans): refused
+#: by every reader with integrity, naming the field, even with a recomputed digest (docs/spec.md, "What a reader
+#: checks"). The spec edited is a 2-fold stratified-group-kfold plan of 8 samples in 4 subjects, stratified by sex.
+SELF_CONTRADICTING_CASES = [
+    pytest.param(_set(("folds", "parameters", "n_splits"), 7),
+                 ["folds lists 2 split(s), but its parameters say 7 fold(s) × 1 repeat(s)"], id="n-splits-7"),
+    pytest.param(_set(("folds", "parameters", "n_repeats"), 2),
+                 ["folds lists 2 split(s)", "2 fold(s) × 2 repeat(s)"], id="n-repeats-2"),
+    pytest.param(_set(("folds", "seed"), None),
+                 ["folds.seed is None", "records the seed it drew with"], id="seed-dropped"),
+    pytest.param(_set(("folds", "scheme"), "group-kfold"),
+                 ["folds.parameters hold stratify", "a group-kfold plan records n_splits, n_repeats"],
+                 id="scheme-renamed-group-kfold"),
+    pytest.param(_set(("folds", "scheme"), "time"),
+                 ["folds.parameters lack gap, embargo, train_after"], id="scheme-renamed-time"),
+    pytest.param(_set(("folds", "parameters", "shuffle"), True),
+                 ["folds.parameters hold shuffle"], id="unknown-parameter"),
+    pytest.param(_set(("folds", "parameters", "stratify"), "age"),
+                 ["folds.parameters.stratify is 'age'", "the samples have no column age"], id="stratify-absent"),
+    pytest.param(_set(("folds", "balance", "columns", "sex", "overall"), [0.25, 0.75]),
+                 ["folds.balance.columns.sex.overall[0] says 0.25, the samples and splits give 0.5"],
+                 id="overall-proportions"),
+    pytest.param(_set(("constraint", "strategy"), "strict"),
+                 ["constraint (mode subject (strict))", "only a composite mode takes a strategy"],
+                 id="strategy-without-composite"),
+    pytest.param(_set(("constraint", "via"), ["batch"]),
+                 ["only a composite mode combines modes (via, priority)"], id="via-without-composite"),
+    pytest.param(_set(("constraint", "relations"), ["sample_processed_in_batch"]),
+                 ["relations are sample_processed_in_batch, but subject follows sample_belongs_to_subject"],
+                 id="relations-of-another-mode"),
+    pytest.param(_set(("constraint", "relations"), ["sample_belongs_to_subject"] * 2),
+                 ["relations names sample_belongs_to_subject twice"], id="relation-twice"),
+    pytest.param(_set(("recommended_resampling",), "blocked_cv"),
+                 ["recommended_resampling is 'blocked_cv'", "recommends 'grouped_cv'"],
+                 id="resampling-of-another-mode"),
+    pytest.param(_relabel_groups("composite"),
+                 ["group ids labelled composite: under mode subject"], id="group-labels-of-another-mode"),
+    pytest.param(_set(("warnings",), [{"code": "all_fine", "severity": "warning", "message": "m", "count": 1,
+                                       "ids": []}]),
+                 ["warnings[0].code 'all_fine' is no warning depgraph reports"], id="unknown-warning-code"),
+    pytest.param(_set(("warnings",), [{"code": "unlinked_samples", "severity": "warning", "message": "m",
+                                       "count": 1, "ids": ["S1", "S2"]}]),
+                 ["warnings[0] names 2 ids but counts 1"], id="warning-names-more-than-it-counts"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "fragments"), BALANCE_CASES + SELF_CONTRADICTING_CASES)
+def test_a_spec_that_contradicts_itself_is_refused(tmp_path, out_dir, capsys, edit, fragments):
     doc = _report_spec(tmp_path)
     edit(doc)
     doc["digest"] = content_digest(doc)
     spec_file = tmp_path / "spec.json"
     spec_file.write_bytes(json.dumps(doc).encode())
-    with fails_with("schema", *fragments):
-        render_html(spec_from_document(doc))
+    with fails_with("integrity", *fragments):
+        spec_from_document(doc)
+    cli_fails(capsys, tmp_path, ["validate", spec_file], "integrity", *fragments)
+    target = out_dir / "refolded.json"
+    cli_fails(capsys, tmp_path, ["folds", spec_file, "--scheme", "group-kfold", "-k", "2", "-o", target],
+              "integrity", *fragments, output=target)  # fmt: skip
     target = out_dir / "report.html"
     plots = out_dir / "plots"
     plots.mkdir()
-    cli_fails(capsys, tmp_path, ["report", spec_file, "-o", target, "--plots-dir", plots], "schema", *fragments,
+    cli_fails(capsys, tmp_path, ["report", spec_file, "-o", target, "--plots-dir", plots], "integrity", *fragments,
               output=target)  # fmt: skip
     assert not any(plots.iterdir())
+
+
+def test_the_unedited_spec_of_the_contradiction_catalogue_reads(tmp_path):
+    doc = _report_spec(tmp_path)
+    assert spec_from_document(doc).folds.scheme == "stratified-group-kfold"  # each case above fails by its edit
 
 
 EXCEL_CASES = [

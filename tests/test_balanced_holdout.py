@@ -17,7 +17,8 @@ from depgraph import DepgraphError, DepgraphWarning, assign_folds
 from depgraph.audit.report import plan_findings, write_report
 from depgraph.cli.main import main
 from depgraph.folds.balancing import balanced_sides
-from depgraph.folds.schemes import CELL_MIN_SAMPLES, BalancedHoldout
+from depgraph.folds.schemes import BalancedHoldout
+from depgraph.spec.balance import CELL_MIN_SAMPLES
 from depgraph.spec.files import read_spec, write_spec
 from depgraph.spec.model import Constraint, SplitSpec
 

@@ -22,7 +22,9 @@ from depgraph.folds.schemes import (
     assign_folds,
     hash_fold,
 )
+from depgraph.spec.files import spec_from_document
 from depgraph.spec.model import Constraint, SplitSpec
+from depgraph.spec.plans import PLAN_CONTRACTS
 
 
 def make_spec(frame: pd.DataFrame) -> SplitSpec:
@@ -338,6 +340,40 @@ def test_an_unknown_scheme_name_is_refused_by_name(spelling):
     with pytest.raises(DepgraphError) as err:
         assign_folds(make_spec(frame), spelling)
     assert err.value.code == "invalid_argument" and f"unknown fold scheme {spelling!r}" in err.value.message
+
+
+def test_every_scheme_has_a_plan_contract():
+    assert set(PLAN_CONTRACTS) == set(SCHEMES)
+
+
+#: One plan of each scheme over 12 samples in 6 groups with a category and a number (``age``).
+PLANNED = {
+    "group-kfold": {"n_splits": 3, "n_repeats": 2},
+    "stratified-group-kfold": {"n_splits": 2, "stratify": "stratum"},
+    "holdout": {"test_fraction": 0.5, "n_repeats": 3},
+    "logo": {"by": "stratum"},
+    "time": {"n_splits": 2, "gap": 1},
+    "hash": {"n_splits": 3, "salt": "s"},
+    "balanced-holdout": {"test_fraction": 0.5, "balance": ("stratum",)},
+    "covariate-bins": {"n_splits": 2, "by": "age"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANNED))
+def test_every_scheme_records_what_its_contract_says_and_reads_back(name):
+    frame = pd.DataFrame({"sample_id": [f"s{i:02}" for i in range(12)], "group_id": [f"g{i // 2}" for i in range(12)],
+                          "stratum": list("xxyyxxyyxxyy"), "age": [float(i // 2) for i in range(12)],
+                          "order_rank": [i // 2 + 1 for i in range(12)]})  # fmt: skip
+    spec = assign_folds(make_spec(frame), name, **PLANNED[name])
+    contract, plan = PLAN_CONTRACTS[name], spec.folds
+    assert set(contract.parameters) <= set(plan.parameters) <= set(contract.parameters + contract.optional)
+    assert (plan.seed is not None) == contract.seeded
+    stated = plan.parameters
+    per_repeat = len(stated["blocks"]) if contract.folds == "blocks" else stated.get(contract.folds, 1)
+    assert len(plan.splits) == per_repeat * (plan.parameters["n_repeats"] if contract.repeats else 1)
+    assert set(plan.balance) - {"sizes", "columns"} <= set(contract.extra_balance)
+    again = spec_from_document(spec.to_json_dict())  # the reader's checks accept what the scheme wrote
+    assert again.folds.parameters == plan.parameters and again.folds.balance == plan.balance
 
 
 def test_every_parameter_is_declared_with_its_help():

@@ -35,6 +35,7 @@ from depgraph.audit.report import (
 from depgraph.cli.demo import run_story
 from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
+from depgraph.spec.balance import balance_metrics
 from depgraph.spec.digest import content_digest
 from depgraph.spec.files import read_spec, spec_from_document
 from depgraph.spec.model import SplitSpec
@@ -285,13 +286,16 @@ def _crafted_files(root: Path, text: tuple[str, ...] = PAYLOADS) -> tuple[Path, 
     graph = from_metadata(pd.DataFrame(rows), name=" ".join(text))
     graph = add_duplicates(graph, pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
-    doc = assign_folds(spec, "stratified-group-kfold", n_splits=3, stratify="sex").to_json_dict()
-    doc["warnings"] = [{"code": "crafted", "severity": "warning", "message": t, "count": 1, "ids": [t]} for t in text]
+    planned = assign_folds(spec, "stratified-group-kfold", n_splits=3, stratify="sex")
+    doc = planned.to_json_dict()
+    doc["warnings"] = [{"code": "unlinked_samples", "severity": "warning", "message": t, "count": 1, "ids": [t]}
+                       for t in text]  # fmt: skip
+    # a plan of no depgraph scheme names itself and records what it likes; its balance is what its splits give
     doc["folds"]["scheme"] = " ".join(text)
     doc["folds"]["parameters"] = {t: t for t in text}
-    metrics = doc["folds"]["balance"]["columns"].pop("sex")
-    doc["folds"]["balance"]["columns"] = {t: metrics for t in text}
-    doc["folds"]["balance"][text[0]] = list(text)
+    doc["folds"]["seed"] = None
+    balance = balance_metrics(planned.samples, planned.folds.splits, ["sex"], None)  # at each split's own fraction
+    doc["folds"]["balance"] = orjson.loads(orjson.dumps(balance))
     doc["digest"] = content_digest(doc)
     spec_from_document(doc)  # a spec every reader accepts as verified
     write_graph(graph, root / "graph.json")
@@ -319,9 +323,9 @@ def test_a_crafted_spec_cannot_put_markup_into_the_report(crafted):
         "graph name": " ".join(PAYLOADS),
         "scheme": "Folds: " + " ".join(PAYLOADS),
         "largest group": f"largest subject:{PAYLOADS[1]}P0: 2",
-        "warning": f"crafted: {PAYLOADS[0]}",
+        "warning": f"unlinked_samples: {PAYLOADS[0]}",
         "parameters": f"{PAYLOADS[2]}={PAYLOADS[2]}",
-        "balance column": f"{PAYLOADS[3]}: worst test-share deviation",
+        "balance column": "sex: worst test-share deviation",
         "exposure example": PAYLOADS[0],
     }
     for field, expected in shown.items():
@@ -364,10 +368,11 @@ def _squash(text: str) -> str:
 def test_malformed_balance_metrics_are_refused_before_drawing(tmp_path, capsys):
     _, spec_file = _crafted_files(tmp_path, ("a", "b"))
     doc = orjson.loads(spec_file.read_bytes())
-    doc["folds"]["balance"]["columns"]["a"]["worst_proportion_deviation"] = "<b>0.1</b>"
+    doc["folds"]["balance"]["columns"]["sex"]["worst_proportion_deviation"] = "<b>0.1</b>"
     doc["digest"] = content_digest(doc)
     spec_file.write_bytes(orjson.dumps(doc))
-    assert main(["report", str(spec_file), "-o", str(tmp_path / "r.html")]) == 2
-    err = capsys.readouterr().err
-    assert "depgraph: schema: spec folds.balance.columns['a'].worst_proportion_deviation is '<b>0.1</b>'" in err
+    for command in (["validate", str(spec_file)], ["report", str(spec_file), "-o", str(tmp_path / "r.html")]):
+        assert main(command) == 2  # validate refuses what report refuses
+        err = capsys.readouterr().err
+        assert "folds.balance.columns.sex.worst_proportion_deviation says '<b>0.1</b>'" in err
     assert not (tmp_path / "r.html").exists()

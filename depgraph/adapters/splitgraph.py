@@ -833,6 +833,12 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
     if dataset_name is not None:
         parameters["splitgraph"]["dataset_name"] = dataset_name
     via = [_TYPE_TO_MODE.get(v, v.lower()) for v in via_raw]
+    implied = recommended_resampling(mode, strategy)
+    if recommended is not None and recommended != implied:  # split_spec(recommended_resampling=...) by hand
+        parameters["splitgraph"]["recommended_resampling"] = recommended
+        notes.add("splitgraph_recommendation", f"recommended_resampling is {recommended!r}, but a {mode} spec "
+                  f"recommends {implied!r}: the spec recommends {implied!r}; the file's is kept in "
+                  "constraint.parameters.splitgraph")  # fmt: skip
     warnings_found = [_coded(w) for w in sentences]
     warnings_found += [SpecWarning(code=n["code"], severity="warning", message=n["message"], count=1) for n in notes]
     try:
@@ -847,7 +853,7 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
                 priority=[p for p in priority_raw if p in MODE],
                 parameters=parameters,
             ),
-            recommended_resampling=recommended or recommended_resampling(mode, strategy),
+            recommended_resampling=implied,
             warnings=warnings_found,
         )
     except DepgraphError as exc:  # every field is checked above; what slipped through is named with the file

@@ -23,12 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from depgraph.common.arguments import whole_number
 from depgraph.errors import DepgraphError
-
-#: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
-#: JavaScript read JSON numbers as doubles) holds exactly, and which every common RNG API accepts.
-MAX_SEED = 2**32 - 1
+from depgraph.spec.plans import MAX_SEED, check_count, check_seed
+from depgraph.spec.plans import MAX_SPLITS as MAX_SPLITS  # re-exported: the bound goes with the options
 
 #: How the ``folds`` command turns an option's text into the parameter's value.
 READS = ("value", "names", "numbers", "spec", "environment")
@@ -77,39 +74,6 @@ def declared(scheme: type) -> dict[str, Parameter]:
             raise TypeError(f"{scheme.__name__}.{f.name} is not declared with its Parameter (PARAMETER.field(...))")
         out[f.name] = parameter
     return out
-
-
-def check_seed(seed: Any, what: str = "seed") -> int:
-    """``seed`` as an int when it is an integer in ``0..MAX_SEED``; else ``invalid_argument``.
-
-    >>> check_seed(7)
-    7
-    >>> check_seed(-5)
-    Traceback (most recent call last):
-    ...
-    depgraph.errors.DepgraphError: [invalid_argument] seed must be an integer in 0..4294967295, not -5
-    """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
-        raise DepgraphError("invalid_argument", f"{what} must be an integer in 0..{MAX_SEED}, not {seed!r}")
-    return int(seed)
-
-
-#: The most splits a plan holds (folds × repeats): each split lists its tested samples, so a plan of a million
-#: samples holds about repeats × a million positions; beyond this a mistyped option would exhaust the memory.
-MAX_SPLITS = 10_000
-
-
-def check_count(value: Any, what: str, minimum: int) -> int:
-    """``value`` as an int when it is an integer in ``minimum..MAX_SPLITS``; else ``invalid_argument``.
-
-    >>> check_count(5, "n_splits", 2)
-    5
-    >>> check_count(10**9, "n_repeats", 1)
-    Traceback (most recent call last):
-    ...
-    depgraph.errors.DepgraphError: [invalid_argument] n_repeats must be an integer from 1 to 10000, not 1000000000 (int)
-    """
-    return whole_number(value, what, minimum=minimum, maximum=MAX_SPLITS)
 
 
 def check_joint(joint: Any, what: str = "joint") -> int:

@@ -93,13 +93,13 @@ from depgraph.folds.parameters import (
     declared,
 )
 from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the seed range goes with the schemes
+from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
 from depgraph.spec.columns import SPEC_COLUMN_OF_ROLE
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-MISSING_CATEGORY = "(missing)"
 PAIRS = 2  # the balanced holdout's default joint: every category and every pair of columns' cells
 _SIZE_WEIGHT = 3.0  # fold sizes weigh like three strata in the stratified objective (see bench_folds.py)
 
@@ -155,12 +155,7 @@ def require_column(columns: list[str], column: str, what: str) -> None:
 def _categories(spec: SplitSpec, column: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of a categorical spec column (missing values are a category of their own)."""
     _require_column(spec, column, what)
-    series = spec.samples[column]
-    if isinstance(series.dtype, pd.StringDtype):  # text in Arrow: coded there, no Python string per sample
-        return sorted_categories(text_array(series).fill_null(MISSING_CATEGORY))
-    values = series.astype(object).where(series.notna(), MISSING_CATEGORY)
-    codes, uniques = pd.factorize(values.astype(str).to_numpy(dtype=object), sort=True)
-    return codes, np.asarray(uniques, dtype=object)
+    return categories(spec.samples, column)
 
 
 # --------------------------------------------------------------------------- schemes
@@ -227,7 +222,7 @@ class FoldScheme(ABC):
             seed=self.plan_seed(),
             splits=splits,
             balance=balance_metrics(
-                spec, splits, self.balance_columns(list(spec.samples.columns)), self.target_fraction()
+                spec.samples, splits, self.balance_columns(list(spec.samples.columns)), self.target_fraction()
             ),
         )
 
@@ -800,7 +795,7 @@ class BalancedHoldout(FoldScheme):
     :data:`~depgraph.folds.balancing.SEARCH_GROUPS` new groups). A group the prior placed on both sides (its
     samples merged since) takes the side holding more of its prior samples; the plan counts them. The plan reports
     per category the scaled difference ``(N_test − f·N)/(f·N)``, and for the cells of every pair of columns the
-    mean and worst of it over cells of at least :data:`CELL_MIN_SAMPLES` samples.
+    mean and worst of it over cells of at least :data:`~depgraph.spec.balance.CELL_MIN_SAMPLES` samples.
 
     >>> import pandas as pd
     >>> from depgraph.spec.model import Constraint, SplitSpec
@@ -1025,124 +1020,3 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
     return spec.with_folds(scheme.plan(spec))
-
-
-# --------------------------------------------------------------------------- balance metrics
-def balance_metrics(
-    spec: SplitSpec, splits: list[FoldSplit], columns: list[str], target_fraction: float | None
-) -> dict[str, Any]:
-    """Sizes of every split, and per categorical column each split's test
-    proportions, their worst deviation from the whole, and the scaled
-    difference ``(N_test − f·N_total)/(f·N_total)`` per category, with ``f``
-    the scheme's target test fraction (else the split's actual one)."""
-    counted = {}
-    for column in columns:
-        if column not in spec.samples.columns:
-            continue
-        codes, names = _categories(spec, column, "balance")
-        totals = np.bincount(codes, minlength=len(names))
-        tested = [np.bincount(codes[split.test], minlength=len(names)) for split in splits]
-        counted[column] = (names, totals, tested)
-    sides = ([s.n_test for s in splits], [s.n_train for s in splits], [s.n_excluded for s in splits])
-    out = balance_of_counts(spec.n_samples, *sides, counted, target_fraction)
-    present = [c for c in columns if c in spec.samples.columns]
-    if len(present) >= 2:
-        out["joint_cells"] = _joint_cell_metrics(spec, splits, present, target_fraction)
-    return out
-
-
-def balance_of_counts(
-    n: int,
-    n_test: list[int],
-    n_train: list[int],
-    n_excluded: list[int],
-    columns: dict[str, tuple[np.ndarray, np.ndarray, list[np.ndarray]]],
-    target_fraction: float | None,
-) -> dict[str, Any]:
-    """:func:`balance_metrics` from counts alone: each split's sizes, and per column its categories (sorted, as
-    :func:`_categories` codes them), every category's count and each split's test count of it — what an engine
-    that counts elsewhere (Spark) reports identically."""
-    tests = np.array(n_test)
-    sizes = {
-        "n_test": tests.tolist(),
-        "n_train": list(n_train),
-        "n_excluded": list(n_excluded),
-        "test_size_spread": float((tests.max() - tests.min()) / tests.mean()) if len(tests) and tests.mean() else 0.0,
-    }
-    out: dict[str, Any] = {"sizes": sizes, "columns": {}}
-    for column, (categories, totals, tested) in columns.items():
-        overall = totals / n
-        proportions, scaled = [], []
-        for n_tested, counts in zip(n_test, tested, strict=True):
-            proportions.append(counts / max(1, n_tested))
-            f = target_fraction if target_fraction is not None else n_tested / n
-            expected = f * totals
-            scaled.append(np.where(expected > 0, (counts - expected) / np.where(expected > 0, expected, 1), 0.0))
-        proportions_a, scaled_a = np.array(proportions), np.array(scaled)
-        out["columns"][column] = {
-            "categories": categories.tolist(),
-            "overall": _rounded(overall),
-            "test_proportion": [_rounded(p) for p in proportions_a],
-            "worst_proportion_deviation": _round(float(np.abs(proportions_a - overall).max())) if len(n_test) else 0.0,
-            "scaled_difference": [_rounded(s) for s in scaled_a],
-            "worst_scaled_difference": _round(float(np.abs(scaled_a).max())) if len(n_test) else 0.0,
-        }
-    return out
-
-
-#: Joint cells are summarised over those holding at least this many samples: with a test fraction of 0.2 such a
-#: cell expects 4 test samples, so its scaled difference moves in steps of 0.25 at most.
-CELL_MIN_SAMPLES = 20
-
-
-def _joint_cell_metrics(
-    spec: SplitSpec, splits: list[FoldSplit], columns: list[str], target_fraction: float | None
-) -> dict[str, Any]:
-    """For every pair of columns, the scaled difference of each split's test count in each cell (a pair of
-    categories) from its target, summarised over cells of at least :data:`CELL_MIN_SAMPLES` samples: how many,
-    the mean and worst absolute value per split, and the worst cell."""
-    n = spec.n_samples
-    coded = {c: _categories(spec, c, "balance") for c in columns}
-    labels, codes = [], []
-    for a, b in itertools.combinations(columns, 2):
-        (ca, na), (cb, nb) = coded[a], coded[b]
-        pair = ca.astype(np.int64) * len(nb) + cb
-        present = np.unique(pair)
-        codes.append(np.searchsorted(present, pair) + sum(len(x) for x in labels))
-        labels.append([f"{a}={na[i // len(nb)]} & {b}={nb[i % len(nb)]}" for i in present])
-    return _cell_summary(np.stack(codes), [x for block in labels for x in block], splits, n, target_fraction)
-
-
-def _cell_summary(
-    codes: np.ndarray, labels: list[str], splits: list[FoldSplit], n: int, target_fraction: float | None
-) -> dict[str, Any]:
-    """Per split: mean and worst |scaled difference| over the cells of at least :data:`CELL_MIN_SAMPLES` samples
-    (``codes``: pairs × samples, cell numbers unique across pairs)."""
-    n_cells = len(labels)
-    totals = np.bincount(codes.ravel(), minlength=n_cells)
-    kept = totals >= CELL_MIN_SAMPLES
-    mean, worst, worst_cell = [], [], []
-    for split in splits:
-        held = np.bincount(codes[:, split.test].ravel(), minlength=n_cells)
-        f = target_fraction if target_fraction is not None else split.n_test / n
-        scaled = np.abs(held[kept] - f * totals[kept]) / (f * totals[kept]) if kept.any() and f > 0 else np.zeros(0)
-        mean.append(_round(float(scaled.mean())) if len(scaled) else 0.0)
-        worst.append(_round(float(scaled.max())) if len(scaled) else 0.0)
-        worst_cell.append(labels[int(np.flatnonzero(kept)[np.argmax(scaled)])] if len(scaled) else None)
-    return {
-        "pairs": int(codes.shape[0]),
-        "cells": n_cells,
-        "cells_summarised": int(kept.sum()),
-        "min_samples": CELL_MIN_SAMPLES,
-        "mean_abs_scaled_difference": mean,
-        "worst_abs_scaled_difference": worst,
-        "worst_cell": worst_cell,
-    }
-
-
-def _round(value: float) -> float:
-    return float(f"{value:.6g}") if math.isfinite(value) else 0.0
-
-
-def _rounded(values: np.ndarray) -> list[float]:
-    return [_round(float(v)) for v in values]

@@ -12,7 +12,7 @@ spec whose samples are a Spark table.
   which the plan is refused, naming hash folds, which have no such limit.
 
 Every other figure of the plan — each split's sizes, the balance of the ``stratum`` (or ``stratify``) column — is
-counted in Spark and put together by the single-machine code (:func:`~depgraph.folds.schemes.balance_of_counts`),
+counted in Spark and put together by the single-machine code (:func:`~depgraph.spec.balance.balance_of_counts`),
 so the fold plan, and with it the spec's digest, is the one :func:`depgraph.assign_folds` gives the same spec.
 The refusals are the single-machine ones (``invalid_argument``, ``too_few_groups``) with the same messages.
 
@@ -57,13 +57,11 @@ from depgraph.folds.covariates import (
     wrong_threshold_count,
 )
 from depgraph.folds.schemes import (
-    MISSING_CATEGORY,
     CovariateBins,
     FoldScheme,
     GroupedKFold,
     HashFolds,
     StratifiedGroupedKFold,
-    balance_of_counts,
     check_folds,
     check_repeats,
     kfold_of_groups,
@@ -74,6 +72,7 @@ from depgraph.folds.schemes import (
 from depgraph.io.jsoncolumns import plain_json
 from depgraph.spark.frames import numbered
 from depgraph.spark.graph import INTEGER_KINDS
+from depgraph.spec.balance import MISSING_CATEGORY, balance_of_counts
 from depgraph.spec.checks import untested_split
 
 #: The schemes the Spark engine plans.

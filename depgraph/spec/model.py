@@ -53,7 +53,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from depgraph.common.arguments import in_order, instance, names, whole_number
-from depgraph.common.arrays import distinct
+from depgraph.common.arrays import distinct, text_array
 from depgraph.common.display import first_ids, html_block, ids_repr, text_table
 from depgraph.common.identifiers import row_keys
 from depgraph.common.samples import GroupedSamples
@@ -77,6 +77,8 @@ from depgraph.spec.columns import (
 )
 from depgraph.spec.digest import layout, signature_value, signing_key_fingerprint, spec_digest, verify_signature
 from depgraph.spec.keys import check_key
+from depgraph.spec.plans import MAX_SEED, check_plan
+from depgraph.spec.statements import check_statements
 from depgraph.version import __version__
 from depgraph.vocab import (
     COMBINABLE_MODES,
@@ -416,7 +418,7 @@ class FoldPlan(_Model):
 
     scheme: str
     parameters: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = Field(default=None, ge=0, le=2**64 - 1)  # JSON carries it exactly; schemes use 0..2**32-1
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)  # JSON numbers read as doubles carry it exactly
     splits: list[FoldSplit]
     balance: dict[str, Any] = Field(default_factory=dict)
 
@@ -675,6 +677,14 @@ class SplitSpec(GroupedSamples, _Model):
             if "summary" not in fields:
                 fields["summary"] = Summary(**groups.shape())
         spec = cls(samples=samples, **fields)  # every field validated: a wrong one is invalid_argument, named
+        check_statements(
+            spec.constraint,
+            spec.recommended_resampling,
+            spec.warnings,
+            text_array(samples["group_id"]),
+            "spec",
+            "invalid_argument",
+        )
         if groups is not None:
             groups.check_summary(spec.summary.model_dump(), "spec", "invalid_argument")
             spec._grouped = (samples, groups)
@@ -684,6 +694,7 @@ class SplitSpec(GroupedSamples, _Model):
         if folds is not None:
             check_splits(folds.splits, len(samples), "folds", "invalid_argument")
             check_fold_content(folds, spec.grouped(), spec.samples["sample_id"], "folds")
+            check_plan(folds, samples, "folds", "invalid_argument")
             spec = spec.model_copy(update={"folds": folds})
         spec = spec.model_copy(update={"digest": spec.compute_digest()})
         _check_envelope(spec)
@@ -699,6 +710,7 @@ class SplitSpec(GroupedSamples, _Model):
             instance(folds, FoldPlan, "folds")
             check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
             check_fold_content(folds, self.grouped(), self.samples["sample_id"], "folds")
+            check_plan(folds, self.samples, "folds", "invalid_argument")
         updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)

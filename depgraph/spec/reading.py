@@ -18,6 +18,8 @@ from depgraph.spec.checks import check_fold_content, check_pseudonyms, check_sam
 from depgraph.spec.digest import UNDIGESTED, verify_signature
 from depgraph.spec.keys import check_key
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec, model_refusal
+from depgraph.spec.plans import check_plan
+from depgraph.spec.statements import check_statements
 
 
 def read_model(model: type[BaseModel], values: dict[str, Any], source: str, within: str = "") -> Any:
@@ -119,10 +121,12 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
         check_pseudonyms(spec.samples, pseudonyms.columns, pseudonyms.hex_digits, source, "integrity")
     # 1.0 writers kept imported, built and pseudonymised rows in the order they came in: unique is all 1.0 promised
     check_sample_order(ids, source, unique_only=spec.format_version.startswith("1.0."))
+    check_statements(spec.constraint, spec.recommended_resampling, spec.warnings, group_ids, source, "integrity")
     groups = spec.grouped(group_ids)
     groups.check_summary(spec.summary.model_dump(), source, "integrity")
     if spec.folds is not None:
         check_fold_content(spec.folds, groups, spec.samples["sample_id"], f"{source}: folds", "integrity")
+        check_plan(spec.folds, spec.samples, f"{source}: folds", "integrity")
 
 
 def _signed(spec: SplitSpec) -> tuple[str, str] | None:

@@ -291,3 +291,21 @@ def test_a_changed_splitgraph_file_is_read_or_refused_with_a_code(name, data):
             from_splitgraph(doc, "fuzzed.json")
     except DepgraphError as exc:
         assert "\n" not in exc.message
+
+
+def test_a_hand_made_recommendation_is_kept_as_the_files_and_told(tmp_path):
+    """splitGraph's split_spec(recommended_resampling = ...) takes any plan; depgraph's specs recommend their mode's
+    (a reader refuses one that says otherwise), so the import keeps the file's beside it, with a warning."""
+    doc = json.loads((SG / "spec_subject.json").read_text())
+    doc["recommended_resampling"] = "leave_one_group_out"
+    path = tmp_path / "hand_made.json"
+    path.write_text(json.dumps(doc))
+    with pytest.warns(SplitGraphWarning, match="recommended_resampling is 'leave_one_group_out'") as told:
+        spec = read_splitgraph(path)
+    assert [w.message.code for w in told] == ["splitgraph_recommendation"]
+    assert spec.recommended_resampling == "grouped_cv"
+    assert spec.constraint.parameters["splitgraph"]["recommended_resampling"] == "leave_one_group_out"
+    assert [w.code for w in spec.warnings] == ["splitgraph_recommendation"]
+    written = tmp_path / "spec.json"
+    write_spec(spec, written)
+    assert read_spec(written).warnings == spec.warnings  # the warning is one a reader knows

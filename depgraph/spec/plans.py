@@ -1,0 +1,337 @@
+"""What a fold plan states about itself — its scheme, parameters, seed, splits and balance — checked against what it
+holds.
+
+A reader cannot plan again (a balanced holdout's prior and a hash's salt are not in the file), but whatever the
+file's own content decides is checked: the parameters are the scheme's, each a value the scheme takes; the seed is
+in range and present exactly when the scheme draws at random; the splits are as many as the parameters say, and a
+k-fold plan tests every sample once per repeat; a leave-one-block-out plan tests each block it names; the balance
+block is recomputed from the samples and the splits and must be what the plan says (docs/spec.md, "What a reader
+checks", lists what is exempt and why). One table, :data:`PLAN_CONTRACTS`, says what each scheme records; the
+schemes (:mod:`depgraph.folds.schemes`) are held to it whenever they plan, since a spec checks its folds.
+
+>>> PLAN_CONTRACTS["group-kfold"].parameters
+('n_splits', 'n_repeats')
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from depgraph.common.arguments import whole_number
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
+
+#: Seeds are unsigned 32-bit integers: a spec records its seed as a JSON number, which every reader (R and
+#: JavaScript read JSON numbers as doubles) holds exactly, and which every common RNG API accepts.
+MAX_SEED = 2**32 - 1
+
+#: The most splits a plan holds (folds × repeats): each split lists its tested samples, so a plan of a million
+#: samples holds about repeats × a million positions; beyond this a mistyped option would exhaust the memory.
+MAX_SPLITS = 10_000
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """``seed`` as an int when it is an integer in ``0..MAX_SEED``; else ``invalid_argument``.
+
+    >>> check_seed(7)
+    7
+    >>> check_seed(-5)
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] seed must be an integer in 0..4294967295, not -5
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise DepgraphError("invalid_argument", f"{what} must be an integer in 0..{MAX_SEED}, not {seed!r}")
+    return int(seed)
+
+
+def check_count(value: Any, what: str, minimum: int) -> int:
+    """``value`` as an int when it is an integer in ``minimum..MAX_SPLITS``; else ``invalid_argument``.
+
+    >>> check_count(5, "n_splits", 2)
+    5
+    >>> check_count(10**9, "n_repeats", 1)
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] n_repeats must be an integer from 1 to 10000, not 1000000000 (int)
+    """
+    return whole_number(value, what, minimum=minimum, maximum=MAX_SPLITS)
+
+
+@dataclass(frozen=True)
+class PlanContract:
+    """What a plan of one scheme records and guarantees.
+
+    ``parameters``: the recorded parameters, each required; ``optional``: those recorded only sometimes (a prior's
+    digest); ``seeded``: whether the plan records a seed; ``folds``: the parameter counting the folds of a repeat
+    (``n_splits``, or ``blocks``: one per block named), or None for one; ``repeats``: whether ``n_repeats`` counts
+    the repeats; ``partition``: whether each repeat tests every sample exactly once and excludes none;
+    ``balanced``: the parameter naming the columns the balance reports on (None: ``stratum`` when the samples
+    have it); ``target``: the parameter giving the target test fraction (``n_splits``: one over it);
+    ``extra_balance``: balance entries the scheme adds that a reader cannot recompute (type-checked only).
+    """
+
+    parameters: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    seeded: bool = False
+    folds: str | None = "n_splits"
+    repeats: bool = False
+    partition: bool = False
+    balanced: str | None = None
+    target: str | None = None
+    extra_balance: tuple[str, ...] = ()
+
+
+#: Every scheme's contract, by the name its plans record (:data:`depgraph.folds.schemes.SCHEMES`).
+PLAN_CONTRACTS: dict[str, PlanContract] = {
+    "group-kfold": PlanContract(
+        ("n_splits", "n_repeats"), seeded=True, repeats=True, partition=True, target="n_splits"
+    ),
+    "stratified-group-kfold": PlanContract(
+        ("n_splits", "n_repeats", "stratify"), seeded=True, repeats=True, partition=True, balanced="stratify",
+        target="n_splits",
+    ),
+    "holdout": PlanContract(("test_fraction", "n_repeats"), seeded=True, folds=None, repeats=True,
+                            target="test_fraction"),
+    "logo": PlanContract(("by", "blocks"), folds="blocks"),
+    "time": PlanContract(("n_splits", "gap", "embargo", "train_after")),
+    "hash": PlanContract(
+        ("n_splits", "key", "encoding", "salt_fingerprint"), partition=True, target="n_splits",
+        extra_balance=("association",),
+    ),
+    "balanced-holdout": PlanContract(
+        ("test_fraction", "balance", "joint"), optional=("prior_digest",), seeded=True, folds=None,
+        balanced="balance", target="test_fraction", extra_balance=("prior_groups", "prior_groups_on_both_sides"),
+    ),
+    "covariate-bins": PlanContract(
+        ("n_splits", "by", "thresholds", "thresholds_from", "group_value", "bins"), partition=True, target="n_splits",
+        extra_balance=("association", "groups_spanning_bins"),
+    ),
+}  # fmt: skip
+
+
+class StatedPlan(Protocol):
+    """What the checks read of a fold plan (:class:`~depgraph.spec.model.FoldPlan`)."""
+
+    scheme: str
+    parameters: Mapping[str, Any]
+    seed: int | None
+    splits: Sequence[Any]
+    balance: Mapping[str, Any]
+
+
+def check_plan(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
+    """Refuse (``code``, naming the field) a plan whose scheme, parameters, seed, number of splits, coverage or
+    balance say other than it holds; see the module's docstring. The positions themselves are checked before
+    (:func:`~depgraph.spec.checks.check_splits`, :func:`~depgraph.spec.checks.check_fold_content`)."""
+    if plan.seed is not None:
+        _refuse_unless(isinstance(plan.seed, int) and 0 <= plan.seed <= MAX_SEED, code,
+                       f"{where}.seed is {plan.seed}; a seed is in 0..{MAX_SEED}")  # fmt: skip
+    contract = PLAN_CONTRACTS.get(plan.scheme)
+    if contract is None:  # a plan made elsewhere (FoldPlan.from_roles, another tool) claims no scheme's guarantees
+        _check_own_balance(plan, samples, where, code)
+        return
+    _check_parameters(plan, contract, samples, where, code)
+    _refuse_unless(contract.seeded == (plan.seed is not None), code,
+                   f"{where}.seed is {plan.seed!r}, but a {plan.scheme} plan " +
+                   ("records the seed it drew with" if contract.seeded else "draws nothing at random"))  # fmt: skip
+    _check_split_count(plan, contract, where, code)
+    if contract.partition:
+        _check_partition(plan, len(samples), where, code)
+    if plan.scheme == "logo":
+        _check_blocks(plan, samples, where, code)
+    _check_balance(plan, contract, samples, where, code)
+
+
+def _refuse_unless(ok: bool, code: str, message: str) -> None:
+    if not ok:
+        raise DepgraphError(code, message)
+
+
+def _check_parameters(plan: StatedPlan, contract: PlanContract, samples: pd.DataFrame, where: str, code: str) -> None:
+    """The recorded parameters are the scheme's, each holding a value the scheme takes."""
+    stated = plan.parameters
+    missing = [p for p in contract.parameters if p not in stated]
+    unknown = [p for p in stated if p not in contract.parameters + contract.optional]
+    _refuse_unless(not missing and not unknown, code,
+                   f"{where}.parameters " + (f"lack {describe_ids(missing)}" if missing else
+                   f"hold {describe_ids(unknown)}") + f"; a {plan.scheme} plan records "
+                   f"{describe_ids(list(contract.parameters))}")  # fmt: skip
+    for name, value in stated.items():
+        problem = _PARAMETER_VALUES[name](value, samples, stated)
+        _refuse_unless(problem is None, code, f"{where}.parameters.{name} is {value!r}: {problem}")
+
+
+def _is_int(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _columns(value: Any, samples: pd.DataFrame) -> str | None:
+    """Why ``value`` is not a non-empty list of distinct sample columns (None when it is)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        return "not a list of column names"
+    if len(set(value)) < len(value):
+        return "a column is named twice"
+    absent = [v for v in value if v not in samples.columns]
+    return f"the samples have no column {describe_ids(absent)}" if absent else None
+
+
+def _column(value: Any, samples: pd.DataFrame) -> str | None:
+    return _columns([value], samples) if isinstance(value, str) else "not a column name"
+
+
+def _thresholds(value: Any, stated: Mapping[str, Any]) -> str | None:
+    if not isinstance(value, list) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    ):
+        return "not a list of numbers"
+    if any(b <= a for a, b in itertools.pairwise(value)):
+        return "not increasing"
+    n = stated.get("n_splits")
+    return None if not isinstance(n, int) or len(value) == n - 1 else f"not n_splits - 1 = {n - 1} thresholds"
+
+
+_Check = Callable[[Any, pd.DataFrame, Mapping[str, Any]], "str | None"]
+
+#: Why a recorded parameter's value is not one its scheme takes (None when it is), by parameter name.
+_PARAMETER_VALUES: dict[str, _Check] = {
+    "n_splits": lambda v, s, p: None if _is_int(v, 1, MAX_SPLITS) else f"not an integer in 1..{MAX_SPLITS}",
+    "n_repeats": lambda v, s, p: None if _is_int(v, 1, MAX_SPLITS) else f"not an integer in 1..{MAX_SPLITS}",
+    "test_fraction": lambda v, s, p: (
+        None if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 else "not a fraction in (0, 1)"
+    ),
+    "stratify": lambda v, s, p: _column(v, s),
+    "by": lambda v, s, p: _column(v, s),
+    "balance": lambda v, s, p: _columns(v, s),
+    "joint": lambda v, s, p: (
+        None if _is_int(v, 1, max(2, len(p.get("balance") or []))) else "not an integer from 1 to the columns balanced"
+    ),
+    "blocks": lambda v, s, p: (
+        None if isinstance(v, list) and v and all(isinstance(b, str) for b in v) else "not a list of block names"
+    ),
+    "gap": lambda v, s, p: None if _is_int(v, 0, 2**53) else "not a whole number",
+    "embargo": lambda v, s, p: None if _is_int(v, 0, 2**53) else "not a whole number",
+    "train_after": lambda v, s, p: None if isinstance(v, bool) else "not true or false",
+    "key": lambda v, s, p: None if v == "group_id" else _columns(v, s),
+    "encoding": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "salt_fingerprint": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "thresholds": lambda v, s, p: _thresholds(v, p),
+    "thresholds_from": lambda v, s, p: None if v in ("this spec", "given") else "not 'this spec' or 'given'",
+    "group_value": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "bins": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "prior_digest": lambda v, s, p: None if isinstance(v, str) and v.startswith("sha256:") else "not a digest",
+}
+
+
+def _check_split_count(plan: StatedPlan, contract: PlanContract, where: str, code: str) -> None:
+    """As many splits as the parameters say (each a distinct repeat and fold within them, checked before)."""
+    folds = 1 if contract.folds is None else plan.parameters[contract.folds]
+    folds = len(folds) if isinstance(folds, list) else folds
+    repeats = plan.parameters["n_repeats"] if contract.repeats else 1
+    said = f"{folds} fold(s)" + (f" × {repeats} repeat(s)" if contract.repeats else "")
+    _refuse_unless(len(plan.splits) == folds * repeats, code,
+                   f"{where} lists {len(plan.splits)} split(s), but its parameters say {said}")  # fmt: skip
+    for i, split in enumerate(plan.splits):
+        _refuse_unless(split.fold < folds and split.repeat < repeats, code,
+                       f"{where}.splits[{i}] is repeat {split.repeat}, fold {split.fold}, beyond the {said} of its "
+                       "parameters")  # fmt: skip
+
+
+def _check_partition(plan: StatedPlan, n_samples: int, where: str, code: str) -> None:
+    """Each repeat tests every sample exactly once and excludes none (k-fold, hash and covariate-bin plans)."""
+    tested: dict[int, list[np.ndarray]] = {}
+    for i, split in enumerate(plan.splits):
+        _refuse_unless(not len(split.excluded), code,
+                       f"{where}.splits[{i}] excludes samples; a {plan.scheme} plan excludes none")  # fmt: skip
+        tested.setdefault(split.repeat, []).append(split.test)
+    for repeat, tests in tested.items():
+        counts = np.bincount(np.concatenate(tests), minlength=n_samples)
+        if (counts != 1).any():
+            position = int(np.flatnonzero(counts != 1)[0])
+            _refuse_unless(False, code, f"{where}: repeat {repeat} tests the sample at position {position} "
+                           f"{int(counts[position])} times; a {plan.scheme} plan tests every sample once per "
+                           "repeat")  # fmt: skip
+
+
+def _check_blocks(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
+    """A leave-one-block-out plan names the blocks of its column, and split i tests only block i."""
+    codes, names = categories(samples, plan.parameters["by"])
+    blocks = [str(n) for n in names if n != MISSING_CATEGORY]
+    _refuse_unless(plan.parameters["blocks"] == blocks, code,
+                   f"{where}.parameters.blocks are {describe_ids(plan.parameters['blocks'])}, but the samples' "
+                   f"{plan.parameters['by']} holds {describe_ids(blocks)}")  # fmt: skip
+    for i, split in enumerate(plan.splits):
+        wanted = list(names).index(blocks[split.fold])
+        _refuse_unless(bool((codes[split.test] == wanted).all()), code,
+                       f"{where}.splits[{i}] tests samples outside block {blocks[split.fold]!r}")  # fmt: skip
+
+
+def _check_balance(plan: StatedPlan, contract: PlanContract, samples: pd.DataFrame, where: str, code: str) -> None:
+    """The balance block is what the samples and splits give (its scheme's extra entries: type-checked only)."""
+    stated = dict(plan.balance)
+    for name in contract.extra_balance:
+        value = stated.pop(name, None)
+        ok = value is None or _is_int(value, 0, len(samples)) or (name == "association" and _plain_record(value))
+        _refuse_unless(ok, code, f"{where}.balance.{name} is {value!r}, not a count or a record of numbers")
+    if contract.balanced is None:
+        columns = ["stratum"] if "stratum" in samples.columns else []
+    else:
+        named = plan.parameters[contract.balanced]
+        columns = named if isinstance(named, list) else [named]
+    target = contract.target and plan.parameters[contract.target]
+    fraction = None if target is None else (1 / target if contract.target == "n_splits" else float(target))
+    _compare(stated, balance_metrics(samples, plan.splits, columns, fraction), f"{where}.balance", code)
+
+
+def _check_own_balance(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
+    """The balance of a plan of no depgraph scheme: empty, or entries of :func:`balance_metrics` over the columns
+    it names, at each split's own test fraction, every one as the samples and splits give it."""
+    stated = dict(plan.balance)
+    if not stated:
+        return
+    columns = stated.get("columns", {})
+    absent = [c for c in columns if c not in samples.columns] if isinstance(columns, dict) else [columns]
+    _refuse_unless(not absent, code, f"{where}.balance.columns names {describe_ids(absent)}, not columns of the "
+                   "samples")  # fmt: skip
+    computed = balance_metrics(samples, plan.splits, list(columns), None)
+    _compare(stated, {k: v for k, v in computed.items() if k in stated}, f"{where}.balance", code)
+
+
+def _plain_record(value: Any) -> bool:
+    """A record of numbers, text, booleans or nulls (how strongly folds follow the outcome)."""
+    return isinstance(value, dict) and all(isinstance(v, (int, float, str, bool)) or v is None for v in value.values())
+
+
+def _compare(stated: Any, computed: Any, where: str, code: str) -> None:
+    """Refuse the first entry where ``stated`` differs from ``computed``, naming its path and both values."""
+    if isinstance(computed, dict) and isinstance(stated, dict):
+        for key in sorted(set(stated) | set(computed), key=str):
+            if key not in computed or key not in stated:
+                _refuse_unless(False, code, f"{where} {'lacks' if key not in stated else 'holds'} {key!r}; the "
+                               "samples and splits give " + describe_ids(sorted(computed)))  # fmt: skip
+            _compare(stated[key], computed[key], f"{where}.{key}", code)
+        return
+    if isinstance(computed, list) and isinstance(stated, list) and len(stated) == len(computed):
+        for i, (a, b) in enumerate(zip(stated, computed, strict=True)):
+            _compare(a, b, f"{where}[{i}]", code)
+        return
+    same = type(stated) is type(computed) or (
+        isinstance(stated, (int, float)) and isinstance(computed, (int, float)) and not isinstance(stated, bool)
+    )
+    _refuse_unless(same and stated == computed, code,
+                   f"{where} says {_shown(stated)}, the samples and splits give {_shown(computed)}")  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    """A value as a refusal names it: in full when short, else its kind and length."""
+    if isinstance(value, dict):
+        return f"an object of {len(value)} entries"
+    text = repr(value)
+    return text if len(text) <= 80 else f"a {type(value).__name__} of {len(value)} entries"
