@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -52,7 +53,7 @@ import pandas as pd
 
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct, sorted_categories, text_array
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds.balancing import balanced_folds, balanced_sides
 from depgraph.folds.covariates import (
     bin_of,
@@ -93,9 +94,10 @@ from depgraph.folds.parameters import (
     declared,
 )
 from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the seed range goes with the schemes
+from depgraph.folds.prior import PriorSides, moved_message, prior_sides
 from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
 from depgraph.spec.columns import SPEC_COLUMN_OF_ROLE
-from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec
+from depgraph.spec.model import WARNING_ID_LIMIT, FoldPlan, FoldSplit, SpecWarning, SplitSpec
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -225,6 +227,11 @@ class FoldScheme(ABC):
                 spec.samples, splits, self.balance_columns(list(spec.samples.columns)), self.target_fraction()
             ),
         )
+
+    def findings(self, spec: SplitSpec) -> list[SpecWarning]:
+        """What the plan for ``spec`` warns about, kept in the spec's ``warnings`` with the plan (and replaced with
+        it) and told as a :class:`~depgraph.errors.DepgraphWarning`: nothing, unless a scheme says otherwise."""
+        return []
 
     def balance_columns(self, columns: list[str]) -> list[str]:
         """The columns the plan's balance reports on, of the spec's sample ``columns``."""
@@ -775,6 +782,10 @@ def _column_names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(listed)
 
 
+#: The last prior's sides worked out, keyed by the digests of the prior and the spec (equal digests, equal content).
+_LAST_PRIOR_SIDES: dict[str, Any] = {}
+
+
 @dataclass(frozen=True)
 class BalancedHoldout(FoldScheme):
     """A holdout of whole groups balanced over several categorical columns and their joint cells, stable as
@@ -841,7 +852,7 @@ class BalancedHoldout(FoldScheme):
         counts = _cell_counts(groups, cells, self.joint)
         fixed = np.full(groups.n, -1, dtype=np.int64)
         if self.prior is not None:
-            fixed, _ = _prior_sides(self.prior, spec, groups)
+            fixed = self._prior_sides(spec, groups).side
         rng = np.random.default_rng([self.seed, 0])
         new = np.flatnonzero(fixed < 0)
         order = new[np.lexsort((rng.random(len(new)), -groups.sizes[new]))]  # largest first, ties seeded
@@ -860,10 +871,32 @@ class BalancedHoldout(FoldScheme):
     def plan(self, spec: SplitSpec) -> FoldPlan:
         plan = super().plan(spec)
         if self.prior is not None:
-            side, conflicts = _prior_sides(self.prior, spec, _Groups.of(spec))
-            balance = {**plan.balance, "prior_groups": int((side >= 0).sum()), "prior_groups_on_both_sides": conflicts}
+            sides = self._prior_sides(spec, _Groups.of(spec))
+            kept = {"prior_groups": int((sides.side >= 0).sum()), "prior_groups_on_both_sides": sides.conflicts,
+                    "prior_samples_moved": len(sides.moved)}  # fmt: skip
+            balance = {**plan.balance, **kept}
             plan = plan.model_copy(update={"balance": balance})
         return plan
+
+    def findings(self, spec: SplitSpec) -> list[SpecWarning]:
+        if self.prior is None:
+            return []
+        sides = self._prior_sides(spec, _Groups.of(spec))
+        if not len(sides.moved):
+            return []
+        moved = spec.samples["sample_id"].to_numpy(dtype=object)[sides.moved[:WARNING_ID_LIMIT]].tolist()
+        return [SpecWarning(code="prior_side_changed", message=moved_message(self.prior, spec, sides),
+                            count=len(sides.moved), ids=moved)]  # fmt: skip
+
+    def _prior_sides(self, spec: SplitSpec, groups: _Groups) -> PriorSides:
+        """The prior's sides for ``spec``, worked out once per spec (splits, plan and findings all read them)."""
+        assert self.prior is not None
+        key = (self.prior.digest, spec.digest)
+        last = _LAST_PRIOR_SIDES.get("last")
+        if last is None or last[0] != key:  # one tuple, replaced whole: a thread never reads half of another's
+            last = (key, prior_sides(self.prior, spec, groups.codes, groups.ids))
+            _LAST_PRIOR_SIDES["last"] = last
+        return last[1]
 
     def balance_columns(self, columns: list[str]) -> list[str]:
         return list(self.balance)
@@ -905,33 +938,6 @@ def _cell_counts(groups: _Groups, cells: list[np.ndarray], joint: int) -> sp.csr
     )  # repeated (group, cell) entries are summed
     counts.sum_duplicates()
     return counts
-
-
-def _prior_sides(prior: SplitSpec, spec: SplitSpec, groups: _Groups) -> tuple[np.ndarray, int]:
-    """Side (0 train, 1 test) of each group from a prior spec's holdout; -1 for new groups."""
-    if prior.folds is None or not prior.folds.splits:
-        raise DepgraphError("invalid_argument", "the prior spec carries no folds to keep")
-    if len({(s.repeat) for s in prior.folds.splits}) != 1 or len(prior.folds.splits) != 1:
-        raise DepgraphError("invalid_argument", "the prior spec's folds are not a single holdout split")
-    prior_roles = prior.folds.splits[0].roles(prior.n_samples)
-    prior_test = pd.Series(prior_roles == 1, index=prior.samples["sample_id"].to_numpy(dtype=object))
-    here = prior_test.reindex(spec.samples["sample_id"].to_numpy(dtype=object))
-    known = here.notna().to_numpy()
-    if not known.any():  # nothing to keep: a spec of another cohort, or ids pseudonymised in one spec only
-        privacy = "" if (prior.pseudonymization is None) == (spec.pseudonymization is None) else (
-            "; one of the two has pseudonymised ids"
-        )  # fmt: skip
-        raise DepgraphError(
-            "reference",
-            f"the prior spec shares no sample with this one (its samples: {describe_ids(prior.sample_ids.tolist())};"
-            f" here: {describe_ids(spec.sample_ids.tolist())}){privacy}: it was made from another cohort",
-        )
-    tested = np.bincount(groups.codes[known], weights=here[known].astype(float).to_numpy(), minlength=groups.n)
-    seen = np.bincount(groups.codes[known], minlength=groups.n)
-    side = np.where(seen == 0, -1, (tested * 2 > seen).astype(np.int64))
-    side = np.where((seen > 0) & (tested * 2 == seen), 1, side)  # an even split goes to test: never train on it
-    conflicts = int(((tested > 0) & (tested < seen)).sum())
-    return side, conflicts
 
 
 SCHEMES: dict[str, type[FoldScheme]] = {
@@ -1019,4 +1025,7 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
         )
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
-    return spec.with_folds(scheme.plan(spec))
+    plan, found = scheme.plan(spec), scheme.findings(spec)
+    for finding in found:  # told on stderr by the CLI; kept in the spec below
+        warnings.warn(DepgraphWarning(finding.code, finding.message, ids=finding.ids), stacklevel=2)
+    return spec.with_folds(plan, found)

@@ -77,7 +77,7 @@ from depgraph.spec.columns import (
 )
 from depgraph.spec.digest import layout, signature_value, signing_key_fingerprint, spec_digest, verify_signature
 from depgraph.spec.keys import check_key
-from depgraph.spec.plans import MAX_SEED, check_plan
+from depgraph.spec.plans import MAX_SEED, PLAN_WARNING_CODES, check_plan, check_plan_warnings
 from depgraph.spec.statements import check_statements
 from depgraph.version import __version__
 from depgraph.vocab import (
@@ -696,12 +696,14 @@ class SplitSpec(GroupedSamples, _Model):
             check_fold_content(folds, spec.grouped(), spec.samples["sample_id"], "folds")
             check_plan(folds, samples, "folds", "invalid_argument")
             spec = spec.model_copy(update={"folds": folds})
+        check_plan_warnings(folds, spec.warnings, "spec", "invalid_argument")
         spec = spec.model_copy(update={"digest": spec.compute_digest()})
         _check_envelope(spec)
         return spec
 
-    def with_folds(self, folds: FoldPlan | None) -> SplitSpec:
-        """The same spec carrying ``folds`` (digest recomputed, any signature dropped).
+    def with_folds(self, folds: FoldPlan | None, findings: Sequence[SpecWarning] = ()) -> SplitSpec:
+        """The same spec carrying ``folds`` (digest recomputed, any signature dropped), and the warnings its
+        planning made (``findings``) in place of those of the plan it replaces.
 
         Every split must test at least one sample (``too_few_groups``: the groups did
         not fill it) and keep each group on one side (``invalid_argument``).
@@ -711,7 +713,11 @@ class SplitSpec(GroupedSamples, _Model):
             check_splits(folds.splits, self.n_samples, "folds", "invalid_argument")
             check_fold_content(folds, self.grouped(), self.samples["sample_id"], "folds")
             check_plan(folds, self.samples, "folds", "invalid_argument")
-        updated = self.model_copy(update={"folds": folds, "created_at": _now(), "signature": None})
+        kept = [w for w in self.warnings if w.code not in PLAN_WARNING_CODES]
+        found = [instance(w, SpecWarning, "findings") for w in findings]
+        check_plan_warnings(folds, found, "folds", "invalid_argument")
+        update = {"folds": folds, "warnings": kept + found, "created_at": _now(), "signature": None}
+        updated = self.model_copy(update=update)
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)
         return updated

@@ -65,6 +65,11 @@ def check_count(value: Any, what: str, minimum: int) -> int:
     return whole_number(value, what, minimum=minimum, maximum=MAX_SPLITS)
 
 
+#: Warnings a fold plan makes (:meth:`depgraph.folds.schemes.FoldScheme.findings`): kept in the spec's
+#: ``warnings`` with the plan, and dropped when the plan is replaced.
+PLAN_WARNING_CODES = frozenset({"prior_side_changed"})
+
+
 @dataclass(frozen=True)
 class PlanContract:
     """What a plan of one scheme records and guarantees.
@@ -89,6 +94,9 @@ class PlanContract:
     extra_balance: tuple[str, ...] = ()
 
 
+#: What a balanced holdout kept from a prior adds to its balance (:mod:`depgraph.folds.prior`).
+PRIOR_BALANCE = ("prior_groups", "prior_groups_on_both_sides", "prior_samples_moved")
+
 #: Every scheme's contract, by the name its plans record (:data:`depgraph.folds.schemes.SCHEMES`).
 PLAN_CONTRACTS: dict[str, PlanContract] = {
     "group-kfold": PlanContract(
@@ -108,7 +116,7 @@ PLAN_CONTRACTS: dict[str, PlanContract] = {
     ),
     "balanced-holdout": PlanContract(
         ("test_fraction", "balance", "joint"), optional=("prior_digest",), seeded=True, folds=None,
-        balanced="balance", target="test_fraction", extra_balance=("prior_groups", "prior_groups_on_both_sides"),
+        balanced="balance", target="test_fraction", extra_balance=PRIOR_BALANCE,
     ),
     "covariate-bins": PlanContract(
         ("n_splits", "by", "thresholds", "thresholds_from", "group_value", "bins"), partition=True, target="n_splits",
@@ -148,6 +156,20 @@ def check_plan(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -
     if plan.scheme == "logo":
         _check_blocks(plan, samples, where, code)
     _check_balance(plan, contract, samples, where, code)
+
+
+def check_plan_warnings(plan: StatedPlan | None, warnings: Sequence[Any], where: str, code: str) -> None:
+    """Refuse a warning of a fold plan (:data:`PLAN_WARNING_CODES`) that the spec's plan did not make: returning
+    samples that changed side need a balanced holdout with a prior, and as many as its balance counts."""
+    for i, warning in enumerate(warnings):
+        if warning.code != "prior_side_changed":
+            continue
+        moved = None if plan is None or "prior_digest" not in plan.parameters else plan.balance.get(
+            "prior_samples_moved"
+        )  # fmt: skip
+        _refuse_unless(moved == warning.count, code, f"{where}: warnings[{i}] says {warning.count} returning "
+                       "sample(s) changed side, but the folds " + ("are no holdout kept from a prior"
+                       if moved is None else f"count {moved}"))  # fmt: skip
 
 
 def _refuse_unless(ok: bool, code: str, message: str) -> None:

@@ -18,7 +18,7 @@ from depgraph.spec.checks import check_fold_content, check_pseudonyms, check_sam
 from depgraph.spec.digest import UNDIGESTED, verify_signature
 from depgraph.spec.keys import check_key
 from depgraph.spec.model import FoldPlan, FoldSplit, SplitSpec, model_refusal
-from depgraph.spec.plans import check_plan
+from depgraph.spec.plans import check_plan, check_plan_warnings
 from depgraph.spec.statements import check_statements
 
 
@@ -127,6 +127,7 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     if spec.folds is not None:
         check_fold_content(spec.folds, groups, spec.samples["sample_id"], f"{source}: folds", "integrity")
         check_plan(spec.folds, spec.samples, f"{source}: folds", "integrity")
+    check_plan_warnings(spec.folds, spec.warnings, source, "integrity")
 
 
 def _signed(spec: SplitSpec) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import CATALOGUE
+from depgraph.spec.plans import PLAN_WARNING_CODES
 from depgraph.vocab import MODE, MODES, recommended_resampling, relations_for_mode
 
 #: Warning codes a spec may carry beyond the findings catalogue: those a splitGraph file's import records
@@ -70,7 +71,7 @@ def check_statements(
                             f"spec recommends {wanted!r}")  # fmt: skip
     _check_labels(constraint, group_ids, where, code)
     for i, warning in enumerate(warnings):
-        if warning.code not in CATALOGUE and warning.code not in IMPORTED_WARNING_CODES:
+        if warning.code not in CATALOGUE and warning.code not in IMPORTED_WARNING_CODES | PLAN_WARNING_CODES:
             raise DepgraphError(code, f"{where}: warnings[{i}].code {warning.code!r} is no warning depgraph "
                                 "reports (docs/errors.md, docs/validation.md)")  # fmt: skip
         if len(warning.ids) > warning.count:
