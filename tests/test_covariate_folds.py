@@ -79,6 +79,15 @@ def test_numbers_are_keyed_as_identifiers_are_read():
     assert plans[0] == {s: netstring_fold("s", [c], 2) for s, c in zip("abcd", ["1", "2", "3", "40"], strict=True)}
 
 
+def test_a_key_column_of_fractions_is_keyed_not_refused_as_ids_would_be():
+    """Ids must be whole numbers below 2**53 (a float id of 1.5 is refused); a key column is no id column: a weight
+    of 1.5 is the key ``1.5``, on both engines (tests/test_spark_engine.py draws such keys)."""
+    frame = pd.DataFrame({"sample_id": list("abcd"), "group_id": list("wxyz"), "weight": [1.5, 2.25, 1e-3, 2.0**60]})
+    got = fold_of(assign_folds(make_spec(frame), "hash", n_splits=2, salt="s", key=("weight",)))
+    spelt = ["1.5", "2.25", "0.001", "1.152921504606847e+18"]
+    assert got == {s: netstring_fold("s", [c], 2) for s, c in zip("abcd", spelt, strict=True)}
+
+
 @st.composite
 def two_sites(draw):
     """People with a date of birth and sex; site A holds some, site B holds duplicates of some of A's (new sample and

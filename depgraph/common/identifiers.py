@@ -190,11 +190,13 @@ def normalise_keys(values: pd.Series | Any, column: str = "id") -> pd.Series:
     return result.where(result.notna(), None)
 
 
-def key_array(values: pd.Series | Any, column: str = "id", what: str = "ids") -> pa.Array:
+def key_array(values: pd.Series | Any, column: str = "id", what: str = "ids", *, ids: bool = True) -> pa.Array:
     """Identifiers as an Arrow string array, null where missing: the rules of
     :func:`normalise_keys`, applied in Arrow when the column is text already
     (a million identifiers never become Python objects). Floating-point ids
-    must be whole numbers below 2**53 (:func:`refuse_inexact_float_ids`).
+    must be whole numbers below 2**53 (:func:`refuse_inexact_float_ids`);
+    ``ids=False`` spells values that are no ids (a hash fold's key columns:
+    a weight of 1.5 is the key ``1.5``).
 
     >>> key_array(pd.Series([" S1", "", None, "S2"], dtype="string")).to_pylist()
     ['S1', None, None, 'S2']
@@ -207,7 +209,8 @@ def key_array(values: pd.Series | Any, column: str = "id", what: str = "ids") ->
     elif s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty"):
         text = pa.array(s.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
     else:  # numbers, or a mix (text holds no float)
-        refuse_inexact_float_ids(s, column, what)
+        if ids:
+            refuse_inexact_float_ids(s, column, what)
         return pa.array(normalise_keys(s, column).to_numpy(dtype=object), type=pa.string(), from_pandas=True)
     if isinstance(text, pa.ChunkedArray):
         text = text.combine_chunks() if text.num_chunks != 1 else text.chunk(0)

@@ -91,7 +91,7 @@ def sample_keys(samples: pd.DataFrame, columns: Sequence[str], ids: np.ndarray) 
     pieces = []
     for column in columns:
         codes, uniques = pd.factorize(samples[column].to_numpy(dtype=object), use_na_sentinel=True)
-        text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column)
+        text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column, ids=False)
         missing = (codes < 0) | np.asarray(pc.is_null(text).to_numpy(zero_copy_only=False))[np.maximum(codes, 0)]
         if missing.any():
             raise missing_key(column, ids[missing][:50].tolist(), int(missing.sum()))

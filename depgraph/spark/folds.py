@@ -314,7 +314,7 @@ def _key_texts(
             for column in key:
                 values = batch.column(column).to_pandas().to_numpy(dtype=object)
                 codes, uniques = pd.factorize(values, use_na_sentinel=True)
-                text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column)
+                text = key_array(pd.Series(np.asarray(uniques, dtype=object), dtype=object), column, ids=False)
                 texts.append(text.take(pa.array(np.where(codes < 0, None, codes), pa.int64())))
             yield pa.RecordBatch.from_arrays(
                 [batch.column("row"), batch.column("sample_id"), batch.column("group_id"), *texts],
