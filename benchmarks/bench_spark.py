@@ -46,7 +46,7 @@ def spark_run(graph: str, spec: str) -> dict:
     (its settings, its shuffle partitions fitted to the graph) with 1 GB of driver memory."""
     times: dict[str, float] = {}
     start = time.perf_counter()
-    from depgraph.spark.derive import derive
+    from depgraph import derive
     from depgraph.spark.graph import read_graph
     from depgraph.spark.session import fit_partitions, local_session
     from depgraph.spark.spec import write_spec

@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from depgraph.errors import DepgraphError, describe_ids
 
@@ -55,6 +55,30 @@ NODE_TYPES: tuple[NodeType, ...] = tuple(NodeType)
 NODE_TYPE_BY_PREFIX: dict[str, NodeType] = {t.prefix: t for t in NODE_TYPES}
 
 
+class RelationName:
+    """Every relation's name, one constant each: code names a relation through these
+    (``RelationName.SUBJECT_RELATED_TO``), never by a string of its own (tests/test_architecture.py holds the code to
+    it); the table below uses them."""
+
+    SAMPLE_BELONGS_TO_SUBJECT: Final = "sample_belongs_to_subject"
+    SAMPLE_PROCESSED_IN_BATCH: Final = "sample_processed_in_batch"
+    SAMPLE_FROM_STUDY: Final = "sample_from_study"
+    SAMPLE_COLLECTED_AT_TIMEPOINT: Final = "sample_collected_at_timepoint"
+    SAMPLE_MEASURED_BY_ASSAY: Final = "sample_measured_by_assay"
+    SAMPLE_COLLECTED_AT_SITE: Final = "sample_collected_at_site"
+    SAMPLE_LOCATED_IN_REGION: Final = "sample_located_in_region"
+    SAMPLE_RUN_ON_PLATFORM: Final = "sample_run_on_platform"
+    SAMPLE_USES_FEATURESET: Final = "sample_uses_featureset"
+    SAMPLE_HAS_OUTCOME: Final = "sample_has_outcome"
+    SUBJECT_HAS_OUTCOME: Final = "subject_has_outcome"
+    TIMEPOINT_PRECEDES: Final = "timepoint_precedes"
+    FEATURESET_GENERATED_FROM_STUDY: Final = "featureset_generated_from_study"
+    FEATURESET_GENERATED_FROM_BATCH: Final = "featureset_generated_from_batch"
+    SUBJECT_RELATED_TO: Final = "subject_related_to"
+    SAMPLE_ADJACENT_TO: Final = "sample_adjacent_to"
+    SAMPLE_DUPLICATE_OF: Final = "sample_duplicate_of"
+
+
 @dataclass(frozen=True)
 class Relation:
     """One row of the relation table.
@@ -79,11 +103,11 @@ class Relation:
 N = NodeType  # short alias for the table below
 
 RELATIONS: tuple[Relation, ...] = (
-    Relation("sample_belongs_to_subject", N.SAMPLE, N.SUBJECT, True, True, "subject_id", "subject"),
-    Relation("sample_processed_in_batch", N.SAMPLE, N.BATCH, True, True, "batch_id", "batch"),
-    Relation("sample_from_study", N.SAMPLE, N.STUDY, True, True, "study_id", "study"),
+    Relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT, N.SAMPLE, N.SUBJECT, True, True, "subject_id", "subject"),
+    Relation(RelationName.SAMPLE_PROCESSED_IN_BATCH, N.SAMPLE, N.BATCH, True, True, "batch_id", "batch"),
+    Relation(RelationName.SAMPLE_FROM_STUDY, N.SAMPLE, N.STUDY, True, True, "study_id", "study"),
     Relation(
-        "sample_collected_at_timepoint",
+        RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT,
         N.SAMPLE,
         N.TIMEPOINT,
         True,
@@ -92,14 +116,14 @@ RELATIONS: tuple[Relation, ...] = (
         "time",
         built_from="+ time_index (orders timepoints)",
     ),
-    Relation("sample_measured_by_assay", N.SAMPLE, N.ASSAY, True, True, "assay_id", "assay"),
-    Relation("sample_collected_at_site", N.SAMPLE, N.SITE, True, True, "site_id", "site"),
-    Relation("sample_located_in_region", N.SAMPLE, N.REGION, True, True, "region_id", "region"),
-    Relation("sample_run_on_platform", N.SAMPLE, N.PLATFORM, True, True, "platform_id", "platform"),
-    Relation("sample_uses_featureset", N.SAMPLE, N.FEATURESET, True, False, "featureset_id", None),
-    Relation("sample_has_outcome", N.SAMPLE, N.OUTCOME, True, False, "outcome_id", None),
+    Relation(RelationName.SAMPLE_MEASURED_BY_ASSAY, N.SAMPLE, N.ASSAY, True, True, "assay_id", "assay"),
+    Relation(RelationName.SAMPLE_COLLECTED_AT_SITE, N.SAMPLE, N.SITE, True, True, "site_id", "site"),
+    Relation(RelationName.SAMPLE_LOCATED_IN_REGION, N.SAMPLE, N.REGION, True, True, "region_id", "region"),
+    Relation(RelationName.SAMPLE_RUN_ON_PLATFORM, N.SAMPLE, N.PLATFORM, True, True, "platform_id", "platform"),
+    Relation(RelationName.SAMPLE_USES_FEATURESET, N.SAMPLE, N.FEATURESET, True, False, "featureset_id", None),
+    Relation(RelationName.SAMPLE_HAS_OUTCOME, N.SAMPLE, N.OUTCOME, True, False, "outcome_id", None),
     Relation(
-        "subject_has_outcome",
+        RelationName.SUBJECT_HAS_OUTCOME,
         N.SUBJECT,
         N.OUTCOME,
         True,
@@ -109,7 +133,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="outcome_id with outcome_scope='subject'",
     ),
     Relation(
-        "timepoint_precedes",
+        RelationName.TIMEPOINT_PRECEDES,
         N.TIMEPOINT,
         N.TIMEPOINT,
         True,
@@ -119,7 +143,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="derived from time_index",
     ),
     Relation(
-        "featureset_generated_from_study",
+        RelationName.FEATURESET_GENERATED_FROM_STUDY,
         N.FEATURESET,
         N.STUDY,
         True,
@@ -129,7 +153,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="explicit edges",
     ),
     Relation(
-        "featureset_generated_from_batch",
+        RelationName.FEATURESET_GENERATED_FROM_BATCH,
         N.FEATURESET,
         N.BATCH,
         True,
@@ -139,7 +163,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="explicit edges",
     ),
     Relation(
-        "subject_related_to",
+        RelationName.SUBJECT_RELATED_TO,
         N.SUBJECT,
         N.SUBJECT,
         False,
@@ -150,7 +174,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="kinship pairs >= threshold",
     ),
     Relation(
-        "sample_adjacent_to",
+        RelationName.SAMPLE_ADJACENT_TO,
         N.SAMPLE,
         N.SAMPLE,
         False,
@@ -161,7 +185,7 @@ RELATIONS: tuple[Relation, ...] = (
         built_from="coordinates within radius",
     ),
     Relation(
-        "sample_duplicate_of",
+        RelationName.SAMPLE_DUPLICATE_OF,
         N.SAMPLE,
         N.SAMPLE,
         False,

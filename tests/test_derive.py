@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import networkx as nx
 import pandas as pd
 import pytest
@@ -306,3 +308,36 @@ def test_refused_exactly_when_no_sample_carries_the_relation(c):
     if modes:
         groups = sum(1 for n in samples_per_component if n)  # components holding a sample
         assert derive(g, "composite", allow_single_group=True).n_groups == groups
+
+
+def test_an_option_of_another_engine_is_refused_on_one_machine():
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]}))
+    with pytest.raises(DepgraphError) as err:
+        derive(graph, "subject", hub_degree=10)
+    assert err.value.code == "invalid_argument" and "derive on one machine takes no hub_degree" in err.value.message
+
+
+def test_a_graph_of_another_engine_is_derived_there_from_the_same_checked_request(monkeypatch):
+    """depgraph.derive checks the request once, then hands it to the engine the graph names."""
+    import types
+
+    import depgraph.engines as engines
+
+    seen = []
+    fake = types.ModuleType("fake_engine")
+    fake.derive_request = lambda graph, request, samples, **options: seen.append((request, samples, options)) or "ok"
+    monkeypatch.setitem(engines.ENGINES, "fake", {"derive": "fake_engine"})
+    monkeypatch.setitem(sys.modules, "fake_engine", fake)
+
+    class FakeGraph:
+        __depgraph_engine__ = "fake"
+
+    assert derive(FakeGraph(), "Subject", min_groups=2, knob=3) == "ok"
+    (request, samples, options) = seen[0]
+    assert (request.mode, request.min_groups, samples, options) == ("subject", 2, None, {"knob": 3})
+    with pytest.raises(DepgraphError) as err:  # checked before any engine runs
+        derive(FakeGraph(), "no-such-mode")
+    assert err.value.code == "invalid_argument" and len(seen) == 1
+    with pytest.raises(DepgraphError) as err:
+        engines.stage("fake", "folds")
+    assert err.value.code == "engine" and "the fake engine has no folds stage" in err.value.message

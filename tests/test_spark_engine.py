@@ -71,12 +71,11 @@ def _on_spark(graph, directory, spark):
 def _same_as_single(graph, spark_graph, directory, mode, **options):
     """Derive ``mode`` on both engines; the Spark spec read back must equal the single-machine one, digest
     included. Returns the Spark partition's groups."""
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     single = derive(graph, mode, **options)
     expected = SplitSpec.from_partition(single, graph)
-    partition = derive_spark(spark_graph, mode, **options)
+    partition = derive(spark_graph, mode, **options)
     path = directory / f"{mode}-{options.get('strategy', '')}.dgspec"
     digest = write_spark_spec(partition, path)
     spec = read_spec(path)  # every check of the columnar reader, the digest recomputed from the columns
@@ -291,7 +290,6 @@ def test_bad_graph_files_get_the_single_machine_codes(tmp_path, spark):
 
 
 def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
-    from depgraph.spark.derive import derive as derive_spark
 
     metadata = pd.DataFrame({"sample_id": ["S1", "S1", "S2"], "subject_id": ["P1", "P2", "P3"]})
     graph = from_metadata(metadata, allow_multi_subject_samples=True)
@@ -313,8 +311,9 @@ def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
         with pytest.raises(DepgraphError) as single:
             derive(read_graph(path), mode, **options)
         with pytest.raises(DepgraphError) as on_spark:
-            derive_spark(bare, mode, **options)
+            derive(bare, mode, **options)
         assert on_spark.value.code == single.value.code, (mode, options, single.value, on_spark.value)
+        assert on_spark.value.message == single.value.message  # one request, refused in the same words
 
 
 # --------------------------------------------------------------------------- the command line
@@ -406,7 +405,6 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
 # --------------------------------------------------------------------------- DataFrame inputs
 def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     from depgraph.spark import tables
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     metadata = pd.DataFrame({
@@ -433,7 +431,7 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     ):
         expected = SplitSpec.from_partition(derive(graph, mode, **options), graph)
         path = tmp_path / f"{mode}.dgspec"
-        assert write_spark_spec(derive_spark(on_spark, mode, **options), path) == expected.digest
+        assert write_spark_spec(derive(on_spark, mode, **options), path) == expected.digest
         assert read_spec(path).samples.astype(object).equals(expected.samples.astype(object))
     # the same tables as files Spark reads: CSV (every cell text, as the single-machine reader reads ids), Parquet
     metadata.to_csv(tmp_path / "metadata.csv", index=False)
@@ -445,14 +443,14 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
         tmp_path / "duplicates.tsv",
     )  # fmt: skip
     expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
-    assert write_spark_spec(derive_spark(from_files, "relatedness"), tmp_path / "files.dgspec") == expected.digest
+    assert write_spark_spec(derive(from_files, "relatedness"), tmp_path / "files.dgspec") == expected.digest
     (tmp_path / "ragged.csv").write_text("sample_id,subject_id\nS1,P1\nS2,P2,extra\n")
     (tmp_path / "table.xlsx").write_bytes(b"PK")
     (tmp_path / "latin1.csv").write_bytes("sample_id,subject_id\nS1,Zoë\n".encode("latin-1"))  # not UTF-8
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "metadata.csv").read_bytes())
     with_mark = tables.add_kinship(tables.from_metadata(tmp_path / "bom.csv", mapping, spark=spark),
                                    tmp_path / "kinship.parquet", "first")  # fmt: skip
-    assert derive_spark(with_mark, "relatedness").groups() == derive(graph, "relatedness").groups()
+    assert derive(with_mark, "relatedness").groups() == derive(graph, "relatedness").groups()
     refusals = (("ragged.csv", "parse"), ("latin1.csv", "parse"), ("absent.csv", "io"),
                 ("table.xlsx", "invalid_argument"))  # fmt: skip
     for source, code in refusals:
@@ -503,7 +501,6 @@ def test_ids_written_twice_in_unicode_are_refused_not_split(spark):
     """A subject written composed on one sample and decomposed on another is one person: Spark refuses it, naming
     both spellings, as the single-machine engine does; Unicode ids that are not twins pass and group as there."""
     from depgraph.spark import tables
-    from depgraph.spark.derive import derive as derive_spark
 
     twins = pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["Jos\u00e9", "Jose\u0301", "Zoë"]})
     with pytest.raises(DepgraphError) as single:
@@ -515,7 +512,7 @@ def test_ids_written_twice_in_unicode_are_refused_not_split(spark):
     assert "'Jos\\xe9' and 'Jose\\u0301' differ only in Unicode normalisation" in on_spark.value.message
     distinct = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["Jos\u00e9", "Jos\u00e9", "Zoë",
                                                                                    "Jose"]})  # fmt: skip
-    on_spark_groups = derive_spark(tables.from_metadata(spark.createDataFrame(distinct)), "subject").groups()
+    on_spark_groups = derive(tables.from_metadata(spark.createDataFrame(distinct)), "subject").groups()
     assert on_spark_groups == derive(from_metadata(distinct), "subject").groups()
     assert len(set(on_spark_groups.values())) == 3
 
@@ -570,7 +567,6 @@ def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, 
     """The plan, its splits and balance, and the spec's digest are assign_folds' own; a plan the single machine
     refuses is refused alike."""
     from depgraph.spark import folds as spark_folds
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     monkeypatch.setattr(spark_folds, "FOLD_BATCH_ROWS", 7)  # the digest streams splits across batches
@@ -578,7 +574,7 @@ def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, 
     graph = from_metadata(metadata)
     directory = tmp_path_factory.mktemp("folds")
     spec = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph)
-    partition = derive_spark(_on_spark(graph, directory, spark), "subject", allow_unlinked=True)
+    partition = derive(_on_spark(graph, directory, spark), "subject", allow_unlinked=True)
     path = directory / "folds.dgspec"
     try:
         expected = assign_folds(spec, scheme, **parameters)
@@ -603,7 +599,6 @@ def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, 
 
 
 def test_fold_refusals_on_spark(tmp_path, spark):
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     metadata = pd.DataFrame({
@@ -612,7 +607,7 @@ def test_fold_refusals_on_spark(tmp_path, spark):
     })  # fmt: skip
     graph = from_metadata(metadata)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
-    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
     path = tmp_path / "refused.dgspec"
     alike = [  # refused with the single-machine message
         ("group-kfold", {"n_splits": 7}),  # too_few_groups
@@ -689,7 +684,6 @@ def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.graph import read_graph as read_spark_graph
     from depgraph.spark.spec import write_spec as write_spark_spec
 
@@ -714,14 +708,14 @@ def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
             expected = spec if scheme is None else assign_folds(spec, scheme, **parameters)
     except DepgraphError as single:
         with pytest.raises(DepgraphError) as on_spark:
-            write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
+            write_spark_spec(derive(spark_graph, mode, **options), out, scheme, attributes=attributes,
                              **parameters)  # fmt: skip
         assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
         assert not out.exists()
         return
     with warnings.catch_warnings(record=True) as warned_too:
         warnings.simplefilter("always", DepgraphWarning)
-        digest = write_spark_spec(derive_spark(spark_graph, mode, **options), out, scheme, attributes=attributes,
+        digest = write_spark_spec(derive(spark_graph, mode, **options), out, scheme, attributes=attributes,
                                   **parameters)  # fmt: skip
 
     def codes(heard: list[warnings.WarningMessage]) -> list[str]:  # depgraph's (PySpark adds FutureWarnings)
@@ -738,7 +732,6 @@ def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
 def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
     """Cut here and given thresholds: the same plan (thresholds, groups spanning bins, association with the
     outcome and its warning when the bins follow it), folds and digest."""
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     n = 40
@@ -749,7 +742,7 @@ def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
     })  # fmt: skip
     graph = from_metadata(metadata)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
-    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
     for parameters in ({"n_splits": 2}, {"n_splits": 3, "thresholds": [30.0, 45.0]}, {"n_splits": 4}):
         with pytest.warns(DepgraphWarning, match="follow the outcome"):
             expected = assign_folds(spec, "covariate-bins", by="age", **parameters)
@@ -772,7 +765,6 @@ def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spar
     """Hash folds keyed on a sample column report how they follow the outcome, as on one machine: a note without
     an outcome, Cramér's V with its warning when the outcome follows the folds; the same balance and digest (the
     association block was once left out on Spark, and the digests differed)."""
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     n = 40
@@ -785,7 +777,7 @@ def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spar
         graph = from_metadata(metadata, mapping_complete=True)  # site: the attribute the folds are keyed on
         spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
         (tmp_path / f"g{strong}").mkdir()
-        partition = derive_spark(_on_spark(graph, tmp_path / f"g{strong}", spark), "subject")
+        partition = derive(_on_spark(graph, tmp_path / f"g{strong}", spark), "subject")
         with warnings.catch_warnings(record=True) as heard:
             warnings.simplefilter("always", DepgraphWarning)
             expected = assign_folds(spec, "hash", **plan)
@@ -805,7 +797,6 @@ def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spar
 def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     """Spark's directories of Parquet parts, read by the R reader: the digest, the sample columns and every split
     as Python reads them."""
-    from depgraph.spark.derive import derive as derive_spark
     from depgraph.spark.spec import write_spec as write_spark_spec
     from tests.adapters.test_r_reader import RSCRIPT, run_r
 
@@ -817,7 +808,7 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     })  # fmt: skip
     graph = from_metadata(metadata)
     path = tmp_path / "spark.dgspec"
-    partition = derive_spark(_on_spark(graph, tmp_path, spark), "subject")
+    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")  # one part per shuffle partition
     try:
         write_spark_spec(partition, path, "stratified-group-kfold", n_splits=3, seed=5, attributes="all")
@@ -839,3 +830,23 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     assert from_r["sex"] == spec.samples["sex"].tolist()
     ids = spec.sample_ids
     assert from_r["assessment"] == [ids[split.test].tolist() for split in spec.folds.splits]
+
+
+def test_the_workers_run_the_drivers_python_when_the_path_offers_another(tmp_path):
+    """Run as ``venv/bin/python -m pytest`` without activating the venv, Spark would start its Python workers with
+    the first ``python3`` on the PATH; a session depgraph starts gives them the driver's (this one, with pyarrow).
+    Here the PATH's first ``python3`` cannot run at all, and a suite's case running an Arrow UDF on the workers
+    (the Unicode-twin check) must still pass."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 'not the driver python' >&2\nexit 3\n")
+    (fake / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{fake}{os.pathsep}{env.get('PATH', '')}"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+         f"{__file__}::test_ids_written_twice_in_unicode_are_refused_not_split"],
+        env=env, capture_output=True, text=True, timeout=600, cwd=os.path.dirname(os.path.dirname(__file__)),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "1 passed" in run.stdout

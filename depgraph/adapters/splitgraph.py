@@ -70,6 +70,7 @@ from depgraph.vocab import (
     RESAMPLING_PLANS,
     STRATEGIES,
     NodeType,
+    RelationName,
     direct_relation,
     recommended_resampling,
 )
@@ -664,9 +665,11 @@ def _check_sample_attrs(attrs: pd.DataFrame, nodes: _Nodes, edges: _Edges, sourc
             said_values = pa.array(normalise_keys(values[given]).to_numpy(dtype=object), type=pa.string())
         said = pc.binary_join_element_wise(said_keys, said_values, "\x1f")
         pairs = [_pairs(nodes, edges, relation)]
-        if relation == "sample_has_outcome":  # splitGraph's outcome_scope = "subject" links outcomes to subjects
-            subject = _pairs(nodes, edges, "sample_belongs_to_subject").rename(columns={"to": "via"})
-            outcome = _pairs(nodes, edges, "subject_has_outcome").rename(columns={"from": "via"})
+        if (
+            relation == RelationName.SAMPLE_HAS_OUTCOME
+        ):  # splitGraph's outcome_scope = "subject" links outcomes to subjects
+            subject = _pairs(nodes, edges, RelationName.SAMPLE_BELONGS_TO_SUBJECT).rename(columns={"to": "via"})
+            outcome = _pairs(nodes, edges, RelationName.SUBJECT_HAS_OUTCOME).rename(columns={"from": "via"})
             pairs.append(subject.merge(outcome, on="via")[["from", "to"]])
         linked = pd.concat(pairs, ignore_index=True)
         declared = pa.array((linked["from"] + "\x1f" + linked["to"]).to_numpy(dtype=object), type=pa.string())
@@ -811,13 +814,6 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
     if strategy is not None and not isinstance(strategy, str):
         raise DepgraphError("schema", f"{source}: constraint_strategy must be a string, not {_kind(strategy)}")
     strategy = strategy if mode == "composite" else None
-    recommended = doc.get("recommended_resampling")
-    if recommended is not None and recommended not in RESAMPLING_PLANS:
-        raise DepgraphError(
-            "schema",
-            f"{source}: recommended_resampling is {_kind(recommended)}; "
-            f"it must be one of {describe_ids(RESAMPLING_PLANS)}",
-        )
     via_raw = _text_list(meta.get("via"), source, "metadata.via")
     priority_raw = _text_list(meta.get("priority"), source, "metadata.priority")
     relations_raw = _text_list(meta.get("relations_used"), source, "metadata.relations_used")
@@ -833,12 +829,7 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
     if dataset_name is not None:
         parameters["splitgraph"]["dataset_name"] = dataset_name
     via = [_TYPE_TO_MODE.get(v, v.lower()) for v in via_raw]
-    implied = recommended_resampling(mode, strategy)
-    if recommended is not None and recommended != implied:  # split_spec(recommended_resampling=...) by hand
-        parameters["splitgraph"]["recommended_resampling"] = recommended
-        notes.add("splitgraph_recommendation", f"recommended_resampling is {recommended!r}, but a {mode} spec "
-                  f"recommends {implied!r}: the spec recommends {implied!r}; the file's is kept in "
-                  "constraint.parameters.splitgraph")  # fmt: skip
+    implied = _recommendation(doc, mode, strategy, parameters["splitgraph"], notes, source)
     warnings_found = [_coded(w) for w in sentences]
     warnings_found += [SpecWarning(code=n["code"], severity="warning", message=n["message"], count=1) for n in notes]
     try:
@@ -859,6 +850,27 @@ def _spec(doc: dict[str, Any], meta: dict[str, Any], samples: pd.DataFrame, note
     except DepgraphError as exc:  # every field is checked above; what slipped through is named with the file
         code = "schema" if exc.code == "invalid_argument" else exc.code  # the file's content, not an argument
         raise DepgraphError(code, f"{source}: {exc.message.removeprefix('spec: ')}", **exc.details) from None
+
+
+def _recommendation(
+    doc: dict[str, Any], mode: str, strategy: str | None, kept: dict[str, Any], notes: _Notes, source: str
+) -> str:
+    """The resampling the imported spec recommends: its mode's. A file recommending another (made by hand with
+    ``split_spec(recommended_resampling = ...)``) keeps its own in ``kept``, with a warning."""
+    recommended = doc.get("recommended_resampling")
+    if recommended is not None and recommended not in RESAMPLING_PLANS:
+        raise DepgraphError(
+            "schema",
+            f"{source}: recommended_resampling is {_kind(recommended)}; "
+            f"it must be one of {describe_ids(RESAMPLING_PLANS)}",
+        )
+    implied = recommended_resampling(mode, strategy)
+    if recommended is not None and recommended != implied:
+        kept["recommended_resampling"] = recommended
+        notes.add("splitgraph_recommendation", f"recommended_resampling is {recommended!r}, but a {mode} spec "
+                  f"recommends {implied!r}: the spec recommends {implied!r}; the file's is kept in "
+                  "constraint.parameters.splitgraph")  # fmt: skip
+    return implied
 
 
 def _coded(sentence: str) -> SpecWarning:
@@ -1023,19 +1035,7 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
                     attrs[column] = _plain(value)
             nodes.append({"node_id": ids[pos], "node_type": t.value, "node_key": keys[pos], "label": keys[pos],
                           "attrs": attrs})  # fmt: skip
-    edges = []
-    for rel in graph.relation_counts():
-        src, dst, weight = graph.relation_edges(rel)
-        if rel in left_out_relations:
-            notes.append(f"{len(src)} {rel} edge(s)")
-            continue
-        block = graph.relations[rel]
-        provenance = np.asarray(block.labels, dtype=object)[block.codes()]
-        for k, (a, b, w, p) in enumerate(zip(src, dst, weight, provenance, strict=True), start=1):
-            attrs = {} if str(p) in _PLAIN_PROVENANCE else {"provenance": str(p)}
-            if not np.isnan(w):
-                attrs["weight"] = float(w)
-            edges.append({"edge_id": f"{rel}:{k}", "from": ids[a], "to": ids[b], "edge_type": rel, "attrs": attrs})
+    edges = _edge_rows(graph, left_out_relations, ids, notes)
     overrides = {k: v for k, v in graph.overrides.items() if v}
     doc = {
         "splitGraph_object": "dependency_graph",
@@ -1052,6 +1052,24 @@ def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") ->
     }
     _tell_left_out(f"splitGraph {splitgraph_version}'s dependency_graph", notes)
     return doc, notes
+
+
+def _edge_rows(graph: StudyGraph, left_out: set[str], ids: np.ndarray, notes: list[str]) -> list[dict[str, Any]]:
+    """splitGraph's edge rows for every relation the target version holds (the others counted in ``notes``)."""
+    edges = []
+    for rel in graph.relation_counts():
+        src, dst, weight = graph.relation_edges(rel)
+        if rel in left_out:
+            notes.append(f"{len(src)} {rel} edge(s)")
+            continue
+        block = graph.relations[rel]
+        provenance = np.asarray(block.labels, dtype=object)[block.codes()]
+        for k, (a, b, w, p) in enumerate(zip(src, dst, weight, provenance, strict=True), start=1):
+            attrs = {} if str(p) in _PLAIN_PROVENANCE else {"provenance": str(p)}
+            if not np.isnan(w):
+                attrs["weight"] = float(w)
+            edges.append({"edge_id": f"{rel}:{k}", "from": ids[a], "to": ids[b], "edge_type": rel, "attrs": attrs})
+    return edges
 
 
 def _sample_attrs(graph: StudyGraph, left_out: set[str]) -> list[dict[str, Any]]:

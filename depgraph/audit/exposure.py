@@ -40,7 +40,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.files import describe_source, read_table
 from depgraph.spec.model import SplitSpec
-from depgraph.vocab import DEPENDENCY_MODES, DIRECT_MODES, RELATION, RELATIONS, NodeType, direct_relation
+from depgraph.vocab import DEPENDENCY_MODES, DIRECT_MODES, RELATION, RELATIONS, NodeType, RelationName, direct_relation
 
 #: Split values that mean "not used" in an assignment table.
 UNUSED = frozenset({"excluded", "exclude", "none", "unused", "-"})
@@ -203,7 +203,7 @@ def assignment_roles(
 # --------------------------------------------------------------------------- exposure of a spec
 #: Relations that do not link samples, left out: those no mode follows (an ordering, a label, a feature set's
 #: provenance), except feature sets themselves, which samples processed together share.
-_SKIP = frozenset(r.name for r in RELATIONS if r.mode is None) - {"sample_uses_featureset"}
+_SKIP = frozenset(r.name for r in RELATIONS if r.mode is None) - {RelationName.SAMPLE_USES_FEATURESET}
 #: Relations that put samples in blocks (batch, study, timepoint, site…: the direct modes other than the
 #: dependency modes), in table order: expected to cross when the grouping does not follow them, and balanced
 #: across folds.
@@ -213,7 +213,7 @@ BLOCK_RELATIONS: tuple[str, ...] = tuple(direct_relation(m).name for m in DIRECT
 #: Relations whose samples share something rather than depend on each other: blocks, and feature sets (a
 #: processing run many samples share; validation reports shared feature sets). A grouping that does not follow
 #: them is expected to let them cross; blocks are judged by how the folds balance them instead.
-SHARED_RELATIONS = frozenset({*BLOCK_RELATIONS, "sample_uses_featureset"})
+SHARED_RELATIONS = frozenset({*BLOCK_RELATIONS, RelationName.SAMPLE_USES_FEATURESET})
 
 
 #: The exposure table's columns renamed in depgraph 0.2 (old name -> new name). The old names still read the
@@ -552,7 +552,7 @@ def _pair_row(relation, a, b, group, roles, keys, start, examples) -> dict:
 
 
 def _subject_pair_row(graph, relation, subj_a, subj_b, group, roles, keys, start, examples) -> dict:
-    s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
+    s_src, s_dst, _ = graph.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
     sample = s_src - start
     inside = group[sample] >= 0
     sample, subject = sample[inside], s_dst[inside]

@@ -45,6 +45,7 @@ from depgraph.errors import DepgraphError
 from depgraph.graph.model import StudyGraph
 from depgraph.io.outputs import Outputs, atomic_write_bytes
 from depgraph.spec.model import ROLES, FoldPlan, SplitSpec
+from depgraph.vocab import NodeType
 
 DRAW_LIMIT = 500
 ROLE_COLOURS = {"train": "#4C72B0", "test": "#DD8452", "excluded": "#B0B0B0"}
@@ -217,7 +218,8 @@ def _graph(graph: StudyGraph, spec: SplitSpec) -> Any:
     nx.draw_networkx_edges(view, positions, ax=ax, width=0.5, alpha=0.4)
     for k, node_type in enumerate(types):
         nodes = [n for n, data in view.nodes(data=True) if data["type"] == node_type]
-        nx.draw_networkx_nodes(view, positions, nodelist=nodes, ax=ax, node_size=25 if node_type == "Sample" else 45,
+        size = 25 if node_type == NodeType.SAMPLE.value else 45  # samples are many: smaller
+        nx.draw_networkx_nodes(view, positions, nodelist=nodes, ax=ax, node_size=size,
                                node_color=TYPE_COLOURS[k % len(TYPE_COLOURS)], label=node_type)  # fmt: skip
     ax.legend(fontsize=7, markerscale=0.8, loc="upper right")
     ax.set_axis_off()
@@ -326,33 +328,10 @@ def render_html(
     instance(evaluation, (EvaluationReport, type(None)), "the report's evaluation")
     report = exposure(graph, spec) if graph is not None else None
     figs = figures(spec, graph, report, evaluation)
-    c, s = spec.constraint, spec.summary
+    c = spec.constraint
     how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
     title = title or f"depgraph report: {spec.graph_name or 'study'} ({how})"
-    parts = [f"<h1>{_e(title)}</h1>"]
-    parts.append(
-        "<table>"
-        + _rows(
-            [
-                ("mode", _e(how)),
-                ("samples", _e(f"{s.n_samples:,}")),
-                (
-                    "groups",
-                    _e(
-                        f"{s.n_groups:,} (largest {s.largest_group}: {s.largest_group_size:,}; "
-                        f"{s.singletons:,} single-sample)"
-                    ),
-                ),
-                ("relations followed", _e(", ".join(c.relations) or "—")),
-                ("recommended resampling", _e(spec.recommended_resampling)),
-                (
-                    "spec",
-                    f"format {_e(spec.format_version)}, digest <span class='mono'>{_e(spec.digest or '')}</span>",
-                ),
-            ]
-        )
-        + "</table>"
-    )
+    parts = [f"<h1>{_e(title)}</h1>", _summary_table(spec, how)]
     if spec.warnings:
         items = "".join(
             f"<li class='{_e(w.severity)}'><b>{_e(w.code)}</b>: {_e(w.message)}</li>" for w in spec.warnings
@@ -376,6 +355,21 @@ def render_html(
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}<script>{_SCRIPT}</script>"
         "</body></html>"
     )
+
+
+def _summary_table(spec: SplitSpec, how: str) -> str:
+    """The spec at a glance: mode, samples, groups, relations, recommended resampling, format and digest."""
+    c, s = spec.constraint, spec.summary
+    groups = f"{s.n_groups:,} (largest {s.largest_group}: {s.largest_group_size:,}; {s.singletons:,} single-sample)"
+    rows = [
+        ("mode", _e(how)),
+        ("samples", _e(f"{s.n_samples:,}")),
+        ("groups", _e(groups)),
+        ("relations followed", _e(", ".join(c.relations) or "—")),
+        ("recommended resampling", _e(spec.recommended_resampling)),
+        ("spec", f"format {_e(spec.format_version)}, digest <span class='mono'>{_e(spec.digest or '')}</span>"),
+    ]
+    return "<table>" + _rows(rows) + "</table>"
 
 
 def balance_columns(plan: FoldPlan) -> dict[str, Mapping[str, Any]]:

@@ -64,7 +64,11 @@ def audit_command(
     encoding: Annotated[str | None, encoding_option("the feature table")] = None,
     excel_safe: Annotated[bool, excel_safe_option()] = False,
 ) -> None:
-    """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them."""
+    """Find near-identical samples (cosine similarity of L2-normalised feature rows) and optionally declare them.
+
+    \f
+    One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
+    library."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
     npy = features.suffix.lower() == ".npy"

@@ -26,6 +26,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.ingest.metadata import from_metadata, no_grouping_message
 from depgraph.study.graphs import add_pair_files
 from depgraph.study.inputs import Duplicates, Kinship, Spatial
+from depgraph.vocab import RelationName
 
 KINSHIP_OPTION = typer.Option(
     help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2 (table or --make-king matrix), PLINK "
@@ -89,7 +90,11 @@ def build(
     ] = None,
     form: Annotated[str | None, format_option()] = None,
 ) -> None:
-    """Build a study graph from metadata (+ kinship, coordinates, duplicates)."""
+    """Build a study graph from metadata (+ kinship, coordinates, duplicates).
+
+    \f
+    One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
+    library."""
     _refuse_build_options(ctx, unknown, outcome_scope, (kinship, kinship_threshold), (coords, radius), duplicates)
     plan, form = document_outputs(output, "study-graph", form, inputs=(metadata, kinship, coords, duplicates))
     with stage(f"reading {metadata.name} and building the graph"):
@@ -173,7 +178,9 @@ def _refuse_build_options(
 
 def _refuse_unused_metadata_options(ctx: typer.Context, graph: StudyGraph) -> None:
     """Options about outcomes or subjects, given for metadata that declares none."""
-    if not (graph.has_relation("sample_has_outcome") or graph.has_relation("subject_has_outcome")):
+    if not (
+        graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME) or graph.has_relation(RelationName.SUBJECT_HAS_OUTCOME)
+    ):
         refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
-    if not graph.has_relation("sample_belongs_to_subject"):
+    if not graph.has_relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT):
         refuse_given(ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples")

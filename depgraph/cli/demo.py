@@ -58,6 +58,7 @@ from depgraph.io.outputs import Outputs, atomic_write_bytes
 from depgraph.spec.model import SplitSpec
 from depgraph.study.model import Study
 from depgraph.validation.rules import ValidationReport, validate
+from depgraph.vocab import RelationName
 
 N_BATCHES = 6
 N_FEATURES = 64
@@ -357,6 +358,29 @@ def demo(
     plan = Outputs()
     plan.directory(output_dir, create=True)  # made, with its files, only when everything is written
     story = run_story()
+    _tell_story(story)
+    _print_honest_estimates(out, honest_estimates)
+    existed = output_dir.exists()
+    meta = story.cohort.metadata
+    with plan:
+        for table_name, frame in (
+            ("metadata", meta),
+            ("kinship", story.cohort.kinship),
+            ("features", story.cohort.features),
+            ("audited_duplicates", story.audited),
+        ):
+            write_table(frame, output_dir / f"{table_name}.csv")
+        atomic_write_bytes(output_dir / "study.toml", demo_study(sign_key_env).encode())
+    _run_demo_study(output_dir, existed)
+    out.print(
+        f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv and study.toml to {output_dir}; "
+        "'depgraph run study.toml' wrote spec.json, graph.json and report.html from them, in one process "
+        f"(check it again with: depgraph run --check {output_dir / 'study.toml'})"
+    )
+
+
+def _tell_story(story: Story) -> None:
+    """Steps 1 to 3 of the demo's story: the cohort, the graph, its validation, the duplicate audit."""
     meta = story.cohort.metadata
     out.rule(styled(("depgraph demo: a family cohort", "bold")))
     out.print(
@@ -380,13 +404,20 @@ def demo(
     )
     for row in story.audited.itertuples(index=False):
         out.print(f"  {row.id1} ~ {row.id2}  similarity {row.similarity:.5f}")
+    _tell_chapters(story)
+
+
+def _tell_chapters(story: Story) -> None:
+    """Steps 4 and 5: each design's groups and what crosses its folds, then the verdict on the last."""
     out.print(styled("\n", ("4. derive", "bold"), " groups and 5 stratified folds, and check what crosses the folds"))
     for number, chapter in enumerate(story.chapters, start=1):
         table = chapter.exposure.table.set_index("relation")
-        crossing = {r: int(table.loc[r, "crossing"]) for r in ("subject_related_to", "sample_duplicate_of")}
+        related, duplicates = (
+            int(table.loc[r, "crossing"]) for r in (RelationName.SUBJECT_RELATED_TO, RelationName.SAMPLE_DUPLICATE_OF)
+        )
         out.print(
             f"  {number}) {chapter.title}: {chapter.partition.n_groups} groups — related subject pairs crossing a "
-            f"fold: {crossing['subject_related_to']}, duplicate pairs crossing: {crossing['sample_duplicate_of']}"
+            f"fold: {related}, duplicate pairs crossing: {duplicates}"
         )
     last = story.chapters[-1]
     colour = "green" if last.exposure.nothing_crosses else "red"
@@ -398,23 +429,6 @@ def demo(
         )
     else:
         out.print(styled(("A declared dependency still crosses a fold: the plan is wrong.", "red")))
-    _print_honest_estimates(out, honest_estimates)
-    existed = output_dir.exists()
-    with plan:
-        for table_name, frame in (
-            ("metadata", meta),
-            ("kinship", story.cohort.kinship),
-            ("features", story.cohort.features),
-            ("audited_duplicates", story.audited),
-        ):
-            write_table(frame, output_dir / f"{table_name}.csv")
-        atomic_write_bytes(output_dir / "study.toml", demo_study(sign_key_env).encode())
-    _run_demo_study(output_dir, existed)
-    out.print(
-        f"\nwrote metadata.csv, kinship.csv, features.csv, audited_duplicates.csv and study.toml to {output_dir}; "
-        "'depgraph run study.toml' wrote spec.json, graph.json and report.html from them, in one process "
-        f"(check it again with: depgraph run --check {output_dir / 'study.toml'})"
-    )
 
 
 def demo_study(sign_key_env: str | None = None) -> str:

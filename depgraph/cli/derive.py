@@ -100,7 +100,11 @@ def derive_command(
     spark_conf: Annotated[list[str] | None, SPARK_CONF_OPTION] = None,
 ) -> None:
     """Derive one group per sample and write a split spec. A mode that links none of the samples, or a composite
-    over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group."""
+    over every declared mode that leaves one group, is refused unless --allow-unlinked / --allow-single-group.
+
+    \f
+    One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
+    library."""
     if _engine(ctx, engine) == "spark":
         options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
@@ -189,7 +193,6 @@ def derive_on_spark(
     options["priority"] = name_list(options["priority"], "--priority")
     attributes, sign_key = options.pop("attributes"), options.pop("sign_key")
     try:  # the optional extra, loaded only for this engine
-        from depgraph.spark.derive import derive as derive_spark
         from depgraph.spark.graph import read_graph as read_spark_graph
         from depgraph.spark.session import failure, fit_partitions, local_session, submitted
         from depgraph.spark.spec import write_spec as write_spark_spec
@@ -206,7 +209,7 @@ def derive_on_spark(
             fit_partitions(spark, graph.count(NodeType.SAMPLE))
         doing = f"derive {mode} groups"
         with stage(f"deriving {mode} groups in Spark"):
-            partition = derive_spark(graph, mode, **options)
+            partition = derive(graph, mode, **options)  # a SparkGraph: derived on Spark
         doing = f"write {output.name}"
         with stage(f"writing {output.name}"), plan:
             write_spark_spec(partition, output, attributes=attributes, sign_key=sign_key)

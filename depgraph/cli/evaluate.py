@@ -82,7 +82,11 @@ def evaluate_command(
     """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
     NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
-    accuracy is low is flagged as a score shift (see docs/evaluation.md)."""
+    accuracy is low is flagged as a score shift (see docs/evaluation.md).
+
+    \f
+    One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
+    library."""
     kind = _table_kind(output)
     refuse_excel_safe(excel_safe, kind, f"-o {str(output)!r}" if output else None)
     plan = outputs_plan(

@@ -27,7 +27,8 @@ def help_page(usage: str, text: str | None, sections: dict[str, list[tuple[str, 
     <BLANKLINE>
     """
     lines = [*_wrap(f"Usage: {usage}", width, "", " " * 7), ""]
-    for paragraph in inspect.cleandoc(text or "").split("\n\n"):
+    shown = (text or "").split("\f")[0]  # click's rule: what follows a form feed is for readers of the code
+    for paragraph in inspect.cleandoc(shown).split("\n\n"):
         if paragraph.strip():
             lines += [*_wrap(paragraph, width, "  "), ""]
     for title, rows in sections.items():

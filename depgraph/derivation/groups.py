@@ -38,25 +38,37 @@ import pyarrow.compute as pc
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from depgraph.common.arguments import flag, instance, names, whole_number
+from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct, present, text_series
 from depgraph.common.identifiers import normalise_keys
 from depgraph.derivation.partition import Partition
-from depgraph.derivation.shapes import GroupShape, collapse_finding, shape_of
+from depgraph.derivation.request import (
+    DeriveRequest,
+    build_parameters,
+    label_collision,
+    missing_relation_findings,
+    modes_relations,
+    no_relation,
+    shape_findings,
+    single_group,
+    unlinked_finding,
+    unprioritized_finding,
+    via_modes,
+)
+from depgraph.derivation.shapes import GroupShape, shape_of
 from depgraph.derivation.timeorder import sample_time_columns
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
 from depgraph.graph.model import StudyGraph
 from depgraph.vocab import (
-    COMBINABLE_MODES,
     MODE,
     RELATION,
     NodeType,
-    canonical_name,
+    RelationName,
     direct_relation,
     mode_named,
     relations_for_mode,
-    strategy_named,
 )
 
 
@@ -71,8 +83,11 @@ def derive(
     min_groups: int | None = None,
     allow_unlinked: bool = False,
     allow_single_group: bool = False,
+    **engine_options: Any,
 ) -> Partition:
-    """Reduce ``graph`` to one group per sample.
+    """Reduce ``graph`` to one group per sample, on the engine ``graph`` belongs to: this machine for a
+    :class:`~depgraph.graph.model.StudyGraph`, Spark for a :class:`~depgraph.spark.graph.SparkGraph` (which returns
+    a :class:`~depgraph.spark.derive.SparkPartition`; ``hub_degree=`` is its one option, docs/spark.md).
 
     Parameters
     ----------
@@ -117,62 +132,37 @@ def derive(
     >>> derive(g, "relatedness").groups()
     {'S1': 'relatedness:S1', 'S2': 'relatedness:S1', 'S3': 'relatedness:S3', 'S4': 'relatedness:S4'}
     """
+    request = DeriveRequest.of(mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
+                               allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
+    engine = engine_of(graph)
+    if engine is not None:  # another engine's graph derives there, from the same checked request
+        return stage(engine, "derive").derive_request(graph, request, samples, **engine_options)
     instance(graph, StudyGraph, "derive: the graph")
-    mode = mode_named(mode)  # "Subject" is subject
-    if min_groups is not None:
-        min_groups = whole_number(min_groups, "min_groups", minimum=1)
-    allow_unlinked = flag(allow_unlinked, "allow_unlinked")  # "no" would be true
-    allow_single_group = flag(allow_single_group, "allow_single_group")
-    via = None if via is None else names(via, "via")
-    priority = None if priority is None else names(priority, "priority")
-    if MODE[mode].kind != "composite" and (strategy is not None or via is not None or priority is not None):
-        raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
-    by_default = mode == "composite" and via is None and priority is None
-    if allow_single_group and not by_default:
-        raise DepgraphError(
-            "invalid_argument",
-            "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority, not to "
-            + _request_label(mode, via, priority),
-        )
+    if engine_options:
+        raise DepgraphError("invalid_argument", f"derive on one machine takes no {describe_ids(list(engine_options))}"
+                            " (an option of another engine)")  # fmt: skip
     selected = selected_samples(graph, samples)
-    partition = _partition(graph, mode, strategy, via, priority, selected)
-    if not allow_unlinked and _links_nothing(graph, partition, selected):
-        raise _no_relation(graph, partition, selected)
-    partition = _with_shape_warnings(partition)
-    if by_default and not allow_single_group and partition.n_groups == 1 and partition.n_samples > 1:
-        raise _single_group(graph, partition, selected)
-    if min_groups is not None and partition.n_groups < min_groups:
-        raise DepgraphError(
-            "too_few_groups",
-            f"mode {_mode_label(partition)} leaves {partition.n_groups} group(s) for {partition.n_samples} samples; "
-            f"{min_groups} are needed",
-            n_groups=partition.n_groups,
-            min_groups=min_groups,
-        )
+    partition = _partition(graph, request, selected)
+    if not request.allow_unlinked and _links_nothing(graph, partition, selected):
+        raise no_relation(graph, partition)
+    sizes = lambda: partition.samples["group_id"].value_counts(sort=False).to_numpy()  # noqa: E731
+    partition = replace(partition, warnings=(*partition.warnings, *shape_findings(partition, sizes)),
+                        known_shape=partition.shape)  # fmt: skip
+    request.refuse_too_few_groups(partition, lambda: single_group(partition, _culprits(graph, partition, selected)))
     return partition
 
 
-def _partition(
-    graph: StudyGraph,
-    mode: str,
-    strategy: str | None,
-    via: Sequence[str] | None,
-    priority: Sequence[str] | None,
-    selected: np.ndarray,
-) -> Partition:
+def _partition(graph: StudyGraph, request: DeriveRequest, selected: np.ndarray) -> Partition:
     """The partition of a checked request, before the shape findings and refusals."""
-    kind = MODE[mode].kind
+    kind = MODE[request.mode].kind
     if kind == "direct":
-        return _derive_direct(graph, mode, selected)
+        return _derive_direct(graph, request.mode, selected)
     if kind == "component":
-        return _derive_component(graph, mode, selected)
-    strategy = "strict" if strategy is None else strategy_named(strategy)
-    via_modes = _via_modes(graph, via, priority)
+        return _derive_component(graph, request.mode, selected)
+    strategy, via, priority = request.composite(graph)
     if strategy == "strict":
-        if priority is not None:
-            raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
-        return _derive_strict(graph, via_modes, selected)
-    return _derive_rule_based(graph, via_modes, _priority(priority, via_modes), selected)
+        return _derive_strict(graph, via, selected)
+    return _derive_rule_based(graph, via, priority, selected)
 
 
 def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) -> np.ndarray:
@@ -192,21 +182,13 @@ def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) 
     if spec.kind == "component":
         relations = tuple(r.name for r in relations_for_mode(mode))
     else:
-        relations = tuple(dict.fromkeys(r.name for m in _via_modes(graph, via, None) for r in relations_for_mode(m)))
+        relations = modes_relations(via_modes(graph, via, None))
     labels = _components(graph, relations, selected)[selected]
     counts = np.bincount(labels)
     return counts[counts > 0]
 
 
 # --------------------------------------------------------------------------- refusals
-def _request_label(mode: str, via: Sequence[str] | None, priority: Sequence[str] | None) -> str:
-    if mode != "composite":
-        return f"mode {mode!r}"
-    return "composite with " + " and ".join(
-        f"{name}={','.join(map(str, value))}" for name, value in (("via", via), ("priority", priority)) if value
-    )
-
-
 def _links_nothing(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> bool:
     """Whether none of the derived samples has an edge of a relation the mode follows anywhere in the graph.
 
@@ -228,71 +210,9 @@ def _links_nothing(graph: StudyGraph, partition: Partition, selected: np.ndarray
     return not hit[selected].any()
 
 
-def _relation_hint(graph: StudyGraph, relation: str) -> str:
-    """How to declare ``relation``, in the terms of ``depgraph build``."""
-    column = RELATION[relation].column
-    if column is not None:
-        return f"add a {column} column: --column {column}=COL"
-    if relation == "subject_related_to":
-        return "add kinship: --kinship FILE --kinship-threshold T"
-    if relation == "sample_adjacent_to":
-        radii = [h.get("radius") for h in graph.history if h.get("step") == "add_spatial"]
-        if radii:
-            return f"no two samples lie within the radius {radii[-1]}: widen --radius"
-        return "add coordinates: --coords FILE --radius R"
-    if relation == "sample_duplicate_of":
-        return "declare duplicate pairs: --duplicates FILE, or find them with depgraph audit --write-back"
-    return f"declare {relation} edges"
-
-
-def _no_relation(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
-    label = f"'{_mode_label(partition)}'" + (
-        f" (via {','.join(partition.via)})" if partition.mode == "composite" else ""
-    )
-    relations = partition.relations
-    missing = [r for r in relations if not graph.has_relation(r)]
-    n = partition.n_samples
-    if missing:
-        hints = "; ".join(_relation_hint(graph, r) for r in missing)
-        lacking = "none" if len(missing) == len(relations) else f"no {' or '.join(missing)} edges"
-        what = f"needs {' and '.join(relations)} edges; the graph has {lacking} ({hints})"
-    else:  # the graph has them, but not for the samples derived (samples=)
-        what = (
-            f"links none of the {n} samples derived (samples=): the graph's {' and '.join(relations)} edges "
-            "all concern other samples"
-        )
-    return DepgraphError(
-        "no_relation",
-        f"mode {label} {what}; every one of the {n} samples would be a group of its own (accept that with "
-        "--allow-unlinked / allow_unlinked=True)",
-        mode=partition.mode,
-        missing=missing,
-    )
-
-
-def _single_group(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> DepgraphError:
-    """The refusal of a default composite (every relation the graph holds) that merges every sample."""
-    culprits = [m for m in partition.via if _one_group_alone(graph, m, selected)]
-    relations = list(dict.fromkeys(r.name for m in culprits for r in relations_for_mode(m)))
-    if culprits:
-        why = (
-            f"{', '.join(culprits)} alone link{'s' if len(culprits) == 1 else ''} every sample ({', '.join(relations)})"
-        )
-        rest = [m for m in partition.via if m not in culprits]
-        suggestion = (
-            f"choose the modes with --via (e.g. --via {','.join(rest)})" if rest else "choose the modes with --via"
-        )
-    else:
-        why = f"together {', '.join(partition.relations)} link every sample"
-        suggestion = "choose fewer modes with --via"
-    return DepgraphError(
-        "too_few_groups",
-        f"mode composite/{partition.strategy} over every declared mode ({','.join(partition.via)}) puts all "
-        f"{partition.n_samples} samples in one group: {why}; {suggestion}, or accept one group with "
-        "--allow-single-group / allow_single_group=True",
-        n_groups=1,
-        modes=culprits,
-    )
+def _culprits(graph: StudyGraph, partition: Partition, selected: np.ndarray) -> list[str]:
+    """The modes of a composite that by themselves put every selected sample in one group."""
+    return [m for m in partition.via if _one_group_alone(graph, m, selected)]
 
 
 def _one_group_alone(graph: StudyGraph, mode: str, selected: np.ndarray) -> bool:
@@ -440,24 +360,12 @@ def _refuse_label_collisions(mode: str, linked: np.ndarray, unlinked: np.ndarray
     singleton of unlinked sample S5; refuse rather than silently merge."""
     clash = pc.unique(unlinked.filter(pc.is_in(unlinked, value_set=linked))).to_pylist()
     if clash:
-        keys = [c.split(":", 1)[1] for c in clash]
-        raise DepgraphError(
-            "ambiguity",
-            f"{mode} key(s) {describe_ids(keys)} read as the label of an unlinked sample ({describe_ids(clash)}); "
-            "rename them",
-            ids=keys,
-        )
+        raise label_collision(mode, clash)
 
 
 def _unlinked_warning(mode: str, sample_keys: pa.Array) -> Issue:
-    what = "timepoint" if mode == "time" else mode
     ids = sample_keys.to_pylist()  # the findings' ids: as many as there are, as the finding counts them
-    return finding(
-        "unlinked_samples",
-        f"{len(ids)} sample(s) have no {what} and were kept as singleton groups: {describe_ids(ids)}",
-        ids=tuple(ids),
-        details={"mode": mode},
-    )
+    return unlinked_finding(mode, ids, len(ids))
 
 
 # --------------------------------------------------------------------------- component modes
@@ -544,82 +452,25 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
     groups, shape = _labelled_components(graph, labels, selected, f"{mode}:")
     sample_keys = _keys(graph, selected)
     frame = _frame(sample_keys, groups, pd.Categorical.from_codes(np.zeros(len(selected), np.int8), [mode]))
-    notes: list[Issue] = []
-    own = relations[-1]  # the relation that makes the mode (kinship, adjacency, duplicates)
-    if not graph.has_relation(own):
-        notes.append(
-            finding(
-                "no_relation_edges",
-                f"the graph has no {own} edges: {mode} groups "
-                + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
-                details={"relation": own},
-            )
-        )
+    notes = missing_relation_findings(graph, mode)
     if mode == "relatedness":
-        unlinked = ~_touched(graph, ("sample_belongs_to_subject",), selected)
+        unlinked = ~_touched(graph, (RelationName.SAMPLE_BELONGS_TO_SUBJECT,), selected)
         if unlinked.any():
             notes.append(_unlinked_warning("subject", sample_keys.filter(pa.array(unlinked))))
-    parameters = _build_parameters(graph, mode)
+    parameters = build_parameters(graph, [mode])
     return Partition(frame, mode, relations=relations, warnings=tuple(notes), parameters=parameters, known_shape=shape)
 
 
-def _build_parameters(graph: StudyGraph, mode: str) -> dict[str, Any]:
-    """Thresholds and radii recorded by the builders the mode relies on."""
-    step = {"relatedness": "add_kinship", "spatial": "add_spatial", "duplicate": "add_duplicates"}.get(mode)
-    records = [dict(h) for h in graph.history if h.get("step") == step]
-    return {step: records} if records else {}
-
-
 # --------------------------------------------------------------------------- composite modes
-def _via_modes(graph: StudyGraph, via: Sequence[str] | None, priority: Sequence[str] | None) -> tuple[str, ...]:
-    if via is None and priority is not None:
-        via = priority
-    if via is None:
-        present = tuple(
-            m for m in COMBINABLE_MODES if all(graph.has_relation(r.name) for r in relations_for_mode(m)[-1:])
-        )
-        if not present:
-            raise DepgraphError(
-                "no_relation",
-                "mode 'composite' has nothing to combine: the graph holds none of the relations of "
-                f"{', '.join(COMBINABLE_MODES)}; declare one (depgraph build --column, --kinship, --coords, "
-                "--duplicates), or name modes with --via",
-                mode="composite",
-            )
-        return present
-    modes = tuple(dict.fromkeys(canonical_name(m) for m in via))
-    unknown = [m for m in modes if m not in COMBINABLE_MODES]
-    if unknown or not modes:
-        raise DepgraphError(
-            "invalid_argument",
-            f"via/priority take mode names ({describe_ids(COMBINABLE_MODES, 20)}); "
-            f"got {describe_ids(unknown) or 'none'}",
-        )
-    return modes
-
-
-def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str, ...]:
-    if priority is None:
-        return via
-    order = tuple(dict.fromkeys(canonical_name(m) for m in priority))
-    outside = [m for m in order if m not in via]
-    if outside:
-        raise DepgraphError(
-            "invalid_argument", f"priority modes {describe_ids(outside)} are not in via ({describe_ids(via)})"
-        )
-    return order
-
-
 def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
-    relations = tuple(dict.fromkeys(r.name for m in via for r in relations_for_mode(m)))
+    relations = modes_relations(via)
     labels = _components(graph, relations, selected)
     groups, shape = _labelled_components(graph, labels, selected, "composite:")
     basis = pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"])
     frame = _frame(_keys(graph, selected), groups, basis)
-    parameters: dict[str, Any] = {}
-    for m in via:
-        parameters.update(_build_parameters(graph, m))
-    return Partition(frame, "composite", "strict", relations, via, parameters=parameters, known_shape=shape)
+    parameters = build_parameters(graph, via)
+    return Partition(frame, "composite", strategy="strict", relations=relations, via=via, parameters=parameters,
+                     known_shape=shape)  # fmt: skip
 
 
 def _derive_rule_based(
@@ -654,54 +505,16 @@ def _derive_rule_based(
     group[unlinked] = _prefixed("composite:unlinked:", keys[selected][unlinked]).to_numpy(zero_copy_only=False)
     frame = _frame(keys[selected], group, pd.Categorical(basis))
     if unlinked.any():
-        ids = keys[selected][unlinked]
-        notes.append(
-            finding(
-                "unlinked_samples",
-                f"{len(ids)} sample(s) match no prioritized mode and were kept as singleton groups: "
-                f"{describe_ids(ids)}",
-                ids=tuple(ids.tolist()),
-                details={"mode": "composite"},
-            )
-        )
-    relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
+        ids = keys[selected][unlinked].tolist()
+        notes.append(unprioritized_finding(ids, len(ids)))
+    relations = modes_relations(priority)
     parameters: dict[str, Any] = {}
     if time_target is not None:
         time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, time_target)
         frame = pd.concat([frame, time_cols], axis=1)
         notes += time_notes
-    return Partition(frame, "composite", "rule_based", relations, via, priority, tuple(notes), parameters)
-
-
-# --------------------------------------------------------------------------- shape checks
-def _with_shape_warnings(partition: Partition) -> Partition:
-    """Add findings about the partition's shape: one group, a dominant group, mostly singletons."""
-    notes = list(partition.warnings)
-    shape = partition.shape
-    n = partition.n_samples
-    label = _mode_label(partition)
-    collapse = collapse_finding(
-        n,
-        shape.n_groups,
-        shape.largest_group_size,
-        lambda: partition.samples["group_id"].value_counts(sort=False).to_numpy(),
-        label,
-        group=shape.largest_group,
-    )
-    notes += [collapse] if collapse is not None else []
-    alone = shape.singletons  # samples alone in their group
-    if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
-        notes.append(
-            finding(
-                "mostly_singletons",
-                f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
-            )
-        )
-    return replace(partition, warnings=tuple(notes), known_shape=shape)
-
-
-def _mode_label(partition: Partition) -> str:
-    return f"composite/{partition.strategy}" if partition.strategy else partition.mode
+    return Partition(frame, "composite", strategy="rule_based", relations=relations, via=via, priority=priority,
+                     warnings=tuple(notes), parameters=parameters)  # fmt: skip
 
 
 def _prefixed(prefix: str, values: np.ndarray | pa.Array) -> pa.Array:

@@ -18,8 +18,22 @@ from depgraph.derivation.shapes import GroupShape, group_shape
 from depgraph.findings import Issue, findings_table
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Derivation:
+    """How a partition's groups were made, whichever engine made them (a :class:`Partition`, a
+    :class:`~depgraph.spark.derive.SparkPartition`): a composite's strategy and modes, the relations followed,
+    the findings, the builders' records (thresholds, radii) and the time order's origin (``parameters``)."""
+
+    strategy: str | None = None
+    relations: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()
+    priority: tuple[str, ...] = ()
+    warnings: tuple[Issue, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, eq=False)
-class Partition(GroupedSamples):
+class Partition(Derivation, GroupedSamples):
     """One group per sample, and why.
 
     ``relations`` are the relations the grouping follows (an ordering such as
@@ -43,12 +57,6 @@ class Partition(GroupedSamples):
 
     samples: pd.DataFrame
     mode: str
-    strategy: str | None = None
-    relations: tuple[str, ...] = ()
-    via: tuple[str, ...] = ()
-    priority: tuple[str, ...] = ()
-    warnings: tuple[Issue, ...] = ()
-    parameters: dict[str, Any] = field(default_factory=dict)
     shape: GroupShape = field(init=False, repr=False)
     known_shape: InitVar[GroupShape | None] = None
 

@@ -16,7 +16,7 @@ from depgraph.common.arrays import distinct, present, take_text, text_series
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
 from depgraph.graph.model import StudyGraph
-from depgraph.vocab import NodeType
+from depgraph.vocab import NodeType, RelationName
 
 
 def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataFrame, list[Issue], str]:
@@ -41,7 +41,7 @@ def sample_time_columns(graph: StudyGraph, target: np.ndarray) -> tuple[pd.DataF
         generations = _precedence_generations(graph, used)
         if generations is not None:
             rank_of_node[used] = generations
-            source = "timepoint_precedes"
+            source = RelationName.TIMEPOINT_PRECEDES
         else:
             known = ~np.isnan(used_index)
             if known.any():
@@ -84,7 +84,7 @@ def _precedence_generations(graph: StudyGraph, used: np.ndarray) -> np.ndarray |
     networkx walks a graph in Python: on the shared 2-core machine (2026-12-01), 10^6 timepoints in 10 levels
     took 19 s with networkx (DiGraph built and walked) against 0.2 s here, a random DAG of 10^6 timepoints and
     2·10^6 edges 67 s against 1.1 s, a chain of 10^5 timepoints (one per generation) 25 s against 5 s."""
-    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    src, dst, _ = graph.relation_edges(RelationName.TIMEPOINT_PRECEDES)
     inside = np.isin(src, used) & np.isin(dst, used)
     src, dst = src[inside], dst[inside]
     if not len(src):
@@ -134,7 +134,7 @@ def check_time_order(graph: StudyGraph) -> None:
 
 def time_order_problems(graph: StudyGraph) -> list[tuple[str, str, list[str]]]:
     """``(code, message, timepoint ids)`` for each kind of time-order inconsistency."""
-    src, dst, _ = graph.relation_edges("timepoint_precedes")
+    src, dst, _ = graph.relation_edges(RelationName.TIMEPOINT_PRECEDES)
     if not len(src):
         return []
     found: list[tuple[str, str, list[str]]] = []

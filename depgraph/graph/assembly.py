@@ -34,7 +34,7 @@ from depgraph.common.arrays import distinct
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import NODE_TYPE_DTYPE, StudyGraph, checked_envelope
 from depgraph.graph.pieces import EdgePiece, NodePiece, RelationEdges
-from depgraph.vocab import NODE_TYPES, RELATION, RELATION_NAMES, NodeType
+from depgraph.vocab import NODE_TYPES, RELATION, RELATION_NAMES, NodeType, RelationName
 
 
 def with_edges(graph: StudyGraph, pieces: Sequence[EdgePiece], record: Mapping[str, Any]) -> StudyGraph:
@@ -380,7 +380,7 @@ def _refuse_conflicting_assignments(graph: StudyGraph) -> None:
     allow_multi = bool(graph.overrides.get("allow_multi_subject_samples"))
     keys = graph.key_values
     for rel in RELATION.values():
-        if not rel.single_target or (allow_multi and rel.name == "sample_belongs_to_subject"):
+        if not rel.single_target or (allow_multi and rel.name == RelationName.SAMPLE_BELONGS_TO_SUBJECT):
             continue
         src, _, _ = graph.relation_edges(rel.name)
         if len(src) < 2:

@@ -113,3 +113,23 @@ def dropped_record(n_dropped: int, strangers: np.ndarray) -> dict[str, Any]:
         "unknown_id_count": len(strangers),
         "unknown_ids": [str(x) for x in strangers[:RECORDED_IDS]],
     }
+
+
+def conflicting_values(
+    what: str, column: str, samples: list[str], shown: str, rows: np.ndarray | None = None
+) -> DepgraphError:
+    """The ``ambiguity`` of samples declared on several rows with different values of a column that holds one
+    value a sample (its subject, batch, timepoint…): ``samples`` the offenders, ``shown`` the first one's values
+    and ``rows`` its rows (when the reader numbers rows)."""
+    label = "subjects" if column == "subject_id" else f"{column} values"
+    hint = " (set allow_multi_subject_samples to accept this)" if column == "subject_id" else ""
+    where = "" if rows is None else f" in {describe_rows(rows)}"
+    extra = {} if rows is None else {"rows": rows.tolist()}
+    return DepgraphError(
+        "ambiguity",
+        f"{what}: sample {describe_ids(samples)} is declared with different {label} ({samples[0]}: {shown}{where})"
+        f"{hint}",
+        ids=samples,
+        column=column,
+        **extra,
+    )

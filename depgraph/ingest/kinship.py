@@ -344,16 +344,30 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _read_text(
-    path: str | os.PathLike[str],
-    layout: _Layout,
-    threshold: float,
-    template: list[tuple[str, str | None]],
-    chunk_rows: int,
-    encoding: str | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    p = existing_file(path, layout.label)
-    what = f"{layout.label} {str(p)!r}"
+@dataclass(frozen=True)
+class _Header:
+    """A kinship table's header, read: its separator, its columns as written, and which of them hold the ids,
+    the family ids (None when the template does not use them or the file has none) and the kinship."""
+
+    sep: str
+    raw_columns: list[str]
+    raw_of: dict[str, str]  # a column's name (plink2's '#' stripped) -> as written
+    kin: str
+    id1: str
+    id2: str
+    fid1: str | None
+    fid2: str | None
+    id_columns: list[str]
+
+    @property
+    def used(self) -> list[str]:
+        return [*self.id_columns, self.kin]
+
+
+def _read_header(
+    p: Path, what: str, layout: _Layout, template: list[tuple[str, str | None]], encoding: str | None
+) -> _Header:
+    """The header of a kinship table, or ``empty_input`` / ``schema`` naming what is wrong with it."""
     header = first_line(p, what, encoding)
     if not header.strip():
         kind = "is empty" if p.stat().st_size == 0 else "has no header line"
@@ -367,7 +381,6 @@ def _read_text(
     # plink2 starts its header with '#'; the name after it is the column's name
     names = [c.strip() for c in raw_columns]
     names[0] = names[0].lstrip("#")
-    raw_of = dict(zip(names, raw_columns, strict=True))
     kin, id1, id2 = _find(names, layout.kinship), _find(names, layout.id1), _find(names, layout.id2)
     missing = [
         wanted[0] for wanted, found in ((layout.id1, id1), (layout.id2, id2), (layout.kinship, kin)) if found is None
@@ -387,23 +400,37 @@ def _read_text(
         refuse_fid(template, what, hint)
     wanted = [fid1, id1, fid2, id2] if fid1 is not None and uses_fid(template) else [id1, id2]
     id_columns = list(dict.fromkeys(c for c in wanted if c is not None))  # .kin: one FID column for both
-    used = [*id_columns, kin]
-    rename = {raw_of[c]: c for c in used if raw_of[c] != c}
+    raw_of = dict(zip(names, raw_columns, strict=True))
+    return _Header(sep, raw_columns, raw_of, kin, id1, id2, fid1, fid2, id_columns)  # type: ignore[arg-type]
+
+
+def _read_text(
+    path: str | os.PathLike[str],
+    layout: _Layout,
+    threshold: float,
+    template: list[tuple[str, str | None]],
+    chunk_rows: int,
+    encoding: str | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    p = existing_file(path, layout.label)
+    what = f"{layout.label} {str(p)!r}"
+    h = _read_header(p, what, layout, template, encoding)
+    kin, id1, id2, fid1, fid2, id_columns = h.kin, h.id1, h.id2, h.fid1, h.fid2, h.id_columns
+    rename = {h.raw_of[c]: c for c in h.used if h.raw_of[c] != c}
     # Every column is parsed (usecols would hide fields past the header; parsing them costs next to nothing
     # measured), no column is an index, and a short line leaves the last column missing: see _refuse_ragged_lines.
-    last = raw_columns[-1]
-    reader = _text_reader(p, sep, [raw_of[c] for c in id_columns], chunk_rows, what, encoding)
+    reader = _text_reader(p, h.sep, [h.raw_of[c] for c in id_columns], chunk_rows, what, encoding)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     counts = {"pairs_read": 0, "pairs_missing": 0}
     fids = (fid1, fid2) if fid1 in id_columns else None
     covered: list[np.ndarray] = []
     for chunk in _chunks(reader, what, p, encoding):
-        _refuse_short_lines(chunk, raw_of[id1], last, len(raw_columns), what)
+        _refuse_short_lines(chunk, h.raw_of[id1], h.raw_columns[-1], len(h.raw_columns), what)
         if rename:
             chunk = chunk.rename(columns=rename)
         _refuse_self_pairs(chunk, (id1, id2), fids, what, families_dropped=fids is None and fid1 is not None)
         covered.append(_individuals(chunk, template, (fid1, id1), (fid2, id2), fids is not None))
-        kept = _filter_chunk(chunk, used, kin, layout, threshold, what, counts, decimal_comma=sep == ";")
+        kept = _filter_chunk(chunk, h.used, kin, layout, threshold, what, counts, decimal_comma=h.sep == ";")
         if kept is None:
             continue
         rows, kinship = kept
@@ -597,49 +624,66 @@ def _filter_chunk(
     raw = chunk[kin]
     if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
         # fast path: every cell of the chunk parsed as a number
-        values = raw.to_numpy(dtype=np.float64)
+        rows, values = chunk, raw.to_numpy(dtype=np.float64)
         counts["pairs_read"] += len(values)
-        lines = chunk.index.to_numpy()
-        rows = chunk
     else:
-        text = raw.astype(object).where(raw.notna(), "").to_numpy(dtype=object)
-        blank = text == ""
-        if blank.any():  # blank lines (every field empty) are skipped; a missing kinship field is not
-            empty_line = blank.copy()
-            for column in used:
-                if column != kin:
-                    cells = chunk[column].astype(object).to_numpy(dtype=object)
-                    empty_line &= pd.isna(cells) | (cells == "")
-            short = blank & ~empty_line
-            if short.any():
-                lines = chunk.index.to_numpy()[short] + 2
-                verb = "has" if len(lines) == 1 else "have"
-                raise DepgraphError(
-                    "parse",
-                    f"{what}: {lines_text(lines)} {verb} fewer fields than the header (a truncated line?)",
-                    lines=lines.tolist(),
-                )
-            keep_rows = ~empty_line
-            chunk, text = chunk[keep_rows], text[keep_rows]
-        lines = chunk.index.to_numpy()
-        rows = chunk
-        missing = pd.Series(text, dtype=object).isin(MISSING_TOKENS).to_numpy()
-        if decimal_comma:  # a ';' file: 0,25 is a number (a column mixing 0,25 and 0.25 is refused)
-            text = _decimal_points(text, lines, kin, what)
-        values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
-        bad = np.isnan(values) & ~missing
-        if bad.any():
-            shown = lines[bad] + 2
+        rows, values = _text_values(chunk, used, kin, what, counts, decimal_comma)
+    _refuse_out_of_range(values, rows.index.to_numpy(), kin, layout, what)
+    kinship = values * layout.factor if layout.factor != 1.0 else values
+    _count_smallest(kinship, counts)
+    keep = kinship >= threshold
+    if not keep.any():
+        return None
+    return rows[keep], kinship[keep]
+
+
+def _text_values(
+    chunk: pd.DataFrame, used: list[str], kin: str, what: str, counts: dict[str, Any], decimal_comma: bool
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows of a chunk whose kinship column was read as text, and their kinship as numbers (NaN where the
+    file says it is missing): blank lines skipped, a line missing its kinship field refused, text that is no
+    number refused naming its lines."""
+    raw = chunk[kin]
+    text = raw.astype(object).where(raw.notna(), "").to_numpy(dtype=object)
+    blank = text == ""
+    if blank.any():  # blank lines (every field empty) are skipped; a missing kinship field is not
+        empty_line = blank.copy()
+        for column in used:
+            if column != kin:
+                cells = chunk[column].astype(object).to_numpy(dtype=object)
+                empty_line &= pd.isna(cells) | (cells == "")
+        short = blank & ~empty_line
+        if short.any():
+            lines = chunk.index.to_numpy()[short] + 2
+            verb = "has" if len(lines) == 1 else "have"
             raise DepgraphError(
-                "invalid_value",
-                f"{what}: {kin} is not a number at {lines_text(shown)} "
-                f"(e.g. {describe_ids([repr(t) for t in text[bad][:3]], 3)})",
-                lines=shown.tolist(),
-                column=kin,
+                "parse",
+                f"{what}: {lines_text(lines)} {verb} fewer fields than the header (a truncated line?)",
+                lines=lines.tolist(),
             )
-        values = np.where(missing, np.nan, values)
-        counts["pairs_read"] += len(values)
-        counts["pairs_missing"] += int(missing.sum())
+        chunk, text = chunk[~empty_line], text[~empty_line]
+    lines = chunk.index.to_numpy()
+    missing = pd.Series(text, dtype=object).isin(MISSING_TOKENS).to_numpy()
+    if decimal_comma:  # a ';' file: 0,25 is a number (a column mixing 0,25 and 0.25 is refused)
+        text = _decimal_points(text, lines, kin, what)
+    values = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & ~missing
+    if bad.any():
+        shown = lines[bad] + 2
+        raise DepgraphError(
+            "invalid_value",
+            f"{what}: {kin} is not a number at {lines_text(shown)} "
+            f"(e.g. {describe_ids([repr(t) for t in text[bad][:3]], 3)})",
+            lines=shown.tolist(),
+            column=kin,
+        )
+    counts["pairs_read"] += len(values)
+    counts["pairs_missing"] += int(missing.sum())
+    return chunk, np.where(missing, np.nan, values)
+
+
+def _refuse_out_of_range(values: np.ndarray, lines: np.ndarray, kin: str, layout: _Layout, what: str) -> None:
+    """Refuse an infinite kinship, or one above what the file's kind of value can hold, naming the lines."""
     infinite = np.isinf(values)
     if infinite.any():
         shown = lines[infinite] + 2
@@ -656,12 +700,6 @@ def _filter_chunk(
             lines=shown.tolist(),
             column=kin,
         )
-    kinship = values * layout.factor if layout.factor != 1.0 else values
-    _count_smallest(kinship, counts)
-    keep = kinship >= threshold
-    if not keep.any():
-        return None
-    return rows[keep], kinship[keep]
 
 
 def _decimal_points(text: np.ndarray, lines: np.ndarray, column: str, what: str) -> np.ndarray:

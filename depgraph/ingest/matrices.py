@@ -143,18 +143,7 @@ def read_grm(
     what = f"GCTA GRM {str(bin_path)!r}"
     ids = read_id_file(id_path, template, "GCTA GRM ids")
     n = len(ids)
-    cells = n * (n + 1) // 2
-    expected, actual = cells * 4, bin_path.stat().st_size
-    if actual != expected:
-        hint = " (8 bytes a cell: a double-precision matrix, which GCTA does not write)" if actual == cells * 8 else ""
-        raise DepgraphError(
-            "schema",
-            f"{what} holds {actual} bytes but {n} individuals in {str(id_path)!r} need n(n+1)/2 * 4 = {expected} "
-            f"bytes (float32 lower triangle with the diagonal){hint}",
-            path=str(bin_path),
-            expected_bytes=expected,
-            actual_bytes=actual,
-        )
+    _refuse_wrong_size(bin_path, id_path, n, what)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     n_missing = 0
     flagged: dict[str, Any] = {"above_half": 0, "above_half_ids": [], "above_half_pairs": []}
@@ -194,6 +183,22 @@ def read_grm(
     if flagged["above_half"]:
         counts |= flagged
     return concat_pairs(parts), counts
+
+
+def _refuse_wrong_size(bin_path: Path, id_path: Path, n: int, what: str) -> None:
+    """A binary GRM holds n(n+1)/2 float32 cells for the ``n`` individuals of its id file; else ``schema``."""
+    cells = n * (n + 1) // 2
+    expected, actual = cells * 4, bin_path.stat().st_size
+    if actual != expected:
+        hint = " (8 bytes a cell: a double-precision matrix, which GCTA does not write)" if actual == cells * 8 else ""
+        raise DepgraphError(
+            "schema",
+            f"{what} holds {actual} bytes but {n} individuals in {str(id_path)!r} need n(n+1)/2 * 4 = {expected} "
+            f"bytes (float32 lower triangle with the diagonal){hint}",
+            path=str(bin_path),
+            expected_bytes=expected,
+            actual_bytes=actual,
+        )
 
 
 FLAGGED_SHOWN = 50  # flagged pairs kept in a record; the count is exact

@@ -40,6 +40,7 @@ from depgraph.graph.assembly import assemble
 from depgraph.graph.model import StudyGraph, checked_overrides
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece, many_distinct
 from depgraph.ingest.checks import (
+    conflicting_values,
     missing_keys,
     numeric_column,
     require_ids,
@@ -48,7 +49,7 @@ from depgraph.ingest.checks import (
 from depgraph.io.files import describe_source, read_table
 from depgraph.io.tables import attribute_values, text_layout
 from depgraph.io.textnumbers import typed_attribute
-from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType, role_of_column
+from depgraph.vocab import CANONICAL_COLUMNS, RELATION, RELATIONS, NodeType, RelationName, role_of_column
 
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="depgraph")
 
@@ -576,18 +577,8 @@ def _refuse_conflicting_rows(
         bad = distinct[distinct > 1].index.tolist()
         if bad:
             first = bad[0]
-            where = rows_all[ids == first]
             shown = describe_ids(pd.unique(frame.loc[frame["sample"] == first, "value"].dropna()))
-            label = "subjects" if column == "subject_id" else f"{column} values"
-            hint = " (set allow_multi_subject_samples to accept this)" if column == "subject_id" else ""
-            raise DepgraphError(
-                "ambiguity",
-                f"metadata: sample {describe_ids(bad)} is declared with different {label} "
-                f"({first}: {shown} in {describe_rows(where)}){hint}",
-                ids=bad,
-                column=column,
-                rows=where.tolist(),
-            )
+            raise conflicting_values("metadata", column, bad, shown, rows_all[ids == first])
 
 
 def _subject_outcomes(keys: Mapping[str, pd.Series], what: str) -> EdgePiece:
@@ -604,7 +595,7 @@ def _subject_outcomes(keys: Mapping[str, pd.Series], what: str) -> EdgePiece:
             rows=rows.tolist(),
         )
     pairs = pd.DataFrame({"s": subject[present].to_numpy(), "o": outcome[present].to_numpy()}).drop_duplicates()
-    return EdgePiece("subject_has_outcome", pairs["s"], pairs["o"], "metadata")
+    return EdgePiece(RelationName.SUBJECT_HAS_OUTCOME, pairs["s"], pairs["o"], "metadata")
 
 
 def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece | None, str | None]:
@@ -629,7 +620,7 @@ def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece |
     if len(names) < 2:
         return None, None
     if (np.diff(values) > 0).all():  # no ties: a chain
-        return EdgePiece("timepoint_precedes", pd.Series(names[:-1]), pd.Series(names[1:]), "metadata"), None
+        return EdgePiece(RelationName.TIMEPOINT_PRECEDES, pd.Series(names[:-1]), pd.Series(names[1:]), "metadata"), None
     level_of = np.unique(values, return_inverse=True)[1]
     sizes = np.bincount(level_of)
     if len(sizes) < 2:  # every timepoint tied: nothing precedes anything
@@ -644,6 +635,8 @@ def _precedence(timepoints: tuple[Keys, np.ndarray] | None) -> tuple[EdgePiece |
         src.append(np.repeat(here, len(nxt)))
         dst.append(np.tile(nxt, len(here)))
     return (
-        EdgePiece("timepoint_precedes", pd.Series(np.concatenate(src)), pd.Series(np.concatenate(dst)), "metadata"),
+        EdgePiece(
+            RelationName.TIMEPOINT_PRECEDES, pd.Series(np.concatenate(src)), pd.Series(np.concatenate(dst)), "metadata"
+        ),
         None,
     )

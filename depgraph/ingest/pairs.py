@@ -40,7 +40,7 @@ from depgraph.ingest.kinship import detect_format, read_kinship, resolve_thresho
 from depgraph.ingest.toolfiles import plain_table_template, templated
 from depgraph.io.files import describe_source, file_name, read_table
 from depgraph.io.tables import text_layout
-from depgraph.vocab import RELATION, NodeType
+from depgraph.vocab import RELATION, NodeType, RelationName
 
 
 def _pair_table(
@@ -200,7 +200,7 @@ def kinship_pairs(
         "unknown": unknown,
         **found.dropped,
     }
-    return EdgePiece("subject_related_to", src, dst, found.provenance, found.kin[rows]), record
+    return EdgePiece(RelationName.SUBJECT_RELATED_TO, src, dst, found.provenance, found.kin[rows]), record
 
 
 class _KinshipFound(NamedTuple):
@@ -389,7 +389,11 @@ def duplicate_pairs(
     known, dropped, ends = _pairs_known(graph, NodeType.SAMPLE, a, b, unknown, what)
     src, dst = _pair_ends(ends, len(a), known)
     piece = EdgePiece(
-        "sample_duplicate_of", src, dst, f"duplicates:{provenance}", None if weight is None else weight[known]
+        RelationName.SAMPLE_DUPLICATE_OF,
+        src,
+        dst,
+        f"duplicates:{provenance}",
+        None if weight is None else weight[known],
     )
     record = {
         "step": "add_duplicates",

@@ -27,7 +27,7 @@ from depgraph.ingest.checks import (
 )
 from depgraph.io.files import describe_source, read_table
 from depgraph.io.tables import text_layout
-from depgraph.vocab import NodeType
+from depgraph.vocab import NodeType, RelationName
 
 
 def spatial_pairs(
@@ -58,7 +58,7 @@ def spatial_pairs(
     distance = np.linalg.norm(points[i] - points[j], ord=p, axis=1) if len(i) else np.empty(0)
     key_arr = ids.to_numpy(dtype=object)
     piece = EdgePiece(
-        "sample_adjacent_to",
+        RelationName.SAMPLE_ADJACENT_TO,
         pd.Series(key_arr[i], dtype=object),
         pd.Series(key_arr[j], dtype=object),
         "spatial:radius",

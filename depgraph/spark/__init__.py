@@ -5,14 +5,14 @@ A study on Spark is a :class:`~depgraph.spark.graph.SparkGraph`: one table per n
 type's attributes; rows numbered in key byte order, as a columnar graph file numbers them) and one per relation
 (``source`` and ``target`` rows, ``weight``). It is read from a columnar graph (:func:`~depgraph.spark.graph.
 read_graph`) or built from DataFrames (:func:`~depgraph.spark.tables.from_metadata`, ``add_kinship``,
-``add_duplicates``, ``add_relations``); :func:`~depgraph.spark.derive.derive` reduces it to one group per sample
-with connected components computed in Spark (:mod:`depgraph.spark.components`); :func:`~depgraph.spark.spec.
-write_spec` writes the spec in the columnar form, with the digest the single-machine engine computes for the same
-content, and with a fold plan when asked (hash folds, keyed or not; grouped k-fold; covariate bins:
-:mod:`depgraph.spark.folds`)::
+``add_duplicates``, ``add_relations``); :func:`depgraph.derive` reduces it to one group per sample (on Spark, given
+a SparkGraph) with connected components computed in Spark (:mod:`depgraph.spark.components`);
+:func:`~depgraph.spark.spec.write_spec` writes the spec in the columnar form, with the digest the single-machine
+engine computes for the same content, and with a fold plan when asked (hash folds, keyed or not; grouped k-fold;
+covariate bins: :mod:`depgraph.spark.folds`)::
 
+    from depgraph import derive
     from depgraph.spark import tables
-    from depgraph.spark.derive import derive
     from depgraph.spark.session import local_session
     from depgraph.spark.spec import write_spec
 

@@ -20,7 +20,7 @@ As GraphFrames does, the edges are checkpointed every :data:`CHECKPOINT_EVERY` r
 plan Spark optimises) does not grow with the rounds; and vertices with more than ``hub_degree`` neighbours (a
 batch node joined to thousands of samples) have their smallest neighbour broadcast to every executor instead of
 sending all their edges to one task. A vertex without edges is in no edge table: callers keep their isolated
-vertices themselves (:func:`~depgraph.spark.derive.derive` gives every sample a group, linked or not — the bug
+vertices themselves (:func:`depgraph.derive` on Spark gives every sample a group, linked or not — the bug
 GraphFrames had in its issue 441).
 """
 

@@ -19,7 +19,7 @@ graph of the samples wanted.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from depgraph.common.arguments import flag, names, whole_number
-from depgraph.derivation.shapes import GroupShape, collapse_finding
+from depgraph.derivation import request as asked  # the request, findings and refusals both engines share
+from depgraph.derivation.partition import Derivation
+from depgraph.derivation.shapes import GroupShape
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
@@ -40,15 +41,12 @@ from depgraph.spark.frames import SHOWN, first_values
 from depgraph.spark.graph import SparkGraph
 from depgraph.spark.session import checkpointed
 from depgraph.vocab import (
-    COMBINABLE_MODES,
     MODE,
     RELATION,
     NodeType,
-    canonical_name,
+    RelationName,
     direct_relation,
-    mode_named,
     relations_for_mode,
-    strategy_named,
 )
 
 #: The most timepoints whose order the driver computes.
@@ -58,7 +56,7 @@ TIME_COLUMNS = ("timepoint_id", "time_index", "order_rank")
 
 
 @dataclass(frozen=True, eq=False)
-class SparkPartition:
+class SparkPartition(Derivation):
     """One group per sample, as a Spark table, and why: what :class:`~depgraph.derivation.groups.Partition` holds.
 
     ``samples`` has the columns ``row`` (the sample's row: its place in sample-id order), ``sample_id``,
@@ -70,12 +68,6 @@ class SparkPartition:
     mode: str
     shape: GroupShape
     n_samples: int
-    strategy: str | None = None
-    relations: tuple[str, ...] = ()
-    via: tuple[str, ...] = ()
-    priority: tuple[str, ...] = ()
-    warnings: tuple[Issue, ...] = ()
-    parameters: dict[str, Any] = field(default_factory=dict)
     rounds: int = 0
 
     @property
@@ -87,68 +79,35 @@ class SparkPartition:
         return {r["sample_id"]: r["group_id"] for r in self.samples.select("sample_id", "group_id").collect()}
 
 
-def derive(
-    graph: SparkGraph,
-    mode: str,
-    *,
-    strategy: str | None = None,
-    via: Sequence[str] | None = None,
-    priority: Sequence[str] | None = None,
-    min_groups: int | None = None,
-    allow_unlinked: bool = False,
-    allow_single_group: bool = False,
-    hub_degree: int = HUB_DEGREE,
+def derive_request(
+    graph: SparkGraph, request: asked.DeriveRequest, samples: Any = None, *, hub_degree: int = HUB_DEGREE
 ) -> SparkPartition:
-    """Reduce ``graph`` to one group per sample, as :func:`depgraph.derive` does (same arguments but ``samples``;
-    ``hub_degree``: see :func:`~depgraph.spark.components.connected_components`)."""
-    mode = mode_named(mode)
-    if min_groups is not None:
-        min_groups = whole_number(min_groups, "min_groups", minimum=1)
-    allow_unlinked = flag(allow_unlinked, "allow_unlinked")
-    allow_single_group = flag(allow_single_group, "allow_single_group")
-    via = None if via is None else names(via, "via")
-    priority = None if priority is None else names(priority, "priority")
-    if MODE[mode].kind != "composite" and (strategy is not None or via is not None or priority is not None):
-        raise DepgraphError("invalid_argument", f"strategy, via and priority apply to mode 'composite', not {mode!r}")
-    by_default = mode == "composite" and via is None and priority is None
-    if allow_single_group and not by_default:
-        raise DepgraphError(
-            "invalid_argument",
-            "allow_single_group (--allow-single-group) applies to mode 'composite' without via or priority",
-        )
+    """The Spark engine's part of :func:`depgraph.derive`, which checks the request and calls this for a
+    :class:`~depgraph.spark.graph.SparkGraph`. ``hub_degree``: see
+    :func:`~depgraph.spark.components.connected_components`; ``samples=`` is not offered here yet."""
+    if samples is not None:
+        raise DepgraphError("invalid_argument", "samples= is not offered by the Spark engine yet: derive on the graph "
+                            "of the samples wanted")  # fmt: skip
     if graph.count(NodeType.SAMPLE) == 0:
         raise DepgraphError("empty_input", "the graph has no samples")
-    partition = _partition(graph, mode, strategy, via, priority, hub_degree)
-    if not allow_unlinked and _links_nothing(graph, partition):
-        raise _no_relation(graph, partition)
-    partition = _with_shape_warnings(partition)
-    if by_default and not allow_single_group and partition.n_groups == 1 and partition.n_samples > 1:
-        raise DepgraphError(
-            "too_few_groups",
-            f"mode composite/{partition.strategy} over every declared mode ({','.join(partition.via)}) puts all "
-            f"{partition.n_samples} samples in one group; choose the modes with --via, or accept one group with "
-            "--allow-single-group / allow_single_group=True",
-            n_groups=1,
-        )
-    if min_groups is not None and partition.n_groups < min_groups:
-        raise DepgraphError(
-            "too_few_groups",
-            f"mode {_mode_label(partition)} leaves {partition.n_groups} group(s) for {partition.n_samples} samples; "
-            f"{min_groups} are needed",
-            n_groups=partition.n_groups,
-            min_groups=min_groups,
-        )
+    partition = _partition(graph, request, hub_degree)
+    if not request.allow_unlinked and _links_nothing(graph, partition):
+        raise asked.no_relation(graph, partition)
+
+    def top_two() -> np.ndarray:
+        sizes = partition.samples.groupBy("group_id").count().orderBy(F.desc("count")).limit(2).collect()
+        return np.array([r["count"] for r in sizes], dtype=np.int64)
+
+    found = asked.shape_findings(partition, top_two)
+    partition = SparkPartition(**{**partition.__dict__, "warnings": (*partition.warnings, *found)})
+    culprits = lambda: _culprits(graph, partition, hub_degree)  # noqa: E731 - counted on the refusal's path only
+    request.refuse_too_few_groups(partition, lambda: asked.single_group(partition, culprits()))
     return partition
 
 
-def _partition(
-    graph: SparkGraph,
-    mode: str,
-    strategy: str | None,
-    via: Sequence[str] | None,
-    priority: Sequence[str] | None,
-    hub_degree: int,
-) -> SparkPartition:
+def _partition(graph: SparkGraph, request: asked.DeriveRequest, hub_degree: int) -> SparkPartition:
+    """The partition of a checked request, before the shape findings and refusals."""
+    mode = request.mode
     kind = MODE[mode].kind
     if kind == "direct":
         samples, notes = _direct(graph, mode, f"{mode}:")
@@ -161,19 +120,14 @@ def _partition(
                      parameters=parameters)  # fmt: skip
     if kind == "component":
         return _component(graph, mode, hub_degree)
-    strategy = "strict" if strategy is None else strategy_named(strategy)
-    via_modes = _via_modes(graph, via, priority)
+    strategy, via, priority = request.composite(graph)
     if strategy == "strict":
-        if priority is not None:
-            raise DepgraphError("invalid_argument", "priority applies to strategy 'rule_based', not 'strict'")
-        relations = tuple(dict.fromkeys(r.name for m in via_modes for r in relations_for_mode(m)))
+        relations = asked.modes_relations(via)
         samples, rounds = _components(graph, relations, "composite:", hub_degree)
-        parameters = {}
-        for m in via_modes:
-            parameters.update(_build_parameters(graph, m))
+        parameters = asked.build_parameters(graph, via)
         return _made(graph, samples.withColumn("basis", F.lit("composite")), "composite", strategy="strict",
-                     relations=relations, via=via_modes, parameters=parameters, rounds=rounds)  # fmt: skip
-    return _rule_based(graph, via_modes, _priority(priority, via_modes), hub_degree)
+                     relations=relations, via=via, parameters=parameters, rounds=rounds)  # fmt: skip
+    return _rule_based(graph, via, priority, hub_degree)
 
 
 def _made(graph: SparkGraph, samples: DataFrame, mode: str, **fields: Any) -> SparkPartition:
@@ -257,7 +211,7 @@ def _direct(graph: SparkGraph, mode: str, prefix: str) -> tuple[DataFrame, list[
         if prefix == f"{mode}:" and count < graph.count(NodeType.SAMPLE):
             _refuse_label_collisions(mode, samples, missing)
         ids = first_values(missing, "sample_id", SHOWN)
-        notes.append(_unlinked_warning(mode, ids, count))
+        notes.append(asked.unlinked_finding(mode, ids, count))
     return samples.drop("key"), notes
 
 
@@ -266,24 +220,7 @@ def _refuse_label_collisions(mode: str, samples: DataFrame, missing: DataFrame) 
     clash = samples.where(F.col("linked")).select("group_id").join(missing.select("group_id"), "group_id", "semi")
     labels = first_values(clash, "group_id")
     if labels:
-        keys = [c.split(":", 1)[1] for c in labels]
-        raise DepgraphError(
-            "ambiguity",
-            f"{mode} key(s) {describe_ids(keys)} read as the label of an unlinked sample ({describe_ids(labels)}); "
-            "rename them",
-            ids=keys,
-        )
-
-
-def _unlinked_warning(mode: str, ids: list[str], count: int) -> Issue:
-    what = "timepoint" if mode == "time" else mode
-    return finding(
-        "unlinked_samples",
-        f"{count} sample(s) have no {what} and were kept as singleton groups: {describe_ids(ids, total=count)}",
-        ids=tuple(ids),
-        count=count,
-        details={"mode": mode},
-    )
+        raise asked.label_collision(mode, labels)
 
 
 def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
@@ -291,7 +228,7 @@ def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
     findings and where the order came from, as :func:`~depgraph.derivation.timeorder.sample_time_columns` gives
     them: that function computes the order on the driver over the timepoints in use (a study has few: at most
     :data:`MOST_TIMEPOINTS`), and Spark joins it to the samples. An inconsistent order is ``time_order``."""
-    relation = "sample_collected_at_timepoint"
+    relation = RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT
     per_sample = graph.edges[relation].groupBy(F.col("source").alias("row")).agg(F.min("target").alias("tp"))
     per_sample = checkpointed(per_sample)
     used = sorted(r[0] for r in per_sample.select("tp").distinct().collect())
@@ -304,11 +241,12 @@ def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
     nodes = graph.nodes[NodeType.TIMEPOINT].orderBy("row").toPandas()
     attributes = {NodeType.TIMEPOINT: nodes[["time_index"]]} if "time_index" in nodes.columns else {}
     relations = {}
-    if graph.has_relation("timepoint_precedes"):
-        pairs = graph.edges["timepoint_precedes"].orderBy("source", "target").toPandas()
-        relations["timepoint_precedes"] = RelationEdges(
-            "timepoint_precedes", pairs["source"].to_numpy(np.int64), pairs["target"].to_numpy(np.int64), None,
-            ("metadata",), canonical=True,
+    if graph.has_relation(RelationName.TIMEPOINT_PRECEDES):
+        precedes = RelationName.TIMEPOINT_PRECEDES
+        pairs = graph.edges[precedes].orderBy("source", "target").toPandas()
+        relations[precedes] = RelationEdges(
+            precedes, pairs["source"].to_numpy(np.int64), pairs["target"].to_numpy(np.int64), None, ("metadata",),
+            canonical=True,
         )  # fmt: skip
     keys = {NodeType.TIMEPOINT: pa.array(nodes["key"].tolist(), type=pa.string())}
     timepoints = assemble_sorted(keys, attributes, relations)
@@ -329,7 +267,7 @@ def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
 def _with_time(graph: SparkGraph, samples: DataFrame, notes: list[Issue]) -> tuple[DataFrame, dict[str, Any]]:
     """``samples`` with the time columns (null where a sample has no timepoint), the time findings added to
     ``notes``, and the ``time_order`` parameter; a graph without timepoints has the order ``none``."""
-    if not graph.has_relation("sample_collected_at_timepoint"):
+    if not graph.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT):
         empty = [
             F.lit(None).cast(kind).alias(c) for c, kind in zip(TIME_COLUMNS, ("string", "double", "long"), strict=True)
         ]
@@ -385,68 +323,16 @@ def _touched(graph: SparkGraph, relations: Sequence[str]) -> DataFrame:
 def _component(graph: SparkGraph, mode: str, hub_degree: int) -> SparkPartition:
     relations = tuple(r.name for r in relations_for_mode(mode))
     samples, rounds = _components(graph, relations, f"{mode}:", hub_degree)
-    notes: list[Issue] = []
-    own = relations[-1]
-    if not graph.has_relation(own):
-        notes.append(
-            finding(
-                "no_relation_edges",
-                f"the graph has no {own} edges: {mode} groups "
-                + ("equal subject groups" if mode == "relatedness" else "are all singletons"),
-                details={"relation": own},
-            )
-        )
+    notes = asked.missing_relation_findings(graph, mode)
     if mode == "relatedness":
-        unlinked = graph.sample_ids().join(_touched(graph, ("sample_belongs_to_subject",)), "row", "left_anti")
+        unlinked = graph.sample_ids().join(
+            _touched(graph, (RelationName.SAMPLE_BELONGS_TO_SUBJECT,)), "row", "left_anti"
+        )
         count = unlinked.count()
         if count:
-            notes.append(_unlinked_warning("subject", first_values(unlinked, "sample_id"), count))
+            notes.append(asked.unlinked_finding("subject", first_values(unlinked, "sample_id"), count))
     return _made(graph, samples.withColumn("basis", F.lit(mode)), mode, relations=relations, warnings=tuple(notes),
-                 parameters=_build_parameters(graph, mode), rounds=rounds)  # fmt: skip
-
-
-def _build_parameters(graph: SparkGraph, mode: str) -> dict[str, Any]:
-    """Thresholds and radii recorded by the builders the mode relies on."""
-    step = {"relatedness": "add_kinship", "spatial": "add_spatial", "duplicate": "add_duplicates"}.get(mode)
-    records = [dict(h) for h in graph.history if h.get("step") == step]
-    return {step: records} if records else {}
-
-
-# --------------------------------------------------------------------------- composite modes
-def _via_modes(graph: SparkGraph, via: Sequence[str] | None, priority: Sequence[str] | None) -> tuple[str, ...]:
-    if via is None and priority is not None:
-        via = priority
-    if via is None:
-        present = tuple(m for m in COMBINABLE_MODES if graph.has_relation(relations_for_mode(m)[-1].name))
-        if not present:
-            raise DepgraphError(
-                "no_relation",
-                "mode 'composite' has nothing to combine: the graph holds none of the relations of "
-                f"{', '.join(COMBINABLE_MODES)}; declare one, or name modes with via",
-                mode="composite",
-            )
-        return present
-    modes = tuple(dict.fromkeys(canonical_name(m) for m in via))
-    unknown = [m for m in modes if m not in COMBINABLE_MODES]
-    if unknown or not modes:
-        raise DepgraphError(
-            "invalid_argument",
-            f"via/priority take mode names ({describe_ids(COMBINABLE_MODES, 20)}); "
-            f"got {describe_ids(unknown) or 'none'}",
-        )
-    return modes
-
-
-def _priority(priority: Sequence[str] | None, via: tuple[str, ...]) -> tuple[str, ...]:
-    if priority is None:
-        return via
-    order = tuple(dict.fromkeys(canonical_name(m) for m in priority))
-    outside = [m for m in order if m not in via]
-    if outside:
-        raise DepgraphError(
-            "invalid_argument", f"priority modes {describe_ids(outside)} are not in via ({describe_ids(via)})"
-        )
-    return order
+                 parameters=asked.build_parameters(graph, [mode]), rounds=rounds)  # fmt: skip
 
 
 def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ...], hub_degree: int) -> SparkPartition:
@@ -474,23 +360,13 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
     missing = chosen.where(F.col("group_id").isNull())
     count = missing.count()
     if count:
-        ids = first_values(missing, "sample_id")
-        notes.append(
-            finding(
-                "unlinked_samples",
-                f"{count} sample(s) match no prioritized mode and were kept as singleton groups: "
-                f"{describe_ids(ids, total=count)}",
-                ids=tuple(ids),
-                count=count,
-                details={"mode": "composite"},
-            )
-        )
+        notes.append(asked.unprioritized_finding(first_values(missing, "sample_id"), count))
     chosen = chosen.select("row", "sample_id", F.coalesce("group_id", F.concat(F.lit("composite:unlinked:"),
                            "sample_id")).alias("group_id"), "basis")  # fmt: skip
     parameters: dict[str, Any] = {}
     if "time" in priority:
         chosen, parameters = _with_time(graph, chosen, notes)
-    relations = tuple(dict.fromkeys(r.name for m in priority for r in relations_for_mode(m)))
+    relations = asked.modes_relations(priority)
     return _made(graph, chosen, "composite", strategy="rule_based", relations=relations, via=via, priority=priority,
                  warnings=tuple(notes), parameters=parameters, rounds=rounds)  # fmt: skip
 
@@ -505,44 +381,17 @@ def _links_nothing(graph: SparkGraph, partition: SparkPartition) -> bool:
     return _touched(graph, partition.relations).limit(1).count() == 0
 
 
-def _no_relation(graph: SparkGraph, partition: SparkPartition) -> DepgraphError:
-    label = f"'{_mode_label(partition)}'" + (f" (via {','.join(partition.via)})" if partition.mode == "composite"
-                                             else "")  # fmt: skip
-    missing = [r for r in partition.relations if not graph.has_relation(r)]
-    lacking = "none" if len(missing) == len(partition.relations) else f"no {' or '.join(missing)} edges"
-    return DepgraphError(
-        "no_relation",
-        f"mode {label} needs {' and '.join(partition.relations)} edges; the graph has {lacking}; every one of the "
-        f"{partition.n_samples} samples would be a group of its own (accept that with --allow-unlinked / "
-        "allow_unlinked=True)",
-        mode=partition.mode,
-        missing=missing,
-    )
-
-
-def _with_shape_warnings(partition: SparkPartition) -> SparkPartition:
-    """The single-machine engine's shape findings: one group, a dominant group, mostly singletons."""
-    notes = list(partition.warnings)
-    shape, n = partition.shape, partition.n_samples
-    label = _mode_label(partition)
-
-    def top_two() -> np.ndarray:
-        sizes = partition.samples.groupBy("group_id").count().orderBy(F.desc("count")).limit(2).collect()
-        return np.array([r["count"] for r in sizes], dtype=np.int64)
-
-    collapse = collapse_finding(n, shape.n_groups, shape.largest_group_size, top_two, label,
-                                group=shape.largest_group)  # fmt: skip
-    notes += [collapse] if collapse is not None else []
-    alone = shape.singletons
-    if MODE[partition.mode].kind != "direct" and partition.strategy != "rule_based" and n > 1 and alone > n / 2:
-        notes.append(
-            finding(
-                "mostly_singletons",
-                f"mode {label}: {alone} of {n} samples are alone in their group; dependency coverage may be sparse",
-            )
-        )
-    return SparkPartition(**{**partition.__dict__, "warnings": tuple(notes)})
-
-
-def _mode_label(partition: SparkPartition) -> str:
-    return f"composite/{partition.strategy}" if partition.strategy else partition.mode
+def _culprits(graph: SparkGraph, partition: SparkPartition, hub_degree: int) -> list[str]:
+    """The modes of a default composite that by themselves put every sample in one group (counted in Spark, on
+    this refusal's path only)."""
+    culprits = []
+    for mode in partition.via:
+        if MODE[mode].kind == "direct":
+            targets, _ = _targets(graph, mode)
+            alone = targets.count() == partition.n_samples and targets.select("key").distinct().count() == 1
+        else:
+            groups, _ = _components(graph, tuple(r.name for r in relations_for_mode(mode)), f"{mode}:", hub_degree)
+            alone = groups.select("group_id").distinct().count() == 1
+        if alone:
+            culprits.append(mode)
+    return culprits

@@ -38,6 +38,8 @@ class SparkGraph:
     """A study declaration as Spark tables (see the module docstring). ``counts`` holds each node type's number of
     nodes (every type, zero where the graph has none)."""
 
+    __depgraph_engine__ = "spark"  # depgraph.derive(graph, …) runs on Spark for this graph (depgraph.engines)
+
     nodes: dict[NodeType, DataFrame]
     counts: dict[NodeType, int]
     edges: dict[str, DataFrame]

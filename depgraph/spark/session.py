@@ -85,6 +85,11 @@ def local_session(master: str | None = None, settings: dict[str, str] | None = N
         return active
     if master is not None:  # a master that cannot be reached is named now, not after a minute of Spark's retries
         check_standalone_master(master)
+    if not submitted() and (master or "local").startswith("local"):
+        # Spark starts its Python workers with PYSPARK_PYTHON, else the first python3 on the PATH, which may lack
+        # pyarrow (a virtualenv run without activating it): on this machine they run the driver's Python. A
+        # cluster's workers run what the cluster says (a path here may not exist there).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("depgraph")
     if master is not None or not submitted():
         builder = builder.master(master or "local[2]")

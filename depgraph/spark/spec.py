@@ -40,11 +40,11 @@ from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
 from depgraph.spark.folds import DRIVER_GROUPS, FOLD_COLUMNS, canonical_folds, plan_folds, spark_scheme
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spec.columnar import FOLDS, SAMPLES
-from depgraph.spec.columns import chosen_attributes, portable_parameters
+from depgraph.spec.columns import chosen_attributes
 from depgraph.spec.digest import spec_digest
 from depgraph.spec.keys import check_key
-from depgraph.spec.model import WARNING_ID_LIMIT, Constraint, Generator, Signature, SpecWarning, Summary
-from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation, recommended_resampling
+from depgraph.spec.model import Generator, Signature, partition_fields
+from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
 #: Rows read back at a time for the digest.
 BATCH_ROWS = 1 << 20
@@ -63,7 +63,7 @@ def sample_columns(partition: SparkPartition, attributes: Sequence[str] | str | 
             frame = frame.join(block, "row", "left")
     if "timepoint_id" in partition.samples.columns:  # time mode, or a rule-based composite through it
         frame = frame.join(partition.samples.select("row", *TIME_COLUMNS), "row", "left")
-    elif graph.has_relation("sample_collected_at_timepoint"):
+    elif graph.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT):
         try:
             times, _, _ = time_columns(graph)
         except DepgraphError:
@@ -108,13 +108,19 @@ def _strata(graph: SparkGraph) -> DataFrame | None:
     """``row``, ``stratum``: each sample's outcome (its own, else its subject's), several joined with ``|`` in
     sorted order; an outcome id holding ``|`` where some sample has several is ``ambiguity``."""
     pairs = []
-    if graph.has_relation("sample_has_outcome"):
-        pairs.append(graph.edges["sample_has_outcome"].select(F.col("source").alias("row"), F.col("target").alias("o")))
-    if graph.has_relation("subject_has_outcome"):
-        subjects = graph.edges["sample_belongs_to_subject"].select(
+    if graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME):
+        pairs.append(
+            graph.edges[RelationName.SAMPLE_HAS_OUTCOME].select(
+                F.col("source").alias("row"), F.col("target").alias("o")
+            )
+        )
+    if graph.has_relation(RelationName.SUBJECT_HAS_OUTCOME):
+        subjects = graph.edges[RelationName.SAMPLE_BELONGS_TO_SUBJECT].select(
             F.col("source").alias("row"), F.col("target").alias("s")
         )
-        outcomes = graph.edges["subject_has_outcome"].select(F.col("source").alias("s"), F.col("target").alias("o"))
+        outcomes = graph.edges[RelationName.SUBJECT_HAS_OUTCOME].select(
+            F.col("source").alias("s"), F.col("target").alias("o")
+        )
         pairs.append(subjects.join(outcomes, "s").select("row", "o"))
     if not pairs:
         return None
@@ -141,34 +147,18 @@ def _strata(graph: SparkGraph) -> DataFrame | None:
 def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     """Every field of the spec but its samples (and the digest): what the single-machine
     :meth:`~depgraph.spec.model.SplitSpec.from_partition` writes for the same partition."""
-    graph = partition.graph
-    constraint = Constraint(
-        mode=partition.mode,
-        strategy=partition.strategy,
-        relations=list(partition.relations),
-        via=list(partition.via),
-        priority=list(partition.priority),
-        parameters=portable_parameters(partition.parameters),
-        overrides={k: v for k, v in graph.overrides.items() if v},
-        subset=False,
-    )
-    warnings = [
-        SpecWarning(code=w.code, severity=w.severity, message=w.message, count=int(w.count or 0),  # type: ignore[arg-type]
-                    ids=list(w.ids[:WARNING_ID_LIMIT]))
-        for w in partition.warnings
-    ]  # fmt: skip
-    summary = Summary(n_samples=partition.n_samples, **partition.shape._asdict())
+    fields = partition_fields(partition, partition.graph, subset=False)
     return {
         "format": SPEC_FORMAT,
         "format_version": SPEC_FORMAT_VERSION,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "generator": Generator.current().model_dump(mode="json"),
         "digest": None,
-        "graph_name": graph.name,
-        "constraint": constraint.model_dump(mode="json"),
-        "recommended_resampling": recommended_resampling(partition.mode, partition.strategy),
-        "warnings": [w.model_dump(mode="json") for w in warnings],
-        "summary": summary.model_dump(mode="json"),
+        "graph_name": fields["graph_name"],
+        "constraint": fields["constraint"].model_dump(mode="json"),
+        "recommended_resampling": fields["recommended_resampling"],
+        "warnings": [w.model_dump(mode="json") for w in fields["warnings"]],
+        "summary": fields["summary"].model_dump(mode="json"),
     }
 
 

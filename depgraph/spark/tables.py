@@ -45,12 +45,12 @@ from pyspark.sql import functions as F
 
 from depgraph.common.identifiers import UNPRINTABLE
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.ingest.checks import RECORDED_IDS
+from depgraph.ingest.checks import RECORDED_IDS, conflicting_values
 from depgraph.ingest.kinship import resolve_threshold
 from depgraph.spark.frames import any_of, first_values, numbered, refuse_unicode_twins
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
-from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_named
+from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, RelationName, relation_named
 
 #: The metadata columns that name a node (every canonical column but time_index).
 ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
@@ -217,15 +217,7 @@ def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: 
         bad = first_values(counts.where(F.col(column) > 1), "sample_id", 5)
         if bad:
             shown = first_values(frame.where(F.col("sample_id") == bad[0]).where(F.col(column).isNotNull()), column, 5)
-            label = "subjects" if column == "subject_id" else f"{column} values"
-            hint = " (set allow_multi_subject_samples to accept this)" if column == "subject_id" else ""
-            raise DepgraphError(
-                "ambiguity",
-                f"{what}: sample {describe_ids(bad)} is declared with different {label} ({bad[0]}: "
-                f"{describe_ids([str(v) for v in shown])}){hint}",
-                ids=bad,
-                column=column,
-            )
+            raise conflicting_values(what, column, bad, describe_ids([str(v) for v in shown]))
 
 
 def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list[str]) -> SparkGraph:
@@ -255,7 +247,7 @@ def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list
         edges[rule.name] = checkpointed(pairs.join(samples, "sample_id").join(targets, rule.column)
                                         .select("source", "target"))  # fmt: skip
     if "time_index" in frame.columns and NodeType.TIMEPOINT in nodes:
-        edges["timepoint_precedes"] = _precedence(nodes[NodeType.TIMEPOINT])
+        edges[RelationName.TIMEPOINT_PRECEDES] = _precedence(nodes[NodeType.TIMEPOINT])
     history = ({"step": "from_metadata", "rows": frame.count(), "columns": read},)
     overrides = {"allow_multi_subject_samples": True} if allow_multi else {}
     return SparkGraph(nodes, counts, {k: v for k, v in edges.items() if v.limit(1).count()}, name=name,
@@ -354,7 +346,7 @@ def add_kinship(
     kept = edges.where(F.col("weight") >= value)
     step = {"step": "add_kinship", "source": "pairs", "pairs_in": total, "threshold": value,
             "threshold_name": named, "inclusive": True, "pairs_kept": kept.count(), **record}  # fmt: skip
-    return _with_relation(graph, "subject_related_to", kept, step)
+    return _with_relation(graph, RelationName.SUBJECT_RELATED_TO, kept, step)
 
 
 def add_duplicates(
@@ -366,7 +358,7 @@ def add_duplicates(
     edges = checkpointed(edges.select("source", "target").distinct())
     step = {"step": "add_duplicates", "source": "declared", "pairs_in": pairs.count(), "pairs_kept": edges.count(),
             **record}  # fmt: skip
-    return _with_relation(graph, "sample_duplicate_of", edges, step)
+    return _with_relation(graph, RelationName.SAMPLE_DUPLICATE_OF, edges, step)
 
 
 def add_relations(

@@ -30,7 +30,7 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import arrow_column
 from depgraph.io.jsoncolumns import integers, json_array, numbers, optional_text, scalar_objects
-from depgraph.vocab import BLOCK_MODES, NodeType, direct_relation
+from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
 #: Block columns a spec carries when the graph declares the relation.
 #: The columns a spec's ``samples`` may hold, in order, with their JSON item type.
@@ -80,8 +80,8 @@ def sample_columns(partition: Partition, graph: StudyGraph) -> pd.DataFrame:
     if "timepoint_id" in partition.samples.columns:
         for c in ("timepoint_id", "time_index", "order_rank"):
             frame[c] = partition.samples[c].reset_index(drop=True)
-    elif graph.has_relation("sample_collected_at_timepoint"):
-        target = graph.sample_targets("sample_collected_at_timepoint")[positions - start]
+    elif graph.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT):
+        target = graph.sample_targets(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT)[positions - start]
         try:
             time_cols, _, _ = sample_time_columns(graph, target)
         except DepgraphError:
@@ -137,13 +137,13 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
     are joined with ``|`` in sorted order; ``None`` where there is none."""
     start, stop = graph.type_range(NodeType.SAMPLE)
     samples, outcomes = [], []
-    if graph.has_relation("sample_has_outcome"):
-        src, dst, _ = graph.relation_edges("sample_has_outcome")
+    if graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME):
+        src, dst, _ = graph.relation_edges(RelationName.SAMPLE_HAS_OUTCOME)
         samples.append(src - start)
         outcomes.append(dst)
-    if graph.has_relation("subject_has_outcome"):
-        s_src, s_dst, _ = graph.relation_edges("sample_belongs_to_subject")
-        o_src, o_dst, _ = graph.relation_edges("subject_has_outcome")
+    if graph.has_relation(RelationName.SUBJECT_HAS_OUTCOME):
+        s_src, s_dst, _ = graph.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
+        o_src, o_dst, _ = graph.relation_edges(RelationName.SUBJECT_HAS_OUTCOME)
         first = np.searchsorted(o_src, s_dst, side="left")  # outcome edges are sorted by subject
         last = np.searchsorted(o_src, s_dst, side="right")
         reps = last - first
@@ -151,7 +151,7 @@ def _strata(graph: StudyGraph, sample_rows: np.ndarray) -> pd.Series | None:
         outcomes.append(o_dst[np.repeat(first, reps) + _ranges(reps)])
     if not samples:
         return None
-    if len(samples) == 1 and graph.has_relation("sample_has_outcome"):
+    if len(samples) == 1 and graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME):
         sample, outcome = samples[0], outcomes[0]  # edges are stored sorted by (sample, outcome), once each
     else:
         pairs = distinct(np.concatenate(samples) * graph.n_nodes + np.concatenate(outcomes))  # by sample, outcome

@@ -548,6 +548,33 @@ class Provenance(_Model):
         return plain_json(declaration, "declaration")
 
 
+def partition_fields(partition: Any, graph: Any, subset: bool) -> dict[str, Any]:
+    """The spec fields a partition decides, whichever engine derived it (a
+    :class:`~depgraph.derivation.partition.Partition` and its graph, or the Spark engine's): the summary (same rows
+    and groups), the graph's name, the constraint, the recommended resampling and the warnings (ids truncated to
+    :data:`WARNING_ID_LIMIT`, counts exact)."""
+    return {
+        "summary": Summary(n_samples=partition.n_samples, **partition.shape._asdict()),
+        "graph_name": graph.name,
+        "constraint": Constraint(
+            mode=partition.mode,
+            strategy=partition.strategy,
+            relations=list(partition.relations),
+            via=list(partition.via),
+            priority=list(partition.priority),
+            parameters=portable_parameters(partition.parameters),
+            overrides={k: v for k, v in graph.overrides.items() if v},
+            subset=subset,
+        ),
+        "recommended_resampling": recommended_resampling(partition.mode, partition.strategy),
+        "warnings": [
+            SpecWarning(code=w.code, severity=w.severity, message=w.message, count=int(w.count or 0),
+                        ids=list(w.ids[:WARNING_ID_LIMIT]))
+            for w in partition.warnings
+        ],
+    }  # fmt: skip
+
+
 class SplitSpec(GroupedSamples, _Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns.
 
@@ -603,36 +630,9 @@ class SplitSpec(GroupedSamples, _Model):
         samples = sample_columns(partition, graph)
         if attributes:
             samples = with_attributes(samples, graph, attributes)
-        return cls._assemble(
-            samples,
-            dict(
-                summary=Summary(n_samples=partition.n_samples, **partition.shape._asdict()),  # same rows and groups
-                graph_name=graph.name,
-                constraint=Constraint(
-                    mode=partition.mode,
-                    strategy=partition.strategy,
-                    relations=list(partition.relations),
-                    via=list(partition.via),
-                    priority=list(partition.priority),
-                    parameters=portable_parameters(partition.parameters),
-                    overrides={k: v for k, v in graph.overrides.items() if v},
-                    subset=partition.n_samples < graph.count(NodeType.SAMPLE),
-                ),
-                recommended_resampling=recommended_resampling(partition.mode, partition.strategy),
-                provenance=provenance,
-                warnings=[
-                    SpecWarning(
-                        code=w.code,
-                        severity=w.severity,  # type: ignore[arg-type]
-                        message=w.message,
-                        count=int(w.count or 0),
-                        ids=list(w.ids[:WARNING_ID_LIMIT]),
-                    )
-                    for w in partition.warnings
-                ],
-            ),
-            trusted=True,
-        )
+        subset = partition.n_samples < graph.count(NodeType.SAMPLE)
+        fields = partition_fields(partition, graph, subset)
+        return cls._assemble(samples, {**fields, "provenance": provenance}, trusted=True)
 
     @classmethod
     def build(cls, samples: pd.DataFrame, **fields: Any) -> SplitSpec:

@@ -51,7 +51,7 @@ from depgraph.study.sections import (
     Spatial,
     study_key,
 )
-from depgraph.vocab import CANONICAL_COLUMNS, DIRECT_MODES, direct_relation, role_of_column
+from depgraph.vocab import CANONICAL_COLUMNS, DIRECT_MODES, RelationName, direct_relation, role_of_column
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -234,7 +234,11 @@ def _unused_tables(pairs: PairFiles) -> list[str]:
         "kinship": (Kinship, {"path": "king.kin0", "threshold": STARTER_THRESHOLD}, bool(pairs.kinship)),
         "duplicates": (Duplicates, {"path": "duplicates.csv"}, bool(pairs.duplicates or pairs.features)),
         "spatial": (Spatial, {"path": "coordinates.csv", "radius": 1.0}, pairs.coordinates is not None),
-        "relations": (Relations, {"relation": "featureset_generated_from_study", "path": "relations.csv"}, False),
+        "relations": (
+            Relations,
+            {"relation": RelationName.FEATURESET_GENERATED_FROM_STUDY, "path": "relations.csv"},
+            False,
+        ),
     }
     for name, (model, example, used) in examples.items():
         if not used:

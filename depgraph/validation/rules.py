@@ -63,6 +63,7 @@ from depgraph.vocab import (
     RELATIONS,
     SEVERITIES,
     NodeType,
+    RelationName,
     canonical_name,
     relations_for_mode,
 )
@@ -277,22 +278,26 @@ def _with_level(issue: Issue, level: str) -> Issue:
 
 
 # --------------------------------------------------------------------------- structural
+def _repeated_node_ids(ctx: _Context) -> list[Issue]:
+    """A node id declared twice (builders sort nodes by type and key: ids are unique when the keys rise)."""
+    g = ctx.graph
+    step = np.diff(g.nodes["type"].cat.codes.to_numpy())
+    keys = g.key_array
+    rising = pc.greater(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False) if len(keys) > 1 else np.ones(0, bool)
+    if ((step > 0) | ((step == 0) & rising)).all():
+        return []
+    ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
+    dup = ids[ids.duplicated()].unique()
+    return [finding("duplicate_node_id", f"node ids repeat: {describe_ids(dup)}", tuple(dup))] if len(dup) else []
+
+
 @rule("structural")
 def _structure(ctx: _Context) -> list[Issue]:
     """Node ids unique, edges inside the node table, endpoint types matching
     the relation's signature, no repeated edge."""
     g = ctx.graph
-    out: list[Issue] = []
+    out = _repeated_node_ids(ctx)
     types = g.nodes["type"].cat.codes.to_numpy()
-    step = np.diff(types)
-    keys = g.key_array
-    rising = pc.greater(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False) if len(keys) > 1 else np.ones(0, bool)
-    in_order = (step > 0) | ((step == 0) & rising)  # builders sort nodes: unique iff rising
-    if not in_order.all():
-        ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
-        dup = ids[ids.duplicated()].unique()
-        if len(dup):
-            out.append(finding("duplicate_node_id", f"node ids repeat: {describe_ids(dup)}", tuple(dup)))
     dangling_rows: list[np.ndarray] = []
     misjoined: list[tuple[str, np.ndarray, np.ndarray]] = []
     repeated = 0
@@ -404,7 +409,7 @@ def _assignments(ctx: _Context) -> list[Issue]:
         mode = rel.mode
         if len(multi):
             ids = ctx.ids(multi)
-            if rel.name == "sample_belongs_to_subject" and allow_multi:
+            if rel.name == RelationName.SAMPLE_BELONGS_TO_SUBJECT and allow_multi:
                 out.append(
                     finding(
                         "multi_subject_samples_allowed",
@@ -549,7 +554,7 @@ def _unmapped_role_columns(ctx: _Context) -> list[Issue]:
             if role in CANONICAL_COLUMNS:
                 message = unmapped_role_message(str(column), str(role))
                 out.append(finding("unmapped_role_column", message, count=1, details={"column": column, "role": role}))
-            elif role == "family" and not ctx.graph.has_relation("subject_related_to"):
+            elif role == "family" and not ctx.graph.has_relation(RelationName.SUBJECT_RELATED_TO):
                 message = (
                     f"metadata column {column!r} looks like a family id, but no kinship is declared: relatives are "
                     "grouped only through kinship, so a family may be split; add kinship (--kinship, add_kinship)"
@@ -612,7 +617,7 @@ def _per_target(ctx: _Context, relation: str) -> np.ndarray:
 @rule("leakage")
 def _repeated_subjects(ctx: _Context) -> list[Issue]:
     """Subjects with several samples: a sample-level split would leak them."""
-    repeated = np.flatnonzero(_per_target(ctx, "sample_belongs_to_subject") > 1)
+    repeated = np.flatnonzero(_per_target(ctx, RelationName.SAMPLE_BELONGS_TO_SUBJECT) > 1)
     if not len(repeated):
         return []
     return [
@@ -627,7 +632,7 @@ def _repeated_subjects(ctx: _Context) -> list[Issue]:
 
 def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[Issue]:
     g = ctx.graph
-    s_src, s_dst, _ = g.relation_edges("sample_belongs_to_subject")
+    s_src, s_dst, _ = g.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
     if not len(s_src) or not g.has_relation(relation):
         return []
     start, _ = g.type_range(NodeType.SAMPLE)
@@ -653,18 +658,18 @@ def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[
 
 @rule("leakage")
 def _cross_study(ctx: _Context) -> list[Issue]:
-    return _subject_spread(ctx, "sample_from_study", "subject_cross_study_overlap", "studies")
+    return _subject_spread(ctx, RelationName.SAMPLE_FROM_STUDY, "subject_cross_study_overlap", "studies")
 
 
 @rule("leakage")
 def _cross_site(ctx: _Context) -> list[Issue]:
-    return _subject_spread(ctx, "sample_collected_at_site", "subject_cross_site_overlap", "sites")
+    return _subject_spread(ctx, RelationName.SAMPLE_COLLECTED_AT_SITE, "subject_cross_site_overlap", "sites")
 
 
 @rule("leakage")
 def _shared_featuresets(ctx: _Context) -> list[Issue]:
     """Feature sets shared by several samples (derived jointly: a provenance link)."""
-    shared = np.flatnonzero(_per_target(ctx, "sample_uses_featureset") > 1)
+    shared = np.flatnonzero(_per_target(ctx, RelationName.SAMPLE_USES_FEATURESET) > 1)
     if not len(shared):
         return []
     return [
@@ -698,10 +703,12 @@ def _per_dataset_featuresets(ctx: _Context) -> list[Issue]:
 def _heavy_batches(ctx: _Context) -> list[Issue]:
     """Batches holding at least max(3, ceil(half the samples))."""
     n_samples = ctx.graph.count(NodeType.SAMPLE)
-    if not n_samples or not ctx.graph.has_relation("sample_processed_in_batch"):
+    if not n_samples or not ctx.graph.has_relation(RelationName.SAMPLE_PROCESSED_IN_BATCH):
         return []
     threshold = max(3, math.ceil(n_samples * HEAVY_BATCH_SHARE))
-    heavy = np.flatnonzero(_per_target(ctx, "sample_processed_in_batch") >= threshold)  # edges are distinct pairs
+    heavy = np.flatnonzero(
+        _per_target(ctx, RelationName.SAMPLE_PROCESSED_IN_BATCH) >= threshold
+    )  # edges are distinct pairs
     if not len(heavy):
         return []
     return [
@@ -716,7 +723,9 @@ def _heavy_batches(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _time_ordering_missing(ctx: _Context) -> list[Issue]:
     g = ctx.graph
-    if not g.has_relation("sample_collected_at_timepoint") or g.has_relation("timepoint_precedes"):
+    if not g.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT) or g.has_relation(
+        RelationName.TIMEPOINT_PRECEDES
+    ):
         return []
     start, stop = g.type_range(NodeType.TIMEPOINT)
     if "time_index" in g.attributes.columns and g.attributes["time_index"].iloc[start:stop].notna().any():
@@ -732,7 +741,7 @@ def _time_ordering_missing(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _related_subjects(ctx: _Context) -> list[Issue]:
     """Kinship between subjects: subject grouping would put relatives apart."""
-    src, dst, _ = ctx.graph.relation_edges("subject_related_to")
+    src, dst, _ = ctx.graph.relation_edges(RelationName.SUBJECT_RELATED_TO)
     if not len(src):
         return []
     subjects = present(np.concatenate([src, dst]), ctx.graph.n_nodes)
@@ -751,12 +760,12 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
 def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     """Declared duplicates whose samples belong to different subjects: a
     re-deposit under a new subject id, which subject grouping cannot see."""
-    src, dst, _ = ctx.graph.relation_edges("sample_duplicate_of")
+    src, dst, _ = ctx.graph.relation_edges(RelationName.SAMPLE_DUPLICATE_OF)
     if not len(src):
         return []
     start, stop = ctx.graph.type_range(NodeType.SAMPLE)
     subject_of = np.full(stop - start, -1, dtype=np.int64)
-    s_src, s_dst, _ = ctx.graph.relation_edges("sample_belongs_to_subject")
+    s_src, s_dst, _ = ctx.graph.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
     subject_of[s_src - start] = s_dst
     a, b = subject_of[src - start], subject_of[dst - start]
     across = (a != b) | (a < 0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -25,6 +26,7 @@ pytestmark = [
 def spark():
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers run this Python, which has pyarrow
     session = (
         SparkSession.builder.master("local[2]")
         .appName("depgraph-columnar")
