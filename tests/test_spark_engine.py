@@ -540,7 +540,11 @@ def fold_cohorts(draw):
     })  # fmt: skip
     if metadata["subject_id"].isna().all():
         metadata.loc[0, "subject_id"] = "P0"
-    scheme = draw(st.sampled_from(["group-kfold", "stratified-group-kfold", "hash"]))
+    scheme = draw(st.sampled_from(["group-kfold", "stratified-group-kfold", "hash", "holdout"]))
+    if scheme == "holdout":
+        fraction = draw(st.floats(0.05, 0.95))
+        return metadata, scheme, {"test_fraction": fraction, "n_repeats": draw(st.integers(1, 3)),
+                                  "seed": draw(st.integers(0, 2**32 - 1))}  # fmt: skip
     parameters = {"n_splits": draw(st.integers(2, 8))}
     if scheme == "hash":
         parameters["salt"] = draw(st.text(max_size=8))
@@ -560,9 +564,20 @@ EMPTY_HASH_FOLD = (
 )  # fmt: skip
 
 
+#: A holdout drawn three times over subjects of one to three samples, some unlinked (groups of their own).
+REPEATED_HOLDOUT = (
+    pd.DataFrame({"sample_id": [f"S{i}" for i in range(20)],
+                  "subject_id": [f"P{i // 3}" if i % 5 else None for i in range(20)],
+                  "outcome_id": ["case", "control", None, "control"] * 5}),
+    "holdout",
+    {"test_fraction": 0.3, "n_repeats": 3, "seed": 11},
+)  # fmt: skip
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cohort=fold_cohorts())
 @example(cohort=EMPTY_HASH_FOLD)
+@example(cohort=REPEATED_HOLDOUT)
 def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, monkeypatch, cohort):
     """The plan, its splits and balance, and the spec's digest are assign_folds' own; a plan the single machine
     refuses is refused alike."""

@@ -469,31 +469,46 @@ class GroupedHoldout(FoldScheme):
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
+        self.check_groups(groups.n)
+        n = len(groups.codes)
+        return [
+            FoldSplit.of(
+                r, 0, np.flatnonzero(self.tested_groups(groups.sizes, r)[groups.codes]), np.empty(0, np.int64), n
+            )
+            for r in range(self.n_repeats)
+        ]
+
+    def check_groups(self, n_groups: int) -> None:
+        """The parameters and the number of groups a holdout needs (two at least)."""
         _check_fraction(self.test_fraction)
         check_repeats(self.n_repeats)
-        if groups.n < 2:
-            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
-        n = len(groups.codes)
-        target = self.test_fraction * n
-        out = []
-        for r in range(self.n_repeats):
-            rng = np.random.default_rng([self.seed, r])
-            order = rng.permutation(groups.n)
-            cum = np.cumsum(groups.sizes[order])
-            cut = int(np.argmin(np.abs(cum - target))) + 1
-            chosen = np.zeros(groups.n, dtype=bool)
-            chosen[order[:cut]] = True
-            deficit = target - cum[cut - 1]
-            rest = order[cut:]
-            if deficit > 0 and len(rest):  # one filler group that brings the count closest to the target
-                gain = np.abs(deficit - groups.sizes[rest])
-                best = rest[int(np.argmin(gain))]
-                if gain.min() < deficit:
-                    chosen[best] = True
-            if chosen.all():
-                chosen[order[cut - 1]] = False  # never test everything
-            out.append(FoldSplit.of(r, 0, np.flatnonzero(chosen[groups.codes]), np.empty(0, np.int64), n))
-        return out
+        if n_groups < 2:
+            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {n_groups}")
+
+    def tested_groups(self, sizes: np.ndarray, repeat: int) -> np.ndarray:
+        """Whether each group (``sizes``, in group-id order) is tested in ``repeat``. Only the sizes decide, so an
+        engine that counts them elsewhere (Spark, one row per group) draws the same holdout.
+
+        >>> GroupedHoldout(test_fraction=0.5, seed=1).tested_groups(np.array([2, 1, 2, 1]), 0).tolist()
+        [True, True, False, False]
+        """
+        target = self.test_fraction * int(sizes.sum())
+        rng = np.random.default_rng([self.seed, repeat])
+        order = rng.permutation(len(sizes))
+        cum = np.cumsum(sizes[order])
+        cut = int(np.argmin(np.abs(cum - target))) + 1
+        chosen = np.zeros(len(sizes), dtype=bool)
+        chosen[order[:cut]] = True
+        deficit = target - cum[cut - 1]
+        rest = order[cut:]
+        if deficit > 0 and len(rest):  # one filler group that brings the count closest to the target
+            gain = np.abs(deficit - sizes[rest])
+            best = rest[int(np.argmin(gain))]
+            if gain.min() < deficit:
+                chosen[best] = True
+        if chosen.all():
+            chosen[order[cut - 1]] = False  # never test everything
+        return chosen
 
     def target_fraction(self) -> float:
         return self.test_fraction

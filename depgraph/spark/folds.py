@@ -10,6 +10,8 @@ spec whose samples are a Spark table.
   (:func:`~depgraph.folds.schemes.kfold_of_groups`), and the folds go back as a broadcast array. The
   driver holds one row per group: up to :data:`DRIVER_GROUPS` groups (about 100 MB of sizes and folds), beyond
   which the plan is refused, naming hash folds, which have no such limit.
+- **Grouped holdout** (``holdout``): likewise, from the groups' sizes alone
+  (:meth:`~depgraph.folds.schemes.GroupedHoldout.tested_groups`), each repeat's tested groups broadcast back.
 
 Every other figure of the plan — each split's sizes, the balance of the ``stratum`` (or ``stratify``) column — is
 counted in Spark and put together by the single-machine code (:func:`~depgraph.spec.balance.balance_of_counts`),
@@ -59,6 +61,7 @@ from depgraph.folds.covariates import (
 from depgraph.folds.schemes import (
     CovariateBins,
     FoldScheme,
+    GroupedHoldout,
     GroupedKFold,
     HashFolds,
     StratifiedGroupedKFold,
@@ -76,7 +79,13 @@ from depgraph.spec.balance import MISSING_CATEGORY, balance_of_counts
 from depgraph.spec.checks import untested_split
 
 #: The schemes the Spark engine plans.
-SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (GroupedKFold, StratifiedGroupedKFold, HashFolds, CovariateBins)
+SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (
+    GroupedKFold,
+    StratifiedGroupedKFold,
+    GroupedHoldout,
+    HashFolds,
+    CovariateBins,
+)
 #: Groups the driver assigns k-fold folds to at most (their sizes, class counts and folds are driver arrays).
 DRIVER_GROUPS = 10_000_000
 #: Hash folds are reduced modulo k in 64-bit columns, 32 bits at a time: k stays below this.
@@ -147,6 +156,10 @@ def plan_folds(
     elif isinstance(scheme, CovariateBins):
         folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
         k, repeats = scheme.n_splits, 1
+    elif isinstance(scheme, GroupedHoldout):
+        scheme.check_groups(n_groups)
+        folds = _holdout_folds(samples, groups, n_groups, scheme, driver_groups)
+        k, repeats = 1, scheme.n_repeats
     else:
         check_folds(scheme.n_splits, n_groups)
         check_repeats(scheme.n_repeats)
@@ -324,6 +337,42 @@ def _key_texts(
     return spell
 
 
+def _holdout_folds(
+    samples: DataFrame, groups: DataFrame, n_groups: int, scheme: GroupedHoldout, driver_groups: int
+) -> DataFrame:
+    """``row``, ``sample_id``, ``split`` (the repeat) of each tested sample: the single-machine holdout, drawn on
+    the driver from the groups' sizes (:meth:`~depgraph.folds.schemes.GroupedHoldout.tested_groups`)."""
+    ranked, sizes = _ranked_groups(groups, n_groups, scheme, driver_groups)
+    tested = np.stack([np.where(scheme.tested_groups(sizes, r), r, -1) for r in range(scheme.n_repeats)])
+    return _splits_of_groups(samples, ranked, tested).where(F.col("split") >= 0)
+
+
+def _ranked_groups(
+    groups: DataFrame, n_groups: int, scheme: FoldScheme, driver_groups: int
+) -> tuple[DataFrame, np.ndarray]:
+    """Each group's number in group-id byte order (``group_id``, ``group``) and the sizes in that order, on the
+    driver: ``invalid_argument`` beyond ``driver_groups`` groups."""
+    if n_groups > driver_groups:
+        raise DepgraphError(
+            "invalid_argument",
+            f"{scheme.name} assigns folds on the Spark driver, one row per group: {n_groups:,} groups exceed its "
+            f"limit of {driver_groups:,} (driver_groups=); use hash folds, computed in Spark for any number of "
+            "groups",
+        )
+    ranked = numbered(groups, ["group_id"], "group")
+    return ranked, _driver_column(ranked.orderBy("group").select("size"))
+
+
+def _splits_of_groups(samples: DataFrame, ranked: DataFrame, splits: np.ndarray) -> DataFrame:
+    """One row per sample and repeat with the split the driver's ``repeats × groups`` array gives its group. The
+    array goes to the executors as a broadcast (4 bytes a group and repeat), looked up by the group's number in
+    Spark's Python workers: a table made from driver rows would be copied into the driver's heap several times
+    over (at 10^7 samples it ran a 1 GB heap out of memory)."""
+    shared = samples.sparkSession.sparkContext.broadcast(splits.astype(np.int32))
+    placed = samples.select("row", "sample_id", "group_id").join(ranked.select("group_id", "group"), "group_id")
+    return placed.select("row", "sample_id", "group").mapInArrow(_folds_of_groups(shared), FOLD_ROWS)
+
+
 def _kfold_folds(
     samples: DataFrame,
     groups: DataFrame,
@@ -334,15 +383,7 @@ def _kfold_folds(
 ) -> DataFrame:
     """``row``, ``sample_id``, ``split`` (``repeat · k + fold``): the single-machine k-fold assignment, run on the
     driver over the groups' sizes (and class counts), each group's folds joined back to its samples."""
-    if n_groups > driver_groups:
-        raise DepgraphError(
-            "invalid_argument",
-            f"{scheme.name} assigns folds on the Spark driver, one row per group: {n_groups:,} groups exceed its "
-            f"limit of {driver_groups:,} (driver_groups=); use hash folds, computed in Spark for any number of "
-            "groups",
-        )
-    ranked = numbered(groups, ["group_id"], "group")
-    sizes = _driver_column(ranked.orderBy("group").select("size"))
+    ranked, sizes = _ranked_groups(groups, n_groups, scheme, driver_groups)
     counts = None
     if stratify is not None:
         codes, classes = _category_codes(samples, stratify)
@@ -357,12 +398,7 @@ def _kfold_folds(
         counts[_numpy(per_group, "group"), _numpy(per_group, "code")] = _numpy(per_group, "count")
     k = scheme.n_splits
     folds = np.stack([r * k + kfold_of_groups(sizes, k, scheme.seed, counts, r) for r in range(scheme.n_repeats)])
-    # each group's folds go to the executors as a broadcast array (4 bytes a group and repeat), looked up by the
-    # group's number in Spark's Python workers: a table made from driver rows would be copied into the driver's
-    # heap several times over (at 10^7 samples it ran a 1 GB heap out of memory)
-    shared = samples.sparkSession.sparkContext.broadcast(folds.astype(np.int32))
-    placed = samples.select("row", "sample_id", "group_id").join(ranked.select("group_id", "group"), "group_id")
-    return placed.select("row", "sample_id", "group").mapInArrow(_folds_of_groups(shared), FOLD_ROWS)
+    return _splits_of_groups(samples, ranked, folds)
 
 
 #: The rows of each tested sample a fold plan gives (one per split it is tested in).
