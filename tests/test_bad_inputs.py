@@ -1588,6 +1588,12 @@ def _relabel_groups(label: str):
 SELF_CONTRADICTING_CASES = [
     pytest.param(_set(("folds", "parameters", "n_splits"), 7),
                  ["folds lists 2 split(s), but its parameters say 7 fold(s) × 1 repeat(s)"], id="n-splits-7"),
+    pytest.param(lambda d: d["folds"].update(parameters={**d["folds"]["parameters"], "n_splits": 1},
+                                             splits=d["folds"]["splits"][:1]),
+                 ["folds.parameters.n_splits is 1, but a stratified-group-kfold plan has at least 2"],
+                 id="n-splits-1"),
+    pytest.param(lambda d: d["folds"]["splits"][0].update(test=list(range(8)), n_test=8, n_train=0),
+                 ["folds.splits[0] trains on no sample"], id="a-split-trains-on-nothing"),
     pytest.param(_set(("folds", "parameters", "n_repeats"), 2),
                  ["folds lists 2 split(s)", "2 fold(s) × 2 repeat(s)"], id="n-repeats-2"),
     pytest.param(_set(("folds", "seed"), None),

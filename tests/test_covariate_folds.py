@@ -378,3 +378,41 @@ def test_plans_do_not_depend_on_row_order(frame, k, shuffle_seed):
         assert fold_of(plans[0]) == fold_of(plans[1])
         a, b = plans[0].folds, plans[1].folds
         assert a.parameters == b.parameters and a.balance == b.balance
+
+
+def _redigested(doc: dict, edit) -> dict:
+    from depgraph.spec.digest import content_digest
+
+    edit(doc)
+    doc["digest"] = content_digest(doc)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("scheme", "edit", "fragment"),
+    [
+        (
+            "covariate-bins",
+            lambda d: d["folds"]["parameters"].update(thresholds=[100.0]),
+            "tests other samples than the groups whose lower median of age lies in bin",
+        ),
+        ("covariate-bins", lambda d: d["folds"]["parameters"].update(group_value="banana"), "not 'lower median'"),
+        ("covariate-bins", lambda d: d["folds"]["parameters"].update(bins="?"), "parameters.bins is '?'"),
+        ("covariate-bins", lambda d: d["folds"]["parameters"].update(by="site_group"), "not a column of numbers"),
+        ("hash", lambda d: d["folds"]["parameters"].update(encoding="x"), "parameters.encoding is 'x'"),
+        ("hash", lambda d: d["folds"]["parameters"].update(salt_fingerprint=""), "not 16 lower-case hex digits"),
+    ],
+    ids=["thresholds-not-the-folds", "group-value", "bins", "by-text", "encoding", "fingerprint"],
+)
+def test_what_a_keyed_plan_records_is_what_it_did(scheme, edit, fragment):
+    """A covariate-bins plan is decided by its thresholds, so a reader recomputes it; what a hash plan records of
+    its encoding is the one sentence the scheme writes."""
+    from depgraph.spec.files import spec_from_document
+
+    frame = pd.DataFrame({"sample_id": [f"s{i}" for i in range(12)], "group_id": [f"g{i // 2}" for i in range(12)],
+                          "age": [float(i // 2) for i in range(12)], "site_group": list("ab") * 6})  # fmt: skip
+    options = {"n_splits": 2, "by": "age"} if scheme == "covariate-bins" else {"n_splits": 2, "salt": "s"}
+    doc = assign_folds(make_spec(frame), scheme, **options).to_json_dict()
+    with pytest.raises(DepgraphError) as err:
+        spec_from_document(_redigested(doc, edit))
+    assert err.value.code == "integrity" and fragment in err.value.message, err.value.message

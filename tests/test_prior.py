@@ -178,8 +178,22 @@ def _warned_document(tmp_path: Path) -> dict:
         (lambda d: d["warnings"][0].update(count=d["warnings"][0]["count"] + 1), "but the folds count"),
         (lambda d: d["folds"]["balance"].update(prior_samples_moved=0), "but the folds count 0"),
         (lambda d: d.update(folds=None), "are no holdout kept from a prior"),
+        (lambda d: d.update(warnings=[]), "but no prior_side_changed warning names them"),
+        (lambda d: d["warnings"].append(dict(d["warnings"][0])), r"warnings\[1\] repeats prior_side_changed"),
+        (lambda d: d["warnings"][0]["ids"].__setitem__(0, "NOT-A-SAMPLE"), "names NOT-A-SAMPLE, no sample"),
+        (lambda d: d["warnings"][0].update(ids=[]), "naming 0"),
+        (lambda d: d["warnings"][0].update(severity="advisory"), "not a advisory"),
     ],
-    ids=["count-raised", "balance-lowered", "folds-dropped"],
+    ids=[
+        "count-raised",
+        "balance-lowered",
+        "folds-dropped",
+        "warning-dropped",
+        "warning-twice",
+        "stranger-named",
+        "no-ids",
+        "advisory",
+    ],
 )
 def test_a_moved_sample_warning_that_the_plan_did_not_make_is_refused(tmp_path, capsys, edit, fragment):
     doc = _warned_document(tmp_path)
@@ -207,3 +221,55 @@ def test_the_cli_tells_the_moved_samples_and_validate_reports_them(tmp_path, cap
     assert moved and moved[0] in err
     assert main(["validate", str(out)]) == 0
     assert "prior_side_changed" in capsys.readouterr().out
+
+
+def test_samples_the_prior_excluded_were_never_placed_and_keep_nothing():
+    """A time-ordered prior excludes its gap: such a sample was neither tested nor trained, so it casts no vote,
+    moves nowhere and makes no group a returning one (it was counted as trained before)."""
+    from depgraph.spec.model import FoldPlan
+
+    ids = ["A1a", "A1b", "A2", "B1", "C1", "D1", "E1", "F1", "G1", "H1"]
+    subjects = ["PA", "PA", "PA", "PB", "PC", "PD", "PE", "PF", "PG", "PH"]
+    frame = pd.DataFrame({"sample_id": ids, "group_id": ["subject:" + p for p in subjects], "sex": list("fmfmfmfmfm")})
+    spec = _spec(frame, "subject")
+    roles = np.array([[2, 2, 1, 0, 1, 2, 0, 0, 0, 1]])  # A1a, A1b, D1 excluded; A2, C1, H1 tested
+    prior = spec.with_folds(FoldPlan.from_roles(roles))
+    after = assign_folds(spec, BalancedHoldout(balance=("sex",), prior=prior))
+    now = _sides(after)
+    assert now["A2"] == now["A1a"] == now["A1b"] == 1  # PA keeps the side of the one sample the prior placed
+    assert not after.warnings and after.folds.balance["prior_samples_moved"] == 0
+    assert after.folds.balance["prior_groups"] == 7  # PD's only sample was excluded: a new group
+
+
+def test_the_python_api_cannot_drop_the_moved_samples_warning():
+    """A plan whose balance counts moved samples is refused without the warning naming them, however it is
+    attached: with_folds without its findings, replace(warnings=[])."""
+    frame = _cohort(40, seed=1)
+    prior = _batch_prior(frame.iloc[:60])
+    spec = _spec(_grouped(frame, "subject"), "subject")
+    plan = BalancedHoldout(balance=("sex",), prior=prior).plan(spec)
+    assert plan.balance["prior_samples_moved"] > 0
+    with pytest.raises(DepgraphError, match="no prior_side_changed warning names them") as err:
+        spec.with_folds(plan)
+    assert err.value.code == "invalid_argument"
+    with pytest.warns(DepgraphWarning):
+        kept = assign_folds(spec, BalancedHoldout(balance=("sex",), prior=prior))
+    with pytest.raises(DepgraphError, match="no prior_side_changed warning names them"):
+        kept.replace(warnings=[])
+
+
+def test_a_pseudonymised_spec_keeps_the_moved_samples_warning_readable(tmp_path):
+    from depgraph.spec.privacy import pseudonymize
+
+    frame = _cohort(40, seed=1)
+    prior = _batch_prior(frame.iloc[:60])
+    with pytest.warns(DepgraphWarning):
+        kept = assign_folds(
+            _spec(_grouped(frame, "subject"), "subject"), BalancedHoldout(balance=("sex",), prior=prior)
+        )
+    hidden = pseudonymize(kept, b"a key long enough to be a real one, 32+ bytes")
+    (warning,) = hidden.warnings
+    assert warning.code == "prior_side_changed" and "the prior grouped otherwise" in warning.message
+    assert set(warning.ids) <= set(hidden.sample_ids) and not set(warning.ids) & set(kept.sample_ids)
+    write_spec(hidden, tmp_path / "hidden.json")
+    assert read_spec(tmp_path / "hidden.json").warnings == hidden.warnings

@@ -637,7 +637,7 @@ def test_fold_refusals_on_spark(tmp_path, spark):
             write_spark_spec(partition, path, scheme, **parameters)
         assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
     own = [  # what the Spark engine does not plan, refused by name
-        ("holdout", {"test_fraction": 0.25}, "not holdout"),
+        ("logo", {}, "not logo"),
         ("stratified-group-kfold", {"stratify": "time_index"}, "'time_index' is double"),
         (None, {"n_splits": 3}, "need a scheme"),
     ]

@@ -9,6 +9,8 @@ import pytest
 
 from depgraph import DepgraphError, add_kinship, derive, from_metadata
 from depgraph.cli.main import main
+from depgraph.folds.schemes import assign_folds
+from depgraph.spec.balance import balance_metrics
 from depgraph.spec.digest import canonical_bytes, content_digest
 from depgraph.spec.files import read_spec, spec_from_document, write_spec
 from depgraph.spec.model import SPEC_FORMAT_VERSION, Constraint, FoldPlan, FoldSplit, SplitSpec
@@ -186,3 +188,40 @@ def test_fold_positions_must_be_integers(tmp_path, graph, bad):
     with pytest.raises(DepgraphError) as err:
         read_spec(path)
     assert err.value.code == "schema" and "folds" in err.value.message, err.value.message
+
+
+def test_a_strict_composite_states_no_priority_and_only_its_own_labels():
+    """Priority orders a rule-based composite's modes; a strict composite labels its groups composite: (a
+    composite_subject: label is a rule-based one's), and a rule-based one labels them after its priority modes."""
+    from depgraph.spec.model import Constraint as C
+
+    frame = pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["composite:S1", "composite:S2"]})
+    cases = [
+        (frame, C(mode="composite", strategy="strict", via=["subject"], priority=["subject"]), "custom_grouped_cv",
+         "a strict one combines them all"),
+        (frame.assign(group_id=["composite_subject:P1", "composite_subject:P2"]),
+         C(mode="composite", strategy="strict", via=["subject", "batch"]), "custom_grouped_cv",
+         "group ids labelled composite_subject: under mode composite (strict)"),
+        (frame.assign(group_id=["composite_subject:P1", "composite_batch:B2"]),
+         C(mode="composite", strategy="rule_based", via=["subject", "batch"], priority=["batch"]), "grouped_cv",
+         "group ids labelled composite_subject: under mode composite (rule_based)"),
+    ]  # fmt: skip
+    for samples, constraint, resampling, fragment in cases:
+        with pytest.raises(DepgraphError) as err:
+            SplitSpec.build(samples, constraint=constraint, recommended_resampling=resampling)
+        assert err.value.code == "invalid_argument" and fragment in err.value.message, err.value.message
+
+
+def test_a_leave_one_block_out_split_tests_its_whole_block():
+    frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "group_id": [f"g{i}" for i in range(6)],
+                          "batch_group": ["B1", "B1", "B1", "B2", "B2", "B2"]})  # fmt: skip
+    spec = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    doc = assign_folds(spec, "logo", by="batch_group").to_json_dict()
+    split = doc["folds"]["splits"][0]
+    split.update(test=split["test"][1:], n_test=split["n_test"] - 1, n_train=split["n_train"] + 1)
+    doc["folds"]["balance"] = balance_metrics(spec.samples, [FoldSplit(**x) for x in doc["folds"]["splits"]], [],
+                                              None)  # fmt: skip
+    doc["digest"] = content_digest(doc)
+    with pytest.raises(DepgraphError) as err:
+        spec_from_document(doc)
+    assert err.value.code == "integrity" and "tests 2 of the 3 samples of block 'B1'" in err.value.message

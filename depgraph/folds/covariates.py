@@ -31,6 +31,8 @@ import pyarrow.compute as pc
 
 from depgraph.common.identifiers import key_array
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
+from depgraph.spec.plans import bin_of as bin_of  # re-exported: the schemes and Spark use them here
+from depgraph.spec.plans import group_values as group_values
 
 #: Folds whose bias-corrected Cramér's V with the outcome reaches this are reported as strongly associated with it.
 #: 0.3 is the conventional threshold of a moderate association (Cohen); below it the folds' outcome shares differ
@@ -137,18 +139,6 @@ def groups_with_several_keys(group_codes: np.ndarray, key_codes: np.ndarray, n_g
 
 
 # --------------------------------------------------------------------------- bins
-def group_values(group_codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each group's lower median: the ⌈m/2⌉-th smallest of its m values (a value the group holds, no averaging).
-
-    >>> group_values(np.array([0, 0, 0, 1, 1]), np.array([5.0, 1.0, 9.0, 4.0, 2.0]), 2).tolist()
-    [5.0, 2.0]
-    """
-    order = np.lexsort((values, group_codes))
-    counts = np.bincount(group_codes, minlength=n_groups)
-    starts = np.cumsum(counts) - counts
-    return values[order[starts + (counts - 1) // 2]]
-
-
 def equal_size_thresholds(values: np.ndarray, sizes: np.ndarray, n_splits: int) -> np.ndarray:
     """``n_splits − 1`` thresholds cutting groups (their ``values`` and ``sizes``) into bins of nearly equal sample
     counts: each cut falls between two consecutive distinct values, where the running count is nearest
@@ -178,15 +168,6 @@ def equal_size_thresholds(values: np.ndarray, sizes: np.ndarray, n_splits: int) 
     low, high = distinct[cut], distinct[cut + 1]
     middle = low + (high - low) / 2
     return np.where(middle > low, middle, high)  # adjacent doubles: the midpoint rounds down onto the lower value
-
-
-def bin_of(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """The bin of each value: how many thresholds are at or below it (bin i holds ``t[i-1] <= v < t[i]``).
-
-    >>> bin_of(np.array([1.0, 2.5, 3.0]), np.array([2.5])).tolist()
-    [0, 1, 1]
-    """
-    return np.searchsorted(thresholds, values, side="right").astype(np.int64)
 
 
 def numeric_column(samples: pd.DataFrame, column: str, ids: np.ndarray) -> np.ndarray:

@@ -38,6 +38,9 @@ from depgraph.vocab import DIRECT_MODES
 if TYPE_CHECKING:
     from depgraph.spec.model import SplitSpec
 
+#: A sample's role in a split (:meth:`~depgraph.spec.model.FoldSplit.roles`).
+TRAINED, TESTED, EXCLUDED = 0, 1, 2
+
 #: A group id naming an entity: a direct mode's label (or ``composite_<mode>``), then the entity's key; a sample
 #: the mode leaves unlinked is its own group (``subject:unlinked:S9``), not an entity.
 _ENTITY = rf"^(?:composite_)?(?P<mode>{'|'.join(DIRECT_MODES)}):(?P<key>.+)$"
@@ -70,18 +73,20 @@ def entity_ids(group_ids: np.ndarray) -> pa.Array:
 
 def prior_sides(prior: SplitSpec, spec: SplitSpec, codes: np.ndarray, group_ids: np.ndarray) -> PriorSides:
     """The prior's side of each of ``spec``'s groups (``codes`` per sample into ``group_ids``); see the module."""
-    prior_test = _prior_test(prior)
+    prior_roles = _prior_roles(prior)
     at = pc.index_in(text_array(spec.samples["sample_id"]), text_array(prior.samples["sample_id"]))
-    known = at.is_valid().to_numpy(zero_copy_only=False)
-    if not known.any():  # entity ids alone do not make one cohort: P1 names someone else in another study
+    shared = at.is_valid().to_numpy(zero_copy_only=False)
+    if not shared.any():  # entity ids alone do not make one cohort: P1 names someone else in another study
         _refuse_unrelated(prior, spec)
-    tested_here = np.zeros(len(known), dtype=bool)
-    tested_here[known] = prior_test[at.drop_null().to_numpy()]
+    role_here = np.full(len(shared), EXCLUDED, dtype=np.int8)
+    role_here[shared] = prior_roles[at.drop_null().to_numpy()]
+    known = role_here != EXCLUDED  # a sample the prior excluded (neither tested nor trained) was never placed
+    tested_here = role_here == TESTED
     n = len(group_ids)
     tested = np.bincount(codes[known], weights=tested_here[known], minlength=n)
     seen = np.bincount(codes[known], minlength=n)
     side = np.where(seen == 0, -1, (tested * 2 >= seen).astype(np.int64))  # an even split goes to test
-    entity_side = _entity_sides(prior, prior_test, group_ids)
+    entity_side = _entity_sides(prior, prior_roles, group_ids)
     by_entity = (seen == 0) & (entity_side >= 0)
     side = np.where(by_entity, entity_side, side)
     moved = np.flatnonzero(known & (tested_here != (side[codes] == 1)))
@@ -89,25 +94,27 @@ def prior_sides(prior: SplitSpec, spec: SplitSpec, codes: np.ndarray, group_ids:
     return PriorSides(side, conflicts, int(by_entity.sum()), moved)
 
 
-def _prior_test(prior: SplitSpec) -> np.ndarray:
-    """Whether the prior's single holdout split tests each of its samples."""
+def _prior_roles(prior: SplitSpec) -> np.ndarray:
+    """Each of the prior's samples' role in its single split: :data:`TRAINED`, :data:`TESTED` or
+    :data:`EXCLUDED` (a time-ordered prior excludes its gap; such a sample was never placed, so it keeps nothing)."""
     if prior.folds is None or not prior.folds.splits:
         raise DepgraphError("invalid_argument", "the prior spec carries no folds to keep")
     if len(prior.folds.splits) != 1:
         raise DepgraphError("invalid_argument", "the prior spec's folds are not a single holdout split")
-    return prior.folds.splits[0].roles(prior.n_samples) == 1
+    return prior.folds.splits[0].roles(prior.n_samples).astype(np.int8)
 
 
-def _entity_sides(prior: SplitSpec, prior_test: np.ndarray, group_ids: np.ndarray) -> np.ndarray:
+def _entity_sides(prior: SplitSpec, prior_roles: np.ndarray, group_ids: np.ndarray) -> np.ndarray:
     """The side the prior gave the entity each group names (-1: no entity, or one the prior did not place). A
-    prior group is on one side (a reader checks it), so each prior group's side is read once, from any sample."""
+    prior group is on one side (a reader checks it): its side is that of any sample it placed."""
     prior_codes, prior_groups = sorted_categories(text_array(prior.samples["group_id"]))
-    group_test = np.zeros(len(prior_groups), dtype=np.int64)
-    group_test[prior_codes[prior_test]] = 1
+    group_side = np.full(len(prior_groups), -1, dtype=np.int64)
+    placed = prior_roles != EXCLUDED
+    group_side[prior_codes[placed]] = (prior_roles[placed] == TESTED).astype(np.int64)
     prior_entities = entity_ids(prior_groups)
-    named = prior_entities.is_valid()
+    named = pc.and_(prior_entities.is_valid(), pa.array(group_side >= 0))
     # two prior groups naming one entity (subject:P1 and composite_subject:P1 in a hand-made prior): none kept
-    table = pa.table({"entity": prior_entities.filter(named), "test": pa.array(group_test).filter(named)})
+    table = pa.table({"entity": prior_entities.filter(named), "test": pa.array(group_side).filter(named)})
     per_entity = table.group_by("entity").aggregate([("test", "min"), ("test", "max")])
     agreed = pc.equal(per_entity["test_min"], per_entity["test_max"])
     entities, sides = per_entity["entity"].filter(agreed), per_entity["test_min"].filter(agreed)

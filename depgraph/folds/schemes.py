@@ -98,6 +98,7 @@ from depgraph.folds.prior import PriorSides, moved_message, prior_sides
 from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
 from depgraph.spec.columns import SPEC_COLUMN_OF_ROLE
 from depgraph.spec.model import WARNING_ID_LIMIT, FoldPlan, FoldSplit, SpecWarning, SplitSpec
+from depgraph.spec.plans import BINS, GROUP_VALUE, hash_encoding
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -670,11 +671,10 @@ class HashFolds(FoldScheme):
 
     def parameters(self) -> dict[str, Any]:
         keyed = list(self.key) if self.key else "group_id"
-        text = "netstrings <bytes>:<text>, of the key columns" if self.key else "utf8(group_id)"
         return {
             "n_splits": self.n_splits,
             "key": keyed,
-            "encoding": f"sha256(utf8(salt) || {text}) as big-endian integer mod n_splits",
+            "encoding": hash_encoding(keyed),
             "salt_fingerprint": hashlib.sha256(b"depgraph salt fingerprint" + self.salt.encode()).hexdigest()[:16],
         }
 
@@ -741,8 +741,8 @@ class CovariateBins(FoldScheme):
 
     def parameters(self) -> dict[str, Any]:
         thresholds = None if self.thresholds is None else list(self.thresholds)
-        return {"n_splits": self.n_splits, "by": self.by, "thresholds": thresholds, "group_value": "lower median",
-                "bins": "fold i holds thresholds[i-1] <= value < thresholds[i]"}  # fmt: skip
+        return {"n_splits": self.n_splits, "by": self.by, "thresholds": thresholds, "group_value": GROUP_VALUE,
+                "bins": BINS}  # fmt: skip
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         if self.thresholds is None:  # cut here, then planned as a site applying them would plan

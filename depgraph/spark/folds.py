@@ -139,35 +139,9 @@ def plan_folds(
     columns = [c for c in samples.columns if c != "row"]
     groups = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
     n_groups = groups.count()
-    extra_parameters: dict[str, Any] = {}  # what a scheme's plan adds to its parameters and balance
-    extra_balance: dict[str, Any] = {}
-    if isinstance(scheme, HashFolds):
-        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked
-        check_folds(scheme.n_splits, n_groups)
-        if scheme.n_splits >= HASH_SPLITS:
-            raise DepgraphError(
-                "invalid_argument",
-                f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
-                f"{HASH_SPLITS - 1})",
-            )
-        k, repeats = scheme.n_splits, 1
-        if scheme.key:  # folds keyed on sample columns may follow the outcome: reported (and warned) as on one machine
-            extra_balance = {"association": _association(samples, folds, f"hash folds keyed on {','.join(scheme.key)}")}
-    elif isinstance(scheme, CovariateBins):
-        folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
-        k, repeats = scheme.n_splits, 1
-    elif isinstance(scheme, GroupedHoldout):
-        scheme.check_groups(n_groups)
-        folds = _holdout_folds(samples, groups, n_groups, scheme, driver_groups)
-        k, repeats = 1, scheme.n_repeats
-    else:
-        check_folds(scheme.n_splits, n_groups)
-        check_repeats(scheme.n_repeats)
-        stratify = getattr(scheme, "stratify", None)
-        if stratify is not None:
-            require_column(columns, stratify, "stratify")
-        folds = _kfold_folds(samples, groups, n_groups, scheme, stratify, driver_groups)
-        k, repeats = scheme.n_splits, scheme.n_repeats
+    folds, scheme, k, repeats, extra_parameters, extra_balance = _scheme_folds(
+        samples, groups, n_groups, scheme, columns, driver_groups
+    )
     position = F.col("row").cast("int" if n_samples < 2**31 else "long")  # as the single-machine writer's types
     tested = folds.select("split", F.lit("test").alias("role"), position.alias("position"), "sample_id")
     n_test = dict(tested.groupBy("split").count().collect())
@@ -335,6 +309,43 @@ def _key_texts(
             )
 
     return spell
+
+
+def _scheme_folds(
+    samples: DataFrame, groups: DataFrame, n_groups: int, scheme: FoldScheme, columns: list[str], driver_groups: int
+) -> tuple[DataFrame, FoldScheme, int, int, dict[str, Any], dict[str, Any]]:
+    """Each tested sample's split under ``scheme`` (``row``, ``sample_id``, ``split``), the scheme as planned (its
+    thresholds cut), the folds a repeat and the repeats, and what the plan adds to its parameters and balance."""
+    extra_parameters: dict[str, Any] = {}
+    extra_balance: dict[str, Any] = {}
+    if isinstance(scheme, HashFolds):
+        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked
+        check_folds(scheme.n_splits, n_groups)
+        if scheme.n_splits >= HASH_SPLITS:
+            raise DepgraphError(
+                "invalid_argument",
+                f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
+                f"{HASH_SPLITS - 1})",
+            )
+        k, repeats = scheme.n_splits, 1
+        if scheme.key:  # folds keyed on sample columns may follow the outcome: reported (and warned) as on one machine
+            extra_balance = {"association": _association(samples, folds, f"hash folds keyed on {','.join(scheme.key)}")}
+    elif isinstance(scheme, CovariateBins):
+        folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
+        k, repeats = scheme.n_splits, 1
+    elif isinstance(scheme, GroupedHoldout):
+        scheme.check_groups(n_groups)
+        folds = _holdout_folds(samples, groups, n_groups, scheme, driver_groups)
+        k, repeats = 1, scheme.n_repeats
+    else:
+        check_folds(scheme.n_splits, n_groups)
+        check_repeats(scheme.n_repeats)
+        stratify = getattr(scheme, "stratify", None)
+        if stratify is not None:
+            require_column(columns, stratify, "stratify")
+        folds = _kfold_folds(samples, groups, n_groups, scheme, stratify, driver_groups)
+        k, repeats = scheme.n_splits, scheme.n_repeats
+    return folds, scheme, k, repeats, extra_parameters, extra_balance
 
 
 def _holdout_folds(

@@ -77,7 +77,7 @@ from depgraph.spec.columns import (
 )
 from depgraph.spec.digest import layout, signature_value, signing_key_fingerprint, spec_digest, verify_signature
 from depgraph.spec.keys import check_key
-from depgraph.spec.plans import MAX_SEED, PLAN_WARNING_CODES, check_plan, check_plan_warnings
+from depgraph.spec.plans import MAX_SEED, PLAN_WARNING_CODES, WARNING_ID_LIMIT, check_plan, check_plan_warnings
 from depgraph.spec.statements import check_statements
 from depgraph.version import __version__
 from depgraph.vocab import (
@@ -105,8 +105,6 @@ Severity = Literal[SEVERITIES]  # type: ignore[valid-type]
 
 #: Fold roles, in code order (``FoldSplit.roles`` returns these codes).
 ROLES: tuple[str, ...] = ("train", "test", "excluded")
-#: At most this many ids are kept per warning in a spec (the count is exact).
-WARNING_ID_LIMIT = 50
 
 _DEPENDENCIES = ("numpy", "pandas", "scipy", "networkx", "pydantic", "jsonschema", "orjson")
 
@@ -696,7 +694,7 @@ class SplitSpec(GroupedSamples, _Model):
             check_fold_content(folds, spec.grouped(), spec.samples["sample_id"], "folds")
             check_plan(folds, samples, "folds", "invalid_argument")
             spec = spec.model_copy(update={"folds": folds})
-        check_plan_warnings(folds, spec.warnings, "spec", "invalid_argument")
+        check_plan_warnings(folds, spec.warnings, text_array(samples["sample_id"]), "spec", "invalid_argument")
         spec = spec.model_copy(update={"digest": spec.compute_digest()})
         _check_envelope(spec)
         return spec
@@ -715,7 +713,7 @@ class SplitSpec(GroupedSamples, _Model):
             check_plan(folds, self.samples, "folds", "invalid_argument")
         kept = [w for w in self.warnings if w.code not in PLAN_WARNING_CODES]
         found = [instance(w, SpecWarning, "findings") for w in findings]
-        check_plan_warnings(folds, found, "folds", "invalid_argument")
+        check_plan_warnings(folds, found, text_array(self.samples["sample_id"]), "folds", "invalid_argument")
         update = {"folds": folds, "warnings": kept + found, "created_at": _now(), "signature": None}
         updated = self.model_copy(update=update)
         updated = updated.model_copy(update={"digest": updated.compute_digest()})

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from depgraph.common.arguments import whole_number
 from depgraph.errors import DepgraphError, describe_ids
@@ -65,9 +68,15 @@ def check_count(value: Any, what: str, minimum: int) -> int:
     return whole_number(value, what, minimum=minimum, maximum=MAX_SPLITS)
 
 
+#: At most this many ids are kept per warning in a spec (the count is exact).
+WARNING_ID_LIMIT = 50
+
 #: Warnings a fold plan makes (:meth:`depgraph.folds.schemes.FoldScheme.findings`): kept in the spec's
 #: ``warnings`` with the plan, and dropped when the plan is replaced.
-PLAN_WARNING_CODES = frozenset({"prior_side_changed"})
+PLAN_WARNING_MEANINGS: dict[str, str] = {
+    "prior_side_changed": "returning samples changed side with their group: the prior grouped otherwise",
+}
+PLAN_WARNING_CODES = frozenset(PLAN_WARNING_MEANINGS)
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,8 @@ class PlanContract:
     the repeats; ``partition``: whether each repeat tests every sample exactly once and excludes none;
     ``balanced``: the parameter naming the columns the balance reports on (None: ``stratum`` when the samples
     have it); ``target``: the parameter giving the target test fraction (``n_splits``: one over it);
-    ``extra_balance``: balance entries the scheme adds that a reader cannot recompute (type-checked only).
+    ``extra_balance``: balance entries the scheme adds that a reader cannot recompute (type-checked only);
+    ``fewest_splits``: the smallest ``n_splits`` the scheme plans (a time-ordered plan may test one block).
     """
 
     parameters: tuple[str, ...]
@@ -92,6 +102,7 @@ class PlanContract:
     balanced: str | None = None
     target: str | None = None
     extra_balance: tuple[str, ...] = ()
+    fewest_splits: int = 2
 
 
 #: What a balanced holdout kept from a prior adds to its balance (:mod:`depgraph.folds.prior`).
@@ -109,7 +120,7 @@ PLAN_CONTRACTS: dict[str, PlanContract] = {
     "holdout": PlanContract(("test_fraction", "n_repeats"), seeded=True, folds=None, repeats=True,
                             target="test_fraction"),
     "logo": PlanContract(("by", "blocks"), folds="blocks"),
-    "time": PlanContract(("n_splits", "gap", "embargo", "train_after")),
+    "time": PlanContract(("n_splits", "gap", "embargo", "train_after"), fewest_splits=1),
     "hash": PlanContract(
         ("n_splits", "key", "encoding", "salt_fingerprint"), partition=True, target="n_splits",
         extra_balance=("association",),
@@ -151,25 +162,46 @@ def check_plan(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -
                    f"{where}.seed is {plan.seed!r}, but a {plan.scheme} plan " +
                    ("records the seed it drew with" if contract.seeded else "draws nothing at random"))  # fmt: skip
     _check_split_count(plan, contract, where, code)
+    untrained = [i for i, split in enumerate(plan.splits) if split.n_train == 0]
+    _refuse_unless(not untrained, code, f"{where}.splits[{untrained[0] if untrained else 0}] trains on no sample; "
+                   f"a {plan.scheme} plan never leaves a training side empty")  # fmt: skip
     if contract.partition:
         _check_partition(plan, len(samples), where, code)
     if plan.scheme == "logo":
         _check_blocks(plan, samples, where, code)
+    if plan.scheme == "covariate-bins":
+        _check_bins(plan, samples, where, code)
     _check_balance(plan, contract, samples, where, code)
 
 
-def check_plan_warnings(plan: StatedPlan | None, warnings: Sequence[Any], where: str, code: str) -> None:
-    """Refuse a warning of a fold plan (:data:`PLAN_WARNING_CODES`) that the spec's plan did not make: returning
-    samples that changed side need a balanced holdout with a prior, and as many as its balance counts."""
-    for i, warning in enumerate(warnings):
-        if warning.code != "prior_side_changed":
-            continue
-        moved = None if plan is None or "prior_digest" not in plan.parameters else plan.balance.get(
-            "prior_samples_moved"
-        )  # fmt: skip
-        _refuse_unless(moved == warning.count, code, f"{where}: warnings[{i}] says {warning.count} returning "
-                       "sample(s) changed side, but the folds " + ("are no holdout kept from a prior"
-                       if moved is None else f"count {moved}"))  # fmt: skip
+def check_plan_warnings(
+    plan: StatedPlan | None, warnings: Sequence[Any], sample_ids: pa.Array, where: str, code: str
+) -> None:
+    """The warnings a fold plan makes (:data:`PLAN_WARNING_CODES`) are the plan's: returning samples that changed
+    side are named by exactly one ``prior_side_changed`` warning, of a balanced holdout kept from a prior, counting
+    what the plan's balance counts and naming samples of the spec; a plan that counts moved samples without it is
+    refused too (nothing moves without a word)."""
+    said = [(i, w) for i, w in enumerate(warnings) if w.code == "prior_side_changed"]
+    kept = plan is not None and "prior_digest" in plan.parameters
+    moved = plan.balance.get("prior_samples_moved") if kept and plan is not None else None
+    if not said:
+        _refuse_unless(not moved, code, f"{where}: folds.balance.prior_samples_moved counts {moved} returning "
+                       "sample(s) that changed side, but no prior_side_changed warning names them")  # fmt: skip
+        return
+    if len(said) > 1:
+        raise DepgraphError(code, f"{where}: warnings[{said[1][0]}] repeats prior_side_changed")
+    i, warning = said[0]
+    _refuse_unless(moved == warning.count, code, f"{where}: warnings[{i}] says {warning.count} returning "
+                   "sample(s) changed side, but the folds " + ("are no holdout kept from a prior"
+                   if moved is None else f"count {moved}"))  # fmt: skip
+    named = min(warning.count, WARNING_ID_LIMIT)
+    _refuse_unless(warning.severity == "warning" and len(warning.ids) == named, code, f"{where}: warnings[{i}] "
+                   f"(prior_side_changed) is a warning naming the first {named} of them, not a {warning.severity} "
+                   f"naming {len(warning.ids)}")  # fmt: skip
+    strangers = [x for x, known in zip(warning.ids, pc.is_in(pa.array(warning.ids, pa.string()),
+                 value_set=sample_ids).to_pylist(), strict=True) if not known]  # fmt: skip
+    _refuse_unless(not strangers, code, f"{where}: warnings[{i}] names {describe_ids(strangers)}, no sample of the "
+                   "spec")  # fmt: skip
 
 
 def _refuse_unless(ok: bool, code: str, message: str) -> None:
@@ -189,6 +221,10 @@ def _check_parameters(plan: StatedPlan, contract: PlanContract, samples: pd.Data
     for name, value in stated.items():
         problem = _PARAMETER_VALUES[name](value, samples, stated)
         _refuse_unless(problem is None, code, f"{where}.parameters.{name} is {value!r}: {problem}")
+    fewest = contract.fewest_splits
+    if "n_splits" in contract.parameters:
+        _refuse_unless(stated["n_splits"] >= fewest, code, f"{where}.parameters.n_splits is "
+                       f"{stated['n_splits']}, but a {plan.scheme} plan has at least {fewest}")  # fmt: skip
 
 
 def _is_int(value: Any, low: int, high: int) -> bool:
@@ -230,7 +266,7 @@ _PARAMETER_VALUES: dict[str, _Check] = {
         None if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1 else "not a fraction in (0, 1)"
     ),
     "stratify": lambda v, s, p: _column(v, s),
-    "by": lambda v, s, p: _column(v, s),
+    "by": lambda v, s, p: _column(v, s) or (None if "thresholds" not in p else _numbers(s[v])),
     "balance": lambda v, s, p: _columns(v, s),
     "joint": lambda v, s, p: (
         None if _is_int(v, 1, max(2, len(p.get("balance") or []))) else "not an integer from 1 to the columns balanced"
@@ -242,12 +278,14 @@ _PARAMETER_VALUES: dict[str, _Check] = {
     "embargo": lambda v, s, p: None if _is_int(v, 0, 2**53) else "not a whole number",
     "train_after": lambda v, s, p: None if isinstance(v, bool) else "not true or false",
     "key": lambda v, s, p: None if v == "group_id" else _columns(v, s),
-    "encoding": lambda v, s, p: None if isinstance(v, str) else "not text",
-    "salt_fingerprint": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "encoding": lambda v, s, p: None if v == hash_encoding(p.get("key")) else f"not {hash_encoding(p.get('key'))!r}",
+    "salt_fingerprint": lambda v, s, p: (
+        None if isinstance(v, str) and re.fullmatch("[0-9a-f]{16}", v) else "not 16 lower-case hex digits"
+    ),
     "thresholds": lambda v, s, p: _thresholds(v, p),
     "thresholds_from": lambda v, s, p: None if v in ("this spec", "given") else "not 'this spec' or 'given'",
-    "group_value": lambda v, s, p: None if isinstance(v, str) else "not text",
-    "bins": lambda v, s, p: None if isinstance(v, str) else "not text",
+    "group_value": lambda v, s, p: None if v == GROUP_VALUE else f"not {GROUP_VALUE!r}",
+    "bins": lambda v, s, p: None if v == BINS else f"not {BINS!r}",
     "prior_digest": lambda v, s, p: None if isinstance(v, str) and v.startswith("sha256:") else "not a digest",
 }
 
@@ -266,6 +304,27 @@ def _check_split_count(plan: StatedPlan, contract: PlanContract, where: str, cod
                        "parameters")  # fmt: skip
 
 
+def group_values(group_codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each group's lower median: the ⌈m/2⌉-th smallest of its m values (a value the group holds, no averaging).
+
+    >>> group_values(np.array([0, 0, 0, 1, 1]), np.array([5.0, 1.0, 9.0, 4.0, 2.0]), 2).tolist()
+    [5.0, 2.0]
+    """
+    order = np.lexsort((values, group_codes))
+    counts = np.bincount(group_codes, minlength=n_groups)
+    starts = np.cumsum(counts) - counts
+    return values[order[starts + (counts - 1) // 2]]
+
+
+def bin_of(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """The bin of each value: how many thresholds are at or below it (bin i holds ``t[i-1] <= v < t[i]``).
+
+    >>> bin_of(np.array([1.0, 2.5, 3.0]), np.array([2.5])).tolist()
+    [0, 1, 1]
+    """
+    return np.searchsorted(thresholds, values, side="right").astype(np.int64)
+
+
 def _check_partition(plan: StatedPlan, n_samples: int, where: str, code: str) -> None:
     """Each repeat tests every sample exactly once and excludes none (k-fold, hash and covariate-bin plans)."""
     tested: dict[int, list[np.ndarray]] = {}
@@ -282,6 +341,39 @@ def _check_partition(plan: StatedPlan, n_samples: int, where: str, code: str) ->
                            "repeat")  # fmt: skip
 
 
+#: What a covariate-bins plan records of how it bins (:class:`~depgraph.folds.schemes.CovariateBins`).
+GROUP_VALUE = "lower median"
+BINS = "fold i holds thresholds[i-1] <= value < thresholds[i]"
+
+
+def hash_encoding(key: Any) -> str:
+    """How a hash plan turns a group (or its key columns, ``key``) into a fold, as its parameters record it."""
+    text = "utf8(group_id)" if key in (None, "group_id") else "netstrings <bytes>:<text>, of the key columns"
+    return f"sha256(utf8(salt) || {text}) as big-endian integer mod n_splits"
+
+
+def _numbers(column: pd.Series) -> str | None:
+    """Why a sample column cannot be binned (None when it can): covariate bins take finite numbers, every one."""
+    kind = pd.api.types.infer_dtype(column, skipna=True)  # a column read from JSON holds Python numbers
+    if kind not in ("floating", "integer", "mixed-integer-float", "boolean", "empty"):
+        return "not a column of numbers"
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return None if np.isfinite(values).all() else "a column with missing or infinite values"
+
+
+def _check_bins(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
+    """A covariate-bins plan is decided by its thresholds: each group's lower median of ``by``, binned, is its
+    fold; split i tests exactly the samples of the groups in bin i."""
+    codes, _ = pd.factorize(samples["group_id"].to_numpy(dtype=object), sort=True)
+    values = samples[plan.parameters["by"]].to_numpy(dtype=np.float64)
+    median = group_values(codes, values, int(codes.max()) + 1 if len(codes) else 0)
+    fold = bin_of(median, np.asarray(plan.parameters["thresholds"], dtype=np.float64))[codes]
+    for i, split in enumerate(plan.splits):
+        _refuse_unless(np.array_equal(np.asarray(split.test), np.flatnonzero(fold == split.fold)), code,
+                       f"{where}.splits[{i}] tests other samples than the groups whose lower median of "
+                       f"{plan.parameters['by']} lies in bin {split.fold} of its thresholds")  # fmt: skip
+
+
 def _check_blocks(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
     """A leave-one-block-out plan names the blocks of its column, and split i tests only block i."""
     codes, names = categories(samples, plan.parameters["by"])
@@ -293,6 +385,9 @@ def _check_blocks(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str
         wanted = list(names).index(blocks[split.fold])
         _refuse_unless(bool((codes[split.test] == wanted).all()), code,
                        f"{where}.splits[{i}] tests samples outside block {blocks[split.fold]!r}")  # fmt: skip
+        in_block = int((codes == wanted).sum())
+        _refuse_unless(len(split.test) == in_block, code, f"{where}.splits[{i}] tests {len(split.test)} of the "
+                       f"{in_block} samples of block {blocks[split.fold]!r}; it tests the whole block")  # fmt: skip
 
 
 def _check_balance(plan: StatedPlan, contract: PlanContract, samples: pd.DataFrame, where: str, code: str) -> None:

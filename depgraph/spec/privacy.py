@@ -47,6 +47,7 @@ from depgraph.spec.keys import check_key as check_key
 from depgraph.spec.keys import key_bits as key_bits
 from depgraph.spec.keys import key_from_env as key_from_env
 from depgraph.spec.model import Provenance, Pseudonymization, SpecWarning, SplitSpec, summarise
+from depgraph.spec.plans import PLAN_WARNING_MEANINGS
 
 HEX_DIGITS = 32
 _FINGERPRINT_LABEL = "depgraph pseudonymization key fingerprint"
@@ -182,7 +183,7 @@ def _hash_groups(values: pd.Series, secret: bytes) -> pd.Series:
 def _scrub(code: str) -> str:
     """A warning's message names ids, in words no rule can reliably find (a splitGraph sentence, a group id
     inside a clause): a pseudonymised spec keeps none of it, only the documented meaning of the code."""
-    meaning = FINDINGS.get(code, (None, "a finding of the derivation"))[1]
+    meaning = FINDINGS[code][1] if code in FINDINGS else PLAN_WARNING_MEANINGS.get(code, "a finding of the derivation")
     return f"{meaning} (message withheld: ids pseudonymised)"
 
 

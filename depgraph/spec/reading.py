@@ -127,7 +127,7 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     if spec.folds is not None:
         check_fold_content(spec.folds, groups, spec.samples["sample_id"], f"{source}: folds", "integrity")
         check_plan(spec.folds, spec.samples, f"{source}: folds", "integrity")
-    check_plan_warnings(spec.folds, spec.warnings, source, "integrity")
+    check_plan_warnings(spec.folds, spec.warnings, ids, source, "integrity")
 
 
 def _signed(spec: SplitSpec) -> tuple[str, str] | None:

@@ -91,6 +91,8 @@ def _check_constraint(constraint: StatedConstraint, where: str, code: str) -> No
         problem = "a composite mode takes a strategy" if composite else "only a composite mode takes a strategy"
     elif not composite and (constraint.via or constraint.priority):
         problem = "only a composite mode combines modes (via, priority)"
+    elif constraint.strategy == "strict" and constraint.priority:
+        problem = "priority orders a rule_based composite's modes; a strict one combines them all"
     elif not set(constraint.priority) <= set(constraint.via):
         problem = f"priority names {describe_ids(sorted(set(constraint.priority) - set(constraint.via)))}, not in via"
     for field in ("relations", "via", "priority"):
@@ -112,8 +114,10 @@ def _check_labels(constraint: StatedConstraint, group_ids: pa.Array, where: str,
     """No group id carries the label of another mode than the constraint's (``composite:`` under ``subject``)."""
     if constraint.mode != "composite":
         allowed = {constraint.mode}
-    else:
-        combined = constraint.via or [m.name for m in MODES]  # a splitGraph composite names no via
+    elif constraint.strategy == "strict":
+        allowed = {"composite"}
+    else:  # rule-based: a mode of priority (else via) took the sample; a splitGraph composite names neither
+        combined = constraint.priority or constraint.via or [m.name for m in MODES]
         allowed = {"composite"} | {f"composite_{m}" for m in combined}
     found = pc.extract_regex(group_ids, r"^(?P<label>[a-z_]+):")
     labels = pc.struct_field(found, [0]).unique().drop_null().to_pylist()  # struct_field keeps a non-match null
