@@ -17,7 +17,7 @@ all read these tables instead of repeating them.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final, Literal
@@ -355,8 +355,24 @@ def relations_for_mode(mode: str) -> tuple[Relation, ...]:
     if spec is None or spec.kind == "composite":
         raise KeyError(f"{mode!r} is not a direct or component mode")
     if mode == "relatedness":
-        return (RELATION["sample_belongs_to_subject"], RELATION["subject_related_to"])
+        return (RELATION[RelationName.SAMPLE_BELONGS_TO_SUBJECT], RELATION[RelationName.SUBJECT_RELATED_TO])
     return tuple(r for r in RELATIONS if r.mode == mode)
+
+
+def relation_names(modes: Iterable[str]) -> tuple[str, ...]:
+    """The names of the relations ``modes`` follow, each once, in order: one mode's own, or a composite's over
+    the modes it combines.
+
+    >>> relation_names(["relatedness", "duplicate"])
+    ('sample_belongs_to_subject', 'subject_related_to', 'sample_duplicate_of')
+    """
+    return tuple(dict.fromkeys(r.name for m in modes for r in relations_for_mode(m)))
+
+
+def declared_modes(has_relation: Callable[[str], bool]) -> tuple[str, ...]:
+    """The modes a composite can combine whose own relation (the last they follow) a graph declares, in table
+    order: what a composite over every declared mode combines."""
+    return tuple(m for m in COMBINABLE_MODES if has_relation(relations_for_mode(m)[-1].name))
 
 
 #: KING kinship-coefficient cut-offs by degree of relationship (inclusive lower bounds).

@@ -47,7 +47,6 @@ from depgraph.derivation.request import (
     build_parameters,
     label_collision,
     missing_relation_findings,
-    modes_relations,
     no_relation,
     shape_findings,
     single_group,
@@ -68,7 +67,7 @@ from depgraph.vocab import (
     RelationName,
     direct_relation,
     mode_named,
-    relations_for_mode,
+    relation_names,
 )
 
 
@@ -179,10 +178,7 @@ def group_sizes(graph: StudyGraph, mode: str, via: Sequence[str] | None = None) 
         linked = target[target >= 0]
         counts = np.bincount(linked - linked.min()) if len(linked) else np.empty(0, np.int64)
         return np.concatenate([counts[counts > 0], np.ones(int((target < 0).sum()), dtype=np.int64)])
-    if spec.kind == "component":
-        relations = tuple(r.name for r in relations_for_mode(mode))
-    else:
-        relations = modes_relations(via_modes(graph, via, None))
+    relations = relation_names([mode] if spec.kind == "component" else via_modes(graph, via, None))
     labels = _components(graph, relations, selected)[selected]
     counts = np.bincount(labels)
     return counts[counts > 0]
@@ -220,7 +216,7 @@ def _one_group_alone(graph: StudyGraph, mode: str, selected: np.ndarray) -> bool
     if MODE[mode].kind == "direct":
         target, _ = _direct_targets(graph, mode, selected)
         return bool((target >= 0).all() and (target == target[0]).all())
-    labels = _components(graph, tuple(r.name for r in relations_for_mode(mode)), selected)[selected]
+    labels = _components(graph, relation_names([mode]), selected)[selected]
     return bool((labels == labels[0]).all())
 
 
@@ -447,7 +443,7 @@ def _touched(graph: StudyGraph, relations: Sequence[str], selected: np.ndarray) 
 
 
 def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Partition:
-    relations = tuple(r.name for r in relations_for_mode(mode))
+    relations = relation_names([mode])
     labels = _components(graph, relations, selected)
     groups, shape = _labelled_components(graph, labels, selected, f"{mode}:")
     sample_keys = _keys(graph, selected)
@@ -463,7 +459,7 @@ def _derive_component(graph: StudyGraph, mode: str, selected: np.ndarray) -> Par
 
 # --------------------------------------------------------------------------- composite modes
 def _derive_strict(graph: StudyGraph, via: tuple[str, ...], selected: np.ndarray) -> Partition:
-    relations = modes_relations(via)
+    relations = relation_names(via)
     labels = _components(graph, relations, selected)
     groups, shape = _labelled_components(graph, labels, selected, "composite:")
     basis = pd.Categorical.from_codes(np.zeros(len(selected), np.int8), ["composite"])
@@ -495,7 +491,7 @@ def _derive_rule_based(
                 zero_copy_only=False
             )
         else:
-            relations = tuple(r.name for r in relations_for_mode(mode))
+            relations = relation_names([mode])
             take = open_rows & _touched(graph, relations, selected)
             labels = _components(graph, relations, selected)
             groups = _component_groups(graph, labels, selected, f"composite_{mode}:")
@@ -507,7 +503,7 @@ def _derive_rule_based(
     if unlinked.any():
         ids = keys[selected][unlinked].tolist()
         notes.append(unprioritized_finding(ids, len(ids)))
-    relations = modes_relations(priority)
+    relations = relation_names(priority)
     parameters: dict[str, Any] = {}
     if time_target is not None:
         time_cols, time_notes, parameters["time_order"] = sample_time_columns(graph, time_target)

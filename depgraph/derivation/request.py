@@ -31,7 +31,9 @@ from depgraph.vocab import (
     RELATION,
     RelationName,
     canonical_name,
+    declared_modes,
     mode_named,
+    relation_names,
     relations_for_mode,
     strategy_named,
 )
@@ -152,7 +154,7 @@ def via_modes(graph: DeclaredGraph, via: Sequence[str] | None, priority: Sequenc
     if via is None and priority is not None:
         via = priority
     if via is None:
-        present = tuple(m for m in COMBINABLE_MODES if graph.has_relation(relations_for_mode(m)[-1].name))
+        present = declared_modes(graph.has_relation)
         if not present:
             raise DepgraphError(
                 "no_relation",
@@ -184,11 +186,6 @@ def priority_order(priority: Sequence[str] | None, via: tuple[str, ...]) -> tupl
             "invalid_argument", f"priority modes {describe_ids(outside)} are not in via ({describe_ids(via)})"
         )
     return order
-
-
-def modes_relations(modes: Sequence[str]) -> tuple[str, ...]:
-    """The relations ``modes`` follow, each once, in order."""
-    return tuple(dict.fromkeys(r.name for m in modes for r in relations_for_mode(m)))
 
 
 def build_parameters(graph: DeclaredGraph, modes: Sequence[str]) -> dict[str, Any]:
@@ -318,7 +315,7 @@ def relation_hint(graph: DeclaredGraph, relation: str) -> str:
 def single_group(partition: Derived, culprits: Sequence[str]) -> DepgraphError:
     """The refusal of a default composite that merges every sample; ``culprits``: the modes that alone link every
     sample."""
-    relations = modes_relations(culprits)
+    relations = relation_names(culprits)
     if culprits:
         links = "links" if len(culprits) == 1 else "link"
         why = f"{', '.join(culprits)} alone {links} every sample ({', '.join(relations)})"

@@ -25,7 +25,6 @@ test, never train on it), and the others **cannot keep their side**: they are co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,13 +32,11 @@ import pyarrow.compute as pc
 
 from depgraph.common.arrays import sorted_categories, text_array
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.spec.model import ROLES, SplitSpec
 from depgraph.vocab import DIRECT_MODES
 
-if TYPE_CHECKING:
-    from depgraph.spec.model import SplitSpec
-
-#: A sample's role in a split (:meth:`~depgraph.spec.model.FoldSplit.roles`).
-TRAINED, TESTED, EXCLUDED = 0, 1, 2
+#: The codes of a tested and of an excluded sample in a split (:meth:`~depgraph.spec.model.FoldSplit.roles`).
+TESTED, EXCLUDED = ROLES.index("test"), ROLES.index("excluded")
 
 #: A group id naming an entity: a direct mode's label (or ``composite_<mode>``), then the entity's key; a sample
 #: the mode leaves unlinked is its own group (``subject:unlinked:S9``), not an entity.
@@ -49,12 +46,11 @@ _ENTITY = rf"^(?:composite_)?(?P<mode>{'|'.join(DIRECT_MODES)}):(?P<key>.+)$"
 @dataclass(frozen=True)
 class PriorSides:
     """Each group's side from the prior (``side``: 0 train, 1 test, -1 new), the groups whose returning samples the
-    prior placed on both sides (``conflicts``), the groups matched by entity alone (``by_entity``), and the
-    positions of the returning samples whose group takes the other side (``moved``, sorted)."""
+    prior placed on both sides (``conflicts``), and the positions of the returning samples whose group takes the
+    other side (``moved``, sorted)."""
 
     side: np.ndarray
     conflicts: int
-    by_entity: int
     moved: np.ndarray
 
 
@@ -91,12 +87,12 @@ def prior_sides(prior: SplitSpec, spec: SplitSpec, codes: np.ndarray, group_ids:
     side = np.where(by_entity, entity_side, side)
     moved = np.flatnonzero(known & (tested_here != (side[codes] == 1)))
     conflicts = int(((tested > 0) & (tested < seen)).sum())
-    return PriorSides(side, conflicts, int(by_entity.sum()), moved)
+    return PriorSides(side, conflicts, moved)
 
 
 def _prior_roles(prior: SplitSpec) -> np.ndarray:
-    """Each of the prior's samples' role in its single split: :data:`TRAINED`, :data:`TESTED` or
-    :data:`EXCLUDED` (a time-ordered prior excludes its gap; such a sample was never placed, so it keeps nothing)."""
+    """Each of the prior's samples' role code in its single split (:data:`~depgraph.spec.model.ROLES`; a
+    time-ordered prior excludes its gap: such a sample was never placed, so it keeps nothing)."""
     if prior.folds is None or not prior.folds.splits:
         raise DepgraphError("invalid_argument", "the prior spec carries no folds to keep")
     if len(prior.folds.splits) != 1:

@@ -797,10 +797,6 @@ def _column_names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(listed)
 
 
-#: The last prior's sides worked out, keyed by the digests of the prior and the spec (equal digests, equal content).
-_LAST_PRIOR_SIDES: dict[str, Any] = {}
-
-
 @dataclass(frozen=True)
 class BalancedHoldout(FoldScheme):
     """A holdout of whole groups balanced over several categorical columns and their joint cells, stable as
@@ -843,6 +839,9 @@ class BalancedHoldout(FoldScheme):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        # the prior's sides for the last spec planned (splits, plan and findings all read them), out of equality
+        # and the parameters, as GraphCache keeps a graph's memos
+        object.__setattr__(self, "_sides_memo", {})
         check_joint(self.joint, "joint")
         if self.prior is not None:
             instance(self.prior, SplitSpec, "prior")
@@ -904,14 +903,13 @@ class BalancedHoldout(FoldScheme):
                             count=len(sides.moved), ids=moved)]  # fmt: skip
 
     def _prior_sides(self, spec: SplitSpec, groups: _Groups) -> PriorSides:
-        """The prior's sides for ``spec``, worked out once per spec (splits, plan and findings all read them)."""
+        """The prior's sides for ``spec``, worked out once per spec."""
         assert self.prior is not None
-        key = (self.prior.digest, spec.digest)
-        last = _LAST_PRIOR_SIDES.get("last")
-        if last is None or last[0] != key:  # one tuple, replaced whole: a thread never reads half of another's
-            last = (key, prior_sides(self.prior, spec, groups.codes, groups.ids))
-            _LAST_PRIOR_SIDES["last"] = last
-        return last[1]
+        memo: dict[str, PriorSides] = self._sides_memo  # type: ignore[attr-defined]
+        if spec.digest not in memo:  # equal digests, equal content
+            memo.clear()
+            memo[spec.digest] = prior_sides(self.prior, spec, groups.codes, groups.ids)
+        return memo[spec.digest]
 
     def balance_columns(self, columns: list[str]) -> list[str]:
         return list(self.balance)

@@ -46,7 +46,7 @@ from depgraph.vocab import (
     NodeType,
     RelationName,
     direct_relation,
-    relations_for_mode,
+    relation_names,
 )
 
 #: The most timepoints whose order the driver computes.
@@ -122,7 +122,7 @@ def _partition(graph: SparkGraph, request: asked.DeriveRequest, hub_degree: int)
         return _component(graph, mode, hub_degree)
     strategy, via, priority = request.composite(graph)
     if strategy == "strict":
-        relations = asked.modes_relations(via)
+        relations = relation_names(via)
         samples, rounds = _components(graph, relations, "composite:", hub_degree)
         parameters = asked.build_parameters(graph, via)
         return _made(graph, samples.withColumn("basis", F.lit("composite")), "composite", strategy="strict",
@@ -321,7 +321,7 @@ def _touched(graph: SparkGraph, relations: Sequence[str]) -> DataFrame:
 
 
 def _component(graph: SparkGraph, mode: str, hub_degree: int) -> SparkPartition:
-    relations = tuple(r.name for r in relations_for_mode(mode))
+    relations = relation_names([mode])
     samples, rounds = _components(graph, relations, f"{mode}:", hub_degree)
     notes = asked.missing_relation_findings(graph, mode)
     if mode == "relatedness":
@@ -347,7 +347,7 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
             notes += mode_notes
             offered = targets.select("row", F.concat(F.lit(f"composite_{mode}:"), "key").alias("offer"))
         else:
-            relations = tuple(r.name for r in relations_for_mode(mode))
+            relations = relation_names([mode])
             groups, used = _components(graph, relations, f"composite_{mode}:", hub_degree)
             rounds += used
             offered = groups.join(_touched(graph, relations), "row", "semi").select(
@@ -366,7 +366,7 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
     parameters: dict[str, Any] = {}
     if "time" in priority:
         chosen, parameters = _with_time(graph, chosen, notes)
-    relations = asked.modes_relations(priority)
+    relations = relation_names(priority)
     return _made(graph, chosen, "composite", strategy="rule_based", relations=relations, via=via, priority=priority,
                  warnings=tuple(notes), parameters=parameters, rounds=rounds)  # fmt: skip
 
@@ -390,7 +390,7 @@ def _culprits(graph: SparkGraph, partition: SparkPartition, hub_degree: int) -> 
             targets, _ = _targets(graph, mode)
             alone = targets.count() == partition.n_samples and targets.select("key").distinct().count() == 1
         else:
-            groups, _ = _components(graph, tuple(r.name for r in relations_for_mode(mode)), f"{mode}:", hub_degree)
+            groups, _ = _components(graph, relation_names([mode]), f"{mode}:", hub_degree)
             alone = groups.select("group_id").distinct().count() == 1
         if alone:
             culprits.append(mode)

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import whole_number
+from depgraph.common.arrays import sorted_categories, text_array
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
 
@@ -183,7 +184,7 @@ def check_plan_warnings(
     refused too (nothing moves without a word)."""
     said = [(i, w) for i, w in enumerate(warnings) if w.code == "prior_side_changed"]
     kept = plan is not None and "prior_digest" in plan.parameters
-    moved = plan.balance.get("prior_samples_moved") if kept and plan is not None else None
+    moved = plan.balance.get("prior_samples_moved") if kept else None  # type: ignore[union-attr]
     if not said:
         _refuse_unless(not moved, code, f"{where}: folds.balance.prior_samples_moved counts {moved} returning "
                        "sample(s) that changed side, but no prior_side_changed warning names them")  # fmt: skip
@@ -336,9 +337,9 @@ def _check_partition(plan: StatedPlan, n_samples: int, where: str, code: str) ->
         counts = np.bincount(np.concatenate(tests), minlength=n_samples)
         if (counts != 1).any():
             position = int(np.flatnonzero(counts != 1)[0])
-            _refuse_unless(False, code, f"{where}: repeat {repeat} tests the sample at position {position} "
-                           f"{int(counts[position])} times; a {plan.scheme} plan tests every sample once per "
-                           "repeat")  # fmt: skip
+            raise DepgraphError(code, f"{where}: repeat {repeat} tests the sample at position {position} "
+                                f"{int(counts[position])} times; a {plan.scheme} plan tests every sample once per "
+                                "repeat")  # fmt: skip
 
 
 #: What a covariate-bins plan records of how it bins (:class:`~depgraph.folds.schemes.CovariateBins`).
@@ -364,9 +365,9 @@ def _numbers(column: pd.Series) -> str | None:
 def _check_bins(plan: StatedPlan, samples: pd.DataFrame, where: str, code: str) -> None:
     """A covariate-bins plan is decided by its thresholds: each group's lower median of ``by``, binned, is its
     fold; split i tests exactly the samples of the groups in bin i."""
-    codes, _ = pd.factorize(samples["group_id"].to_numpy(dtype=object), sort=True)
+    codes, groups = sorted_categories(text_array(samples["group_id"]))
     values = samples[plan.parameters["by"]].to_numpy(dtype=np.float64)
-    median = group_values(codes, values, int(codes.max()) + 1 if len(codes) else 0)
+    median = group_values(codes, values, len(groups))
     fold = bin_of(median, np.asarray(plan.parameters["thresholds"], dtype=np.float64))[codes]
     for i, split in enumerate(plan.splits):
         _refuse_unless(np.array_equal(np.asarray(split.test), np.flatnonzero(fold == split.fold)), code,
@@ -431,8 +432,8 @@ def _compare(stated: Any, computed: Any, where: str, code: str) -> None:
     if isinstance(computed, dict) and isinstance(stated, dict):
         for key in sorted(set(stated) | set(computed), key=str):
             if key not in computed or key not in stated:
-                _refuse_unless(False, code, f"{where} {'lacks' if key not in stated else 'holds'} {key!r}; the "
-                               "samples and splits give " + describe_ids(sorted(computed)))  # fmt: skip
+                raise DepgraphError(code, f"{where} {'lacks' if key not in stated else 'holds'} {key!r}; the "
+                                    "samples and splits give " + describe_ids(sorted(computed)))  # fmt: skip
             _compare(stated[key], computed[key], f"{where}.{key}", code)
         return
     if isinstance(computed, list) and isinstance(stated, list) and len(stated) == len(computed):

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import CATALOGUE
 from depgraph.spec.plans import PLAN_WARNING_CODES
-from depgraph.vocab import MODE, MODES, recommended_resampling, relations_for_mode
+from depgraph.vocab import MODE, MODES, recommended_resampling, relation_names
 
 #: Warning codes a spec may carry beyond the findings catalogue: those a splitGraph file's import records
 #: (:mod:`depgraph.adapters.splitgraph`; docs/errors.md lists them).
@@ -54,9 +54,8 @@ def expected_relations(mode: str, strategy: str | None, via: Sequence[str], prio
     """The relations a derivation of ``mode`` follows, in the order it records them: a direct or component mode's
     own; a strict composite's over its ``via`` modes; a rule-based one's over its ``priority`` (else ``via``)."""
     if MODE[mode].kind != "composite":
-        return tuple(r.name for r in relations_for_mode(mode))
-    modes = priority if strategy == "rule_based" and priority else via
-    return tuple(dict.fromkeys(r.name for m in modes for r in relations_for_mode(m)))
+        return relation_names([mode])
+    return relation_names(priority if strategy == "rule_based" and priority else via)
 
 
 def check_statements(

@@ -54,7 +54,6 @@ from depgraph.ingest.coverage import absent_message, filtered_message
 from depgraph.ingest.metadata import no_grouping_message, unmapped_role_message
 from depgraph.vocab import (
     CANONICAL_COLUMNS,
-    COMBINABLE_MODES,
     DEPENDENCY_MODES,
     LEVELS,
     MODE,
@@ -65,7 +64,8 @@ from depgraph.vocab import (
     NodeType,
     RelationName,
     canonical_name,
-    relations_for_mode,
+    declared_modes,
+    relation_names,
 )
 
 #: A batch holding at least max(3, ceil(share · samples)) samples is "heavily reused" (splitGraph's rule).
@@ -792,7 +792,7 @@ class _ShapeCheck:
     every_mode: bool = False  # a composite over every supported mode (what derive's default composite does)
 
     def relations(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.name for m in self.via for r in relations_for_mode(m)))
+        return relation_names(self.via)
 
     @property
     def label(self) -> str:
@@ -843,14 +843,14 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
 def _shape_checks(graph: StudyGraph, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
     """The partitions to check: the modes asked for, or by default every mode the graph supports and the
     composite over its dependency modes (when it groups differently from each of them alone)."""
-    present = [m for m in COMBINABLE_MODES if graph.has_relation(relations_for_mode(m)[-1].name)]
+    present = list(declared_modes(graph.has_relation))
     if modes is not None:
         every = tuple(present)
         return [_ShapeCheck(m) if m != "composite" else _ShapeCheck(m, every, every_mode=True) for m in modes]
     checks = [_ShapeCheck(m) for m in present]
     dependencies = tuple(m for m in present if m in DEPENDENCY_MODES)
     composite = _ShapeCheck("composite", dependencies)
-    alone = {frozenset(r.name for r in relations_for_mode(m)) for m in dependencies}
+    alone = {frozenset(relation_names([m])) for m in dependencies}
     if len(dependencies) > 1 and frozenset(composite.relations()) not in alone:
         checks.append(composite)  # subject + relatedness is relatedness again: nothing new to check
     return checks
