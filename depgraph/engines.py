@@ -1,9 +1,11 @@
 """The engines a stage can run on, and where each engine's part of each stage lives.
 
-One public function per stage (``depgraph.derive``) serves every engine: it checks its arguments once, then hands
+One public function per stage (``depgraph.derive``, ``depgraph.assign_folds``, ``depgraph.write_spec``) serves
+every engine: it checks its arguments once, then hands
 the checked request to the engine of the value it was given, as networkx dispatches on a graph's backend. A value
-says its engine with ``__depgraph_engine__`` (a :class:`~depgraph.spark.graph.SparkGraph` says ``"spark"``; a
-:class:`~depgraph.graph.model.StudyGraph`, the single-machine engine, says nothing). The engine's module is loaded
+says its engine with ``__depgraph_engine__`` (a :class:`~depgraph.spark.graph.SparkGraph` and a
+:class:`~depgraph.spark.spec.SparkSpec` say ``"spark"``; a :class:`~depgraph.graph.model.StudyGraph` and a
+:class:`~depgraph.spec.model.SplitSpec`, the single-machine engine's, say nothing). The engine's module is loaded
 by name when a value of it is met, so no stage imports a later layer, and the single machine never loads pyspark.
 
 >>> engine_of(object()) is None
@@ -23,7 +25,12 @@ from depgraph.errors import DepgraphError
 #: Each engine beyond the single machine: the module holding its part of each stage, by the stage's name. A stage's
 #: module offers ``<stage>_request(value, request, **engine_options)``.
 ENGINES: dict[str, dict[str, str]] = {
-    "spark": {"derive": "depgraph.spark.derive"},
+    "spark": {
+        "derive": "depgraph.spark.derive",
+        "assign_folds": "depgraph.spark.spec",
+        "write_spec": "depgraph.spark.spec",
+        "pseudonymize": "depgraph.spark.privacy",
+    },
 }
 
 

@@ -39,7 +39,9 @@ from depgraph import (
     read_graph,
     read_spec,
     write_graph,
+    write_spec,
 )
+from depgraph.folds.schemes import SCHEMES
 from tests.conftest import as_partition, case_metadata, conformance_cases, load_case
 
 if os.environ.get("CI") and (importlib.util.find_spec("pyspark") is None or shutil.which("java") is None):
@@ -360,6 +362,103 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
     assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
 
 
+def test_folds_on_spark_from_the_command_line(tmp_path):
+    """``depgraph folds --engine spark`` reads a spec file in Spark, plans the folds there and writes the spec
+    ``depgraph folds`` writes on one machine, warnings and signature included (a balanced holdout keeping a prior
+    that grouped otherwise); an output in the JSON form is refused before Spark starts."""
+    metadata = TIME_WITH_GAPS[0]
+    graph = from_metadata(metadata)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    prior = assign_folds(SplitSpec.from_partition(derive(graph, "study"), graph), "holdout", test_fraction=0.4, seed=2)
+    write_spec(spec, tmp_path / "s.dgspec")
+    write_spec(prior, tmp_path / "prior.json")
+    keyed = {**os.environ, "DG_SIGNING": "an example key, never use it for real"}
+    common = ["folds", str(tmp_path / "s.dgspec"), "--scheme", "balanced-holdout", "--prior",
+              str(tmp_path / "prior.json"), "--seed", "4", "--sign-key-env", "DG_SIGNING"]  # fmt: skip
+    runs = {}
+    for engine in ("single", "spark"):
+        runs[engine] = subprocess.run(
+            [sys.executable, "-m", "depgraph", *common, "--engine", engine, "-o", str(tmp_path / f"{engine}.dgspec")],
+            capture_output=True, text=True, timeout=600, env=keyed,
+        )  # fmt: skip
+        assert runs[engine].returncode == 0, runs[engine].stderr
+    assert runs["spark"].stdout == runs["single"].stdout.replace("single.dgspec", "spark.dgspec")
+    assert "prior_side_changed" in runs["spark"].stderr and "prior_side_changed" in runs["single"].stderr
+    single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
+    assert on_spark.digest == single.digest and on_spark.signature == single.signature
+    assert [w.code for w in on_spark.warnings] == [w.code for w in single.warnings]
+    refused = subprocess.run(
+        [sys.executable, "-m", "depgraph", "folds", str(tmp_path / "s.dgspec"), "--scheme", "logo", "--engine",
+         "spark", "-o", str(tmp_path / "f.json")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "f.json").exists()
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_assign_folds_and_write_spec_dispatch_on_a_spark_spec(tmp_path, spark):
+    """The same public functions plan and write a SparkSpec: read from a spec file, folds assigned and written
+    by Spark, equal to the single machine's; a JSON output is refused."""
+    from depgraph.spark.spec import SparkSpec
+    from depgraph.spark.spec import read_spec as read_spark_spec
+
+    graph = from_metadata(TIME_WITH_GAPS[0])
+    spec = SplitSpec.from_partition(derive(graph, "time"), graph)
+    write_spec(spec, tmp_path / "s.dgspec")
+    on_spark = read_spark_spec(tmp_path / "s.dgspec", spark)
+    assert isinstance(on_spark, SparkSpec) and on_spark.n_samples == spec.n_samples
+    planned = assign_folds(on_spark, "time", n_splits=2, gap=1)
+    assert isinstance(planned, SparkSpec)  # planned on Spark, not collected
+    write_spec(planned, tmp_path / "t.dgspec")
+    expected = assign_folds(spec, "time", n_splits=2, gap=1)
+    assert read_spec(tmp_path / "t.dgspec").digest == expected.digest
+    with pytest.raises(DepgraphError, match="columnar") as refused:
+        write_spec(planned, tmp_path / "t.json", format="json")
+    assert refused.value.code == "invalid_argument" and not (tmp_path / "t.json").exists()
+
+
+def test_pseudonymised_specs_on_spark_equal_the_single_machine(tmp_path, spark):
+    """Ids hashed in Spark, warnings' ids hashed and messages withheld, the summary counted again, attributes
+    judged by the same rule: the spec, its digest and its folds planned over the pseudonyms are the single
+    machine's; an identifying attribute is refused with the same words; from the command line too."""
+    from depgraph.spark.spec import SparkSpec, write_spec_request
+    from depgraph.spec.privacy import pseudonymize
+
+    key = "0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff"
+    metadata = TIME_WITH_GAPS[0].assign(
+        sex=["F", "M", "F"] * 8, mrn=[f"M{i:03d}" for i in range(24)], subject_id=[f"P{i // 3}" if i % 7 else None
+                                                                                for i in range(24)])  # fmt: skip
+    graph = from_metadata(metadata, mapping_complete=True)
+    partition = derive(_on_spark(graph, tmp_path, spark), "subject", allow_unlinked=True)
+    single = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["sex"])
+    assert any(w.ids for w in single.warnings)  # unlinked samples named: their ids are hashed too
+    expected = pseudonymize(single, key)
+    hashed = pseudonymize(SparkSpec.of(partition, ["sex"]), key)
+    assert isinstance(hashed, SparkSpec)
+    write_spec_request(hashed, tmp_path / "p.dgspec")
+    got = read_spec(tmp_path / "p.dgspec")
+    assert got.digest == expected.digest and got.pseudonymization == expected.pseudonymization
+    folds = assign_folds(hashed, "group-kfold", n_splits=3, seed=1)
+    write_spec(folds, tmp_path / "f.dgspec")
+    assert read_spec(tmp_path / "f.dgspec").digest == assign_folds(expected, "group-kfold", n_splits=3, seed=1).digest
+    identifying = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["mrn"])
+    with pytest.raises(DepgraphError) as on_one:
+        pseudonymize(identifying, key)
+    with pytest.raises(DepgraphError) as on_spark:
+        pseudonymize(SparkSpec.of(partition, ["mrn"]), key)
+    assert (on_spark.value.code, on_spark.value.message) == (on_one.value.code, on_one.value.message)
+    write_graph(graph, tmp_path / "g.dggraph")
+    run = subprocess.run(
+        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
+         "--allow-unlinked", "--attributes", "sex", "--engine", "spark", "--pseudonymize-ids", "-o",
+         str(tmp_path / "cli.dgspec")],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "DEPGRAPH_PSEUDONYM_KEY": key},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "(ids pseudonymised)" in run.stdout
+    assert read_spec(tmp_path / "cli.dgspec").digest == expected.digest
+
+
 def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
     graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["A", "A", "B"]}))
     write_graph(graph, tmp_path / "g.dggraph")
@@ -528,31 +627,52 @@ def test_float_ids_are_refused_rather_than_guessed(spark):
 # --------------------------------------------------------------------------- folds
 @st.composite
 def fold_cohorts(draw):
-    """Samples of subjects with an outcome (some without), and a fold scheme the Spark engine plans, with
-    parameters that may ask for more folds than there are groups."""
+    """Samples of subjects with an outcome, a study and a timepoint (some without each), and a fold scheme with
+    parameters that may ask for more folds than there are groups (or blocks, or time levels)."""
     n = draw(st.integers(6, 60))
     subjects = draw(st.lists(st.one_of(st.none(), st.integers(0, n // 3)), min_size=n, max_size=n))
     outcomes = draw(st.lists(st.sampled_from(["case", "control", "other", None]), min_size=n, max_size=n))
+    studies = draw(st.lists(st.sampled_from(["st1", "st2", "st3", None]), min_size=n, max_size=n))
+    times = draw(st.lists(st.one_of(st.none(), st.integers(0, 6)), min_size=n, max_size=n))
     metadata = pd.DataFrame({
         "sample_id": [f"S{i}" for i in range(n)],
         "subject_id": [None if s is None else f"P{s}" for s in subjects],
         "outcome_id": outcomes,
+        "study_id": studies,
+        "timepoint_id": [None if t is None else f"T{t}" for t in times],
+        "time_index": [None if t is None else float(t) for t in times],
     })  # fmt: skip
     if metadata["subject_id"].isna().all():
         metadata.loc[0, "subject_id"] = "P0"
-    scheme = draw(st.sampled_from(["group-kfold", "stratified-group-kfold", "hash", "holdout"]))
+    scheme = draw(st.sampled_from(sorted(SCHEMES)))
+    return metadata, scheme, draw(_fold_parameters(scheme))
+
+
+@st.composite
+def _fold_parameters(draw, scheme):
+    """Parameters of ``scheme`` the fold cohorts can take."""
+    seed = draw(st.integers(0, 2**32 - 1))
     if scheme == "holdout":
-        fraction = draw(st.floats(0.05, 0.95))
-        return metadata, scheme, {"test_fraction": fraction, "n_repeats": draw(st.integers(1, 3)),
-                                  "seed": draw(st.integers(0, 2**32 - 1))}  # fmt: skip
+        return {"test_fraction": draw(st.floats(0.05, 0.95)), "n_repeats": draw(st.integers(1, 3)), "seed": seed}
+    if scheme == "balanced-holdout":
+        balance = draw(st.sampled_from([("stratum",), ("stratum", "study_group")]))
+        return {"test_fraction": draw(st.floats(0.1, 0.9)), "balance": balance, "seed": seed}
+    if scheme == "logo":
+        return {"by": "study_group"}
+    if scheme == "time":
+        after = draw(st.booleans())
+        return {"n_splits": draw(st.integers(2, 4)), "gap": draw(st.integers(0, 2)), "train_after": after,
+                "embargo": draw(st.integers(0, 2)) if after else 0}  # fmt: skip
+    if scheme == "covariate-bins":
+        return {"n_splits": draw(st.integers(2, 4)), "by": "time_index"}
     parameters = {"n_splits": draw(st.integers(2, 8))}
     if scheme == "hash":
         parameters["salt"] = draw(st.text(max_size=8))
     else:
-        parameters["seed"] = draw(st.integers(0, 2**32 - 1))
+        parameters["seed"] = seed
     if scheme == "group-kfold":
         parameters["n_repeats"] = draw(st.integers(1, 3))
-    return metadata, scheme, parameters
+    return parameters
 
 
 #: A hash plan whose groups leave a fold empty: refused on one machine, once written by Spark (found by hypothesis).
@@ -574,13 +694,33 @@ REPEATED_HOLDOUT = (
 )  # fmt: skip
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: A time-ordered plan with a gap and an embargo: its splits exclude the gap, the embargo and samples without time.
+TIME_WITH_GAPS = (
+    pd.DataFrame({"sample_id": [f"S{i}" for i in range(24)], "subject_id": [f"P{i // 3}" for i in range(24)],
+                  "outcome_id": ["case", "control"] * 12, "study_id": ["st1", "st2", None] * 8,
+                  "timepoint_id": [f"T{i % 7}" if i % 5 else None for i in range(24)],
+                  "time_index": [float(i % 7) if i % 5 else None for i in range(24)]}),
+    "time",
+    {"n_splits": 2, "gap": 1, "embargo": 1, "train_after": True},
+)  # fmt: skip
+
+#: Leave one study out, some samples without one (never tested) and subjects across studies (excluded).
+STUDIES_LEFT_OUT = (TIME_WITH_GAPS[0], "logo", {"by": "study_group"})
+
+#: A balanced holdout over two columns and their joint cells.
+BALANCED_TWO_COLUMNS = (TIME_WITH_GAPS[0], "balanced-holdout", {"balance": ("stratum", "study_group"), "seed": 5})
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cohort=fold_cohorts())
 @example(cohort=EMPTY_HASH_FOLD)
 @example(cohort=REPEATED_HOLDOUT)
+@example(cohort=TIME_WITH_GAPS)
+@example(cohort=STUDIES_LEFT_OUT)
+@example(cohort=BALANCED_TWO_COLUMNS)
 def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, monkeypatch, cohort):
-    """The plan, its splits and balance, and the spec's digest are assign_folds' own; a plan the single machine
-    refuses is refused alike."""
+    """Every scheme: the plan, its splits (tested and excluded samples) and balance, and the spec's digest are
+    assign_folds' own; a plan the single machine refuses is refused alike."""
     from depgraph.spark import folds as spark_folds
     from depgraph.spark.spec import write_spec as write_spark_spec
 
@@ -605,12 +745,42 @@ def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, 
     assert got.folds.model_dump() == expected.folds.model_dump()
     for ours, theirs in zip(got.folds.splits, expected.folds.splits, strict=True):
         assert ours.test.tolist() == theirs.test.tolist()
+        assert ours.excluded.tolist() == theirs.excluded.tolist()
     # no group straddles a split's test and training sides
     group = got.samples["group_id"].to_numpy(dtype=object)
     for split in got.folds.splits:
-        tested = np.zeros(len(group), dtype=bool)
-        tested[split.test] = True
-        assert not set(group[tested]) & set(group[~tested])
+        role = split.roles(len(group))
+        assert not set(group[role == 1]) & set(group[role == 0])
+
+
+def test_balanced_holdout_on_spark_keeps_a_prior(tmp_path, spark):
+    """A prior that grouped by study: its sides kept by sample and by entity, the samples that cannot keep theirs
+    named in the same warning, counted in the same balance; a prior of another cohort refused alike."""
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    metadata = TIME_WITH_GAPS[0]
+    graph = from_metadata(metadata)
+    prior = assign_folds(SplitSpec.from_partition(derive(graph, "study"), graph), "holdout", test_fraction=0.4, seed=2)
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always", DepgraphWarning)
+        expected = assign_folds(spec, "balanced-holdout", prior=prior, seed=1)
+        digest = write_spark_spec(partition, tmp_path / "kept.dgspec", "balanced-holdout", prior=prior, seed=1)
+    codes = [w.message.code for w in heard if isinstance(w.message, DepgraphWarning)]
+    assert codes == ["prior_side_changed", "prior_side_changed"]
+    got = read_spec(tmp_path / "kept.dgspec")
+    assert digest == got.digest == expected.digest
+    assert expected.folds.balance["prior_samples_moved"] > 0  # the example moves someone
+    assert [w.model_dump() for w in got.warnings] == [w.model_dump() for w in expected.warnings]
+    other = from_metadata(metadata.assign(sample_id=[f"X{i}" for i in range(len(metadata))]))
+    stranger = assign_folds(SplitSpec.from_partition(derive(other, "subject"), other), "holdout", seed=1)
+    with pytest.raises(DepgraphError) as single:
+        assign_folds(spec, "balanced-holdout", prior=stranger)
+    with pytest.raises(DepgraphError) as on_spark:
+        write_spark_spec(partition, tmp_path / "stranger.dgspec", "balanced-holdout", prior=stranger)
+    assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+    assert single.value.code == "reference" and not (tmp_path / "stranger.dgspec").exists()
 
 
 def test_fold_refusals_on_spark(tmp_path, spark):
@@ -637,7 +807,6 @@ def test_fold_refusals_on_spark(tmp_path, spark):
             write_spark_spec(partition, path, scheme, **parameters)
         assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
     own = [  # what the Spark engine does not plan, refused by name
-        ("logo", {}, "not logo"),
         ("stratified-group-kfold", {"stratify": "time_index"}, "'time_index' is double"),
         (None, {"n_splits": 3}, "need a scheme"),
     ]

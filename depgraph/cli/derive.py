@@ -23,9 +23,17 @@ from depgraph.cli.commandline import (
     styled,
     tell_if_large,
 )
+from depgraph.cli.engine import (
+    ENGINE_OPTION,
+    MASTER_OPTION,
+    SPARK_CONF_OPTION,
+    SparkRun,
+    chosen_engine,
+    spark_settings,
+)
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
 from depgraph.derivation.groups import Partition, derive, selected_samples
-from depgraph.errors import DepgraphError, missing_extra
+from depgraph.errors import DepgraphError
 from depgraph.findings import Issue
 from depgraph.graph.files import read_graph
 from depgraph.graph.model import StudyGraph
@@ -33,21 +41,10 @@ from depgraph.ingest.samplelists import read_sample_list, refuse_headerless
 from depgraph.io.outputs import Outputs
 from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.model import SplitSpec
-from depgraph.spec.privacy import DEFAULT_KEY_ENV, derived_spec, key_from_env
+from depgraph.spec.privacy import DEFAULT_KEY_ENV, derived_spec, key_from_env, pseudonymize
 from depgraph.vocab import MODE, NodeType
 
 MODE_NAMES = ", ".join(MODE)
-ENGINES = ("single", "spark")
-ENGINE_OPTION = typer.Option(
-    metavar="single|spark", help="single (this process) or spark (Apache Spark: a .dggraph in, a .dgspec out)."
-)
-MASTER_OPTION = typer.Option(
-    metavar="URL", help="With --engine spark: the Spark master (default local[2]; spark-submit's own)."
-)
-SPARK_CONF_OPTION = typer.Option(
-    "--spark-conf", metavar="KEY=VALUE",
-    help="With --engine spark: a Spark setting, repeatable (e.g. spark.driver.memory=4g).",
-)  # fmt: skip
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -105,11 +102,12 @@ def derive_command(
     \f
     One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
     library."""
-    if _engine(ctx, engine) == "spark":
+    if chosen_engine(ctx, engine) == "spark":
         options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
                        allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
         options["attributes"] = None if attributes is None else _attribute_names(attributes)
         options["sign_key"] = signing_key(sign_key_env)
+        options["key"] = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)
         return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
@@ -152,29 +150,6 @@ def _written_spec(
             return write_signed_spec(spec, output, signing, form)
 
 
-def _engine(ctx: typer.Context, engine: str) -> str:
-    """``--engine``, checked (``--master`` only with spark)."""
-    chosen = canonical(engine, "_")
-    if chosen not in ENGINES:
-        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
-    if chosen != "spark":
-        refuse_given(ctx, "without --engine spark", "master", "spark_conf")
-    return chosen
-
-
-def spark_settings(pairs: list[str] | None) -> dict[str, str]:
-    """``--spark-conf key=value`` options as settings; each a ``spark.*`` key given once."""
-    settings: dict[str, str] = {}
-    for item in pairs or []:
-        key, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or not key.startswith("spark.") or not value:
-            raise DepgraphError("invalid_argument", f"--spark-conf takes spark.key=value, got {item!r}")
-        if key in settings:
-            raise DepgraphError("invalid_argument", f"--spark-conf sets {key} twice ({settings[key]!r}, {value!r})")
-        settings[key] = value
-    return settings
-
-
 def derive_on_spark(
     ctx: typer.Context, graph_file: Path, output: Path, form: str | None, master: str | None,
     settings: dict[str, str], options: dict[str, Any],
@@ -183,7 +158,7 @@ def derive_on_spark(
     (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
     shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
     input) is one line, code ``engine``."""
-    refuse_given(ctx, "with --engine spark", "samples", "pseudonymize_ids", "key_env", "encoding")
+    refuse_given(ctx, "with --engine spark", "samples", "encoding")
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
     if form != "parquet":
         raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
@@ -191,37 +166,25 @@ def derive_on_spark(
     options["strategy"] = None if options["strategy"] is None else canonical(options["strategy"], "_")
     options["via"] = name_list(options["via"], "--via")
     options["priority"] = name_list(options["priority"], "--priority")
-    attributes, sign_key = options.pop("attributes"), options.pop("sign_key")
-    try:  # the optional extra, loaded only for this engine
+    attributes, sign_key, key = options.pop("attributes"), options.pop("sign_key"), options.pop("key")
+    with SparkRun("depgraph derive", master, settings) as run:
         from depgraph.spark.graph import read_graph as read_spark_graph
-        from depgraph.spark.session import failure, fit_partitions, local_session, submitted
-        from depgraph.spark.spec import write_spec as write_spark_spec
-    except ModuleNotFoundError as exc:
-        raise missing_extra("depgraph derive --engine spark", "spark", exc) from None
-    doing = f"start on {master or 'local[2]'}" if master or not submitted() else "start"
-    try:
-        with stage("starting Spark"):
-            spark = local_session(master, settings, quiet=True)
-        doing = f"read {graph_file.name}"
-        with stage(f"reading {graph_file.name} in Spark"):
-            graph = read_spark_graph(graph_file, spark)
-        if not submitted() and "spark.sql.shuffle.partitions" not in settings:
-            fit_partitions(spark, graph.count(NodeType.SAMPLE))
-        doing = f"derive {mode} groups"
-        with stage(f"deriving {mode} groups in Spark"):
+        from depgraph.spark.spec import SparkSpec, write_spec_request
+
+        with run.step(f"read {graph_file.name}", f"reading {graph_file.name} in Spark"):
+            graph = read_spark_graph(graph_file, run.session)
+        run.fit(graph.count(NodeType.SAMPLE))
+        with run.step(f"derive {mode} groups", f"deriving {mode} groups in Spark"):
             partition = derive(graph, mode, **options)  # a SparkGraph: derived on Spark
-        doing = f"write {output.name}"
-        with stage(f"writing {output.name}"), plan:
-            write_spark_spec(partition, output, attributes=attributes, sign_key=sign_key)
-    except Exception as exc:  # Spark's own failures as one line; depgraph's and Python's pass as they are
-        reason = failure(exc)
-        if reason is None:
-            raise
-        raise DepgraphError("engine", f"Spark could not {doing}: {reason}") from None
+        with run.step(f"write {output.name}", f"writing {output.name}"), plan:
+            spec = SparkSpec.of(partition, attributes)
+            write_spec_request(spec if key is None else pseudonymize(spec, key), output, sign_key)
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
                      partition.warnings)  # fmt: skip
     signed = "" if sign_key is None else f" (signed, key fingerprint {signing_key_fingerprint(sign_key)})"
-    out.print(f"wrote {output}" + (f" ({partition.rounds} rounds of components)" if partition.rounds else "") + signed)
+    hidden = "" if key is None else " (ids pseudonymised)"
+    rounds = f" ({partition.rounds} rounds of components)" if partition.rounds else ""
+    out.print(f"wrote {output}" + hidden + rounds + signed)
 
 
 def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, attributes: str | None) -> bytes | None:

@@ -25,12 +25,14 @@ from depgraph.cli.commandline import (
     tell_if_large,
     typed,
 )
+from depgraph.cli.engine import ENGINE_OPTION, MASTER_OPTION, SPARK_CONF_OPTION, SparkRun, chosen_engine, spark_settings
 from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
 from depgraph.errors import DepgraphError
 from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
 from depgraph.folds.schemes import SCHEMES, FoldScheme, assign_folds, canonical_scheme_name, schemes_taking
+from depgraph.io.outputs import Outputs
+from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.files import read_spec
-from depgraph.spec.model import SplitSpec
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -124,11 +126,15 @@ def folds_command(
     ],
     form: Annotated[str | None, format_option()] = None,
     sign_key_env: Annotated[str | None, typer.Option(help=SIGN_HELP)] = None,
+    engine: Annotated[str, ENGINE_OPTION] = "single",
+    master: Annotated[str | None, MASTER_OPTION] = None,
+    spark_conf: Annotated[list[str] | None, SPARK_CONF_OPTION] = None,
     **given: Any,
 ) -> None:
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
     signing = signing_key(sign_key_env)
+    on_spark = chosen_engine(ctx, engine) == "spark"
     name = canonical_scheme_name(scheme)
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
@@ -136,42 +142,69 @@ def folds_command(
     documents = {k: v for k, v in params.items() if PARAMETERS_BY_NAME[k].reads == "spec"}
     plan, form = document_outputs(output, "split-spec", form, inputs=(document, *documents.values()))
     params = _fold_values(ctx, params)
-    spec = read_spec(document)
     params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
-    with stage(f"assigning {name} folds"), plan:
-        planned = write_signed_spec(assign_folds(spec, name, **params), output, signing, form)
-    _print_folds(planned)
-    out.print(f"wrote {output}" + signed_note(planned))
+    if on_spark:
+        if form != "parquet":
+            raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
+        summary = folds_on_spark(document, name, params, output, plan, signing, master, spark_settings(spark_conf))
+        note = "" if signing is None else f" (signed, key fingerprint {signing_key_fingerprint(signing)})"
+    else:
+        spec = read_spec(document)
+        with stage(f"assigning {name} folds"), plan:
+            planned = write_signed_spec(assign_folds(spec, name, **params), output, signing, form)
+        summary, note = planned.folds.outline(), signed_note(planned)
+    _print_folds(summary)
+    out.print(f"wrote {output}" + note)
     tell_if_large(output, form, "spec")
+
+
+def folds_on_spark(
+    document: Path, name: str, params: dict[str, Any], output: Path, plan: Outputs, signing: bytes | None,
+    master: str | None, settings: dict[str, str],
+) -> dict[str, Any]:  # fmt: skip
+    """``folds --engine spark``: the spec checked on the driver and its samples read by Spark, the folds planned
+    and the spec written there; the plan's summary."""
+    with SparkRun("depgraph folds", master, settings) as run:
+        from depgraph.spark.spec import read_spec as read_spark_spec
+        from depgraph.spark.spec import write_spec_request
+
+        with run.step(f"read {document.name}", f"reading {document.name} in Spark"):
+            spec = read_spark_spec(document, run.session)
+        run.fit(spec.n_samples)
+        with run.step(f"assign {name} folds", f"assigning {name} folds in Spark"):
+            planned = assign_folds(spec, name, **params)  # a SparkSpec: planned on Spark
+        with run.step(f"write {output.name}", f"writing {output.name}"), plan:
+            write_spec_request(planned, output, signing)
+    return planned.folds.plan
 
 
 def _with_fold_options(command: Any) -> Any:
     """``command`` taking, before its last parameter, one option per scheme parameter (:func:`fold_option`)."""
     fixed = list(inspect.signature(command, eval_str=True).parameters.values())
     generated = [fold_option(p) for p in PARAMETERS]
-    command.__signature__ = inspect.Signature([*fixed[:-2], *generated, fixed[-2]])
+    command.__signature__ = inspect.Signature([*fixed[:-1], *generated])
     return command
 
 
 app.command("folds", cls=Command)(_with_fold_options(folds_command))
 
 
-def _print_folds(spec: SplitSpec) -> None:
-    plan = spec.folds
-    train, test, excluded = ([getattr(s, f"n_{side}") for s in plan.splits] for side in ("train", "test", "excluded"))
+def _print_folds(plan: dict[str, Any]) -> None:
+    """The plan's sizes and balance, from its outline (:meth:`~depgraph.spec.model.FoldPlan.outline`)."""
+    train, test, excluded = ([s[f"n_{side}"] for s in plan["splits"]] for side in ("train", "test", "excluded"))
     # a time split leaves out what its gap, embargo or later levels withhold: its excluded sizes are always shown
-    shown = plan.scheme == "time" or any(excluded)
+    shown = plan["scheme"] == "time" or any(excluded)
     out.print(
-        f"{plan.scheme}: {len(plan.splits)} split(s); train sizes {train}, test sizes {test}"
+        f"{plan['scheme']}: {len(plan['splits'])} split(s); train sizes {train}, test sizes {test}"
         + (f", excluded {excluded}" if shown else "")
     )
-    for column, metrics in plan.balance.get("columns", {}).items():
+    for column, metrics in plan["balance"].get("columns", {}).items():
         out.print(
             f"  {column}: worst test-share deviation {metrics['worst_proportion_deviation']}, "
             f"worst scaled difference {metrics['worst_scaled_difference']}"
         )
-    if plan.parameters.get("thresholds") is not None:  # for other sites to apply: --thresholds
-        out.print(f"  thresholds {','.join(map(repr, plan.parameters['thresholds']))}")
-    association = plan.balance.get("association")
+    if plan["parameters"].get("thresholds") is not None:  # for other sites to apply: --thresholds
+        out.print(f"  thresholds {','.join(map(repr, plan['parameters']['thresholds']))}")
+    association = plan["balance"].get("association")
     if isinstance(association, dict) and association.get("cramers_v") is not None:
         out.print(f"  folds vs {association['outcome']}: Cramér's V {association['cramers_v']}")

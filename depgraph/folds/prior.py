@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from depgraph.common.arrays import sorted_categories, text_array
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.spec.model import ROLES, SplitSpec
+from depgraph.spec.model import ROLES, WARNING_ID_LIMIT, SplitSpec
 from depgraph.vocab import DIRECT_MODES
 
 #: The codes of a tested and of an excluded sample in a split (:meth:`~depgraph.spec.model.FoldSplit.roles`).
@@ -46,12 +46,14 @@ _ENTITY = rf"^(?:composite_)?(?P<mode>{'|'.join(DIRECT_MODES)}):(?P<key>.+)$"
 @dataclass(frozen=True)
 class PriorSides:
     """Each group's side from the prior (``side``: 0 train, 1 test, -1 new), the groups whose returning samples the
-    prior placed on both sides (``conflicts``), and the positions of the returning samples whose group takes the
-    other side (``moved``, sorted)."""
+    prior placed on both sides (``conflicts``), and the returning samples whose group takes the other side: how many
+    (``n_moved``) and the first :data:`~depgraph.spec.model.WARNING_ID_LIMIT` of their ids in sample order
+    (``moved_ids``)."""
 
     side: np.ndarray
     conflicts: int
-    moved: np.ndarray
+    n_moved: int
+    moved_ids: list[str]
 
 
 def entity_ids(group_ids: np.ndarray) -> pa.Array:
@@ -69,11 +71,11 @@ def entity_ids(group_ids: np.ndarray) -> pa.Array:
 
 def prior_sides(prior: SplitSpec, spec: SplitSpec, codes: np.ndarray, group_ids: np.ndarray) -> PriorSides:
     """The prior's side of each of ``spec``'s groups (``codes`` per sample into ``group_ids``); see the module."""
-    prior_roles = _prior_roles(prior)
+    prior_roles = prior_roles_of(prior)
     at = pc.index_in(text_array(spec.samples["sample_id"]), text_array(prior.samples["sample_id"]))
     shared = at.is_valid().to_numpy(zero_copy_only=False)
     if not shared.any():  # entity ids alone do not make one cohort: P1 names someone else in another study
-        _refuse_unrelated(prior, spec)
+        raise unrelated_prior(prior, spec.sample_ids[:5].tolist(), spec.n_samples, spec.pseudonymization is not None)
     role_here = np.full(len(shared), EXCLUDED, dtype=np.int8)
     role_here[shared] = prior_roles[at.drop_null().to_numpy()]
     known = role_here != EXCLUDED  # a sample the prior excluded (neither tested nor trained) was never placed
@@ -81,16 +83,26 @@ def prior_sides(prior: SplitSpec, spec: SplitSpec, codes: np.ndarray, group_ids:
     n = len(group_ids)
     tested = np.bincount(codes[known], weights=tested_here[known], minlength=n)
     seen = np.bincount(codes[known], minlength=n)
+    side, conflicts = group_sides(prior, prior_roles, group_ids, tested, seen)
+    moved = np.flatnonzero(known & (tested_here != (side[codes] == 1)))
+    ids = spec.samples["sample_id"].to_numpy(dtype=object)[moved[:WARNING_ID_LIMIT]].tolist()
+    return PriorSides(side, conflicts, len(moved), ids)
+
+
+def group_sides(
+    prior: SplitSpec, prior_roles: np.ndarray, group_ids: np.ndarray, tested: np.ndarray, seen: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """Each group's side (``group_ids``, with ``seen`` returning samples the prior placed, ``tested`` of them on
+    its test side) and how many groups the prior placed on both sides: a group takes the side of most of its
+    returning samples (an even split: test), a group without any the side the prior gave the entity it names;
+    what either engine counts, decided alike."""
     side = np.where(seen == 0, -1, (tested * 2 >= seen).astype(np.int64))  # an even split goes to test
     entity_side = _entity_sides(prior, prior_roles, group_ids)
     by_entity = (seen == 0) & (entity_side >= 0)
-    side = np.where(by_entity, entity_side, side)
-    moved = np.flatnonzero(known & (tested_here != (side[codes] == 1)))
-    conflicts = int(((tested > 0) & (tested < seen)).sum())
-    return PriorSides(side, conflicts, moved)
+    return np.where(by_entity, entity_side, side), int(((tested > 0) & (tested < seen)).sum())
 
 
-def _prior_roles(prior: SplitSpec) -> np.ndarray:
+def prior_roles_of(prior: SplitSpec) -> np.ndarray:
     """Each of the prior's samples' role code in its single split (:data:`~depgraph.spec.model.ROLES`; a
     time-ordered prior excludes its gap: such a sample was never placed, so it keeps nothing)."""
     if prior.folds is None or not prior.folds.splits:
@@ -121,25 +133,25 @@ def _entity_sides(prior: SplitSpec, prior_roles: np.ndarray, group_ids: np.ndarr
     return out
 
 
-def _refuse_unrelated(prior: SplitSpec, spec: SplitSpec) -> None:
-    """Nothing to keep: a spec of another cohort, or ids pseudonymised in one spec only."""
-    privacy = "" if (prior.pseudonymization is None) == (spec.pseudonymization is None) else (
+def unrelated_prior(prior: SplitSpec, ids_here: list[str], n_here: int, pseudonymised_here: bool) -> DepgraphError:
+    """Nothing to keep: a spec of another cohort, or ids pseudonymised in one spec only (``reference``); this
+    spec's first ``ids_here`` of its ``n_here`` samples named."""
+    privacy = "" if (prior.pseudonymization is None) == (not pseudonymised_here) else (
         "; one of the two has pseudonymised ids"
     )  # fmt: skip
-    raise DepgraphError(
+    return DepgraphError(
         "reference",
         f"the prior spec shares no sample with this one (its samples: "
-        f"{describe_ids(prior.sample_ids.tolist())}; here: {describe_ids(spec.sample_ids.tolist())}){privacy}: it "
+        f"{describe_ids(prior.sample_ids.tolist())}; here: {describe_ids(ids_here, total=n_here)}){privacy}: it "
         "was made from another cohort",
     )
 
 
-def moved_message(prior: SplitSpec, spec: SplitSpec, sides: PriorSides) -> str:
+def moved_message(prior: SplitSpec, sides: PriorSides) -> str:
     """What ``prior_side_changed`` says: how many returning samples change side, the first of them and why."""
-    ids = spec.samples["sample_id"].to_numpy(dtype=object)[sides.moved]
     return (
-        f"{len(ids)} returning sample(s) cannot keep the side the prior spec ({prior.digest[:19]}…) gave them: "
-        f"{describe_ids(ids.tolist())}; their groups now hold samples the prior placed on both sides "
-        f"({sides.conflicts} group(s): the prior grouped otherwise, or samples have merged since), and each group "
-        "takes the side of most of them"
+        f"{sides.n_moved} returning sample(s) cannot keep the side the prior spec ({prior.digest[:19]}…) gave them: "
+        f"{describe_ids(sides.moved_ids, total=sides.n_moved)}; their groups now hold samples the prior placed on "
+        f"both sides ({sides.conflicts} group(s): the prior grouped otherwise, or samples have merged since), and "
+        "each group takes the side of most of them"
     )

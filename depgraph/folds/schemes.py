@@ -53,6 +53,7 @@ import pandas as pd
 
 from depgraph.common.arguments import instance, names, real_number
 from depgraph.common.arrays import distinct, sorted_categories, text_array
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds.balancing import balanced_folds, balanced_sides
 from depgraph.folds.covariates import (
@@ -97,7 +98,7 @@ from depgraph.folds.parameters import MAX_SEED as MAX_SEED  # re-exported: the s
 from depgraph.folds.prior import PriorSides, moved_message, prior_sides
 from depgraph.spec.balance import MISSING_CATEGORY, balance_metrics, categories
 from depgraph.spec.columns import SPEC_COLUMN_OF_ROLE
-from depgraph.spec.model import WARNING_ID_LIMIT, FoldPlan, FoldSplit, SpecWarning, SplitSpec
+from depgraph.spec.model import FoldPlan, FoldSplit, SpecWarning, SplitSpec
 from depgraph.spec.plans import BINS, GROUP_VALUE, hash_encoding
 
 if TYPE_CHECKING:
@@ -536,17 +537,26 @@ class LeaveOneBlockOut(FoldScheme):
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
         groups = _Groups.of(spec)
         blocks, names = _categories(spec, self.by, "--by")
+        return [_closed_split(0, fold, blocks == code, groups) for fold, code in enumerate(self.tested_blocks(names))]
+
+    def tested_blocks(self, names: np.ndarray) -> list[int]:
+        """The categories of the ``by`` column (``names``, sorted) a split tests, in split order: every one but
+        :data:`~depgraph.spec.balance.MISSING_CATEGORY`; ``too_few_groups`` below two."""
         real = [i for i, name in enumerate(names) if name != MISSING_CATEGORY]
         if len(real) < 2:
             raise DepgraphError(
                 "too_few_groups", f"leave-one-out over {self.by!r} needs at least 2 blocks; found {len(real)}"
             )
-        return [_closed_split(0, fold, blocks == code, groups) for fold, code in enumerate(real)]
+        return real
 
     def plan(self, spec: SplitSpec) -> FoldPlan:
         plan = super().plan(spec)
-        blocks = [name for name in _categories(spec, self.by, "--by")[1] if name != MISSING_CATEGORY]
-        return plan.model_copy(update={"parameters": {**plan.parameters, "blocks": blocks}})
+        names = _categories(spec, self.by, "--by")[1]
+        return plan.model_copy(update={"parameters": {**plan.parameters, **self.recorded_blocks(names)}})
+
+    def recorded_blocks(self, names: np.ndarray) -> dict[str, list[str]]:
+        """What the plan adds to its parameters: the tested blocks' names, in split order."""
+        return {"blocks": [str(names[i]) for i in self.tested_blocks(names)]}
 
 
 @dataclass(frozen=True)
@@ -580,6 +590,28 @@ class TimeOrdered(FoldScheme):
     train_after: bool = TRAIN_AFTER.field(False)
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        self.check_window_parameters()
+        if "order_rank" not in spec.samples.columns or spec.samples["order_rank"].isna().all():
+            raise no_order_rank()
+        groups = _Groups.of(spec)
+        rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+        levels = distinct(rank[~np.isnan(rank)])
+        level_index = np.searchsorted(levels, np.nan_to_num(rank, nan=-np.inf))
+        level_index = np.where(np.isnan(rank), -1, level_index)
+        out = []
+        for i, window in enumerate(self.windows(len(levels))):
+            test = (level_index >= window.first) & (level_index <= window.last)
+            train = (level_index >= 0) & (level_index < window.train_before)
+            train |= level_index >= window.train_from
+            split = _closed_split(0, i, test, groups)
+            role = split.roles(len(rank))
+            excluded = (role == 2) | ((role == 0) & ~train)
+            out.append(FoldSplit.of(0, i, split.test, np.flatnonzero(excluded), len(rank)))
+        return out
+
+    def check_window_parameters(self) -> None:
+        """``invalid_argument`` for a gap or embargo that is not a non-negative integer, a train_after that is not
+        a boolean, or an embargo under pure forward chaining."""
         for label, value in (("gap", self.gap), ("embargo", self.embargo)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise DepgraphError("invalid_argument", f"{label} must be a non-negative integer, not {value!r}")
@@ -591,34 +623,42 @@ class TimeOrdered(FoldScheme):
                 "embargo withholds training data after the test block; forward chaining trains only on the past, "
                 "so an embargo needs train_after=True (--train-after)",
             )
-        if "order_rank" not in spec.samples.columns or spec.samples["order_rank"].isna().all():
-            raise DepgraphError(
-                "invalid_argument",
-                "the time scheme needs order_rank in the spec: derive in time mode, or from a graph with timepoints",
-            )
-        groups = _Groups.of(spec)
-        rank = spec.samples["order_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
-        levels = distinct(rank[~np.isnan(rank)])
-        if len(levels) < self.n_splits + 1:
+
+    def windows(self, n_levels: int) -> list[TimeWindow]:
+        """Each split's levels (indices into the ``n_levels`` distinct order_rank values, sorted): those it tests
+        and those it trains on; ``too_few_groups`` with fewer levels than blocks."""
+        if n_levels < self.n_splits + 1:
             raise DepgraphError(
                 "too_few_groups",
-                f"{self.n_splits} time splits need at least {self.n_splits + 1} order_rank levels; found {len(levels)}",
+                f"{self.n_splits} time splits need at least {self.n_splits + 1} order_rank levels; found {n_levels}",
             )
-        block_of_level = np.floor(np.arange(len(levels)) * (self.n_splits + 1) / len(levels)).astype(np.int64)
-        level_index = np.searchsorted(levels, np.nan_to_num(rank, nan=-np.inf))
-        level_index = np.where(np.isnan(rank), -1, level_index)
+        block_of_level = np.floor(np.arange(n_levels) * (self.n_splits + 1) / n_levels).astype(np.int64)
         out = []
         for i in range(1, self.n_splits + 1):
-            first, last = np.flatnonzero(block_of_level == i)[[0, -1]]
-            test = (level_index >= first) & (level_index <= last)
-            train = (level_index >= 0) & (level_index < first - self.gap)
-            if self.train_after:
-                train |= level_index > last + self.embargo
-            split = _closed_split(0, i - 1, test, groups)
-            role = split.roles(len(rank))
-            excluded = (role == 2) | ((role == 0) & ~train)
-            out.append(FoldSplit.of(0, i - 1, split.test, np.flatnonzero(excluded), len(rank)))
+            first, last = (int(x) for x in np.flatnonzero(block_of_level == i)[[0, -1]])
+            after = last + self.embargo + 1 if self.train_after else n_levels
+            out.append(TimeWindow(first, last, max(first - self.gap, 0), min(after, n_levels)))
         return out
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A time split's levels, as indices into the sorted distinct order_rank values: it tests ``first..last`` and
+    trains on the levels before ``train_before`` and from ``train_from`` on (``train_from`` equal to the number of
+    levels: nothing after)."""
+
+    first: int
+    last: int
+    train_before: int
+    train_from: int
+
+
+def no_order_rank() -> DepgraphError:
+    """The time scheme's refusal of a spec without time order."""
+    return DepgraphError(
+        "invalid_argument",
+        "the time scheme needs order_rank in the spec: derive in time mode, or from a graph with timepoints",
+    )
 
 
 @dataclass(frozen=True)
@@ -856,25 +896,43 @@ class BalancedHoldout(FoldScheme):
                 )
 
     def splits(self, spec: SplitSpec) -> list[FoldSplit]:
+        self.check_balance_parameters()
+        groups = _Groups.of(spec)
+        cells = [_categories(spec, column, "--balance")[0] for column in self.balance]
+        fixed = None if self.prior is None else self._prior_sides(spec, groups).side
+        test = self.tested_groups(groups.codes, groups.sizes, cells, fixed)[groups.codes]
+        return [FoldSplit.of(0, 0, np.flatnonzero(test), np.empty(0, np.int64), len(test))]
+
+    def check_balance_parameters(self) -> None:
+        """``invalid_argument`` for a test fraction outside (0, 1) or no column to balance."""
         _check_fraction(self.test_fraction)
         if not self.balance:
             raise DepgraphError("invalid_argument", "balanced-holdout needs at least one --balance column")
-        groups = _Groups.of(spec)
-        if groups.n < 2:
-            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {groups.n}")
-        cells = [_categories(spec, column, "--balance")[0] for column in self.balance]
-        counts = _cell_counts(groups, cells, self.joint)
-        fixed = np.full(groups.n, -1, dtype=np.int64)
-        if self.prior is not None:
-            fixed = self._prior_sides(spec, groups).side
+
+    def tested_groups(
+        self,
+        codes: np.ndarray,
+        sizes: np.ndarray,
+        cells: list[np.ndarray],
+        fixed: np.ndarray | None,
+        weights: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Whether each group (``sizes`` samples; ``fixed``: its side from a prior, -1 new) is tested, from rows
+        of samples (``codes``: a row's group; ``cells``: its category code in each balance column; ``weights``:
+        how many samples a row stands for, one each unless given), so an engine may pass each group's distinct
+        category combinations with their counts instead of its samples."""
+        n = len(sizes)
+        if n < 2:
+            raise DepgraphError("too_few_groups", f"a holdout needs at least 2 groups; the spec has {n}")
+        counts = _cell_counts(_Groups(codes, np.arange(n), sizes), cells, self.joint, weights)
+        fixed = np.full(n, -1, dtype=np.int64) if fixed is None else fixed
         rng = np.random.default_rng([self.seed, 0])
         new = np.flatnonzero(fixed < 0)
-        order = new[np.lexsort((rng.random(len(new)), -groups.sizes[new]))]  # largest first, ties seeded
+        order = new[np.lexsort((rng.random(len(new)), -sizes[new]))]  # largest first, ties seeded
         side = balanced_sides(counts, np.ones(counts.shape[1]), self.test_fraction, fixed, order, rng)
         if (side == 1).all() or (side == 0).all():
             raise DepgraphError("too_few_groups", "the balanced holdout put every group on one side")
-        test = side[groups.codes] == 1
-        return [FoldSplit.of(0, 0, np.flatnonzero(test), np.empty(0, np.int64), len(test))]
+        return side == 1
 
     def parameters(self) -> dict[str, Any]:
         out = {"test_fraction": self.test_fraction, "balance": list(self.balance), "joint": self.joint}
@@ -885,22 +943,29 @@ class BalancedHoldout(FoldScheme):
     def plan(self, spec: SplitSpec) -> FoldPlan:
         plan = super().plan(spec)
         if self.prior is not None:
-            sides = self._prior_sides(spec, _Groups.of(spec))
-            kept = {"prior_groups": int((sides.side >= 0).sum()), "prior_groups_on_both_sides": sides.conflicts,
-                    "prior_samples_moved": len(sides.moved)}  # fmt: skip
-            balance = {**plan.balance, **kept}
-            plan = plan.model_copy(update={"balance": balance})
+            kept = self.prior_balance(self._prior_sides(spec, _Groups.of(spec)))
+            plan = plan.model_copy(update={"balance": {**plan.balance, **kept}})
         return plan
+
+    @staticmethod
+    def prior_balance(sides: PriorSides) -> dict[str, int]:
+        """What the plan's balance says of the prior kept."""
+        return {"prior_groups": int((sides.side >= 0).sum()), "prior_groups_on_both_sides": sides.conflicts,
+                "prior_samples_moved": sides.n_moved}  # fmt: skip
 
     def findings(self, spec: SplitSpec) -> list[SpecWarning]:
         if self.prior is None:
             return []
         sides = self._prior_sides(spec, _Groups.of(spec))
-        if not len(sides.moved):
+        return self.moved_findings(sides)
+
+    def moved_findings(self, sides: PriorSides) -> list[SpecWarning]:
+        """The ``prior_side_changed`` warning naming the returning samples that cannot keep their side, if any."""
+        if not sides.n_moved:
             return []
-        moved = spec.samples["sample_id"].to_numpy(dtype=object)[sides.moved[:WARNING_ID_LIMIT]].tolist()
-        return [SpecWarning(code="prior_side_changed", message=moved_message(self.prior, spec, sides),
-                            count=len(sides.moved), ids=moved)]  # fmt: skip
+        assert self.prior is not None
+        return [SpecWarning(code="prior_side_changed", message=moved_message(self.prior, sides),
+                            count=sides.n_moved, ids=sides.moved_ids)]  # fmt: skip
 
     def _prior_sides(self, spec: SplitSpec, groups: _Groups) -> PriorSides:
         """The prior's sides for ``spec``, worked out once per spec."""
@@ -929,7 +994,9 @@ def _cell_codes(cells: list[np.ndarray], joint: int) -> Iterator[np.ndarray]:
             yield code
 
 
-def _cell_counts(groups: _Groups, cells: list[np.ndarray], joint: int) -> sp.csr_matrix:
+def _cell_counts(
+    groups: _Groups, cells: list[np.ndarray], joint: int, weights: np.ndarray | None = None
+) -> sp.csr_matrix:
     """Groups × (every category and joint cell, then the sample count): how many samples of each group fall in
     each. Every column weighs the same in the balanced holdout's objective: weighting the categories of single
     columns 2, 4 or 8 times a joint cell changed neither balance by more than noise once the local search runs
@@ -945,8 +1012,9 @@ def _cell_counts(groups: _Groups, cells: list[np.ndarray], joint: int) -> sp.csr
         offset += int(code.max()) + 1
     rows.append(groups.codes)
     columns.append(np.full(len(groups.codes), offset))
+    each = np.ones(len(groups.codes)) if weights is None else np.asarray(weights, dtype=np.float64)
     counts = sp.csr_matrix(
-        (np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(columns))),
+        (np.tile(each, len(rows)), (np.concatenate(rows), np.concatenate(columns))),
         shape=(groups.n, offset + 1),
     )  # repeated (group, cell) entries are summed
     counts.sum_duplicates()
@@ -1017,7 +1085,8 @@ def refuse_parameters(scheme: type[FoldScheme], parameters: Iterable[str]) -> No
 
 
 def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -> SplitSpec:
-    """``spec`` carrying the fold plan of ``scheme`` (an instance, or a name with its parameters).
+    """``spec`` carrying the fold plan of ``scheme`` (an instance, or a name with its parameters). A spec of another
+    engine (a :class:`~depgraph.spark.spec.SparkSpec`) is planned by that engine, with the same plan.
 
     >>> import pandas as pd
     >>> from depgraph.spec.model import Constraint, SplitSpec
@@ -1026,7 +1095,9 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
     >>> assign_folds(spec, "holdout", test_fraction=0.5, seed=3).folds.splits[0].n_test
     2
     """
-    instance(spec, SplitSpec, "assign_folds: the spec")
+    engine = engine_of(spec)
+    if engine is None:
+        instance(spec, SplitSpec, "assign_folds: the spec")
     if isinstance(scheme, str):
         cls = scheme_named(scheme)
         refuse_parameters(cls, parameters)
@@ -1038,6 +1109,8 @@ def assign_folds(spec: SplitSpec, scheme: FoldScheme | str, **parameters: Any) -
         )
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to assign_folds, not both")
+    if engine is not None:  # a spec of another engine (a SparkSpec) is planned there
+        return stage(engine, "assign_folds").assign_folds_request(spec, scheme)
     plan, found = scheme.plan(spec), scheme.findings(spec)
     for finding in found:  # told on stderr by the CLI; kept in the spec below
         warnings.warn(DepgraphWarning(finding.code, finding.message, ids=finding.ids), stacklevel=2)

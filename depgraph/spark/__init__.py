@@ -8,8 +8,8 @@ read_graph`) or built from DataFrames (:func:`~depgraph.spark.tables.from_metada
 ``add_duplicates``, ``add_relations``); :func:`depgraph.derive` reduces it to one group per sample (on Spark, given
 a SparkGraph) with connected components computed in Spark (:mod:`depgraph.spark.components`);
 :func:`~depgraph.spark.spec.write_spec` writes the spec in the columnar form, with the digest the single-machine
-engine computes for the same content, and with a fold plan when asked (hash folds, keyed or not; grouped k-fold;
-covariate bins: :mod:`depgraph.spark.folds`)::
+engine computes for the same content, and with a fold plan when asked (every scheme of
+:func:`depgraph.assign_folds`: :mod:`depgraph.spark.folds`)::
 
     from depgraph import derive
     from depgraph.spark import tables

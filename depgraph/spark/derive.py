@@ -133,11 +133,11 @@ def _partition(graph: SparkGraph, request: asked.DeriveRequest, hub_degree: int)
 def _made(graph: SparkGraph, samples: DataFrame, mode: str, **fields: Any) -> SparkPartition:
     """The partition of ``samples`` (kept: its groups are read several times), its shape counted."""
     samples = checkpointed(samples)
-    n, shape = _shape(samples)
+    n, shape = shape_of_samples(samples)
     return SparkPartition(graph, samples, mode, shape, n, **fields)
 
 
-def _shape(samples: DataFrame) -> tuple[int, GroupShape]:
+def shape_of_samples(samples: DataFrame) -> tuple[int, GroupShape]:
     """The number of samples and the :class:`GroupShape` (largest group: the smallest id among the largest)."""
     sizes = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
     totals = sizes.agg(

@@ -23,9 +23,10 @@ spells it, by the same function run in Spark's Python workers on each batch of r
 
 - **Covariate bins** (``covariate-bins``): each group's lower median value and its bin are computed in Spark;
   the thresholds, unless given, are cut on the driver from the distinct group values and their sample counts.
+- **Leave-one-block-out** and **time-ordered folds** (``logo``, ``time``): :mod:`depgraph.spark.closed`.
+- **Balanced holdout** (``balanced-holdout``, with a prior spec too): :mod:`depgraph.spark.balanced`.
 
-Not on Spark yet: holdouts, leave-one-block-out and time-ordered folds (refused by name: assign them with
-``depgraph folds`` on one machine).
+Each scheme's planner is one entry of :data:`PLANNERS`; every scheme :func:`depgraph.assign_folds` plans has one.
 """
 
 from __future__ import annotations
@@ -39,12 +40,11 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark import Broadcast
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from depgraph.common.arrays import sorted_categories
 from depgraph.common.identifiers import key_array
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.folds.covariates import (
@@ -59,12 +59,15 @@ from depgraph.folds.covariates import (
     wrong_threshold_count,
 )
 from depgraph.folds.schemes import (
+    BalancedHoldout,
     CovariateBins,
     FoldScheme,
     GroupedHoldout,
     GroupedKFold,
     HashFolds,
+    LeaveOneBlockOut,
     StratifiedGroupedKFold,
+    TimeOrdered,
     check_folds,
     check_repeats,
     kfold_of_groups,
@@ -73,21 +76,25 @@ from depgraph.folds.schemes import (
     scheme_named,
 )
 from depgraph.io.jsoncolumns import plain_json
-from depgraph.spark.frames import numbered
-from depgraph.spark.graph import INTEGER_KINDS
-from depgraph.spec.balance import MISSING_CATEGORY, balance_of_counts
-from depgraph.spec.checks import untested_split
-
-#: The schemes the Spark engine plans.
-SPARK_SCHEMES: tuple[type[FoldScheme], ...] = (
-    GroupedKFold,
-    StratifiedGroupedKFold,
-    GroupedHoldout,
-    HashFolds,
-    CovariateBins,
+from depgraph.spark.balanced import balanced_holdout_plan
+from depgraph.spark.closed import logo_plan, time_plan
+from depgraph.spark.cohort import (
+    DRIVER_GROUPS,
+    EXCLUDED,
+    TESTED,
+    Cohort,
+    Planned,
+    category_codes,
+    numpy_column,
+    ranked_groups,
+    splits_of_groups,
+    tested,
 )
-#: Groups the driver assigns k-fold folds to at most (their sizes, class counts and folds are driver arrays).
-DRIVER_GROUPS = 10_000_000
+from depgraph.spark.graph import INTEGER_KINDS
+from depgraph.spec.balance import balance_of_counts
+from depgraph.spec.checks import untested_split
+from depgraph.spec.model import SpecWarning
+
 #: Hash folds are reduced modulo k in 64-bit columns, 32 bits at a time: k stays below this.
 HASH_SPLITS = 2**31
 #: Fold rows read back at a time for the digest.
@@ -99,11 +106,12 @@ FOLD_COLUMNS = ("split", "role", "position", "sample_id")
 @dataclass(frozen=True)
 class SparkFolds:
     """A fold plan on Spark: ``plan``, the spec's ``folds`` field without positions (what the manifest holds),
-    and ``tested``, one row per tested sample of each split (``split``, ``role`` = ``test``, ``position``: the
-    sample's row, ``sample_id``). The plans made here exclude no sample."""
+    ``rows``, one row per tested or excluded sample of each split (``split``, ``role``, ``position``: the sample's
+    row, ``sample_id``), and the warnings the plan makes (``findings``)."""
 
     plan: dict[str, Any]
-    tested: DataFrame
+    rows: DataFrame
+    findings: list[SpecWarning]
 
     @property
     def n_splits(self) -> int:
@@ -121,11 +129,10 @@ def spark_scheme(scheme: FoldScheme | str, parameters: dict[str, Any]) -> FoldSc
         raise DepgraphError("invalid_argument", f"scheme must be a scheme name or a FoldScheme, not {scheme!r}")
     elif parameters:
         raise DepgraphError("invalid_argument", "pass parameters either to the scheme or to write_spec, not both")
-    if type(scheme) not in SPARK_SCHEMES:
+    if type(scheme) not in PLANNERS:
         raise DepgraphError(
             "invalid_argument",
-            f"the Spark engine plans {describe_ids([s.name for s in SPARK_SCHEMES])} folds, not {scheme.name}: "
-            "write the spec, then assign them with 'depgraph folds' on one machine",
+            f"the Spark engine plans {describe_ids([s.name for s in PLANNERS], 10)} folds, not {scheme.name}",
         )
     return scheme
 
@@ -133,42 +140,44 @@ def spark_scheme(scheme: FoldScheme | str, parameters: dict[str, Any]) -> FoldSc
 def plan_folds(
     samples: DataFrame, n_samples: int, scheme: FoldScheme, driver_groups: int = DRIVER_GROUPS
 ) -> SparkFolds:
-    """The fold plan of ``scheme`` (one of :data:`SPARK_SCHEMES`) over the spec's sample columns ``samples``
-    (``row``, ``sample_id``, ``group_id`` and the rest, as :func:`depgraph.spark.spec.sample_columns` gives
-    them), counted in Spark."""
-    columns = [c for c in samples.columns if c != "row"]
+    """The fold plan of ``scheme`` (one of :data:`PLANNERS`) over the spec's sample columns ``samples`` (``row``,
+    ``sample_id``, ``group_id`` and the rest, as :func:`depgraph.spark.spec.sample_columns` gives them), counted
+    in Spark."""
     groups = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
-    n_groups = groups.count()
-    folds, scheme, k, repeats, extra_parameters, extra_balance = _scheme_folds(
-        samples, groups, n_groups, scheme, columns, driver_groups
-    )
+    cohort = Cohort(samples, [c for c in samples.columns if c != "row"], groups, groups.count(), driver_groups)
+    planned = PLANNERS[type(scheme)](cohort, scheme)
+    scheme, n_splits = planned.scheme, planned.n_splits
+    per_repeat = getattr(scheme, "n_splits", 1) if getattr(scheme, "n_repeats", 1) > 1 else n_splits
     position = F.col("row").cast("int" if n_samples < 2**31 else "long")  # as the single-machine writer's types
-    tested = folds.select("split", F.lit("test").alias("role"), position.alias("position"), "sample_id")
-    n_test = dict(tested.groupBy("split").count().collect())
-    sizes = [int(n_test.get(i, 0)) for i in range(k * repeats)]
-    n_train = [n_samples - t for t in sizes]
+    rows = planned.rows.select("split", "role", position.alias("position"), "sample_id")
+    counts = {(split, role): n for split, role, n in rows.groupBy("split", "role").count().collect()}
+    sizes = [int(counts.get((i, TESTED), 0)) for i in range(n_splits)]
+    excluded = [int(counts.get((i, EXCLUDED), 0)) for i in range(n_splits)]
+    n_train = [n_samples - t - x for t, x in zip(sizes, excluded, strict=True)]
     scheme.refuse_empty_sides(n_train, sizes)
     for i, size in enumerate(sizes):  # a spec's every split tests someone: a hash fold its groups left empty too
         if size == 0:
-            raise untested_split("folds", i, i // k, i % k, scheme.name)
+            raise untested_split("folds", i, i // per_repeat, i % per_repeat, scheme.name)
+    tested_rows = planned.rows.where(F.col("role") == TESTED)
     counted = {
-        column: _category_counts(samples, folds, column, k * repeats)
-        for column in scheme.balance_columns(columns)
-        if column in columns
+        column: _category_counts(samples, tested_rows, column, n_splits)
+        for column in scheme.balance_columns(cohort.columns)
+        if column in cohort.columns
     }
-    balance = balance_of_counts(n_samples, sizes, n_train, [0] * len(sizes), counted, scheme.target_fraction())
+    balance = balance_of_counts(n_samples, sizes, n_train, excluded, counted, scheme.target_fraction())
     splits = [
-        {"repeat": i // k, "fold": i % k, "n_train": n_train[i], "n_test": sizes[i], "n_excluded": 0}
-        for i in range(k * repeats)
-    ]
+        {"repeat": i // per_repeat, "fold": i % per_repeat, "n_train": n_train[i], "n_test": sizes[i],
+         "n_excluded": excluded[i]}
+        for i in range(n_splits)
+    ]  # fmt: skip
     plan = {
         "scheme": scheme.name,
-        "parameters": plain_json({**scheme.parameters(), **extra_parameters}, "parameters"),
+        "parameters": plain_json({**scheme.parameters(), **planned.parameters}, "parameters"),
         "seed": scheme.plan_seed(),
         "splits": splits,
-        "balance": plain_json({**balance, **extra_balance}, "balance"),
+        "balance": plain_json({**balance, **planned.balance}, "balance"),
     }
-    return SparkFolds(plan, tested)
+    return SparkFolds(plan, rows, planned.findings)
 
 
 def _covariate_bins(
@@ -200,7 +209,7 @@ def _covariate_bins(
             raise wrong_threshold_count(len(thresholds), scheme.n_splits)
     else:
         weights = per_group.groupBy("_placed").agg(F.sum("size").alias("n")).orderBy("_placed").toArrow()
-        cut = equal_size_thresholds(_numpy(weights, "_placed"), _numpy(weights, "n"), scheme.n_splits)
+        cut = equal_size_thresholds(numpy_column(weights, "_placed"), numpy_column(weights, "n"), scheme.n_splits)
         thresholds = tuple(cut.tolist())
         scheme = replace(scheme, thresholds=thresholds)
     placed = per_group.select("group_id", "size", _bin(F.col("_placed"), thresholds).alias("split"))
@@ -223,12 +232,12 @@ def _association(samples: DataFrame, folds: DataFrame, what: str) -> dict[str, A
         return {"outcome": None, "cramers_v": None, "note": "the spec has no stratum column"}
     pairs = folds.join(samples.where(F.col("stratum").isNotNull()).select("row", "stratum"), "row")
     counts = pairs.groupBy("split", "stratum").count().toArrow()
-    _, fold_codes = np.unique(_numpy(counts, "split"), return_inverse=True)
+    _, fold_codes = np.unique(numpy_column(counts, "split"), return_inverse=True)
     strata = counts.column("stratum").to_pylist()
     names = sorted(set(strata))
     stratum_codes = np.searchsorted(np.array(names, dtype=object), np.array(strata, dtype=object))
     table = np.zeros((int(fold_codes.max(initial=-1)) + 1, len(names)), dtype=np.int64)
-    table[fold_codes, stratum_codes] = _numpy(counts, "count")
+    table[fold_codes, stratum_codes] = numpy_column(counts, "count")
     return association_report(cramers_v_of_table(table), int(table.sum()), what)
 
 
@@ -311,151 +320,69 @@ def _key_texts(
     return spell
 
 
-def _scheme_folds(
-    samples: DataFrame, groups: DataFrame, n_groups: int, scheme: FoldScheme, columns: list[str], driver_groups: int
-) -> tuple[DataFrame, FoldScheme, int, int, dict[str, Any], dict[str, Any]]:
-    """Each tested sample's split under ``scheme`` (``row``, ``sample_id``, ``split``), the scheme as planned (its
-    thresholds cut), the folds a repeat and the repeats, and what the plan adds to its parameters and balance."""
-    extra_parameters: dict[str, Any] = {}
-    extra_balance: dict[str, Any] = {}
-    if isinstance(scheme, HashFolds):
-        folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked
-        check_folds(scheme.n_splits, n_groups)
-        if scheme.n_splits >= HASH_SPLITS:
-            raise DepgraphError(
-                "invalid_argument",
-                f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
-                f"{HASH_SPLITS - 1})",
-            )
-        k, repeats = scheme.n_splits, 1
-        if scheme.key:  # folds keyed on sample columns may follow the outcome: reported (and warned) as on one machine
-            extra_balance = {"association": _association(samples, folds, f"hash folds keyed on {','.join(scheme.key)}")}
-    elif isinstance(scheme, CovariateBins):
-        folds, scheme, extra_parameters, extra_balance = _covariate_bins(samples, n_groups, scheme)
-        k, repeats = scheme.n_splits, 1
-    elif isinstance(scheme, GroupedHoldout):
-        scheme.check_groups(n_groups)
-        folds = _holdout_folds(samples, groups, n_groups, scheme, driver_groups)
-        k, repeats = 1, scheme.n_repeats
-    else:
-        check_folds(scheme.n_splits, n_groups)
-        check_repeats(scheme.n_repeats)
-        stratify = getattr(scheme, "stratify", None)
-        if stratify is not None:
-            require_column(columns, stratify, "stratify")
-        folds = _kfold_folds(samples, groups, n_groups, scheme, stratify, driver_groups)
-        k, repeats = scheme.n_splits, scheme.n_repeats
-    return folds, scheme, k, repeats, extra_parameters, extra_balance
-
-
-def _holdout_folds(
-    samples: DataFrame, groups: DataFrame, n_groups: int, scheme: GroupedHoldout, driver_groups: int
-) -> DataFrame:
-    """``row``, ``sample_id``, ``split`` (the repeat) of each tested sample: the single-machine holdout, drawn on
-    the driver from the groups' sizes (:meth:`~depgraph.folds.schemes.GroupedHoldout.tested_groups`)."""
-    ranked, sizes = _ranked_groups(groups, n_groups, scheme, driver_groups)
-    tested = np.stack([np.where(scheme.tested_groups(sizes, r), r, -1) for r in range(scheme.n_repeats)])
-    return _splits_of_groups(samples, ranked, tested).where(F.col("split") >= 0)
-
-
-def _ranked_groups(
-    groups: DataFrame, n_groups: int, scheme: FoldScheme, driver_groups: int
-) -> tuple[DataFrame, np.ndarray]:
-    """Each group's number in group-id byte order (``group_id``, ``group``) and the sizes in that order, on the
-    driver: ``invalid_argument`` beyond ``driver_groups`` groups."""
-    if n_groups > driver_groups:
+def _hash_plan(cohort: Cohort, scheme: HashFolds) -> Planned:
+    """Hash folds, computed in Spark (keyed or not); keyed folds report how they follow the outcome."""
+    samples = cohort.samples
+    folds = _keyed_hash_folds(samples, scheme) if scheme.key else _hash_folds(samples, scheme)  # keys checked first
+    check_folds(scheme.n_splits, cohort.n_groups)
+    if scheme.n_splits >= HASH_SPLITS:
         raise DepgraphError(
             "invalid_argument",
-            f"{scheme.name} assigns folds on the Spark driver, one row per group: {n_groups:,} groups exceed its "
-            f"limit of {driver_groups:,} (driver_groups=); use hash folds, computed in Spark for any number of "
-            "groups",
+            f"the Spark engine reduces hashes in 64-bit columns: {scheme.n_splits} folds are too many (at most "
+            f"{HASH_SPLITS - 1})",
         )
-    ranked = numbered(groups, ["group_id"], "group")
-    return ranked, _driver_column(ranked.orderBy("group").select("size"))
+    balance = {}
+    if scheme.key:  # folds keyed on sample columns may follow the outcome: reported (and warned) as on one machine
+        balance = {"association": _association(samples, folds, f"hash folds keyed on {','.join(scheme.key)}")}
+    return Planned(tested(folds), scheme, scheme.n_splits, balance=balance)
 
 
-def _splits_of_groups(samples: DataFrame, ranked: DataFrame, splits: np.ndarray) -> DataFrame:
-    """One row per sample and repeat with the split the driver's ``repeats × groups`` array gives its group. The
-    array goes to the executors as a broadcast (4 bytes a group and repeat), looked up by the group's number in
-    Spark's Python workers: a table made from driver rows would be copied into the driver's heap several times
-    over (at 10^7 samples it ran a 1 GB heap out of memory)."""
-    shared = samples.sparkSession.sparkContext.broadcast(splits.astype(np.int32))
-    placed = samples.select("row", "sample_id", "group_id").join(ranked.select("group_id", "group"), "group_id")
-    return placed.select("row", "sample_id", "group").mapInArrow(_folds_of_groups(shared), FOLD_ROWS)
+def _covariate_plan(cohort: Cohort, scheme: CovariateBins) -> Planned:
+    folds, scheme, parameters, balance = _covariate_bins(cohort.samples, cohort.n_groups, scheme)
+    return Planned(tested(folds), scheme, scheme.n_splits, parameters, balance)
 
 
-def _kfold_folds(
-    samples: DataFrame,
-    groups: DataFrame,
-    n_groups: int,
-    scheme: GroupedKFold | StratifiedGroupedKFold,
-    stratify: str | None,
-    driver_groups: int,
-) -> DataFrame:
-    """``row``, ``sample_id``, ``split`` (``repeat · k + fold``): the single-machine k-fold assignment, run on the
-    driver over the groups' sizes (and class counts), each group's folds joined back to its samples."""
-    ranked, sizes = _ranked_groups(groups, n_groups, scheme, driver_groups)
+def _holdout_plan(cohort: Cohort, scheme: GroupedHoldout) -> Planned:
+    """The single-machine holdout, drawn on the driver from the groups' sizes
+    (:meth:`~depgraph.folds.schemes.GroupedHoldout.tested_groups`); ``split`` is the repeat."""
+    scheme.check_groups(cohort.n_groups)
+    ranked, sizes = ranked_groups(cohort, scheme)
+    chosen = np.stack([np.where(scheme.tested_groups(sizes, r), r, -1) for r in range(scheme.n_repeats)])
+    rows = splits_of_groups(cohort.samples, ranked, chosen).where(F.col("split") >= 0)
+    return Planned(tested(rows), scheme, scheme.n_repeats)
+
+
+def _kfold_plan(cohort: Cohort, scheme: GroupedKFold | StratifiedGroupedKFold) -> Planned:
+    """The single-machine k-fold assignment, run on the driver over the groups' sizes (and class counts), each
+    group's folds joined back to its samples; ``split`` is ``repeat · k + fold``."""
+    check_folds(scheme.n_splits, cohort.n_groups)
+    check_repeats(scheme.n_repeats)
+    stratify = getattr(scheme, "stratify", None)
+    if stratify is not None:
+        require_column(cohort.columns, stratify, "stratify")
+    ranked, sizes = ranked_groups(cohort, scheme)
     counts = None
     if stratify is not None:
-        codes, classes = _category_codes(samples, stratify)
+        codes, classes = category_codes(cohort.samples, stratify)
         per_group = (
-            samples.select("group_id", codes.alias("code"))
+            cohort.samples.select("group_id", codes.alias("code"))
             .join(ranked.select("group_id", "group"), "group_id")
             .groupBy("group", "code")
             .count()
             .toArrow()
         )
-        counts = np.zeros((n_groups, len(classes)), dtype=np.int64)
-        counts[_numpy(per_group, "group"), _numpy(per_group, "code")] = _numpy(per_group, "count")
+        counts = np.zeros((cohort.n_groups, len(classes)), dtype=np.int64)
+        counts[numpy_column(per_group, "group"), numpy_column(per_group, "code")] = numpy_column(per_group, "count")
     k = scheme.n_splits
     folds = np.stack([r * k + kfold_of_groups(sizes, k, scheme.seed, counts, r) for r in range(scheme.n_repeats)])
-    return _splits_of_groups(samples, ranked, folds)
-
-
-#: The rows of each tested sample a fold plan gives (one per split it is tested in).
-FOLD_ROWS = "row long, sample_id string, split int"
-
-
-def _folds_of_groups(shared: Broadcast) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each Spark Python worker runs over its batches of ``row``, ``sample_id``, ``group``: one row
-    per repeat, with the split the broadcast ``repeats × groups`` array gives the sample's group."""
-
-    def look_up(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        folds = shared.value
-        for batch in batches:
-            group = batch.column("group").to_numpy()
-            for splits in folds:
-                yield pa.RecordBatch.from_arrays(
-                    [batch.column("row"), batch.column("sample_id"), pa.array(splits[group], pa.int32())],
-                    ["row", "sample_id", "split"],
-                )
-
-    return look_up
-
-
-def _category_codes(samples: DataFrame, column: str) -> tuple[Column, np.ndarray]:
-    """The code of each sample's category of the text ``column`` (missing: ``(missing)``), numbered in sorted
-    order as the single-machine plans number them, and the categories in that order; a column not of text is
-    refused."""
-    if dict(samples.dtypes)[column] != "string":
-        raise DepgraphError(
-            "invalid_argument",
-            f"the Spark engine balances and stratifies on text columns; {column!r} is "
-            f"{dict(samples.dtypes)[column]}: stratify on a text column, or assign these folds on one machine",
-            column=column,
-        )
-    value = F.coalesce(F.col(column), F.lit(MISSING_CATEGORY))
-    found = [r[0] for r in samples.select(value.alias("v")).distinct().collect()]
-    _, names = sorted_categories(pa.array(found, pa.string()))
-    pairs = [item for i, name in enumerate(names) for item in (F.lit(name), F.lit(i))]
-    return F.element_at(F.create_map(*pairs), value), names
+    return Planned(tested(splits_of_groups(cohort.samples, ranked, folds)), scheme, k * scheme.n_repeats)
 
 
 def _category_counts(
     samples: DataFrame, folds: DataFrame, column: str, n_splits: int
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """The categories of ``column`` (sorted), each one's count, and each split's test count of it."""
-    code, names = _category_codes(samples, column)
+    code, names = category_codes(samples, column)
     n_codes = len(names)
     coded = samples.select("row", code.alias("code"))
     totals = np.zeros(n_codes, dtype=np.int64)
@@ -467,45 +394,62 @@ def _category_counts(
     return names, totals, tested
 
 
-def _driver_column(frame: DataFrame) -> np.ndarray:
-    """The one column of ``frame`` as a numpy array on the driver (through Arrow: no Python object per row)."""
-    table = frame.toArrow()
-    return _numpy(table, table.column_names[0])
-
-
-def _numpy(table: pa.Table, column: str) -> np.ndarray:
-    return table.column(column).to_numpy()
+#: Each scheme's planner on Spark: every scheme :func:`depgraph.assign_folds` plans.
+PLANNERS: dict[type[FoldScheme], Callable[[Cohort, Any], Planned]] = {
+    GroupedKFold: _kfold_plan,
+    StratifiedGroupedKFold: _kfold_plan,
+    GroupedHoldout: _holdout_plan,
+    HashFolds: _hash_plan,
+    CovariateBins: _covariate_plan,
+    LeaveOneBlockOut: logo_plan,
+    TimeOrdered: time_plan,
+    BalancedHoldout: balanced_holdout_plan,
+}
 
 
 def canonical_folds(plan: dict[str, Any], parts: list[Path]) -> Iterator[bytes]:
-    """The spec's ``folds`` object as canonical JSON (sorted keys, compact), its splits' ``test`` positions read
-    back from the written folds.parquet ``parts`` one batch at a time: what the digest hashes, never whole in
-    memory. The parts hold the rows ordered by split, then position."""
+    """The plan's canonical JSON (sorted keys, compact), each split's excluded and tested positions streamed from
+    the fold parts, which hold the rows ordered by split, role (tested first), then position: one pass over the
+    parts for each role, so no split is ever whole in memory."""
     head = orjson.dumps({k: v for k, v in plan.items() if k != "splits"}, option=orjson.OPT_SORT_KEYS)
     yield head[:-1] + b',"splits":['  # "splits" sorts after every other field of a plan
-    batches = _positions_by_split(parts)
-    pending = next(batches, None)
+    runs = {role: _positions_by_split(parts, role) for role in (EXCLUDED, TESTED)}
+    pending = {role: next(run, None) for role, run in runs.items()}
     for i, split in enumerate(plan["splits"]):
-        # "test" sorts last of a split's fields: its positions are spliced in before the closing brace
+        # "excluded" sorts first of a split's fields and "test" last: their positions are spliced in around the rest
         fields = orjson.dumps({**split, "excluded": [], "test": []}, option=orjson.OPT_SORT_KEYS)
-        yield (b"," if i else b"") + fields[:-3] + b"["
-        first = True
-        while pending is not None and pending[0] == i:
-            yield (b"" if first else b",") + orjson.dumps(pending[1], option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
-            first = False
-            pending = next(batches, None)
+        middle = fields[len(b'{"excluded":[]') : -len(b',"test":[]}')]
+        yield (b"," if i else b"") + b'{"excluded":['
+        yield from _spliced(i, runs[EXCLUDED], pending, EXCLUDED)
+        yield b"]" + middle + b',"test":['
+        yield from _spliced(i, runs[TESTED], pending, TESTED)
         yield b"]}"
-    if pending is not None:
-        raise DepgraphError("integrity", f"Spark wrote fold rows for split {pending[0]}, which the plan lacks")
+    for role, left in pending.items():
+        if left is not None:
+            raise DepgraphError("integrity", f"Spark wrote {role} rows for split {left[0]}, which the plan lacks")
     yield b"]}"
 
 
-def _positions_by_split(parts: list[Path]) -> Iterator[tuple[int, np.ndarray]]:
-    """(split, positions) runs of the fold rows, in file order, each run one split's rows of one batch."""
+def _spliced(split: int, run: Iterator[tuple[int, np.ndarray]], pending: dict[str, Any], role: str) -> Iterator[bytes]:
+    """The JSON of ``split``'s positions of ``role``, taken from its run (``pending[role]``: the run's next item)."""
+    first = True
+    while pending[role] is not None and pending[role][0] == split:
+        yield (b"" if first else b",") + orjson.dumps(pending[role][1], option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+        first = False
+        pending[role] = next(run, None)
+
+
+def _positions_by_split(parts: list[Path], role: str) -> Iterator[tuple[int, np.ndarray]]:
+    """(split, positions) runs of the fold rows of ``role``, in file order, each run one split's rows of one
+    batch."""
     for part in parts:
-        for batch in pq.ParquetFile(part).iter_batches(batch_size=FOLD_BATCH_ROWS, columns=["split", "position"]):
-            split = batch.column(0).to_numpy()
-            position = batch.column(1).to_numpy().astype(np.int64)
+        columns = ["split", "role", "position"]
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=FOLD_BATCH_ROWS, columns=columns):
+            mine = pc.equal(batch.column(1), role).to_numpy(zero_copy_only=False)
+            split = batch.column(0).to_numpy()[mine]
+            position = batch.column(2).to_numpy().astype(np.int64)[mine]
+            if not len(split):
+                continue
             starts = np.flatnonzero(np.diff(split, prepend=-1))
             for start, end in zip(starts, [*starts[1:], len(split)], strict=True):
                 yield int(split[start]), position[start:end]

@@ -19,31 +19,37 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.common import arguments
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids
 from depgraph.folds.schemes import FoldScheme
 from depgraph.formats import SPEC_FORMAT, SPEC_FORMAT_VERSION
 from depgraph.io.columnar import COLUMNAR_MANIFEST, TABLES, hidden
 from depgraph.io.jsoncolumns import json_array
 from depgraph.io.outputs import atomic_tree
 from depgraph.io.schemas import envelope_problem
+from depgraph.spark.cohort import DRIVER_GROUPS, TESTED
 from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
-from depgraph.spark.folds import DRIVER_GROUPS, FOLD_COLUMNS, canonical_folds, plan_folds, spark_scheme
+from depgraph.spark.folds import FOLD_COLUMNS, PLANNERS, SparkFolds, canonical_folds, plan_folds, spark_scheme
+from depgraph.spark.frames import in_file_order
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spec.columnar import FOLDS, SAMPLES
 from depgraph.spec.columns import chosen_attributes
 from depgraph.spec.digest import spec_digest
+from depgraph.spec.files import read_spec as read_checked_spec
 from depgraph.spec.keys import check_key
 from depgraph.spec.model import Generator, Signature, partition_fields
+from depgraph.spec.plans import PLAN_WARNING_CODES
 from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
 #: Rows read back at a time for the digest.
@@ -151,7 +157,7 @@ def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     return {
         "format": SPEC_FORMAT,
         "format_version": SPEC_FORMAT_VERSION,
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": _now(),
         "generator": Generator.current().model_dump(mode="json"),
         "digest": None,
         "graph_name": fields["graph_name"],
@@ -162,8 +168,105 @@ def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class SparkSpec:
+    """A split spec whose sample columns are a Spark table: what :func:`depgraph.assign_folds` and
+    :func:`depgraph.write_spec` take on the Spark engine (they dispatch on it, as :func:`depgraph.derive` does on
+    a :class:`~depgraph.spark.graph.SparkGraph`).
+
+    ``envelope`` holds every field of the spec but its samples, folds, digest and signature (as JSON values);
+    ``samples`` the sample columns with ``row``, each sample's place; ``folds`` the plan, once assigned (planned in
+    Spark, :mod:`depgraph.spark.folds`); ``driver_groups`` the most groups a plan decided on the driver may hold.
+    Made by :meth:`of` from a partition, or read from a columnar spec file by :func:`read_spec`."""
+
+    __depgraph_engine__: ClassVar[str] = "spark"
+
+    envelope: dict[str, Any]
+    samples: DataFrame
+    n_samples: int
+    folds: SparkFolds | None = None
+    driver_groups: int = DRIVER_GROUPS
+
+    @classmethod
+    def of(cls, partition: SparkPartition, attributes: Sequence[str] | str | None = None) -> SparkSpec:
+        """The spec of ``partition``, carrying the graph's sample ``attributes`` (``"all"``: every one some sample
+        has) as :meth:`~depgraph.spec.model.SplitSpec.from_partition` does."""
+        envelope = spec_envelope(partition)
+        del envelope["digest"]
+        return cls(envelope, sample_columns(partition, attributes), partition.n_samples)
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c in self.samples.columns if c != "row"]
+
+
+def read_spec(path: str | os.PathLike[str], spark: SparkSession, verify_key: str | bytes | None = None) -> SparkSpec:
+    """A columnar spec file (``.dgspec``) as a :class:`SparkSpec`: checked on the driver by the single-machine
+    reader (every element, the digest, the signature with ``verify_key``, what the content says of itself: a spec
+    holds a few columns per sample, about 1 GB at 10^7 samples), its sample columns then read by Spark from the
+    file's Parquet parts. Its folds, if any, are not carried: a spec read here is one to plan folds for."""
+    if not Path(str(path)).is_dir():
+        raise DepgraphError(
+            "invalid_argument", f"the Spark engine reads the columnar form (a .dgspec), not {str(path)!r}"
+        )
+    checked = read_checked_spec(path, verify_key)
+    envelope = {k: v for k, v in checked.envelope().items() if k not in ("digest", "signature")}
+    frame = in_file_order(spark.read.parquet(str(Path(path) / SAMPLES)))
+    return SparkSpec(envelope, frame.select("row", *checked.samples.columns), checked.n_samples)
+
+
+def assign_folds_request(spec: SparkSpec, scheme: FoldScheme) -> SparkSpec:
+    """:func:`depgraph.assign_folds` on Spark: ``spec`` carrying the plan of ``scheme`` (planned in Spark), and the
+    warnings its planning made in place of those of the plan it replaces, as
+    :meth:`~depgraph.spec.model.SplitSpec.with_folds` keeps them."""
+    if type(scheme) not in PLANNERS:
+        raise DepgraphError("invalid_argument", f"the Spark engine has no planner for {scheme.name} folds")
+    folds = plan_folds(spec.samples, spec.n_samples, scheme, spec.driver_groups)
+    kept = [w for w in spec.envelope["warnings"] if w["code"] not in PLAN_WARNING_CODES]
+    envelope = {**spec.envelope, "created_at": _now(),
+                "warnings": kept + [w.model_dump(mode="json") for w in folds.findings]}  # fmt: skip
+    for finding in folds.findings:  # told as assign_folds tells them
+        warnings.warn(DepgraphWarning(finding.code, finding.message, ids=finding.ids), stacklevel=3)
+    return replace(spec, envelope=envelope, folds=folds)
+
+
+def write_spec_request(spec: SparkSpec, path: str | os.PathLike[str], sign_key: str | bytes | None = None) -> str:
+    """:func:`depgraph.write_spec` on Spark: ``spec`` in the columnar form at ``path`` (a directory ending
+    ``.dgspec``, written whole: staged beside it and renamed into place), signed with ``sign_key`` when given;
+    returns its digest, the one the single-machine engine computes for the same content."""
+    key = None if sign_key is None else check_key(sign_key, "the signing key")
+    if Path(str(path)).suffix.lower() != ".dgspec":
+        raise DepgraphError(
+            "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
+        )
+    names, folds = spec.columns, spec.folds
+    checked = {**spec.envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}}
+    if folds is not None:
+        checked["folds"] = {**folds.plan, "splits": [{**s, "test": [], "excluded": []} for s in folds.plan["splits"]]}
+    problem = envelope_problem(checked, "split-spec")
+    if problem is not None:
+        raise DepgraphError("invalid_argument", f"spec: {problem}")
+    with atomic_tree(path) as staged:
+        parts = _written(spec.samples.orderBy("row").select(*names), staged / SAMPLES, spec.n_samples, "sample")
+        tables = {SAMPLES: {"rows": spec.n_samples, "columns": names}}
+        streamed = None
+        manifest = {**spec.envelope, "digest": None}
+        if folds is not None:
+            listed = sum(s["n_test"] + s["n_excluded"] for s in folds.plan["splits"])
+            in_order = folds.rows.orderBy("split", (F.col("role") != TESTED).cast("int"), "position")
+            fold_parts = _written(in_order, staged / FOLDS, listed, "fold")
+            streamed = canonical_folds(folds.plan, fold_parts)
+            manifest["folds"] = folds.plan
+            tables[FOLDS] = {"rows": listed, "columns": list(FOLD_COLUMNS)}
+        digest = spec_digest(manifest, {c: _column_json(parts, c) for c in names}, streamed)
+        signature = {} if key is None else {"signature": Signature.of(digest, key).model_dump(mode="json")}
+        document = {**manifest, "digest": digest, **signature, TABLES: tables}
+        (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    return digest
+
+
 def write_spec(
-    partition: SparkPartition,
+    spec: SparkPartition | SparkSpec,
     path: str | os.PathLike[str],
     scheme: FoldScheme | str | None = None,
     *,
@@ -172,9 +275,10 @@ def write_spec(
     sign_key: str | bytes | None = None,
     **parameters: Any,
 ) -> str:
-    """Write ``partition``'s spec in the columnar form at ``path`` (a directory ending ``.dgspec``, written whole:
-    staged beside it and renamed into place) and return its digest. :func:`depgraph.read_spec` reads it, and it
-    carries the digest the single-machine engine computes for the same content.
+    """Write the spec of a partition (or a :class:`SparkSpec`) in the columnar form at ``path`` and return its
+    digest: :func:`depgraph.read_spec` reads it, and it carries the digest the single-machine engine computes for
+    the same content. A shorthand for :meth:`SparkSpec.of`, :func:`depgraph.assign_folds` and
+    :func:`depgraph.write_spec`, which take a SparkSpec as they take a SplitSpec.
 
     With ``scheme`` (a name and its ``parameters``, or a scheme: ``"group-kfold", n_splits=5, seed=1``), the spec
     carries that fold plan, planned in Spark (:mod:`depgraph.spark.folds`) as :func:`depgraph.assign_folds`
@@ -182,7 +286,8 @@ def write_spec(
     graph (``"all"``: every one some sample has) as :meth:`~depgraph.spec.model.SplitSpec.from_partition` does:
     the columns fold schemes key or stratify on. ``sign_key`` signs it as :meth:`~depgraph.spec.model.SplitSpec.signed`
     does (HMAC-SHA256 of the digest; the key rules of :mod:`depgraph.spec.keys`, checked before any Spark work)."""
-    key = None if sign_key is None else check_key(sign_key, "the signing key")
+    if sign_key is not None:
+        check_key(sign_key, "the signing key")
     if Path(str(path)).suffix.lower() != ".dgspec":
         raise DepgraphError(
             "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
@@ -190,32 +295,19 @@ def write_spec(
     chosen = None if scheme is None else spark_scheme(scheme, parameters)
     if chosen is None and parameters:
         raise DepgraphError("invalid_argument", f"fold parameters {describe_ids(sorted(parameters))} need a scheme")
-    envelope = spec_envelope(partition)
-    columns = sample_columns(partition, attributes)
-    names = [c for c in columns.columns if c != "row"]
-    folds = None if chosen is None else plan_folds(columns, partition.n_samples, chosen, driver_groups)
-    checked = {**envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}}
-    if folds is not None:
-        checked["folds"] = {**folds.plan, "splits": [{**s, "test": [], "excluded": []} for s in folds.plan["splits"]]}
-    problem = envelope_problem(checked, "split-spec")
-    if problem is not None:
-        raise DepgraphError("invalid_argument", f"spec: {problem}")
-    with atomic_tree(path) as staged:
-        parts = _written(columns.orderBy("row").select(*names), staged / SAMPLES, partition.n_samples, "sample")
-        tables = {SAMPLES: {"rows": partition.n_samples, "columns": names}}
-        streamed = None
-        manifest = dict(envelope)
-        if folds is not None:
-            tested = sum(s["n_test"] for s in folds.plan["splits"])
-            fold_parts = _written(folds.tested.orderBy("split", "position"), staged / FOLDS, tested, "fold")
-            streamed = canonical_folds(folds.plan, fold_parts)
-            manifest["folds"] = folds.plan
-            tables[FOLDS] = {"rows": tested, "columns": list(FOLD_COLUMNS)}
-        digest = spec_digest(manifest, {c: _column_json(parts, c) for c in names}, streamed)
-        signature = {} if key is None else {"signature": Signature.of(digest, key).model_dump(mode="json")}
-        document = {**manifest, "digest": digest, **signature, TABLES: tables}
-        (staged / COLUMNAR_MANIFEST).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
-    return digest
+    if isinstance(spec, SparkSpec):
+        if attributes is not None:
+            raise DepgraphError("invalid_argument", "attributes are carried from a partition's graph, not a spec")
+    else:
+        spec = SparkSpec.of(spec, attributes)
+    spec = replace(spec, driver_groups=driver_groups)
+    if chosen is not None:
+        spec = assign_folds_request(spec, chosen)
+    return write_spec_request(spec, path, sign_key)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _written(frame: DataFrame, target: Path, rows: int, what: str) -> list[Path]:

@@ -53,25 +53,31 @@ def categories(samples: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarr
 
 
 def balance_metrics(
-    samples: pd.DataFrame, splits: Sequence[TestedSplit], columns: Sequence[str], target_fraction: float | None
+    samples: pd.DataFrame,
+    splits: Sequence[TestedSplit],
+    columns: Sequence[str],
+    target_fraction: float | None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Sizes of every split, and per categorical column each split's test
     proportions, their worst deviation from the whole, and the scaled
     difference ``(N_test − f·N_total)/(f·N_total)`` per category, with ``f``
     the scheme's target test fraction (else the split's actual one); with two
     columns or more, the joint cells of every pair (:func:`joint_cell_metrics`).
-    Columns the samples lack are left out."""
+    Columns the samples lack are left out. With ``weights``, each row stands for that many samples (an engine's
+    distinct combinations of the columns with their counts; the splits' ``test`` then lists rows)."""
     present = [c for c in columns if c in samples.columns]
+    w = np.ones(len(samples), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
     counted = {}
     for column in present:
         codes, names = categories(samples, column)
-        totals = np.bincount(codes, minlength=len(names))
-        tested = [np.bincount(codes[split.test], minlength=len(names)) for split in splits]
+        totals = np.bincount(codes, weights=w, minlength=len(names)).astype(np.int64)
+        tested = [np.bincount(codes[s.test], weights=w[s.test], minlength=len(names)).astype(np.int64) for s in splits]
         counted[column] = (names, totals, tested)
     sides = ([s.n_test for s in splits], [s.n_train for s in splits], [s.n_excluded for s in splits])
-    out = balance_of_counts(len(samples), *sides, counted, target_fraction)
+    out = balance_of_counts(int(w.sum()), *sides, counted, target_fraction)
     if len(present) >= 2:
-        out["joint_cells"] = joint_cell_metrics(samples, splits, present, target_fraction)
+        out["joint_cells"] = joint_cell_metrics(samples, splits, present, target_fraction, w)
     return out
 
 
@@ -115,11 +121,15 @@ def balance_of_counts(
 
 
 def joint_cell_metrics(
-    samples: pd.DataFrame, splits: Sequence[TestedSplit], columns: Sequence[str], target_fraction: float | None
+    samples: pd.DataFrame,
+    splits: Sequence[TestedSplit],
+    columns: Sequence[str],
+    target_fraction: float | None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """For every pair of columns, the scaled difference of each split's test count in each cell (a pair of
     categories) from its target, summarised over cells of at least :data:`CELL_MIN_SAMPLES` samples: how many,
-    the mean and worst absolute value per split, and the worst cell."""
+    the mean and worst absolute value per split, and the worst cell (rows weighing ``weights`` samples)."""
     coded = {c: categories(samples, c) for c in columns}
     labels, codes = [], []
     for a, b in itertools.combinations(columns, 2):
@@ -128,20 +138,23 @@ def joint_cell_metrics(
         present = np.unique(pair)
         codes.append(np.searchsorted(present, pair) + sum(len(x) for x in labels))
         labels.append([f"{a}={na[i // len(nb)]} & {b}={nb[i % len(nb)]}" for i in present])
-    return _cell_summary(np.stack(codes), [x for block in labels for x in block], splits, len(samples), target_fraction)
+    w = np.ones(len(samples), dtype=np.int64) if weights is None else weights
+    return _cell_summary(np.stack(codes), [x for block in labels for x in block], splits, w, target_fraction)
 
 
 def _cell_summary(
-    codes: np.ndarray, labels: list[str], splits: Sequence[TestedSplit], n: int, target_fraction: float | None
+    codes: np.ndarray, labels: list[str], splits: Sequence[TestedSplit], w: np.ndarray, target_fraction: float | None
 ) -> dict[str, Any]:
     """Per split: mean and worst |scaled difference| over the cells of at least :data:`CELL_MIN_SAMPLES` samples
-    (``codes``: pairs × samples, cell numbers unique across pairs)."""
-    n_cells = len(labels)
-    totals = np.bincount(codes.ravel(), minlength=n_cells)
+    (``codes``: pairs × rows, cell numbers unique across pairs; ``w``: the samples each row stands for)."""
+    n_cells, n = len(labels), int(w.sum())
+    totals = np.bincount(codes.ravel(), weights=np.tile(w, len(codes)), minlength=n_cells).astype(np.int64)
     kept = totals >= CELL_MIN_SAMPLES
     mean, worst, worst_cell = [], [], []
     for split in splits:
-        held = np.bincount(codes[:, split.test].ravel(), minlength=n_cells)
+        held = np.bincount(
+            codes[:, split.test].ravel(), weights=np.tile(w[split.test], len(codes)), minlength=n_cells
+        ).astype(np.int64)
         f = target_fraction if target_fraction is not None else split.n_test / n
         scaled = np.abs(held[kept] - f * totals[kept]) / (f * totals[kept]) if kept.any() and f > 0 else np.zeros(0)
         mean.append(_round(float(scaled.mean())) if len(scaled) else 0.0)

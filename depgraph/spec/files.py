@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import text_series
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError
 from depgraph.io.columnar import is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
@@ -38,7 +39,14 @@ from depgraph.spec.reading import checked_spec, read_folds, verifying_key
 def write_spec(spec: SplitSpec, path: str | os.PathLike[str], format: str | None = None) -> None:
     """Write ``spec`` to ``path`` atomically: as one JSON file, or in the columnar form (a directory of Parquet
     tables and a manifest, :mod:`depgraph.spec.columnar`) when ``format="parquet"`` or the path is named
-    ``.dgspec``. Both forms hold the same content and carry the same digest."""
+    ``.dgspec``. Both forms hold the same content and carry the same digest. A spec of another engine (a
+    :class:`~depgraph.spark.spec.SparkSpec`) is written by that engine, in the columnar form."""
+    engine = engine_of(spec)
+    if engine is not None:
+        if format not in (None, "parquet"):
+            raise DepgraphError("invalid_argument", f"the {engine} engine writes the columnar form, not {format!r}")
+        stage(engine, "write_spec").write_spec_request(spec, path)
+        return
     instance(spec, SplitSpec, "write_spec: the spec")
     if output_form(path, "split-spec", format) == "parquet":
         write_columnar_spec(spec, path)

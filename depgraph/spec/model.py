@@ -457,6 +457,14 @@ class FoldPlan(_Model):
             columns=["repeat", "fold", "n_train", "n_test", "n_excluded"],
         )
 
+    def outline(self) -> dict[str, Any]:
+        """The plan without its positions, as JSON values: what a columnar spec's manifest holds of it (and what
+        the Spark engine's plan is, :class:`~depgraph.spark.folds.SparkFolds`)."""
+        splits = [{"repeat": s.repeat, "fold": s.fold, "n_train": s.n_train, "n_test": s.n_test,
+                   "n_excluded": s.n_excluded} for s in self.splits]  # fmt: skip
+        return {"scheme": self.scheme, "parameters": self.parameters, "seed": self.seed, "splits": splits,
+                "balance": self.balance}  # fmt: skip
+
     def summary(self) -> str:
         """One line: scheme, seed, number of splits and the range of test sizes.
 

@@ -37,6 +37,7 @@ import pandas as pd
 
 from depgraph.common.arguments import instance
 from depgraph.derivation.partition import Partition
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError
 from depgraph.findings import DERIVATION_FINDINGS as FINDINGS
 from depgraph.graph.model import StudyGraph
@@ -83,42 +84,63 @@ def pseudonymize(spec: SplitSpec, key: str | bytes) -> SplitSpec:
     >>> bool(p.samples["group_id"].str.startswith("subject:").all()), p.pseudonymization.method
     (True, 'hmac-sha256')
     """
+    engine = engine_of(spec)
+    if engine is not None:  # a spec of another engine (a SparkSpec) is pseudonymised there
+        return stage(engine, "pseudonymize").pseudonymize_request(spec, key)
     instance(spec, SplitSpec, "pseudonymize: the spec")
     if spec.pseudonymization is not None:
-        raise DepgraphError("invalid_argument", "the spec is already pseudonymised")
+        raise already_pseudonymised()
     secret = check_key(key)
     found = identifying_attributes(spec.samples)
     if found:
-        raise DepgraphError(
-            "invalid_argument",
-            "pseudonymised ids would be re-identified by sample attribute(s) "
-            + "; ".join(f"{column!r} ({reason})" for column, reason in found.items())
-            + ": carry only attributes shared by many samples (e.g. sex, age band), or none",
-            columns=list(found),
-        )
+        raise identifying_refusal(found)
     samples = spec.samples.copy()
     samples["sample_id"] = _hash_column(samples["sample_id"], secret)
     samples["group_id"] = _hash_groups(samples["group_id"], secret)
     if samples["sample_id"].duplicated().any():  # pragma: no cover - a 128-bit collision
         raise DepgraphError("ambiguity", "two sample ids share a pseudonym; use more hex digits")
-    sample_ids = set(spec.samples["sample_id"])
-    warnings = [
+    return spec.replace(
+        samples=samples,
+        warnings=pseudonymised_warnings(spec.warnings, secret, set(spec.samples["sample_id"])),
+        summary=summarise(samples),
+        constraint=spec.constraint.model_copy(update={"parameters": portable_parameters(spec.constraint.parameters)}),
+        pseudonymization=pseudonymization_of(secret),
+    )
+
+
+def already_pseudonymised() -> DepgraphError:
+    return DepgraphError("invalid_argument", "the spec is already pseudonymised")
+
+
+def identifying_refusal(found: dict[str, str]) -> DepgraphError:
+    """The refusal of attributes that would re-identify pseudonymised samples (:func:`identifying_attributes`)."""
+    return DepgraphError(
+        "invalid_argument",
+        "pseudonymised ids would be re-identified by sample attribute(s) "
+        + "; ".join(f"{column!r} ({reason})" for column, reason in found.items())
+        + ": carry only attributes shared by many samples (e.g. sex, age band), or none",
+        columns=list(found),
+    )
+
+
+def pseudonymised_warnings(warnings: list[SpecWarning], secret: bytes, sample_ids: set[str]) -> list[SpecWarning]:
+    """The warnings of a pseudonymised spec: ids hashed (``sample_ids``: those of the ids that are samples' ids,
+    the others are group ids) and messages replaced by the meaning of their code."""
+    return [
         SpecWarning(
             code=w.code,
             severity=w.severity,
             message=_scrub(w.code),
             count=w.count,
-            ids=[pseudonym(secret, i) if i in sample_ids else _hash_group(i, secret) for i in w.ids],
+            ids=[pseudonym(secret, i) if i in sample_ids else hash_group(i, secret) for i in w.ids],
         )
-        for w in spec.warnings
+        for w in warnings
     ]
-    return spec.replace(
-        samples=samples,
-        warnings=warnings,
-        summary=summarise(samples),
-        constraint=spec.constraint.model_copy(update={"parameters": portable_parameters(spec.constraint.parameters)}),
-        pseudonymization=Pseudonymization(hex_digits=HEX_DIGITS, key_fingerprint=key_fingerprint(secret)),
-    )
+
+
+def pseudonymization_of(secret: bytes) -> Pseudonymization:
+    """What a pseudonymised spec records of its method and key."""
+    return Pseudonymization(hex_digits=HEX_DIGITS, key_fingerprint=key_fingerprint(secret))
 
 
 #: An attribute is identifying when at least this share of the samples that have a value are singled out by it.
@@ -158,25 +180,36 @@ def identifying_attributes(samples: pd.DataFrame) -> dict[str, str]:
         codes, _ = pd.factorize(text)
         alone = int((np.bincount(codes)[codes] == 1).sum())
         copies = int(((text == own_ids[known].astype(str)) | (text == own_keys[known])).sum())
-        if copies >= IDENTIFYING_SHARE * n:
-            out[column] = f"{copies} of {n} samples with a value hold their own sample id or group key"
-        elif alone >= IDENTIFYING_SHARE * n:
-            out[column] = f"{alone} of {n} samples with a value hold one no other sample holds"
+        reason = identifying_reason(n, alone, copies)
+        if reason is not None:
+            out[column] = reason
     return out
+
+
+def identifying_reason(n: int, alone: int, copies: int) -> str | None:
+    """Why an attribute identifies (of its ``n`` samples with a value, ``alone`` hold a value no other holds and
+    ``copies`` their own sample id or group key), or None: the rule of :func:`identifying_attributes`, whichever
+    engine counted."""
+    if copies >= IDENTIFYING_SHARE * n:
+        return f"{copies} of {n} samples with a value hold their own sample id or group key"
+    if alone >= IDENTIFYING_SHARE * n:
+        return f"{alone} of {n} samples with a value hold one no other sample holds"
+    return None
 
 
 def _hash_column(values: pd.Series, secret: bytes) -> pd.Series:
     return pd.Series([pseudonym(secret, str(v)) for v in values.to_numpy(dtype=object)], dtype=object)
 
 
-def _hash_group(group: str, secret: bytes) -> str:
+def hash_group(group: str, secret: bytes) -> str:
+    """A group id's pseudonym: its mode prefix kept, the rest hashed."""
     prefix = group.split(":", 1)[0] if ":" in group else "group"
     return f"{prefix}:{pseudonym(secret, group)}"
 
 
 def _hash_groups(values: pd.Series, secret: bytes) -> pd.Series:
     codes, uniques = pd.factorize(values.to_numpy(dtype=object))
-    hashed = np.array([_hash_group(str(u), secret) for u in uniques], dtype=object)
+    hashed = np.array([hash_group(str(u), secret) for u in uniques], dtype=object)
     return pd.Series(hashed[codes], dtype=object)
 
 
