@@ -7,9 +7,11 @@ outcomes, plus kinship) is generated and built into a columnar graph with ``depg
 a fresh process each: the single-machine ``depgraph derive --mode relatedness`` to a .dgspec, and the Spark engine
 in ``local[2]`` with 1 GB of driver memory (``spark.driver.memory``; executors run inside the driver JVM in local
 mode, so nothing can lean on collecting the data): Spark's start, reading the graph with every check, deriving
-relatedness (the rounds of components reported), writing the spec with its digest, and writing it again with
-grouped 5-fold folds (planned on the driver from per-group counts) and with hash folds (computed in Spark), against
-the single-machine ``depgraph folds`` on its spec. Each stage's wall time, each process's peak resident memory and
+relatedness (the rounds of components reported), writing the spec with its digest, and writing it again with each
+fold plan of :data:`FOLDS` — grouped 5-fold (planned on the driver from per-group counts), hash folds (computed in
+Spark), time-ordered folds with a gap and leave-one-study-out (tested and excluded samples found in Spark), a
+balanced holdout (decided on the driver from each group's category counts) — against the single-machine
+``depgraph folds`` on its spec. Each stage's wall time, each process's peak resident memory and
 the JVM's (its high-water mark, read from /proc before the session stops) are reported, and the digests of the
 two engines compared. Results go to benchmarks/results/spark.json.
 """
@@ -79,9 +81,21 @@ def spark_run(graph: str, spec: str) -> dict:
 
 
 #: The fold plans timed on both engines, and the same plans as the command line's options.
-FOLDS = {"group-kfold": {"n_splits": 5, "seed": 0}, "hash": {"n_splits": 5, "salt": "bench"}}
+FOLDS = {
+    "group-kfold": {"n_splits": 5, "seed": 0},
+    "hash": {"n_splits": 5, "salt": "bench"},
+    "time": {"n_splits": 3, "gap": 1},
+    "logo": {"by": "study_group"},
+    "balanced-holdout": {"balance": ("stratum", "site_group"), "seed": 0},
+}
 SALT_ENV = "DEPGRAPH_BENCH_SALT"
-FOLD_OPTIONS = {"group-kfold": ["-k", "5", "--seed", "0"], "hash": ["-k", "5", "--salt-env", SALT_ENV]}
+FOLD_OPTIONS = {
+    "group-kfold": ["-k", "5", "--seed", "0"],
+    "hash": ["-k", "5", "--salt-env", SALT_ENV],
+    "time": ["-k", "3", "--gap", "1"],
+    "logo": ["--by", "study_group"],
+    "balanced-holdout": ["--balance", "stratum,site_group", "--seed", "0"],
+}
 
 
 def _jvm_peak_gb(spark) -> float | None:

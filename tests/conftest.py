@@ -60,3 +60,13 @@ def family_meta() -> pd.DataFrame:
 @pytest.fixture
 def family_kinship() -> pd.DataFrame:
     return pd.DataFrame({"id1": ["P1", "P3"], "id2": ["P2", "P4"], "kinship": [0.25, 0.24]})
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local Spark session for a test file (its module): two cores, two shuffle partitions."""
+    from depgraph.spark.session import local_session
+
+    session = local_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()

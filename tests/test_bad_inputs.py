@@ -79,7 +79,7 @@ from depgraph.ingest.kinship import read_kinship
 from depgraph.io.files import read_table
 from depgraph.io.outputs import Outputs, atomic_write_bytes
 from depgraph.spec.digest import content_digest
-from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.files import read_spec, spec_document, spec_from_document, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, FoldSplit, Pseudonymization, SpecWarning, SplitSpec, Summary
 from depgraph.spec.privacy import check_key, key_from_env, pseudonymize
 from depgraph.vocab import NodeType
@@ -1533,7 +1533,7 @@ def _report_spec(root: Path) -> dict:
     )
     g = from_metadata(meta)
     spec = SplitSpec.from_partition(derive(g, "subject"), g, attributes=["sex"])
-    return assign_folds(spec, "stratified-group-kfold", n_splits=2, stratify="sex").to_json_dict()
+    return spec_document(assign_folds(spec, "stratified-group-kfold", n_splits=2, stratify="sex"))
 
 
 def _set(path: tuple, value: object):
@@ -2853,7 +2853,7 @@ def spec_doc(tmp_path: Path) -> dict:
     """A sound spec document: 12 samples S01..S12 in 6 subjects (P1 has 3, P4 1), 3 folds, a carried attribute."""
     graph = _document_cohort(tmp_path)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
-    doc = assign_folds(spec, "group-kfold", n_splits=3).to_json_dict()
+    doc = spec_document(assign_folds(spec, "group-kfold", n_splits=3))
     assert documents.problems(doc) == []
     return doc
 
@@ -3035,7 +3035,7 @@ def test_a_spec_edited_without_a_new_digest_is_refused_by_the_digest(tmp_path, o
 @pytest.fixture
 def pseudonymized_doc(tmp_path: Path, spec_doc: dict) -> dict:
     spec = read_spec(_write_document(tmp_path / "raw.json", spec_doc, lambda d: None))
-    doc = pseudonymize(spec, SIGN_KEY).to_json_dict()
+    doc = spec_document(pseudonymize(spec, SIGN_KEY))
     assert documents.problems(doc) == []
     return doc
 

@@ -21,7 +21,7 @@ from depgraph import DepgraphError, DepgraphWarning
 from depgraph.cli.main import main
 from depgraph.folds.covariates import STRONG_ASSOCIATION, cramers_v
 from depgraph.folds.schemes import CovariateBins, HashFolds, assign_folds
-from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.files import read_spec, spec_document, write_spec
 from depgraph.spec.model import Constraint, SplitSpec
 
 
@@ -81,7 +81,7 @@ def test_numbers_are_keyed_as_identifiers_are_read():
 
 def test_a_key_column_of_fractions_is_keyed_not_refused_as_ids_would_be():
     """Ids must be whole numbers below 2**53 (a float id of 1.5 is refused); a key column is no id column: a weight
-    of 1.5 is the key ``1.5``, on both engines (tests/test_spark_engine.py draws such keys)."""
+    of 1.5 is the key ``1.5``, on both engines (tests/test_spark_folds.py draws such keys)."""
     frame = pd.DataFrame({"sample_id": list("abcd"), "group_id": list("wxyz"), "weight": [1.5, 2.25, 1e-3, 2.0**60]})
     got = fold_of(assign_folds(make_spec(frame), "hash", n_splits=2, salt="s", key=("weight",)))
     spelt = ["1.5", "2.25", "0.001", "1.152921504606847e+18"]
@@ -412,7 +412,7 @@ def test_what_a_keyed_plan_records_is_what_it_did(scheme, edit, fragment):
     frame = pd.DataFrame({"sample_id": [f"s{i}" for i in range(12)], "group_id": [f"g{i // 2}" for i in range(12)],
                           "age": [float(i // 2) for i in range(12)], "site_group": list("ab") * 6})  # fmt: skip
     options = {"n_splits": 2, "by": "age"} if scheme == "covariate-bins" else {"n_splits": 2, "salt": "s"}
-    doc = assign_folds(make_spec(frame), scheme, **options).to_json_dict()
+    doc = spec_document(assign_folds(make_spec(frame), scheme, **options))
     with pytest.raises(DepgraphError) as err:
         spec_from_document(_redigested(doc, edit))
     assert err.value.code == "integrity" and fragment in err.value.message, err.value.message

@@ -22,7 +22,7 @@ from depgraph.folds.schemes import assign_folds
 from depgraph.io.files import read_json
 from depgraph.io.jsoncolumns import integers, numbers, positions, scalars, strings
 from depgraph.spec.digest import content_digest, signing_key_fingerprint
-from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.files import read_spec, spec_document, spec_from_document, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 from depgraph.spec.privacy import pseudonymize
 from tests import documents
@@ -201,12 +201,12 @@ def test_pseudonymised_rows_are_in_pseudonym_order_and_keep_their_folds(family_m
     raw_of = {hmac.new(KEY.encode(), i.encode(), hashlib.sha256).hexdigest()[:32]: i for i in spec.sample_ids}
     for before, after in zip(spec.folds.splits, hidden.folds.splits, strict=True):
         assert sorted(raw_of[i] for i in hidden.sample_ids[after.test]) == sorted(spec.sample_ids[before.test])
-    assert documents.problems(hidden.to_json_dict()) == []
+    assert documents.problems(spec_document(hidden)) == []
 
 
 # --------------------------------------------------------------------------- reading
 def test_a_spec_read_holds_the_digest_of_what_it_holds_and_can_be_written_again(tmp_path):
-    doc = _spec(["S1", "S2", "S3"], ["a", "a", "b"]).to_json_dict()
+    doc = spec_document(_spec(["S1", "S2", "S3"], ["a", "a", "b"]))
     doc["$comment"] = "a note the reader drops"
     doc["x-team"] = {"site": "A"}
     doc["samples"]["time_index"] = [0, 6, None]  # integers in a number column: read as 0.0 and 6.0
@@ -230,7 +230,7 @@ def test_the_independent_canonical_form_agrees_with_every_example():
 # --------------------------------------------------------------------------- signatures
 def test_a_signature_is_hmac_of_the_digest_and_survives_a_round_trip(tmp_path):
     spec = _spec(["S1", "S2", "S3"], ["a", "a", "b"]).signed(KEY)
-    doc = spec.to_json_dict()
+    doc = spec_document(spec)
     assert doc["signature"] == documents.signature(doc, KEY)
     assert doc["digest"] == documents.digest(doc)  # the signature is outside the digest
     write_spec(spec, tmp_path / "signed.json")
@@ -263,7 +263,7 @@ def test_the_signed_example_verifies_with_its_published_key():
 
 
 def test_a_1_0_spec_needs_unique_ids_not_ordered_ones(tmp_path):
-    doc = _spec(["S1", "S2", "S3"], ["a", "a", "b"]).to_json_dict()
+    doc = spec_document(_spec(["S1", "S2", "S3"], ["a", "a", "b"]))
     doc["samples"] = {name: values[::-1] for name, values in doc["samples"].items()}  # as a 1.0 import could be
     doc["format_version"] = "1.0.0"
     (tmp_path / "old.json").write_text(json.dumps(documents.redigest(doc)))

@@ -22,7 +22,7 @@ from depgraph.folds.schemes import (
     assign_folds,
     hash_fold,
 )
-from depgraph.spec.files import spec_from_document
+from depgraph.spec.files import spec_document, spec_from_document
 from depgraph.spec.model import Constraint, SplitSpec
 from depgraph.spec.plans import PLAN_CONTRACTS
 
@@ -372,7 +372,7 @@ def test_every_scheme_records_what_its_contract_says_and_reads_back(name):
     per_repeat = len(stated["blocks"]) if contract.folds == "blocks" else stated.get(contract.folds, 1)
     assert len(plan.splits) == per_repeat * (plan.parameters["n_repeats"] if contract.repeats else 1)
     assert set(plan.balance) - {"sizes", "columns"} <= set(contract.extra_balance)
-    again = spec_from_document(spec.to_json_dict())  # the reader's checks accept what the scheme wrote
+    again = spec_from_document(spec_document(spec))  # the reader's checks accept what the scheme wrote
     assert again.folds.parameters == plan.parameters and again.folds.balance == plan.balance
 
 

@@ -41,7 +41,7 @@ from depgraph.cli.main import main
 from depgraph.errors import ERROR_CODES, DepgraphError
 from depgraph.folds.schemes import assign_folds
 from depgraph.graph.files import graph_document, read_graph
-from depgraph.spec.files import read_spec
+from depgraph.spec.files import read_spec, spec_document
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import pseudonymize
 from tests import documents
@@ -70,9 +70,9 @@ def _bases() -> dict[str, dict[str, Any]]:
     related = assign_folds(SplitSpec.from_partition(derive(graph, "relatedness"), graph), "holdout", test_fraction=0.3)
     hidden = pseudonymize(with_folds, "a fuzzing key that is long enough, 2026")
     bases = {
-        "spec": with_folds.to_json_dict(),
-        "related": related.to_json_dict(),
-        "pseudonymized": hidden.to_json_dict(),
+        "spec": spec_document(with_folds),
+        "related": spec_document(related),
+        "pseudonymized": spec_document(hidden),
         "graph": graph_document(graph),
     }
     for name, doc in bases.items():
@@ -149,7 +149,7 @@ def _judge(path: Path, kind: str, cli: bool, repeated_key: bool = False) -> None
         return
     assert documents.problems(doc) == [], documents.problems(doc)
     assert result.digest == result.compute_digest()  # the spec holds the digest of what it holds
-    assert result.to_json_dict()["samples"] == doc["samples"]  # read as written
+    assert spec_document(result)["samples"] == doc["samples"]  # read as written
     if doc.get("folds") is not None:
         assert [list(s.test) for s in result.folds.splits] == [s["test"] for s in doc["folds"]["splits"]]
 

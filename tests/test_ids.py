@@ -18,7 +18,7 @@ from depgraph import DepgraphWarning, add_kinship, derive, from_metadata, read_g
 from depgraph.adapters.splitgraph import from_splitgraph
 from depgraph.cli.main import main
 from depgraph.common.confusables import TABLE, confusable_groups, prototypes, skeleton
-from depgraph.spec.files import read_spec
+from depgraph.spec.files import read_spec, spec_document
 from depgraph.spec.model import SplitSpec
 from tests import documents
 from tests.test_bad_inputs import cli_fails, fails_with, write
@@ -73,7 +73,7 @@ def test_a_pair_table_id_holding_an_unreadable_character_is_refused():
 # --------------------------------------------------------------------------- the file readers apply the same rules
 def test_a_spec_file_with_an_invisible_character_in_an_id_is_refused(tmp_path, capsys):
     graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P1", "P2"]}))
-    doc = SplitSpec.from_partition(derive(graph, "subject"), graph).to_json_dict()
+    doc = spec_document(SplitSpec.from_partition(derive(graph, "subject"), graph))
     doc["samples"]["sample_id"][-1] += "\u200b"  # still last in byte order; the digest recomputed
     documents.redigest(doc)
     path = tmp_path / "spec.json"

@@ -19,7 +19,7 @@ from depgraph import DepgraphError, DepgraphWarning
 from depgraph.cli.main import main
 from depgraph.folds.schemes import BalancedHoldout, assign_folds
 from depgraph.spec.digest import content_digest
-from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.files import read_spec, spec_document, spec_from_document, write_spec
 from depgraph.spec.model import Constraint, SplitSpec
 from depgraph.vocab import recommended_resampling
 
@@ -169,7 +169,7 @@ def _warned_document(tmp_path: Path) -> dict:
     with pytest.warns(DepgraphWarning):
         after = assign_folds(_spec(_grouped(frame, "subject"), "subject"),
                              BalancedHoldout(balance=("sex",), prior=prior))  # fmt: skip
-    return after.to_json_dict()
+    return spec_document(after)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from depgraph import DepgraphError, derive, from_metadata
 from depgraph.cli.main import main
-from depgraph.spec.files import read_spec
+from depgraph.spec.files import read_spec, spec_document
 from depgraph.spec.model import Constraint, SpecWarning, SplitSpec
 from depgraph.spec.privacy import (
     MIN_KEY_BITS,
@@ -53,7 +53,7 @@ def spec(family_meta):
 
 def test_ids_are_replaced_and_groups_preserved(spec):
     hidden = pseudonymize(spec, KEY)
-    text = orjson.dumps(hidden.to_json_dict()).decode()
+    text = orjson.dumps(spec_document(hidden)).decode()
     for raw in ("P1-T0", "batch:B1", "P5-T1"):
         assert raw not in text
     assert hidden.samples["group_id"].str.startswith("batch:").all()
@@ -107,7 +107,7 @@ def test_warnings_carry_no_raw_ids():
     meta = pd.DataFrame({"sample_id": ["Alice-1", "Bob-1"], "batch_id": ["B1", None]})
     g = from_metadata(meta)
     hidden = pseudonymize(SplitSpec.from_partition(derive(g, "batch"), g), KEY)
-    text = orjson.dumps(hidden.to_json_dict()).decode()
+    text = orjson.dumps(spec_document(hidden)).decode()
     assert "Alice" not in text and "Bob" not in text
     (warning,) = [w for w in hidden.warnings if w.code == "unlinked_samples"]
     assert warning.ids == [pseudonym(KEY, "Bob-1")]
@@ -315,7 +315,7 @@ def test_warning_sentences_without_a_colon_are_withheld_too():
             SpecWarning(code="single_group", message="mode subject puts all 2 samples in one group (subject:alice)"),
         ],
     )
-    text = orjson.dumps(pseudonymize(spec, KEY).to_json_dict()).decode()
+    text = orjson.dumps(spec_document(pseudonymize(spec, KEY))).decode()
     for raw in ("Alice", "alice", "Bob", "zoe"):
         assert raw not in text, raw
     assert "every sample is in one group: no split is possible (message withheld: ids pseudonymised)" in text

@@ -37,7 +37,7 @@ from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
 from depgraph.spec.balance import balance_metrics
 from depgraph.spec.digest import content_digest
-from depgraph.spec.files import read_spec, spec_from_document
+from depgraph.spec.files import read_spec, spec_document, spec_from_document
 from depgraph.spec.model import SplitSpec
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -287,7 +287,7 @@ def _crafted_files(root: Path, text: tuple[str, ...] = PAYLOADS) -> tuple[Path, 
     graph = add_duplicates(graph, pd.DataFrame({"id1": [rows[0]["sample_id"]], "id2": [rows[5]["sample_id"]]}))
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=["sex"])
     planned = assign_folds(spec, "stratified-group-kfold", n_splits=3, stratify="sex")
-    doc = planned.to_json_dict()
+    doc = spec_document(planned)
     doc["warnings"] = [{"code": "unlinked_samples", "severity": "warning", "message": t, "count": 1, "ids": [t]}
                        for t in text]  # fmt: skip
     # a plan of no depgraph scheme names itself and records what it likes; its balance is what its splits give

@@ -7,7 +7,6 @@ code under test; components are checked against scipy."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -15,7 +14,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -23,69 +21,26 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components as scipy_components
 
 from depgraph import (
     DepgraphError,
-    DepgraphWarning,
     SplitSpec,
     add_duplicates,
     add_kinship,
-    assign_folds,
     derive,
     from_metadata,
     read_graph,
     read_spec,
     write_graph,
-    write_spec,
 )
-from depgraph.folds.schemes import SCHEMES
+from depgraph.spec.privacy import pseudonymize
 from tests.conftest import as_partition, case_metadata, conformance_cases, load_case
+from tests.spark_support import PSEUDONYM_KEY, SPARK_MARKS, same_as_single, spark_graph_of
 
-if os.environ.get("CI") and (importlib.util.find_spec("pyspark") is None or shutil.which("java") is None):
-    raise RuntimeError("CI must install pyspark and Java 17: .ci/run does")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed (CI installs it)"),
-    pytest.mark.skipif(shutil.which("java") is None, reason="no Java (CI installs it)"),
-]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from depgraph.spark.session import local_session
-
-    session = local_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()
-
-
-def _on_spark(graph, directory, spark):
-    from depgraph.spark.graph import read_graph as read_spark_graph
-
-    path = directory / "graph.dggraph"
-    write_graph(graph, path)
-    return read_spark_graph(path, spark)
-
-
-def _same_as_single(graph, spark_graph, directory, mode, **options):
-    """Derive ``mode`` on both engines; the Spark spec read back must equal the single-machine one, digest
-    included. Returns the Spark partition's groups."""
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    single = derive(graph, mode, **options)
-    expected = SplitSpec.from_partition(single, graph)
-    partition = derive(spark_graph, mode, **options)
-    path = directory / f"{mode}-{options.get('strategy', '')}.dgspec"
-    digest = write_spark_spec(partition, path)
-    spec = read_spec(path)  # every check of the columnar reader, the digest recomputed from the columns
-    assert spec.samples.equals(expected.samples) or spec.samples.astype(object).equals(expected.samples.astype(object))
-    assert [w.model_dump() for w in spec.warnings] == [w.model_dump() for w in expected.warnings]
-    assert spec.constraint == expected.constraint and spec.summary == expected.summary
-    assert digest == spec.digest == expected.digest
-    return partition.groups()
+pytestmark = SPARK_MARKS
 
 
 # --------------------------------------------------------------------------- splitGraph's cases
@@ -118,16 +73,16 @@ def _per_case(groups: dict[str, str]) -> dict[str, dict[str, str]]:
 def test_conformance_cases_on_spark(tmp_path, spark):
     metadata, cases = _conformance_union()
     graph = from_metadata(metadata)
-    spark_graph = _on_spark(graph, tmp_path, spark)
+    spark_graph = spark_graph_of(graph, tmp_path, spark)
     for mode in ("subject", "batch", "study", "time"):
-        got = _per_case(_same_as_single(graph, spark_graph, tmp_path, mode, allow_unlinked=True))
+        got = _per_case(same_as_single(graph, spark_graph, tmp_path, mode, allow_unlinked=True))
         for stem, expected in cases.items():
             if mode in expected:
                 assert got[stem] == expected[mode]["groups"], (stem, mode)
     via = ["subject", "batch", "study", "time"]
-    strict = _per_case(_same_as_single(graph, spark_graph, tmp_path, "composite", strategy="strict", via=via))
+    strict = _per_case(same_as_single(graph, spark_graph, tmp_path, "composite", strategy="strict", via=via))
     rule = _per_case(
-        _same_as_single(graph, spark_graph, tmp_path, "composite", strategy="rule_based", via=via,
+        same_as_single(graph, spark_graph, tmp_path, "composite", strategy="rule_based", via=via,
                         priority=["time", "study", "batch", "subject"])
     )  # fmt: skip
     for stem, expected in cases.items():
@@ -170,10 +125,10 @@ def test_generated_cohorts_on_spark(tmp_path_factory, spark, cohort):
         graph = add_kinship(graph, kinship, threshold="first")
     graph = add_duplicates(graph, duplicates)
     directory = tmp_path_factory.mktemp("cohort")
-    spark_graph = _on_spark(graph, directory, spark)
+    spark_graph = spark_graph_of(graph, directory, spark)
     for mode in ("relatedness", "duplicate"):
-        _same_as_single(graph, spark_graph, directory, mode)
-    groups = _same_as_single(graph, spark_graph, directory, "composite", strategy="strict",
+        same_as_single(graph, spark_graph, directory, mode)
+    groups = same_as_single(graph, spark_graph, directory, "composite", strategy="strict",
                              via=["subject", "relatedness", "duplicate", "batch"])  # fmt: skip
     # no group straddles: every declared link joins samples of one group
     for a, b in duplicates.itertuples(index=False):
@@ -297,8 +252,8 @@ def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
     graph = from_metadata(metadata, allow_multi_subject_samples=True)
     path = tmp_path / "graph.dggraph"
     write_graph(graph, path)
-    spark_graph = _on_spark(graph, tmp_path, spark)
-    _same_as_single(graph, spark_graph, tmp_path, "subject")  # under the override: the smallest subject, a warning
+    spark_graph = spark_graph_of(graph, tmp_path, spark)
+    same_as_single(graph, spark_graph, tmp_path, "subject")  # under the override: the smallest subject, a warning
     _manifest(path, lambda m: m.update(overrides={}))  # without it: two subjects for S1 is ambiguity
     cases = [
         ("subject", {}),  # ambiguity
@@ -362,101 +317,50 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
     assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
 
 
-def test_folds_on_spark_from_the_command_line(tmp_path):
-    """``depgraph folds --engine spark`` reads a spec file in Spark, plans the folds there and writes the spec
-    ``depgraph folds`` writes on one machine, warnings and signature included (a balanced holdout keeping a prior
-    that grouped otherwise); an output in the JSON form is refused before Spark starts."""
-    metadata = TIME_WITH_GAPS[0]
-    graph = from_metadata(metadata)
-    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
-    prior = assign_folds(SplitSpec.from_partition(derive(graph, "study"), graph), "holdout", test_fraction=0.4, seed=2)
-    write_spec(spec, tmp_path / "s.dgspec")
-    write_spec(prior, tmp_path / "prior.json")
-    keyed = {**os.environ, "DG_SIGNING": "an example key, never use it for real"}
-    common = ["folds", str(tmp_path / "s.dgspec"), "--scheme", "balanced-holdout", "--prior",
-              str(tmp_path / "prior.json"), "--seed", "4", "--sign-key-env", "DG_SIGNING"]  # fmt: skip
-    runs = {}
-    for engine in ("single", "spark"):
-        runs[engine] = subprocess.run(
-            [sys.executable, "-m", "depgraph", *common, "--engine", engine, "-o", str(tmp_path / f"{engine}.dgspec")],
-            capture_output=True, text=True, timeout=600, env=keyed,
-        )  # fmt: skip
-        assert runs[engine].returncode == 0, runs[engine].stderr
-    assert runs["spark"].stdout == runs["single"].stdout.replace("single.dgspec", "spark.dgspec")
-    assert "prior_side_changed" in runs["spark"].stderr and "prior_side_changed" in runs["single"].stderr
-    single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
-    assert on_spark.digest == single.digest and on_spark.signature == single.signature
-    assert [w.code for w in on_spark.warnings] == [w.code for w in single.warnings]
-    refused = subprocess.run(
-        [sys.executable, "-m", "depgraph", "folds", str(tmp_path / "s.dgspec"), "--scheme", "logo", "--engine",
-         "spark", "-o", str(tmp_path / "f.json")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "f.json").exists()
-    assert len(refused.stderr.strip().splitlines()) == 1
-
-
-def test_assign_folds_and_write_spec_dispatch_on_a_spark_spec(tmp_path, spark):
-    """The same public functions plan and write a SparkSpec: read from a spec file, folds assigned and written
-    by Spark, equal to the single machine's; a JSON output is refused."""
-    from depgraph.spark.spec import SparkSpec
-    from depgraph.spark.spec import read_spec as read_spark_spec
-
-    graph = from_metadata(TIME_WITH_GAPS[0])
-    spec = SplitSpec.from_partition(derive(graph, "time"), graph)
-    write_spec(spec, tmp_path / "s.dgspec")
-    on_spark = read_spark_spec(tmp_path / "s.dgspec", spark)
-    assert isinstance(on_spark, SparkSpec) and on_spark.n_samples == spec.n_samples
-    planned = assign_folds(on_spark, "time", n_splits=2, gap=1)
-    assert isinstance(planned, SparkSpec)  # planned on Spark, not collected
-    write_spec(planned, tmp_path / "t.dgspec")
-    expected = assign_folds(spec, "time", n_splits=2, gap=1)
-    assert read_spec(tmp_path / "t.dgspec").digest == expected.digest
-    with pytest.raises(DepgraphError, match="columnar") as refused:
-        write_spec(planned, tmp_path / "t.json", format="json")
-    assert refused.value.code == "invalid_argument" and not (tmp_path / "t.json").exists()
-
-
-def test_pseudonymised_specs_on_spark_equal_the_single_machine(tmp_path, spark):
-    """Ids hashed in Spark, warnings' ids hashed and messages withheld, the summary counted again, attributes
-    judged by the same rule: the spec, its digest and its folds planned over the pseudonyms are the single
-    machine's; an identifying attribute is refused with the same words; from the command line too."""
-    from depgraph.spark.spec import SparkSpec, write_spec_request
-    from depgraph.spec.privacy import pseudonymize
-
-    key = "0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff"
-    metadata = TIME_WITH_GAPS[0].assign(
-        sex=["F", "M", "F"] * 8, mrn=[f"M{i:03d}" for i in range(24)], subject_id=[f"P{i // 3}" if i % 7 else None
-                                                                                for i in range(24)])  # fmt: skip
-    graph = from_metadata(metadata, mapping_complete=True)
-    partition = derive(_on_spark(graph, tmp_path, spark), "subject", allow_unlinked=True)
-    single = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["sex"])
-    assert any(w.ids for w in single.warnings)  # unlinked samples named: their ids are hashed too
-    expected = pseudonymize(single, key)
-    hashed = pseudonymize(SparkSpec.of(partition, ["sex"]), key)
-    assert isinstance(hashed, SparkSpec)
-    write_spec_request(hashed, tmp_path / "p.dgspec")
-    got = read_spec(tmp_path / "p.dgspec")
-    assert got.digest == expected.digest and got.pseudonymization == expected.pseudonymization
-    folds = assign_folds(hashed, "group-kfold", n_splits=3, seed=1)
-    write_spec(folds, tmp_path / "f.dgspec")
-    assert read_spec(tmp_path / "f.dgspec").digest == assign_folds(expected, "group-kfold", n_splits=3, seed=1).digest
-    identifying = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["mrn"])
-    with pytest.raises(DepgraphError) as on_one:
-        pseudonymize(identifying, key)
+def test_sample_subsets_on_spark_equal_the_single_machine(tmp_path, spark):
+    """samples= derives on the graph the samples induce, on both engines: the same groups, findings, time order
+    and spec (its constraint says a subset was derived); a sample whose only kinship goes to a sample left out is
+    linked all the same (no no_relation refusal); ids naming no sample, or none, are refused alike; from the
+    command line too, with a samples file and the ids pseudonymised."""
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(12)], "subject_id": [f"P{i // 2}" for i in range(12)],
+        "batch_id": ["b1", "b2", "b3"] * 4, "timepoint_id": [f"T{i % 4}" for i in range(12)],
+        "time_index": [float(i % 4) for i in range(12)],
+    })  # fmt: skip
+    kinship = pd.DataFrame({"id1": ["P0", "P2"], "id2": ["P1", "P5"], "kinship": [0.25, 0.3]})
+    graph = add_kinship(from_metadata(metadata), kinship, threshold="first")
+    graph = add_duplicates(graph, pd.DataFrame({"id1": ["S0"], "id2": ["S3"]}))
+    spark_graph = spark_graph_of(graph, tmp_path, spark)
+    subset = ["S0", "sample:S1", "S2", "S4", "S5", "S9", "S11"]  # P5 kept, P2 left out: S4, S5's kin are gone
+    for mode, options in [("relatedness", {}), ("time", {}),
+                          ("composite", {"strategy": "strict", "via": ["relatedness", "batch"]})]:  # fmt: skip
+        same_as_single(graph, spark_graph, tmp_path, mode, samples=subset, **options)
+    # S0's one duplicate, S3, is left out: declared, so S0 alone is an answer, not a missing declaration
+    same_as_single(graph, spark_graph, tmp_path, "duplicate", samples=["S0", "S6"])
+    with pytest.raises(DepgraphError) as single:  # no selected sample has a duplicate anywhere: refused alike
+        derive(graph, "duplicate", samples=["S6", "S7"])
     with pytest.raises(DepgraphError) as on_spark:
-        pseudonymize(SparkSpec.of(partition, ["mrn"]), key)
-    assert (on_spark.value.code, on_spark.value.message) == (on_one.value.code, on_one.value.message)
+        derive(spark_graph, "duplicate", samples=["S6", "S7"])
+    assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+    for bad in (["S1", "nobody", "S99"], []):
+        with pytest.raises(DepgraphError) as single:
+            derive(graph, "subject", samples=bad)
+        with pytest.raises(DepgraphError) as on_spark:
+            derive(spark_graph, "subject", samples=bad)
+        assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
+    (tmp_path / "wanted.txt").write_text("\n".join(subset) + "\n")
     write_graph(graph, tmp_path / "g.dggraph")
     run = subprocess.run(
-        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
-         "--allow-unlinked", "--attributes", "sex", "--engine", "spark", "--pseudonymize-ids", "-o",
+        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
+         "--samples", str(tmp_path / "wanted.txt"), "--pseudonymize-ids", "--engine", "spark", "-o",
          str(tmp_path / "cli.dgspec")],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "DEPGRAPH_PSEUDONYM_KEY": key},
+        capture_output=True, text=True, timeout=600, env={**os.environ, "DEPGRAPH_PSEUDONYM_KEY": PSEUDONYM_KEY},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "(ids pseudonymised)" in run.stdout
-    assert read_spec(tmp_path / "cli.dgspec").digest == expected.digest
+    expected = SplitSpec.from_partition(derive(graph, "relatedness", samples=subset), graph)
+    assert expected.constraint.subset
+    assert read_spec(tmp_path / "cli.dgspec").digest == pseudonymize(expected, PSEUDONYM_KEY).digest
 
 
 def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
@@ -624,360 +528,6 @@ def test_float_ids_are_refused_rather_than_guessed(spark):
     assert refused.value.code == "invalid_argument"
 
 
-# --------------------------------------------------------------------------- folds
-@st.composite
-def fold_cohorts(draw):
-    """Samples of subjects with an outcome, a study and a timepoint (some without each), and a fold scheme with
-    parameters that may ask for more folds than there are groups (or blocks, or time levels)."""
-    n = draw(st.integers(6, 60))
-    subjects = draw(st.lists(st.one_of(st.none(), st.integers(0, n // 3)), min_size=n, max_size=n))
-    outcomes = draw(st.lists(st.sampled_from(["case", "control", "other", None]), min_size=n, max_size=n))
-    studies = draw(st.lists(st.sampled_from(["st1", "st2", "st3", None]), min_size=n, max_size=n))
-    times = draw(st.lists(st.one_of(st.none(), st.integers(0, 6)), min_size=n, max_size=n))
-    metadata = pd.DataFrame({
-        "sample_id": [f"S{i}" for i in range(n)],
-        "subject_id": [None if s is None else f"P{s}" for s in subjects],
-        "outcome_id": outcomes,
-        "study_id": studies,
-        "timepoint_id": [None if t is None else f"T{t}" for t in times],
-        "time_index": [None if t is None else float(t) for t in times],
-    })  # fmt: skip
-    if metadata["subject_id"].isna().all():
-        metadata.loc[0, "subject_id"] = "P0"
-    scheme = draw(st.sampled_from(sorted(SCHEMES)))
-    return metadata, scheme, draw(_fold_parameters(scheme))
-
-
-@st.composite
-def _fold_parameters(draw, scheme):
-    """Parameters of ``scheme`` the fold cohorts can take."""
-    seed = draw(st.integers(0, 2**32 - 1))
-    if scheme == "holdout":
-        return {"test_fraction": draw(st.floats(0.05, 0.95)), "n_repeats": draw(st.integers(1, 3)), "seed": seed}
-    if scheme == "balanced-holdout":
-        balance = draw(st.sampled_from([("stratum",), ("stratum", "study_group")]))
-        return {"test_fraction": draw(st.floats(0.1, 0.9)), "balance": balance, "seed": seed}
-    if scheme == "logo":
-        return {"by": "study_group"}
-    if scheme == "time":
-        after = draw(st.booleans())
-        return {"n_splits": draw(st.integers(2, 4)), "gap": draw(st.integers(0, 2)), "train_after": after,
-                "embargo": draw(st.integers(0, 2)) if after else 0}  # fmt: skip
-    if scheme == "covariate-bins":
-        return {"n_splits": draw(st.integers(2, 4)), "by": "time_index"}
-    parameters = {"n_splits": draw(st.integers(2, 8))}
-    if scheme == "hash":
-        parameters["salt"] = draw(st.text(max_size=8))
-    else:
-        parameters["seed"] = seed
-    if scheme == "group-kfold":
-        parameters["n_repeats"] = draw(st.integers(1, 3))
-    return parameters
-
-
-#: A hash plan whose groups leave a fold empty: refused on one machine, once written by Spark (found by hypothesis).
-EMPTY_HASH_FOLD = (
-    pd.DataFrame({"sample_id": [f"S{i}" for i in range(17)], "subject_id": [None] * 16 + ["P1"],
-                  "outcome_id": ["case"] * 17}),
-    "hash",
-    {"n_splits": 6, "salt": "_"},
-)  # fmt: skip
-
-
-#: A holdout drawn three times over subjects of one to three samples, some unlinked (groups of their own).
-REPEATED_HOLDOUT = (
-    pd.DataFrame({"sample_id": [f"S{i}" for i in range(20)],
-                  "subject_id": [f"P{i // 3}" if i % 5 else None for i in range(20)],
-                  "outcome_id": ["case", "control", None, "control"] * 5}),
-    "holdout",
-    {"test_fraction": 0.3, "n_repeats": 3, "seed": 11},
-)  # fmt: skip
-
-
-#: A time-ordered plan with a gap and an embargo: its splits exclude the gap, the embargo and samples without time.
-TIME_WITH_GAPS = (
-    pd.DataFrame({"sample_id": [f"S{i}" for i in range(24)], "subject_id": [f"P{i // 3}" for i in range(24)],
-                  "outcome_id": ["case", "control"] * 12, "study_id": ["st1", "st2", None] * 8,
-                  "timepoint_id": [f"T{i % 7}" if i % 5 else None for i in range(24)],
-                  "time_index": [float(i % 7) if i % 5 else None for i in range(24)]}),
-    "time",
-    {"n_splits": 2, "gap": 1, "embargo": 1, "train_after": True},
-)  # fmt: skip
-
-#: Leave one study out, some samples without one (never tested) and subjects across studies (excluded).
-STUDIES_LEFT_OUT = (TIME_WITH_GAPS[0], "logo", {"by": "study_group"})
-
-#: A balanced holdout over two columns and their joint cells.
-BALANCED_TWO_COLUMNS = (TIME_WITH_GAPS[0], "balanced-holdout", {"balance": ("stratum", "study_group"), "seed": 5})
-
-
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cohort=fold_cohorts())
-@example(cohort=EMPTY_HASH_FOLD)
-@example(cohort=REPEATED_HOLDOUT)
-@example(cohort=TIME_WITH_GAPS)
-@example(cohort=STUDIES_LEFT_OUT)
-@example(cohort=BALANCED_TWO_COLUMNS)
-def test_folds_on_spark_equal_the_single_machine_plans(tmp_path_factory, spark, monkeypatch, cohort):
-    """Every scheme: the plan, its splits (tested and excluded samples) and balance, and the spec's digest are
-    assign_folds' own; a plan the single machine refuses is refused alike."""
-    from depgraph.spark import folds as spark_folds
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    monkeypatch.setattr(spark_folds, "FOLD_BATCH_ROWS", 7)  # the digest streams splits across batches
-    metadata, scheme, parameters = cohort
-    graph = from_metadata(metadata)
-    directory = tmp_path_factory.mktemp("folds")
-    spec = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph)
-    partition = derive(_on_spark(graph, directory, spark), "subject", allow_unlinked=True)
-    path = directory / "folds.dgspec"
-    try:
-        expected = assign_folds(spec, scheme, **parameters)
-    except DepgraphError as single:
-        with pytest.raises(DepgraphError) as on_spark:
-            write_spark_spec(partition, path, scheme, **parameters)
-        assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
-        assert not path.exists()
-        return
-    digest = write_spark_spec(partition, path, scheme, **parameters)
-    got = read_spec(path)  # every check of the columnar reader, fold rows and digest included
-    assert digest == got.digest == expected.digest
-    assert got.folds.model_dump() == expected.folds.model_dump()
-    for ours, theirs in zip(got.folds.splits, expected.folds.splits, strict=True):
-        assert ours.test.tolist() == theirs.test.tolist()
-        assert ours.excluded.tolist() == theirs.excluded.tolist()
-    # no group straddles a split's test and training sides
-    group = got.samples["group_id"].to_numpy(dtype=object)
-    for split in got.folds.splits:
-        role = split.roles(len(group))
-        assert not set(group[role == 1]) & set(group[role == 0])
-
-
-def test_balanced_holdout_on_spark_keeps_a_prior(tmp_path, spark):
-    """A prior that grouped by study: its sides kept by sample and by entity, the samples that cannot keep theirs
-    named in the same warning, counted in the same balance; a prior of another cohort refused alike."""
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    metadata = TIME_WITH_GAPS[0]
-    graph = from_metadata(metadata)
-    prior = assign_folds(SplitSpec.from_partition(derive(graph, "study"), graph), "holdout", test_fraction=0.4, seed=2)
-    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
-    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
-    with warnings.catch_warnings(record=True) as heard:
-        warnings.simplefilter("always", DepgraphWarning)
-        expected = assign_folds(spec, "balanced-holdout", prior=prior, seed=1)
-        digest = write_spark_spec(partition, tmp_path / "kept.dgspec", "balanced-holdout", prior=prior, seed=1)
-    codes = [w.message.code for w in heard if isinstance(w.message, DepgraphWarning)]
-    assert codes == ["prior_side_changed", "prior_side_changed"]
-    got = read_spec(tmp_path / "kept.dgspec")
-    assert digest == got.digest == expected.digest
-    assert expected.folds.balance["prior_samples_moved"] > 0  # the example moves someone
-    assert [w.model_dump() for w in got.warnings] == [w.model_dump() for w in expected.warnings]
-    other = from_metadata(metadata.assign(sample_id=[f"X{i}" for i in range(len(metadata))]))
-    stranger = assign_folds(SplitSpec.from_partition(derive(other, "subject"), other), "holdout", seed=1)
-    with pytest.raises(DepgraphError) as single:
-        assign_folds(spec, "balanced-holdout", prior=stranger)
-    with pytest.raises(DepgraphError) as on_spark:
-        write_spark_spec(partition, tmp_path / "stranger.dgspec", "balanced-holdout", prior=stranger)
-    assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
-    assert single.value.code == "reference" and not (tmp_path / "stranger.dgspec").exists()
-
-
-def test_fold_refusals_on_spark(tmp_path, spark):
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    metadata = pd.DataFrame({
-        "sample_id": [f"S{i}" for i in range(8)], "subject_id": list("AABBCDEF"),
-        "timepoint_id": ["T0", "T1"] * 4, "time_index": [0, 1] * 4, "outcome_id": ["case", "control"] * 4,
-    })  # fmt: skip
-    graph = from_metadata(metadata)
-    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
-    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
-    path = tmp_path / "refused.dgspec"
-    alike = [  # refused with the single-machine message
-        ("group-kfold", {"n_splits": 7}),  # too_few_groups
-        ("stratified-group-kfold", {"stratify": "site"}),  # invalid_argument: no such column
-        ("group-kfold", {"n_splits": 3, "by": "x"}),  # invalid_argument: a parameter the scheme does not take
-        ("hash", {"salt": b"bytes"}),  # invalid_argument: the salt is text
-    ]
-    for scheme, parameters in alike:
-        with pytest.raises(DepgraphError) as single:
-            assign_folds(spec, scheme, **parameters)
-        with pytest.raises(DepgraphError) as on_spark:
-            write_spark_spec(partition, path, scheme, **parameters)
-        assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
-    own = [  # what the Spark engine does not plan, refused by name
-        ("stratified-group-kfold", {"stratify": "time_index"}, "'time_index' is double"),
-        (None, {"n_splits": 3}, "need a scheme"),
-    ]
-    for scheme, parameters, words in own:
-        with pytest.raises(DepgraphError, match=words) as on_spark:
-            write_spark_spec(partition, path, scheme, **parameters)
-        assert on_spark.value.code == "invalid_argument"
-    with pytest.raises(DepgraphError, match=r"exceed its limit of 5 .* use hash folds") as over:
-        write_spark_spec(partition, path, "group-kfold", n_splits=2, driver_groups=5)
-    assert over.value.code == "invalid_argument"
-    assert not path.exists() and not list(tmp_path.glob(".*refused*"))
-
-
-# --------------------------------------------------------------------------- attributes and keyed hash folds
-@st.composite
-def attribute_cohorts(draw):
-    """Samples of subjects with attributes of every kind a graph file holds (text, integers with and without
-    missing values, floats, booleans), some stored as 64-bit integers, and a plan keyed or stratified on them."""
-    n = draw(st.integers(4, 30))
-    subjects = draw(st.lists(st.integers(0, n // 2), min_size=n, max_size=n))
-    per_subject = st.lists(st.sampled_from(["F", "M", " M ", "Zoë"]), min_size=n // 2 + 1, max_size=n // 2 + 1)
-    sex = draw(per_subject)  # one value per subject: a key its samples share
-    metadata = pd.DataFrame({
-        "sample_id": [f"S{i}" for i in range(n)],
-        "subject_id": [f"P{s}" for s in subjects],
-        "sex": [sex[s] for s in subjects],
-        "site": draw(st.lists(st.sampled_from(["north", "south", None]), min_size=n, max_size=n)),
-        "visits": draw(st.lists(st.integers(-3, 10**12), min_size=n, max_size=n)),
-        "age": draw(st.lists(st.one_of(st.none(), st.integers(0, 99)), min_size=n, max_size=n)),
-        "weight": draw(st.lists(st.one_of(st.none(), st.floats(-1e9, 1e9, allow_nan=False)), min_size=n,
-                                max_size=n)),
-        "smoker": draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n)),
-    })  # fmt: skip
-    only_samples = draw(st.booleans())  # a graph of samples alone keeps its integer attributes integers
-    if only_samples:
-        metadata = metadata.drop(columns="subject_id")
-    attributes = draw(st.sampled_from(["all", ["sex"], ["visits", "age", "smoker"], ["weight", "site"]]))
-    key = draw(st.sampled_from([["sex"], ["sex", "visits"], ["smoker"], ["weight"], ["site", "age"]]))
-    by = draw(st.sampled_from(["visits", "age", "weight", "smoker", "sex"]))
-    thresholds = draw(st.one_of(st.none(), st.just([0.5]), st.just([10.0, 1e6])))
-    bins = {"n_splits": 2 if thresholds is None or len(thresholds) == 1 else 3, "by": by}
-    plan = draw(st.sampled_from([
-        ("hash", {"n_splits": 3, "salt": "s", "key": key}),
-        ("stratified-group-kfold", {"n_splits": 2, "seed": 1, "stratify": "sex"}),
-        ("covariate-bins", bins if thresholds is None else {**bins, "thresholds": thresholds}),
-        (None, {}),
-    ]))  # fmt: skip
-    if draw(st.booleans()):  # an outcome, which covariate bins report the folds' association with
-        metadata["outcome_id"] = draw(st.lists(st.sampled_from(["case", "control", None]), min_size=n, max_size=n))
-    return metadata, attributes, plan
-
-
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cohort=attribute_cohorts())
-def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
-    """Sample attributes carried into the spec, and hash folds keyed on them and covariate bins of them, as on one
-    machine: the same columns and types, digest, plan and folds, or the same refusal (a missing key, a group of
-    several keys, an attribute not carried, a value that cannot be binned, an empty bin)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from depgraph.spark.graph import read_graph as read_spark_graph
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    metadata, attributes, (scheme, parameters) = cohort
-    directory = tmp_path_factory.mktemp("attributes")
-    path = directory / "graph.dggraph"
-    write_graph(from_metadata(metadata, mapping_complete=True), path)  # site: an attribute here, by choice
-    table = pq.read_table(path / "nodes" / "Sample.parquet")  # integers as a graph file may hold them
-    for name in {"visits", "age"} & set(table.column_names):  # (a column no sample has is not in the graph)
-        values = table.column(name).to_numpy(zero_copy_only=False)
-        table = table.set_column(table.column_names.index(name), name, pa.array(
-            [None if np.isnan(v) else int(v) for v in values], pa.int64()))  # fmt: skip
-    pq.write_table(table, path / "nodes" / "Sample.parquet")
-    graph = read_graph(path)
-    mode, options = "subject", {"allow_unlinked": True}  # samples alone: every sample its own group
-    spark_graph = read_spark_graph(path, spark)
-    out = directory / "spec.dgspec"
-    try:
-        spec = SplitSpec.from_partition(derive(graph, mode, **options), graph, attributes=attributes)
-        with warnings.catch_warnings(record=True) as warned:  # covariate bins warn when the folds follow the outcome
-            warnings.simplefilter("always", DepgraphWarning)
-            expected = spec if scheme is None else assign_folds(spec, scheme, **parameters)
-    except DepgraphError as single:
-        with pytest.raises(DepgraphError) as on_spark:
-            write_spark_spec(derive(spark_graph, mode, **options), out, scheme, attributes=attributes,
-                             **parameters)  # fmt: skip
-        assert (on_spark.value.code, on_spark.value.message) == (single.code, single.message)
-        assert not out.exists()
-        return
-    with warnings.catch_warnings(record=True) as warned_too:
-        warnings.simplefilter("always", DepgraphWarning)
-        digest = write_spark_spec(derive(spark_graph, mode, **options), out, scheme, attributes=attributes,
-                                  **parameters)  # fmt: skip
-
-    def codes(heard: list[warnings.WarningMessage]) -> list[str]:  # depgraph's (PySpark adds FutureWarnings)
-        return [w.message.code for w in heard if isinstance(w.message, DepgraphWarning)]
-
-    assert codes(warned_too) == codes(warned)
-    got = read_spec(out)
-    assert list(got.samples.columns) == list(expected.samples.columns)
-    assert digest == got.digest == expected.digest
-    if scheme is not None:
-        assert got.folds.model_dump() == expected.folds.model_dump()
-
-
-def test_covariate_bins_on_spark_follow_the_single_machine(tmp_path, spark):
-    """Cut here and given thresholds: the same plan (thresholds, groups spanning bins, association with the
-    outcome and its warning when the bins follow it), folds and digest."""
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    n = 40
-    age = [float(20 + (i * 7) % 50) for i in range(n)]
-    metadata = pd.DataFrame({
-        "sample_id": [f"S{i:02d}" for i in range(n)], "subject_id": [f"P{i // 2}" for i in range(n)],
-        "age": age, "outcome_id": ["case" if a >= 45 else "control" for a in age],
-    })  # fmt: skip
-    graph = from_metadata(metadata)
-    spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
-    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
-    for parameters in ({"n_splits": 2}, {"n_splits": 3, "thresholds": [30.0, 45.0]}, {"n_splits": 4}):
-        with pytest.warns(DepgraphWarning, match="follow the outcome"):
-            expected = assign_folds(spec, "covariate-bins", by="age", **parameters)
-        path = tmp_path / f"bins{parameters['n_splits']}.dgspec"
-        with pytest.warns(DepgraphWarning, match="follow the outcome"):
-            digest = write_spark_spec(partition, path, "covariate-bins", by="age", attributes="all", **parameters)
-        got = read_spec(path)
-        assert digest == got.digest == expected.digest
-        assert got.folds.model_dump() == expected.folds.model_dump()
-        assert got.folds.balance["association"]["strong"] and "groups_spanning_bins" in got.folds.balance
-    with pytest.raises(DepgraphError) as single:
-        assign_folds(spec, "covariate-bins", by="age", n_splits=3, thresholds=[90.0, 95.0])
-    with pytest.raises(DepgraphError) as on_spark:
-        write_spark_spec(partition, tmp_path / "empty.dgspec", "covariate-bins", by="age", n_splits=3,
-                         thresholds=[90.0, 95.0], attributes="all")  # fmt: skip
-    assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
-
-
-def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spark):
-    """Hash folds keyed on a sample column report how they follow the outcome, as on one machine: a note without
-    an outcome, Cramér's V with its warning when the outcome follows the folds; the same balance and digest (the
-    association block was once left out on Spark, and the digests differed)."""
-    from depgraph.spark.spec import write_spec as write_spark_spec
-
-    n = 40
-    metadata = pd.DataFrame({
-        "sample_id": [f"S{i:02d}" for i in range(n)], "subject_id": [f"P{i // 2}" for i in range(n)],
-        "site": [f"site{(i // 2) % 12}" for i in range(n)],
-    })  # fmt: skip
-    plan = {"n_splits": 3, "salt": "s", "key": ["site"]}
-    for strong in (None, True):
-        graph = from_metadata(metadata, mapping_complete=True)  # site: the attribute the folds are keyed on
-        spec = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
-        (tmp_path / f"g{strong}").mkdir()
-        partition = derive(_on_spark(graph, tmp_path / f"g{strong}", spark), "subject")
-        with warnings.catch_warnings(record=True) as heard:
-            warnings.simplefilter("always", DepgraphWarning)
-            expected = assign_folds(spec, "hash", **plan)
-        with warnings.catch_warnings(record=True) as heard_too:
-            warnings.simplefilter("always", DepgraphWarning)
-            digest = write_spark_spec(partition, tmp_path / f"h{strong}.dgspec", "hash", attributes="all", **plan)
-        codes = [[w.message.code for w in h if isinstance(w.message, DepgraphWarning)] for h in (heard, heard_too)]
-        assert codes[0] == codes[1] == (["fold_outcome_association"] if strong else [])
-        got = read_spec(tmp_path / f"h{strong}.dgspec")
-        assert got.folds.balance["association"] == expected.folds.balance["association"]
-        assert got.folds.balance["association"].get("strong") is strong
-        assert digest == got.digest == expected.digest
-        first_fold = set(spec.samples["sample_id"].to_numpy()[expected.folds.splits[0].test])  # the next outcome
-        metadata = metadata.assign(outcome_id=["case" if s in first_fold else "control" for s in metadata.sample_id])
-
-
 def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     """Spark's directories of Parquet parts, read by the R reader: the digest, the sample columns and every split
     as Python reads them."""
@@ -992,7 +542,7 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     })  # fmt: skip
     graph = from_metadata(metadata)
     path = tmp_path / "spark.dgspec"
-    partition = derive(_on_spark(graph, tmp_path, spark), "subject")
+    partition = derive(spark_graph_of(graph, tmp_path, spark), "subject")
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")  # one part per shuffle partition
     try:
         write_spark_spec(partition, path, "stratified-group-kfold", n_splits=3, seed=5, attributes="all")

@@ -12,7 +12,7 @@ from depgraph.cli.main import main
 from depgraph.folds.schemes import assign_folds
 from depgraph.spec.balance import balance_metrics
 from depgraph.spec.digest import canonical_bytes, content_digest
-from depgraph.spec.files import read_spec, spec_from_document, write_spec
+from depgraph.spec.files import read_spec, spec_bytes, spec_document, spec_from_document, write_spec
 from depgraph.spec.model import SPEC_FORMAT_VERSION, Constraint, FoldPlan, FoldSplit, SplitSpec
 
 
@@ -47,8 +47,8 @@ def test_graph_to_spec_to_json_to_spec_is_exact(tmp_path, graph):
     spec = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
     write_spec(spec, tmp_path / "spec.json")
     back = read_spec(tmp_path / "spec.json")
-    assert back.to_json_dict() == spec.to_json_dict()
-    assert back.to_json_bytes() == spec.to_json_bytes()
+    assert spec_document(back) == spec_document(spec)
+    assert spec_bytes(back) == spec_bytes(spec)
     assert back.digest == spec.digest == back.compute_digest()
     pd.testing.assert_frame_equal(back.samples, spec.samples, check_dtype=False)
 
@@ -59,7 +59,7 @@ def test_digest_ignores_time_and_generator_but_not_content(graph):
     assert a.digest == b.digest
     c = a.replace(samples=a.samples.assign(group_id=a.samples["group_id"].str.replace("P5", "P6")))
     assert c.digest != a.digest
-    text = canonical_bytes(a.to_json_dict())
+    text = canonical_bytes(spec_document(a))
     assert b'"created_at"' not in text and b'"generator"' not in text and b": " not in text
 
 
@@ -81,7 +81,7 @@ def test_folds_travel_with_the_spec(tmp_path, graph):
 
 
 def _doc(graph) -> dict:
-    return SplitSpec.from_partition(derive(graph, "subject"), graph).to_json_dict()
+    return spec_document(SplitSpec.from_partition(derive(graph, "subject"), graph))
 
 
 def test_a_newer_minor_version_is_read_and_its_new_fields_ignored(graph):
@@ -173,7 +173,7 @@ def test_build_fills_summary_and_digest():
     assert spec.summary.model_dump() == {
         "n_samples": 3, "n_groups": 2, "largest_group": "g1", "largest_group_size": 2, "singletons": 1
     }  # fmt: skip
-    assert orjson.loads(spec.to_json_bytes())["digest"] == spec.digest
+    assert orjson.loads(spec_bytes(spec))["digest"] == spec.digest
 
 
 @pytest.mark.parametrize("bad", ["true", "1.0", '"3"', "null"])
@@ -216,7 +216,7 @@ def test_a_leave_one_block_out_split_tests_its_whole_block():
     frame = pd.DataFrame({"sample_id": [f"S{i}" for i in range(6)], "group_id": [f"g{i}" for i in range(6)],
                           "batch_group": ["B1", "B1", "B1", "B2", "B2", "B2"]})  # fmt: skip
     spec = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
-    doc = assign_folds(spec, "logo", by="batch_group").to_json_dict()
+    doc = spec_document(assign_folds(spec, "logo", by="batch_group"))
     split = doc["folds"]["splits"][0]
     split.update(test=split["test"][1:], n_test=split["n_test"] - 1, n_train=split["n_train"] + 1)
     doc["folds"]["balance"] = balance_metrics(spec.samples, [FoldSplit(**x) for x in doc["folds"]["splits"]], [],

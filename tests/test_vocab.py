@@ -12,6 +12,7 @@ from depgraph import DepgraphError, SplitSpec, derive, from_metadata, read_spec,
 from depgraph.cli.main import main
 from depgraph.derivation.groups import group_sizes
 from depgraph.findings import CATALOGUE, DERIVATION_FINDINGS, VALIDATION_FINDINGS
+from depgraph.spec.files import spec_bytes
 from depgraph.spec.model import Constraint
 from depgraph.vocab import (
     BLOCK_MODES,
@@ -201,7 +202,7 @@ def test_a_constraint_built_in_python_reads_names_in_any_case_a_file_does_not():
 def test_a_spec_file_with_an_upper_case_mode_is_refused(graph, tmp_path):
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
     path = tmp_path / "spec.json"
-    doc = json.loads(spec.to_json_bytes())
+    doc = json.loads(spec_bytes(spec))
     doc["constraint"]["mode"] = "SUBJECT"
     path.write_text(json.dumps(doc))
     with pytest.raises(DepgraphError) as refused:

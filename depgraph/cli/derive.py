@@ -108,6 +108,7 @@ def derive_command(
         options["attributes"] = None if attributes is None else _attribute_names(attributes)
         options["sign_key"] = signing_key(sign_key_env)
         options["key"] = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)
+        options["samples"], options["encoding"] = samples, encoding
         return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
@@ -158,8 +159,10 @@ def derive_on_spark(
     (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
     shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
     input) is one line, code ``engine``."""
-    refuse_given(ctx, "with --engine spark", "samples", "encoding")
-    plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file,))
+    if options["samples"] is None:
+        refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
+    listed = options["samples"]
+    plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, *([listed] if listed else [])))
     if form != "parquet":
         raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
     mode = canonical(options.pop("mode"), "_")
@@ -167,7 +170,11 @@ def derive_on_spark(
     options["via"] = name_list(options["via"], "--via")
     options["priority"] = name_list(options["priority"], "--priority")
     attributes, sign_key, key = options.pop("attributes"), options.pop("sign_key"), options.pop("key")
+    encoding = options.pop("encoding")
+    del options["samples"]
+    subset, header = read_sample_list(listed, encoding) if listed is not None else (None, None)
     with SparkRun("depgraph derive", master, settings) as run:
+        from depgraph.spark.derive import selected_rows
         from depgraph.spark.graph import read_graph as read_spark_graph
         from depgraph.spark.spec import SparkSpec, write_spec_request
 
@@ -175,7 +182,10 @@ def derive_on_spark(
             graph = read_spark_graph(graph_file, run.session)
         run.fit(graph.count(NodeType.SAMPLE))
         with run.step(f"derive {mode} groups", f"deriving {mode} groups in Spark"):
-            partition = derive(graph, mode, **options)  # a SparkGraph: derived on Spark
+            if listed is not None:  # its unknown ids named with the file they came from, once
+                refuse_headerless(graph, listed, header)
+                selected_rows(graph, subset, what=f"samples file {str(listed)!r}")
+            partition = derive(graph, mode, samples=subset, **options)  # a SparkGraph: derived on Spark
         with run.step(f"write {output.name}", f"writing {output.name}"), plan:
             spec = SparkSpec.of(partition, attributes)
             write_spec_request(spec if key is None else pseudonymize(spec, key), output, sign_key)

@@ -76,6 +76,15 @@ def check_key_column(values: pd.Series, column: str, what: str) -> None:
 UNPRINTABLE = r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]"
 
 
+def apply_id_rules(keys: pa.Array, column: str, what: str) -> None:
+    """The rules every reader holds an id column to, whatever it reads (a metadata table, a graph or spec file in
+    either form): each id printable text (:func:`refuse_control_characters`) and written one way
+    (:func:`refuse_unicode_twins`). The Spark engine applies the same rules in Spark
+    (:mod:`depgraph.spark.frames`, with :data:`UNPRINTABLE` and Arrow's NFC in its workers)."""
+    refuse_control_characters(keys, column, what)
+    refuse_unicode_twins(keys, column, what)
+
+
 def refuse_control_characters(keys: pa.Array, column: str, what: str) -> None:
     """Refuse identifiers holding a line break, a tab, another control character or a character that prints
     nothing (:data:`UNPRINTABLE`; ``invalid_value`` naming the rows and the character): such an id is almost

@@ -27,7 +27,7 @@ on the order of input rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,7 +40,6 @@ from scipy.sparse.csgraph import connected_components
 
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct, present, text_series
-from depgraph.common.identifiers import normalise_keys
 from depgraph.derivation.partition import Partition
 from depgraph.derivation.request import (
     DeriveRequest,
@@ -50,9 +49,12 @@ from depgraph.derivation.request import (
     no_relation,
     shape_findings,
     single_group,
+    unknown_samples,
     unlinked_finding,
+    unprefixed_samples,
     unprioritized_finding,
     via_modes,
+    wanted_samples,
 )
 from depgraph.derivation.shapes import GroupShape, shape_of
 from depgraph.derivation.timeorder import sample_time_columns
@@ -236,32 +238,15 @@ def selected_samples(graph: StudyGraph, samples: Iterable[str] | None, what: str
         if stop == start:
             raise DepgraphError("empty_input", "the graph has no samples")
         return np.arange(start, stop, dtype=np.int64)
-    if isinstance(samples, str):  # one id, not its characters
-        samples = [samples]
-    if isinstance(samples, (bytes, Mapping)) or not isinstance(samples, Iterable):
-        raise DepgraphError(
-            "invalid_argument", f"samples= takes sample ids (a list, array or set), not {type(samples).__name__}"
-        )
-    # ids as from_metadata reads them (1.0 is "1", blanks trimmed); a missing one names no sample
-    keys = normalise_keys(pd.Series(list(samples), dtype=object), "samples")
-    if keys.isna().any():
-        i = int(np.flatnonzero(keys.isna().to_numpy())[0])
-        raise DepgraphError("missing_id", f"samples= holds a missing or blank id (at position {i})")
-    wanted = pd.unique(keys.to_numpy(dtype=object))
-    if len(wanted) == 0:
-        raise DepgraphError("empty_input", "samples= is empty")
+    wanted = wanted_samples(samples)
     positions = graph.locate(NodeType.SAMPLE, wanted)
-    unprefixed = np.array([s[len("sample:") :] if s.startswith("sample:") else s for s in wanted], dtype=object)
+    unprefixed = unprefixed_samples(wanted)
     retry = positions < 0
     if retry.any():  # accept node ids ("sample:S1") as well as keys
         positions[retry] = graph.locate(NodeType.SAMPLE, unprefixed[retry])
     unknown = wanted[positions < 0]
     if len(unknown):
-        raise DepgraphError(
-            "reference",
-            f"{what} names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
-            ids=unknown.tolist(),
-        )
+        raise unknown_samples(unknown, what)
     return distinct(positions)
 
 

@@ -15,13 +15,15 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 
 from depgraph.common.arguments import flag, names, whole_number
+from depgraph.common.identifiers import normalise_keys
 from depgraph.derivation.shapes import GroupShape, collapse_finding
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
@@ -333,4 +335,38 @@ def single_group(partition: Derived, culprits: Sequence[str]) -> DepgraphError:
         "--allow-single-group / allow_single_group=True",
         n_groups=1,
         modes=list(culprits),
+    )
+
+
+def wanted_samples(samples: Iterable[str]) -> np.ndarray:
+    """The distinct ids ``samples=`` names, read as :func:`~depgraph.ingest.metadata.from_metadata` reads ids
+    (``1.0`` is ``"1"``, blanks trimmed), in the order given; a missing or blank one is ``missing_id``, none at all
+    ``empty_input``, what is not a collection of ids ``invalid_argument``."""
+    if isinstance(samples, str):  # one id, not its characters
+        samples = [samples]
+    if isinstance(samples, (bytes, Mapping)) or not isinstance(samples, Iterable):
+        raise DepgraphError(
+            "invalid_argument", f"samples= takes sample ids (a list, array or set), not {type(samples).__name__}"
+        )
+    keys = normalise_keys(pd.Series(list(samples), dtype=object), "samples")
+    if keys.isna().any():
+        i = int(np.flatnonzero(keys.isna().to_numpy())[0])
+        raise DepgraphError("missing_id", f"samples= holds a missing or blank id (at position {i})")
+    wanted = pd.unique(keys.to_numpy(dtype=object))
+    if len(wanted) == 0:
+        raise DepgraphError("empty_input", "samples= is empty")
+    return np.asarray(wanted, dtype=object)
+
+
+def unprefixed_samples(wanted: np.ndarray) -> np.ndarray:
+    """Each id without a leading ``sample:``: ``samples=`` takes node ids (``sample:S1``) as well as keys."""
+    return np.array([s[len("sample:") :] if s.startswith("sample:") else s for s in wanted], dtype=object)
+
+
+def unknown_samples(unknown: np.ndarray, what: str) -> DepgraphError:
+    """The refusal of ids ``samples=`` (or the file ``what`` names) holds that name no sample of the graph."""
+    return DepgraphError(
+        "reference",
+        f"{what} names {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+        ids=unknown.tolist(),
     )

@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arguments import instance
-from depgraph.common.identifiers import refuse_control_characters, refuse_unicode_twins
+from depgraph.common.identifiers import apply_id_rules
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.formats import GRAPH_FORMAT, GRAPH_FORMAT_VERSION
 from depgraph.graph.assembly import assemble_sorted
@@ -217,8 +217,7 @@ def _node_table(node_type: NodeType, table: pa.Table, source: str) -> tuple[pa.A
                 "schema", f"{where}.key[{i}] is {keys[i].as_py()!r}, before {keys[i - 1].as_py()!r}: keys are in byte "
                 "order",
             )  # fmt: skip
-    refuse_control_characters(keys, f"nodes.{node_type.value}", source)  # the id rules of every table reader
-    refuse_unicode_twins(keys, f"nodes.{node_type.value}", source)  # two spellings of one subject: never two nodes
+    apply_id_rules(keys, f"nodes.{node_type.value}", source)  # the id rules of every table reader
     names = table.column_names[1:]
     if not names:
         return keys, None

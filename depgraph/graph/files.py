@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct
-from depgraph.common.identifiers import refuse_control_characters, refuse_unicode_twins
+from depgraph.common.identifiers import apply_id_rules
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.assembly import assemble
 from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
@@ -208,8 +208,7 @@ def _node_pieces(nodes_doc: Mapping[str, Any], attrs_doc: Mapping[str, Any], sou
         if type_name not in types:
             raise _bad(source, f"unknown node type {type_name!r} in 'nodes'")
         text = strings(keys, f"{source}: nodes.{type_name}", non_empty=True)
-        refuse_control_characters(text, f"nodes.{type_name}", source)  # the id rules of every table reader
-        refuse_unicode_twins(text, f"nodes.{type_name}", source)  # two spellings of one subject: never two nodes
+        apply_id_rules(text, f"nodes.{type_name}", source)  # the id rules of every table reader
         ranked = Keys.ranked(text) if len(text) else Keys.of(text)
         if len(ranked.vocab) < len(text):
             counts = pc.value_counts(text)

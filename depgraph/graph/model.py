@@ -234,6 +234,10 @@ class StudyGraph:
             self.cache.nodes[node_type] = index
         return index
 
+    def holds_samples(self, ids: list[str]) -> bool:
+        """Whether any of ``ids`` is a sample's key."""
+        return bool((self.locate(NodeType.SAMPLE, ids) >= 0).any())
+
     def locate(self, node_type: NodeType | str, keys: Iterable[Any]) -> np.ndarray:
         """Node positions of ``keys`` of one type; ``-1`` where a key is unknown (or missing).
 

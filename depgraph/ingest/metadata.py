@@ -28,12 +28,11 @@ import pyarrow.compute as pc
 from depgraph.common.arrays import sorted_codes
 from depgraph.common.confusables import confusable_groups
 from depgraph.common.identifiers import (
+    apply_id_rules,
     check_key_column,
     float_keys,
     key_array,
     normalise_keys,
-    refuse_control_characters,
-    refuse_unicode_twins,
 )
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
 from depgraph.graph.assembly import assemble
@@ -274,8 +273,7 @@ def _key_columns(
     sorting = _BACKGROUND.submit(sorted_codes, samples)
     keys = {c: samples if c == "sample_id" else key_array(frame[c], c, what) for c in id_columns}
     for column, values in keys.items():
-        refuse_control_characters(values, column, what)
-        refuse_unicode_twins(values, column, what)
+        apply_id_rules(values, column, what)
     _refuse_type_collisions(frame["sample_id"], samples, "sample_id", what)
     return samples, sorting, keys
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Protocol
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.graph.model import StudyGraph
 from depgraph.io.delimited import checked_encoding, not_utf8, to_utf8
 from depgraph.io.files import describe_source, read_bytes, read_table
-from depgraph.vocab import NodeType
 
 
 def read_sample_list(path: Path, encoding: str | None = None) -> tuple[list[str], str | None]:
@@ -59,13 +58,19 @@ def read_sample_list(path: Path, encoding: str | None = None) -> tuple[list[str]
 COMMENT = re.compile(r"(?:^|(?<=\s))#")
 
 
-def refuse_headerless(graph: StudyGraph, path: Path, header: str | None) -> None:
-    """``schema`` when a one-column table's header is a sample of the graph: the table has no header, and its
-    first id would be read as the column's name and silently left out."""
+class DeclaredSamples(Protocol):
+    """What the header check asks of a graph: whether it holds samples of some ids."""
+
+    def holds_samples(self, ids: list[str]) -> bool: ...
+
+
+def refuse_headerless(graph: DeclaredSamples, path: Path, header: str | None) -> None:
+    """``schema`` when a one-column table's header is a sample of the graph (of either engine): the table has no
+    header, and its first id would be read as the column's name and silently left out."""
     if header is None:
         return
     first = header.strip()
-    if (graph.locate(NodeType.SAMPLE, [first, first.removeprefix("sample:")]) < 0).all():  # a node id too
+    if not graph.holds_samples([first, first.removeprefix("sample:")]):  # a node id too
         return
     raise DepgraphError(
         "schema",

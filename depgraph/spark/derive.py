@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from depgraph.derivation import request as asked  # the request, findings and refusals both engines share
 from depgraph.derivation.partition import Derivation
+from depgraph.derivation.request import unknown_samples, unprefixed_samples, wanted_samples
 from depgraph.derivation.shapes import GroupShape
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
@@ -69,6 +70,7 @@ class SparkPartition(Derivation):
     shape: GroupShape
     n_samples: int
     rounds: int = 0
+    subset: bool = False  # derived for some of the graph's samples (samples=): ``graph`` is theirs
 
     @property
     def n_groups(self) -> int:
@@ -84,14 +86,19 @@ def derive_request(
 ) -> SparkPartition:
     """The Spark engine's part of :func:`depgraph.derive`, which checks the request and calls this for a
     :class:`~depgraph.spark.graph.SparkGraph`. ``hub_degree``: see
-    :func:`~depgraph.spark.components.connected_components`; ``samples=`` is not offered here yet."""
-    if samples is not None:
-        raise DepgraphError("invalid_argument", "samples= is not offered by the Spark engine yet: derive on the graph "
-                            "of the samples wanted")  # fmt: skip
+    :func:`~depgraph.spark.components.connected_components`. ``samples=`` derives on the graph the samples
+    induce (:meth:`~depgraph.spark.graph.SparkGraph.induced`), as on one machine; edges to the samples left out
+    still count as links (such a sample is declared)."""
     if graph.count(NodeType.SAMPLE) == 0:
         raise DepgraphError("empty_input", "the graph has no samples")
+    whole, selected = graph, None
+    if samples is not None:
+        selected = selected_rows(graph, samples)
+        graph = graph.induced(selected)
     partition = _partition(graph, request, hub_degree)
-    if not request.allow_unlinked and _links_nothing(graph, partition):
+    if selected is not None and partition.n_samples < whole.count(NodeType.SAMPLE):
+        partition = SparkPartition(**{**partition.__dict__, "subset": True})
+    if not request.allow_unlinked and _links_nothing(whole, partition, selected):
         raise asked.no_relation(graph, partition)
 
     def top_two() -> np.ndarray:
@@ -372,13 +379,35 @@ def _rule_based(graph: SparkGraph, via: tuple[str, ...], priority: tuple[str, ..
 
 
 # --------------------------------------------------------------------------- refusals and shape findings
-def _links_nothing(graph: SparkGraph, partition: SparkPartition) -> bool:
-    """Whether no sample has an edge of a relation the mode follows (as the single-machine engine decides)."""
+def _links_nothing(graph: SparkGraph, partition: SparkPartition, selected: DataFrame | None) -> bool:
+    """Whether no derived sample (of ``selected`` rows of ``graph``, all without) has an edge of a relation the
+    mode follows anywhere in the graph (as the single-machine engine decides)."""
     if MODE[partition.mode].kind == "direct":
         return partition.samples.where(F.col("basis") != "unlinked").limit(1).count() == 0
     if partition.shape.singletons < partition.n_samples:
         return False
-    return _touched(graph, partition.relations).limit(1).count() == 0
+    touched = _touched(graph, partition.relations)
+    if selected is not None:
+        touched = touched.join(selected, "row")
+    return touched.limit(1).count() == 0
+
+
+def selected_rows(graph: SparkGraph, samples: Any, what: str = "samples=") -> DataFrame:
+    """``row`` of each sample ``samples=`` names (ids read as on one machine, node ids ``sample:S1`` too); ids
+    naming no sample are ``reference``, as on one machine, naming ``what`` (the file they came from)."""
+    wanted = wanted_samples(samples)
+    named = graph.spark.createDataFrame(
+        pd.DataFrame({"at": np.arange(len(wanted)), "key": wanted, "bare": unprefixed_samples(wanted)}),
+        "at long, key string, bare string",
+    )
+    keys = graph.nodes[NodeType.SAMPLE].select("row", "key")
+    found = named.join(keys, "key", "left")
+    again = found.where(F.col("row").isNull()).select("at", F.col("bare").alias("key")).join(keys, "key", "left")
+    rows = found.where(F.col("row").isNotNull()).select("at", "row").unionByName(again.select("at", "row"))
+    unknown = sorted(r["at"] for r in rows.where(F.col("row").isNull()).select("at").collect())
+    if unknown:
+        raise unknown_samples(wanted[unknown], what)
+    return checkpointed(rows.select("row").distinct())
 
 
 def _culprits(graph: SparkGraph, partition: SparkPartition, hub_degree: int) -> list[str]:

@@ -17,7 +17,7 @@ node table, edges in order and each once, weights finite.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from depgraph.errors import DepgraphError
 from depgraph.graph.columnar import EDGE_COLUMNS, manifest_document, tables_by_kind
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
-from depgraph.spark.frames import in_file_order, refuse_unicode_twins
+from depgraph.spark.frames import in_file_order, numbered, refuse_unicode_twins
 from depgraph.spark.session import unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -68,6 +68,28 @@ class SparkGraph:
             (F.col("source") + self.start(rule.source)).alias("src"),
             (F.col("target") + self.start(rule.target)).alias("dst"),
         )
+
+    def induced(self, rows: DataFrame) -> SparkGraph:
+        """The graph of the samples at ``rows`` (a ``row`` table of this graph's sample rows, distinct), as
+        ``samples=`` derives on one machine: those samples, numbered again in key order, every edge whose sample
+        ends are all among them, and every other node."""
+        renumbered = numbered(rows.select(F.col("row").alias("_old")), ["_old"])
+        table = self.nodes[NodeType.SAMPLE]
+        samples = table.withColumnRenamed("row", "_old").join(renumbered, "_old").select(*table.columns)
+        edges = {}
+        for relation, table in self.edges.items():
+            rule = RELATION[relation]
+            for end in ("source", "target"):
+                if getattr(rule, end) == NodeType.SAMPLE:
+                    moved = renumbered.select(F.col("_old").alias(end), F.col("row").alias("_new"))
+                    table = table.join(moved, end).drop(end).withColumnRenamed("_new", end)
+            edges[relation] = table.select(*self.edges[relation].columns)
+        counts = {**self.counts, NodeType.SAMPLE: renumbered.count()}
+        return replace(self, nodes={**self.nodes, NodeType.SAMPLE: samples}, counts=counts, edges=edges)
+
+    def holds_samples(self, ids: list[str]) -> bool:
+        """Whether any of ``ids`` is a sample's key."""
+        return self.nodes[NodeType.SAMPLE].where(F.col("key").isin(list(ids))).limit(1).count() > 0
 
     def sample_ids(self) -> DataFrame:
         """``row``, ``sample_id`` of every sample."""

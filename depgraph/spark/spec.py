@@ -153,7 +153,7 @@ def _strata(graph: SparkGraph) -> DataFrame | None:
 def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     """Every field of the spec but its samples (and the digest): what the single-machine
     :meth:`~depgraph.spec.model.SplitSpec.from_partition` writes for the same partition."""
-    fields = partition_fields(partition, partition.graph, subset=False)
+    fields = partition_fields(partition, partition.graph, subset=partition.subset)
     return {
         "format": SPEC_FORMAT,
         "format_version": SPEC_FORMAT_VERSION,

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from depgraph.common.arrays import distinct, take_text, text_array, text_series
-from depgraph.common.identifiers import refuse_control_characters, refuse_unicode_twins
+from depgraph.common.identifiers import apply_id_rules
 from depgraph.derivation.partition import Partition
 from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
@@ -267,8 +267,7 @@ def check_ids(samples: pd.DataFrame, where: str) -> None:
             raise DepgraphError(
                 "invalid_argument", f"{where}: samples.{name}[{i}] is missing or empty; every sample needs one"
             )
-        refuse_control_characters(text, f"samples.{name}", where)
-        refuse_unicode_twins(text, f"samples.{name}", where)
+        apply_id_rules(text, f"samples.{name}", where)
 
 
 def check_columns(samples: pd.DataFrame, where: str) -> None:

@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -30,8 +31,8 @@ from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
 from depgraph.io.jsoncolumns import positions, strings
 from depgraph.io.schemas import check_document
 from depgraph.spec.columnar import spec_from_columnar, write_columnar_spec
-from depgraph.spec.columns import REQUIRED_SAMPLE_COLUMNS, read_column
-from depgraph.spec.digest import content_digest
+from depgraph.spec.columns import REQUIRED_SAMPLE_COLUMNS, column_to_json, read_column
+from depgraph.spec.digest import content_digest, layout
 from depgraph.spec.model import FoldPlan, SplitSpec
 from depgraph.spec.reading import checked_spec, read_folds, verifying_key
 
@@ -51,7 +52,27 @@ def write_spec(spec: SplitSpec, path: str | os.PathLike[str], format: str | None
     if output_form(path, "split-spec", format) == "parquet":
         write_columnar_spec(spec, path)
     else:
-        atomic_write_bytes(path, spec.json_pieces())
+        atomic_write_bytes(path, spec_json_pieces(spec))
+
+
+# --------------------------------------------------------------------------- the JSON form of a spec value
+def spec_document(spec: SplitSpec) -> dict[str, Any]:
+    """The spec as JSON-ready Python values, keys in contract order (what :func:`spec_from_document` reads)."""
+    doc = spec.envelope()
+    doc["samples"] = {c: column_to_json(spec.samples[c]) for c in spec.samples.columns}
+    if spec.folds is not None:
+        doc["folds"] = spec.folds.to_json_dict()
+    return doc
+
+
+def spec_bytes(spec: SplitSpec) -> bytes:
+    """The spec's JSON file: a pretty envelope, one line per sample column (readable and compact)."""
+    return b"".join(spec_json_pieces(spec))
+
+
+def spec_json_pieces(spec: SplitSpec) -> Iterator[bytes]:
+    """:func:`spec_bytes` in pieces, for a file written piece by piece (a large column is never copied)."""
+    return layout(spec.envelope(), spec.column_json(), spec.folds.to_json_dict() if spec.folds else None)
 
 
 def read_spec(path: str | os.PathLike[str], verify_key: str | bytes | None = None) -> SplitSpec:

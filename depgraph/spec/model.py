@@ -27,7 +27,8 @@ frame and an int8 matrix), never one object per sample. The JSON Schema is
 :mod:`depgraph.spec.schema`). Around the models: the sample columns in
 :mod:`depgraph.spec.columns`, the checks of what a spec says of itself in
 :mod:`depgraph.spec.checks`, the digest and the file layout in
-:mod:`depgraph.spec.digest`, reading and writing files in :mod:`depgraph.spec.files`.
+:mod:`depgraph.spec.digest`; the value's two file forms live apart from it, as the graph's do: the JSON form in
+:mod:`depgraph.spec.files` (``spec_document``, ``spec_bytes``), the columnar form in :mod:`depgraph.spec.columnar`.
 
 >>> import pandas as pd
 >>> from depgraph import derive, from_metadata
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import metadata as _metadata
 from typing import Any, Literal
 
@@ -70,12 +71,11 @@ from depgraph.spec.columns import (
     check_columns,
     check_ids,
     column_bytes,
-    column_to_json,
     portable_parameters,
     sample_columns,
     with_attributes,
 )
-from depgraph.spec.digest import layout, signature_value, signing_key_fingerprint, spec_digest, verify_signature
+from depgraph.spec.digest import signature_value, signing_key_fingerprint, spec_digest, verify_signature
 from depgraph.spec.keys import check_key
 from depgraph.spec.plans import MAX_SEED, PLAN_WARNING_CODES, WARNING_ID_LIMIT, check_plan, check_plan_warnings
 from depgraph.spec.statements import check_statements
@@ -878,29 +878,13 @@ class SplitSpec(GroupedSamples, _Model):
             self._grouped = (self.samples, Groups.of(self.samples, "spec"))
         return self._grouped[1]
 
-    # ---- JSON -----------------------------------------------------------------------
-    def to_json_dict(self) -> dict[str, Any]:
-        """The spec as JSON-ready Python values, keys in contract order."""
-        doc = self.envelope()
-        doc["samples"] = {c: column_to_json(self.samples[c]) for c in self.samples.columns}
-        if self.folds is not None:
-            doc["folds"] = self.folds.to_json_dict()
-        return doc
-
+    # ---- identity: the digest of the canonical content --------------------------------------------------------
     def compute_digest(self) -> str:
         """``sha256:<hex>`` of the canonical content (see :func:`~depgraph.spec.digest.canonical_bytes`)."""
         doc = self.envelope()
         if self.folds is not None:
             doc["folds"] = self.folds.to_json_dict()
-        return spec_digest(doc, self._column_bytes())
-
-    def to_json_bytes(self) -> bytes:
-        """Pretty envelope, one line per sample column: readable and compact."""
-        return b"".join(self.json_pieces())
-
-    def json_pieces(self) -> Iterator[bytes]:
-        """:meth:`to_json_bytes` in pieces, for a file written piece by piece (a large column is never copied)."""
-        return layout(self.envelope(), self._column_bytes(), self.folds.to_json_dict() if self.folds else None)
+        return spec_digest(doc, self.column_json())
 
     def envelope(self) -> dict[str, Any]:
         """Every field but the sample columns and the folds, as JSON values (absent optional blocks left out)."""
@@ -917,8 +901,9 @@ class SplitSpec(GroupedSamples, _Model):
         if set(columns) == set(self.samples.columns):
             self._encoded = (self.samples, dict(columns))
 
-    def _column_bytes(self) -> dict[str, bytes]:
-        """Each sample column as compact JSON, encoded once per samples frame."""
+    def column_json(self) -> dict[str, bytes]:
+        """Each sample column as compact JSON (what the digest and the JSON form spell), encoded once per samples
+        frame."""
         if self._encoded is None or self._encoded[0] is not self.samples:
             columns = {c: column_bytes(self.samples[c]) for c in self.samples.columns}
             self._encoded = (self.samples, columns)

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ValidationError
 
-from depgraph.common.identifiers import refuse_control_characters, refuse_unicode_twins
+from depgraph.common.identifiers import apply_id_rules
 from depgraph.errors import DepgraphError
 from depgraph.spec.checks import check_fold_content, check_pseudonyms, check_sample_order, check_splits
 from depgraph.spec.digest import UNDIGESTED, verify_signature
@@ -114,8 +114,7 @@ def _check_content(spec: SplitSpec, source: str, ids: pa.Array, group_ids: pa.Ar
     if spec.n_samples == 0:
         raise DepgraphError("integrity", f"{source}: holds no samples")
     for name, column in (("sample_id", ids), ("group_id", group_ids)):  # the id rules of every table reader:
-        refuse_control_characters(column, f"samples.{name}", source)  # nothing invisible, and one id written two
-        refuse_unicode_twins(column, f"samples.{name}", source)  # ways is one subject in two groups (ambiguity)
+        apply_id_rules(column, f"samples.{name}", source)  # nothing invisible, one id written one way
     if spec.pseudonymization is not None:  # first: raw ids under a pseudonymization block are the worst news
         pseudonyms = spec.pseudonymization
         check_pseudonyms(spec.samples, pseudonyms.columns, pseudonyms.hex_digits, source, "integrity")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from depgraph import derive, from_metadata
-from depgraph.spec.files import write_spec
+from depgraph.spec.files import spec_bytes, spec_document, write_spec
 from depgraph.spec.model import FoldPlan, SplitSpec
 from tests.conftest import REPO
 
@@ -125,7 +125,7 @@ def test_r_matches_rows_of_the_users_data(tmp_path, spec_with_folds, name):
     ],
 )
 def test_r_refuses_what_it_cannot_trust(tmp_path, spec_with_folds, edit, message):
-    doc = spec_with_folds.to_json_dict()
+    doc = spec_document(spec_with_folds)
     edit(doc)
     (tmp_path / "bad.json").write_bytes(orjson.dumps(doc))
     result = run_r(f'read_depgraph_spec("{tmp_path / "bad.json"}")', tmp_path)
@@ -157,7 +157,7 @@ def test_r_rebuilds_a_real_fold_plan(tmp_path, family_meta):
     [("top", "samples"), ("nested", "folds.splits[1].test")],
 )
 def test_r_refuses_an_object_that_repeats_a_key(tmp_path, spec_with_folds, where, key):
-    text = spec_with_folds.to_json_bytes()
+    text = spec_bytes(spec_with_folds)
     if where == "top":  # a decoy "samples" before the real one: R's `$` would read the decoy
         decoy = b'"samples": {"sample_id": ["X"], "group_id": ["X"]},\n  "samples": {'
         text = text.replace(b'"samples": {', decoy, 1)
@@ -165,7 +165,7 @@ def test_r_refuses_an_object_that_repeats_a_key(tmp_path, spec_with_folds, where
         second = spec_with_folds.folds.splits[1].to_json_dict()
         plain = orjson.dumps(second)
         text = text.replace(plain, plain[:-1] + b',"test":[0]}', 1)
-    assert text != spec_with_folds.to_json_bytes()
+    assert text != spec_bytes(spec_with_folds)
     (tmp_path / "twice.json").write_bytes(text)
     result = run_r(f'read_depgraph_spec("{tmp_path / "twice.json"}")', tmp_path)
     assert result.returncode != 0 and f"repeats the key '{key}'" in result.stderr, result.stderr

@@ -3,23 +3,16 @@ depgraph wrote (``spark.read.parquet``, no depgraph code on the Spark side)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import sys
 
 import pytest
 
 from depgraph import SplitSpec, add_kinship, assign_folds, derive, from_metadata, write_spec
 from depgraph.cli.demo import demo_cohort
+from tests.spark_support import SPARK_MARKS
 
-if os.environ.get("CI") and (importlib.util.find_spec("pyspark") is None or shutil.which("java") is None):
-    raise RuntimeError("CI must install pyspark and Java 17: .ci/run does")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed (CI installs it)"),
-    pytest.mark.skipif(shutil.which("java") is None, reason="no Java (CI installs it)"),
-]
+pytestmark = SPARK_MARKS
 
 
 @pytest.fixture(scope="module")

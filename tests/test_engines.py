@@ -1,0 +1,106 @@
+"""The engine interface's contract (depgraph/engines.py), which every engine passes: each stage an engine names is
+a module offering ``<stage>_request``; a value saying ``__depgraph_engine__`` is handed, by every public function
+of a stage, to that engine's part with the request already checked (a request the single machine refuses is
+refused before any engine sees it); a value saying nothing stays on the single machine, which never loads another
+engine's module. Checked with a stand-in engine registered for the test, so it needs no Spark; the Spark engine's
+entries are checked to name real functions when pyspark is installed, and tests/test_spark_engine.py and
+tests/test_spark_folds.py hold its results to the single machine's."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+
+from depgraph import DepgraphError, SplitSpec, assign_folds, derive, from_metadata, write_spec
+from depgraph.engines import ENGINES, engine_of, stage
+from depgraph.folds.schemes import FoldScheme, GroupedKFold
+from depgraph.spec.privacy import pseudonymize
+
+#: Every stage a public function dispatches, with the function: what an engine may take over.
+STAGES = {"derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize}
+
+
+@dataclass
+class Echo:
+    """A value of the stand-in engine."""
+
+    __depgraph_engine__ = "echo"
+    calls: list
+
+
+@pytest.fixture
+def echo_engine(monkeypatch):
+    """A stand-in engine: each stage's ``<stage>_request`` records what it was handed and returns it."""
+    module = types.ModuleType("echo_engine")
+    for name in STAGES:
+
+        def request(value, *args, _stage=name, **kwargs):
+            value.calls.append((_stage, args, kwargs))
+            return value
+
+        setattr(module, f"{name}_request", request)
+    monkeypatch.setitem(sys.modules, "echo_engine", module)
+    monkeypatch.setitem(ENGINES, "echo", dict.fromkeys(STAGES, "echo_engine"))
+    return module
+
+
+def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, tmp_path):
+    value = Echo([])
+    derive(value, "subject", allow_unlinked=True)
+    assign_folds(value, "group-kfold", n_splits=3, seed=1)
+    write_spec(value, tmp_path / "s.dgspec")
+    pseudonymize(value, "a key the stand-in engine never checks")
+    assert [call[0] for call in value.calls] == list(STAGES)
+    request = value.calls[0][1][0]
+    assert (request.mode, request.allow_unlinked) == ("subject", True)  # checked and canonical before dispatch
+    scheme = value.calls[1][1][0]
+    assert isinstance(scheme, FoldScheme) and scheme == GroupedKFold(n_splits=3, seed=1)  # a scheme, not a name
+    assert not (tmp_path / "s.dgspec").exists()  # written by the engine, not by the single machine
+
+
+def test_a_request_refused_on_one_machine_never_reaches_an_engine(echo_engine, tmp_path):
+    value = Echo([])
+    refused = [
+        lambda: derive(value, "no such mode"),
+        lambda: derive(value, "subject", min_groups=0),
+        lambda: assign_folds(value, "no such scheme"),
+        lambda: assign_folds(value, "group-kfold", n_splits=3, by="site"),  # a parameter the scheme lacks
+        lambda: assign_folds(value, "hash", salt=b"bytes"),
+        lambda: write_spec(value, tmp_path / "s.json", format="json"),  # the engine writes the columnar form
+    ]
+    for call in refused:
+        with pytest.raises(DepgraphError):
+            call()
+    assert value.calls == []
+
+
+def test_a_single_machine_value_stays_on_the_single_machine(tmp_path):
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P1", "P2"]}))
+    spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    assert engine_of(graph) is None and engine_of(spec) is None
+    loaded = {name for name in sys.modules if name.startswith("depgraph.spark")}
+    write_spec(assign_folds(spec, "holdout", test_fraction=0.5, seed=1), tmp_path / "s.json")
+    assert {name for name in sys.modules if name.startswith("depgraph.spark")} == loaded
+
+
+def test_an_engine_without_a_stage_is_refused_by_name(monkeypatch):
+    monkeypatch.setitem(ENGINES, "echo", {})
+    with pytest.raises(DepgraphError, match="the echo engine has no derive stage") as refused:
+        derive(Echo([]), "subject")
+    assert refused.value.code == "engine"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed (CI installs it)")
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_each_engine_names_a_request_function_for_each_stage(engine):
+    assert set(ENGINES[engine]) <= set(STAGES)
+    for name in ENGINES[engine]:
+        assert callable(getattr(stage(engine, name), f"{name}_request"))
+    module = importlib.import_module(ENGINES[engine]["write_spec"])
+    assert any(getattr(v, "__depgraph_engine__", None) == engine for v in vars(module).values())
