@@ -179,10 +179,11 @@ def folds_on_spark(
 
 
 def _with_fold_options(command: Any) -> Any:
-    """``command`` taking, before its last parameter, one option per scheme parameter (:func:`fold_option`)."""
+    """``command`` taking one option per scheme parameter (:func:`fold_option`) in place of its ``**given``."""
     fixed = list(inspect.signature(command, eval_str=True).parameters.values())
     generated = [fold_option(p) for p in PARAMETERS]
-    command.__signature__ = inspect.Signature([*fixed[:-1], *generated])
+    at = [p.name for p in fixed].index("form") + 1  # the scheme's options after the output's, before signing and engine
+    command.__signature__ = inspect.Signature([*fixed[:at], *generated, *fixed[at:-1]])
     return command
 
 
