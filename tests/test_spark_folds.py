@@ -309,7 +309,7 @@ def _spec_stages(derived, made, pseudonymise, scheme, parameters, heard):
     return spec
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=parity_cases())
 @example(case=(TIME_WITH_GAPS[0], "composite", ["S1", "S2", "S4", "S7", "S8", "S13", "S20"], "time",
                {"n_splits": 2, "gap": 1}, True, True))  # fmt: skip
@@ -424,7 +424,7 @@ def attribute_cohorts(draw):
     return metadata, attributes, plan
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cohort=attribute_cohorts())
 def test_attributes_and_keyed_folds_on_spark(tmp_path_factory, spark, cohort):
     """Sample attributes carried into the spec, and hash folds keyed on them and covariate bins of them, as on one
