@@ -17,7 +17,6 @@ directory (an NFS share, ``/dbfs/…``).
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import warnings
 from collections.abc import Iterator, Sequence
@@ -48,7 +47,7 @@ from depgraph.spec.columns import chosen_attributes
 from depgraph.spec.digest import spec_digest
 from depgraph.spec.files import read_spec as read_checked_spec
 from depgraph.spec.keys import check_key
-from depgraph.spec.model import Generator, Signature, partition_fields
+from depgraph.spec.model import Generator, Signature, now_utc, partition_fields
 from depgraph.spec.plans import PLAN_WARNING_CODES
 from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
@@ -157,7 +156,7 @@ def spec_envelope(partition: SparkPartition) -> dict[str, Any]:
     return {
         "format": SPEC_FORMAT,
         "format_version": SPEC_FORMAT_VERSION,
-        "created_at": _now(),
+        "created_at": now_utc(),
         "generator": Generator.current().model_dump(mode="json"),
         "digest": None,
         "graph_name": fields["graph_name"],
@@ -223,7 +222,7 @@ def assign_folds_request(spec: SparkSpec, scheme: FoldScheme) -> SparkSpec:
         raise DepgraphError("invalid_argument", f"the Spark engine has no planner for {scheme.name} folds")
     folds = plan_folds(spec.samples, spec.n_samples, scheme, spec.driver_groups)
     kept = [w for w in spec.envelope["warnings"] if w["code"] not in PLAN_WARNING_CODES]
-    envelope = {**spec.envelope, "created_at": _now(),
+    envelope = {**spec.envelope, "created_at": now_utc(),
                 "warnings": kept + [w.model_dump(mode="json") for w in folds.findings]}  # fmt: skip
     for finding in folds.findings:  # told as assign_folds tells them
         warnings.warn(DepgraphWarning(finding.code, finding.message, ids=finding.ids), stacklevel=3)
@@ -234,11 +233,7 @@ def write_spec_request(spec: SparkSpec, path: str | os.PathLike[str], sign_key: 
     """:func:`depgraph.write_spec` on Spark: ``spec`` in the columnar form at ``path`` (a directory ending
     ``.dgspec``, written whole: staged beside it and renamed into place), signed with ``sign_key`` when given;
     returns its digest, the one the single-machine engine computes for the same content."""
-    key = None if sign_key is None else check_key(sign_key, "the signing key")
-    if Path(str(path)).suffix.lower() != ".dgspec":
-        raise DepgraphError(
-            "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
-        )
+    key = _checked_output(path, sign_key)
     names, folds = spec.columns, spec.folds
     checked = {**spec.envelope, "digest": "sha256:" + "0" * 64, "samples": {c: [] for c in names}}
     if folds is not None:
@@ -286,12 +281,7 @@ def write_spec(
     graph (``"all"``: every one some sample has) as :meth:`~depgraph.spec.model.SplitSpec.from_partition` does:
     the columns fold schemes key or stratify on. ``sign_key`` signs it as :meth:`~depgraph.spec.model.SplitSpec.signed`
     does (HMAC-SHA256 of the digest; the key rules of :mod:`depgraph.spec.keys`, checked before any Spark work)."""
-    if sign_key is not None:
-        check_key(sign_key, "the signing key")
-    if Path(str(path)).suffix.lower() != ".dgspec":
-        raise DepgraphError(
-            "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
-        )
+    _checked_output(path, sign_key)
     chosen = None if scheme is None else spark_scheme(scheme, parameters)
     if chosen is None and parameters:
         raise DepgraphError("invalid_argument", f"fold parameters {describe_ids(sorted(parameters))} need a scheme")
@@ -306,8 +296,15 @@ def write_spec(
     return write_spec_request(spec, path, sign_key)
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+def _checked_output(path: str | os.PathLike[str], sign_key: str | bytes | None) -> bytes | None:
+    """The signing key, checked (the rules of :mod:`depgraph.spec.keys`), for a spec to write at ``path``, which
+    must name the columnar form: both before any Spark work."""
+    key = None if sign_key is None else check_key(sign_key, "the signing key")
+    if Path(str(path)).suffix.lower() != ".dgspec":
+        raise DepgraphError(
+            "invalid_argument", f"the Spark engine writes the columnar form: name it .dgspec, not {str(path)!r}"
+        )
+    return key
 
 
 def _written(frame: DataFrame, target: Path, rows: int, what: str) -> list[Path]:

@@ -665,7 +665,7 @@ class SplitSpec(GroupedSamples, _Model):
         (a partition's: in sample-id order, with their summary) skip the checks of rows and counts."""
         instance(samples, pd.DataFrame, "samples")
         fields = {k: v for k, v in fields.items() if k not in ("digest", "signature")}
-        fields.setdefault("created_at", _now())
+        fields.setdefault("created_at", now_utc())
         if "generator" not in fields:
             fields["generator"] = Generator.current()
         samples = samples.reset_index(drop=True)
@@ -722,7 +722,7 @@ class SplitSpec(GroupedSamples, _Model):
         kept = [w for w in self.warnings if w.code not in PLAN_WARNING_CODES]
         found = [instance(w, SpecWarning, "findings") for w in findings]
         check_plan_warnings(folds, found, text_array(self.samples["sample_id"]), "folds", "invalid_argument")
-        update = {"folds": folds, "warnings": kept + found, "created_at": _now(), "signature": None}
+        update = {"folds": folds, "warnings": kept + found, "created_at": now_utc(), "signature": None}
         updated = self.model_copy(update=update)
         updated = updated.model_copy(update={"digest": updated.compute_digest()})
         _check_envelope(updated)
@@ -972,7 +972,8 @@ class SplitSpec(GroupedSamples, _Model):
 SHOWN_SPLITS = 10
 
 
-def _now() -> str:
+def now_utc() -> str:
+    """A spec's ``created_at``: now, in UTC, to the second (either engine writes it so)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
