@@ -16,11 +16,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import EXTRAS, DepgraphError, missing_extra
 
 #: Each engine beyond the single machine: the module holding its part of each stage, by the stage's name. A stage's
 #: module offers ``<stage>_request(value, request, **engine_options)``.
@@ -30,8 +32,13 @@ ENGINES: dict[str, dict[str, str]] = {
         "assign_folds": "depgraph.spark.spec",
         "write_spec": "depgraph.spark.spec",
         "pseudonymize": "depgraph.spark.privacy",
+        "spec": "depgraph.spark.spec",
+        "graph": "depgraph.spark.graph",
+        "session": "depgraph.spark.session",
     },
 }
+#: The engines a user names: ``engine = "spark"`` in a study file, ``--engine spark`` on the command line.
+ENGINE_NAMES: tuple[str, ...] = ("single", *ENGINES)
 
 
 def engine_of(value: Any) -> str | None:
@@ -45,4 +52,30 @@ def stage(engine: str, name: str) -> ModuleType:
     module = ENGINES.get(engine, {}).get(name)
     if module is None:
         raise DepgraphError("engine", f"the {engine} engine has no {name} stage")
-    return importlib.import_module(module)
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:  # the engine's optional extra (pyspark) not installed: a user's to fix
+        missing = missing_extra(f"the {engine} engine", engine, exc) if engine in EXTRAS else exc
+        if missing is exc:
+            raise
+        raise DepgraphError("engine", str(missing)) from None
+
+
+@contextlib.contextmanager
+def running(engine: str, settings: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+    """``engine`` started for a run of several stages (``depgraph run``): the options its stages then take (the
+    single machine's: none; Spark's: its session, started with ``settings`` such as ``master`` and ``conf``). A
+    failure of the engine itself, not of the input, is raised as ``engine`` naming what it could not do."""
+    if engine == "single":
+        yield {}
+        return
+    with stage(engine, "session").session_request(**(settings or {})) as options:
+        yield options
+
+
+def graph_on(graph: Any, engine: str, **options: Any) -> Any:
+    """``graph`` (a :class:`~depgraph.graph.model.StudyGraph`, built and validated here) as a graph of ``engine``,
+    which the stages after it then run on."""
+    if engine == "single":
+        return graph
+    return stage(engine, "graph").graph_request(graph, **options)

@@ -176,14 +176,14 @@ def test_the_study_file_page_lists_every_key_and_its_examples_are_valid():
     text = (DOCS / "study-file.md").read_text()
     headings = {"metadata": "### `[metadata]`", "kinship": "### `[kinship]`", "duplicates": "### `[duplicates]`",
                 "spatial": "### `[spatial]`", "relations": "### `[[relations]]`", "grouping": "### `[grouping]`",
-                "folds": "### `[folds]`", "outputs": "### `[outputs]`"}  # fmt: skip
+                "folds": "### `[folds]`", "outputs": "### `[outputs]`", "spark": "### `[spark]`"}  # fmt: skip
     assert set(headings) == set(TABLES)
     for table, model in TABLES.items():
         section = text.split(headings[table], 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
         rows = {line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")}
         assert rows == set(model.model_fields), (table, rows ^ set(model.model_fields))
     examples = text.split("```toml\n")[1:]
-    assert len(examples) == 2
+    assert len(examples) == 3
     for example in examples:
         study_document(tomllib.loads(example.split("```", 1)[0]), "docs/study-file.md")
 

@@ -8,6 +8,7 @@ tests/test_spark_folds.py hold its results to the single machine's."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -18,12 +19,16 @@ import pandas as pd
 import pytest
 
 from depgraph import DepgraphError, SplitSpec, assign_folds, derive, from_metadata, write_spec
-from depgraph.engines import ENGINES, engine_of, stage
+from depgraph.engines import ENGINE_NAMES, ENGINES, engine_of, graph_on, running, stage
 from depgraph.folds.schemes import FoldScheme, GroupedKFold
-from depgraph.spec.privacy import pseudonymize
+from depgraph.spec.privacy import derived_spec, pseudonymize
 
-#: Every stage a public function dispatches, with the function: what an engine may take over.
-STAGES = {"derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize}
+#: Every stage a public function dispatches, with the function: what an engine may take over. ``session`` starts
+#: an engine for a run of several stages (a study file's), ``graph`` hands it a graph built and validated here.
+STAGES = {
+    "derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize,
+    "spec": derived_spec, "graph": graph_on, "session": running,
+}  # fmt: skip
 
 
 @dataclass
@@ -45,6 +50,13 @@ def echo_engine(monkeypatch):
             return value
 
         setattr(module, f"{name}_request", request)
+
+    @contextlib.contextmanager
+    def session_request(**settings):
+        yield {"started_with": settings}
+
+    module.session_request = session_request
+    module.graph_request = lambda graph, **options: Echo([("graph", (graph,), options)])
     monkeypatch.setitem(sys.modules, "echo_engine", module)
     monkeypatch.setitem(ENGINES, "echo", dict.fromkeys(STAGES, "echo_engine"))
     return module
@@ -56,12 +68,24 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     assign_folds(value, "group-kfold", n_splits=3, seed=1)
     write_spec(value, tmp_path / "s.dgspec")
     pseudonymize(value, "a key the stand-in engine never checks")
-    assert [call[0] for call in value.calls] == list(STAGES)
+    assert [call[0] for call in value.calls] == ["derive", "assign_folds", "write_spec", "pseudonymize"]
     request = value.calls[0][1][0]
     assert (request.mode, request.allow_unlinked) == ("subject", True)  # checked and canonical before dispatch
     scheme = value.calls[1][1][0]
     assert isinstance(scheme, FoldScheme) and scheme == GroupedKFold(n_splits=3, seed=1)  # a scheme, not a name
     assert not (tmp_path / "s.dgspec").exists()  # written by the engine, not by the single machine
+
+
+def test_a_run_starts_the_engine_hands_it_the_graph_and_its_partition_makes_the_spec(echo_engine):
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]}))
+    with running("echo", {"master": "local[1]"}) as options:
+        value = graph_on(graph, "echo", **options)
+    assert value.calls == [("graph", (graph,), {"started_with": {"master": "local[1]"}})]
+    assert derived_spec(value, graph, ["age"]) is value  # made by the engine, from the engine's partition
+    assert value.calls[-1] == ("spec", (["age"], None), {})
+    with running("single", {"ignored": True}) as options:
+        assert options == {} and graph_on(graph, "single", **options) is graph
+    assert ENGINE_NAMES[0] == "single" and "echo" not in ENGINE_NAMES  # users name the engines depgraph ships
 
 
 def test_a_request_refused_on_one_machine_never_reaches_an_engine(echo_engine, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -269,6 +270,17 @@ BAD = {
                                    "schema", "[kinship] id_template: id_template '{FID}' must use {IID}"),
     "duplicates both ways": (_append("[duplicates]\npath = 'kinship.csv'\nfeatures = 'metadata.csv'\n"), "schema",
                              "[duplicates]: give path (a table of duplicate pairs) or features (a table to audit), no"),
+    "an engine misspelt": (_edit('name = "cohort"', 'name = "cohort"\nengine = "sprak"'), "schema",
+                           "top level engine is 'sprak', which is not one of single, spark; did you mean 'spark'?"),
+    "Spark writing JSON": (_edit('name = "cohort"', 'name = "cohort"\nengine = "spark"'), "schema",
+                           'engine = "spark" writes the columnar form: name [outputs] spec NAME.dgspec, not '
+                           "'spec.json'"),
+    "Spark settings without Spark": (_append('[spark]\nmaster = "local[2]"\n'), "schema",
+                                     '[spark] applies with engine = "spark", not engine = \'single\''),
+    "a setting that is not Spark's": (_write(STUDY.replace('name = "cohort"', 'name = "cohort"\nengine = "spark"')
+                                             .replace("spec.json", "spec.dgspec")
+                                             + '[spark]\nconf = { driver.memory = "4g" }\n'), "schema",
+                                      "[spark.conf]: conf holds Spark settings (spark.*), not 'driver.memory'"),
 }  # fmt: skip
 
 
@@ -283,6 +295,20 @@ def test_bad_study_files_are_refused_by_name_and_nothing_is_written(tmp_path, ca
     assert err.count("\n") == 1 and err.startswith(f"depgraph: {code}: "), err
     assert fragment in err, err
     assert files_in(tmp_path) == before  # no spec, no temporary file
+
+
+def test_a_study_on_spark_without_pyspark_says_which_extra_to_install(tmp_path, capsys, monkeypatch):
+    for name in [n for n in sys.modules if n == "pyspark" or n.startswith(("pyspark.", "depgraph.spark"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark fails, as where it is not installed
+    study = cohort(tmp_path)
+    on_spark = STUDY.replace('name = "cohort"', 'name = "cohort"\nengine = "spark"')
+    study.write_text(on_spark.replace("spec.json", "s.dgspec"))
+    before = files_in(tmp_path)
+    code, out, err = run(["run", study], capsys)
+    said = "depgraph: engine: the spark engine needs PySpark: pip install 'depgraph[spark]'\n"
+    assert (code, out, err) == (2, "", said)
+    assert files_in(tmp_path) == before
 
 
 def test_a_prior_spec_from_another_cohort_is_refused(tmp_path, capsys):

@@ -11,9 +11,9 @@ from typing import Any
 import typer
 
 from depgraph.cli.commandline import canonical, refuse_given, stage
+from depgraph.engines import ENGINE_NAMES
 from depgraph.errors import DepgraphError, missing_extra
 
-ENGINES = ("single", "spark")
 ENGINE_OPTION = typer.Option(
     metavar="single|spark", help="single (this process) or spark (Apache Spark: .dggraph and .dgspec files)."
 )
@@ -29,8 +29,8 @@ SPARK_CONF_OPTION = typer.Option(
 def chosen_engine(ctx: typer.Context, engine: str) -> str:
     """``--engine``, checked (``--master`` and ``--spark-conf`` only with spark)."""
     chosen = canonical(engine, "_")
-    if chosen not in ENGINES:
-        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINES)}, not {engine!r}")
+    if chosen not in ENGINE_NAMES:
+        raise DepgraphError("invalid_argument", f"--engine is {' or '.join(ENGINE_NAMES)}, not {engine!r}")
     if chosen != "spark":
         refuse_given(ctx, "without --engine spark", "master", "spark_conf")
     return chosen
@@ -67,7 +67,10 @@ class SparkRun:
         try:  # the optional extra, loaded only for this engine
             from depgraph.spark.session import local_session, submitted
         except ModuleNotFoundError as exc:
-            raise missing_extra(f"{self.command} --engine spark", "spark", exc) from None
+            missing = missing_extra(f"{self.command} --engine spark", "spark", exc)
+            if missing is exc:
+                raise
+            raise DepgraphError("engine", str(missing)) from None
         if self.master or not submitted():
             self.doing = f"start on {self.master or 'local[2]'}"
         try:  # a failure here never reaches __exit__

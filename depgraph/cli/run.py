@@ -37,9 +37,10 @@ def run_command(
 ) -> None:
     """Run a study file in one process: build, validate, derive, assign folds, write. Each input is read once;
     validation errors stop the run; the spec records the study file and every input's SHA-256, and is written with
-    the report and the graph the study file asks for. With --check, nothing is written: exit 0 when the spec on disk
-    is what the study file makes now, else 1, naming the first difference (a changed key, an input whose bytes
-    changed, a sample's group or fold)."""
+    the report and the graph the study file asks for. A study file saying engine = "spark" is derived, folded and
+    written on Apache Spark ([spark] sets the master and settings), into the spec one machine writes. With --check,
+    nothing is written: exit 0 when the spec on disk is what the study file makes now, else 1, naming the first
+    difference (a changed key, an input whose bytes changed, a sample's group or fold)."""
     with study_words():
         _run(study_file, check)
 

@@ -392,6 +392,15 @@ class Outputs:
                     _fsync(entry)
         target.staged = tmp
 
+    def staged(self, path: PathLike) -> Path:
+        """Where the content written for ``path`` in this plan waits for the commit (to read back what was
+        written, as ``depgraph run`` reads a spec Spark wrote); ``io`` when nothing was written for it."""
+        real = Path(os.path.realpath(path))
+        for target in self._plan()._targets.values():
+            if target.real == real and target.staged is not None:
+                return target.staged
+        raise DepgraphError("io", f"nothing was written for {str(path)!r} in this command")
+
     # ----------------------------------------------------------------- committing
     def __enter__(self) -> Outputs:
         outer = _ACTIVE.get()

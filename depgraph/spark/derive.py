@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -63,6 +63,8 @@ class SparkPartition(Derivation):
     ``samples`` has the columns ``row`` (the sample's row: its place in sample-id order), ``sample_id``,
     ``group_id`` and ``basis`` (the mode that grouped the sample, or ``unlinked``); ``shape`` and ``n_samples``
     are counted once, in Spark; ``rounds`` is how many rounds the components took (0 for a direct mode)."""
+
+    __depgraph_engine__: ClassVar[str] = "spark"  # its spec is made on Spark (depgraph.engines)
 
     graph: SparkGraph
     samples: DataFrame

@@ -21,15 +21,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.errors import DepgraphError
-from depgraph.graph.columnar import EDGE_COLUMNS, manifest_document, tables_by_kind
+from depgraph.graph.columnar import EDGE_COLUMNS, graph_tables, manifest_document, tables_by_kind
+from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
 from depgraph.spark.frames import in_file_order, numbered, refuse_unicode_twins
-from depgraph.spark.session import unreadable_file
+from depgraph.spark.session import fit_partitions, unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
 
@@ -144,6 +147,38 @@ def read_graph(path: str | os.PathLike[str], spark: SparkSession) -> SparkGraph:
         overrides=dict(document.get("overrides") or {}),
         history=tuple(dict(h) for h in document.get("history") or []),
     )
+
+
+def graph_request(graph: StudyGraph, spark: SparkSession, sized: bool = False) -> SparkGraph:
+    """A study graph built and validated on this machine (``depgraph run`` of a study file saying ``engine =
+    "spark"``), handed to Spark: the tables of its columnar form (:func:`~depgraph.graph.columnar.graph_tables`)
+    as DataFrames, sent from the driver's memory through Arrow, so the stages after it run in Spark on a cluster as
+    on a laptop. Nothing is checked again: a StudyGraph is checked as it is made. With ``sized``, the session's
+    shuffle partitions are fitted to the graph's samples (a session the run started)."""
+    manifest, tables = graph_tables(graph)
+    node_tables, edge_tables = tables_by_kind(tables, "graph")
+    nodes, counts = {}, {t: 0 for t in NODE_TYPES}
+    for node_type, table in node_tables.items():
+        counts[node_type] = table.num_rows
+        rows = pa.array(np.arange(table.num_rows, dtype=np.int64))
+        nodes[node_type] = spark.createDataFrame(table.add_column(0, "row", rows))
+    edges = {
+        relation: spark.createDataFrame(table.drop_columns(["provenance"]).cast(_long_ends(table)))
+        for relation, table in edge_tables.items()
+        if table.num_rows  # a relation without edges is one the graph does not hold
+    }
+    if sized:
+        fit_partitions(spark, counts[NodeType.SAMPLE])
+    return SparkGraph(nodes, counts, edges, name=manifest["name"], overrides=dict(manifest["overrides"]),
+                      history=tuple(dict(h) for h in manifest["history"]))  # fmt: skip
+
+
+def _long_ends(table: pa.Table) -> pa.Schema:
+    """An edge table's schema with its ends as 64-bit integers, as the engine joins them."""
+    schema = table.drop_columns(["provenance"]).schema
+    for end in ("source", "target"):
+        schema = schema.set(schema.get_field_index(end), pa.field(end, pa.int64()))
+    return schema
 
 
 def _table(spark: SparkSession, directory: Path, name: str, shape: dict[str, Any], where: str) -> DataFrame:

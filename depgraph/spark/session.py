@@ -13,6 +13,7 @@ import socket
 import sys
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
@@ -100,6 +101,24 @@ def local_session(master: str | None = None, settings: dict[str, str] | None = N
     spark.sparkContext.setLogLevel("ERROR")
     spark.conf.get("spark.sql.shuffle.partitions")  # the SQL settings checked now: a bad one fails the start
     return spark
+
+
+@contextlib.contextmanager
+def session_request(master: str | None = None, conf: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """The Spark engine started for a run of several stages (``engine = "spark"`` in a study file): the session
+    (:func:`local_session` on ``master`` with the settings ``conf``, its JVM's own output sent to the null device),
+    sized to the data by the stages, given to them as ``spark``. A failure of Spark rather than of the input is
+    ``engine``: "Spark could not start on local[2]: …", or "… could not run the study: …"."""
+    doing = f"start on {master or 'local[2]'}"
+    try:
+        spark = local_session(master, conf, quiet=True)
+        doing = "run the study"
+        yield {"spark": spark, "sized": not submitted() and "spark.sql.shuffle.partitions" not in (conf or {})}
+    except Exception as exc:
+        reason = failure(exc)  # depgraph's own errors and Python's pass as they are
+        if reason is None:
+            raise
+        raise DepgraphError("engine", f"Spark could not {doing}: {reason}") from None
 
 
 @contextlib.contextmanager

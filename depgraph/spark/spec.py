@@ -47,7 +47,7 @@ from depgraph.spec.columns import chosen_attributes
 from depgraph.spec.digest import spec_digest
 from depgraph.spec.files import read_spec as read_checked_spec
 from depgraph.spec.keys import check_key
-from depgraph.spec.model import Generator, Signature, now_utc, partition_fields
+from depgraph.spec.model import Generator, Provenance, Signature, now_utc, partition_fields
 from depgraph.spec.plans import PLAN_WARNING_CODES
 from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
@@ -197,6 +197,18 @@ class SparkSpec:
     @property
     def columns(self) -> list[str]:
         return [c for c in self.samples.columns if c != "row"]
+
+
+def spec_request(
+    partition: SparkPartition, attributes: Sequence[str] | str | None = None, provenance: Provenance | None = None
+) -> SparkSpec:
+    """:func:`~depgraph.spec.privacy.derived_spec` on Spark: the spec of ``partition`` carrying ``attributes``
+    (:meth:`SparkSpec.of`) and the ``provenance`` of a study run, as
+    :meth:`~depgraph.spec.model.SplitSpec.from_partition` records it."""
+    spec = SparkSpec.of(partition, attributes)
+    if provenance is None:
+        return spec
+    return replace(spec, envelope={**spec.envelope, "provenance": provenance.model_dump(mode="json")})
 
 
 def read_spec(path: str | os.PathLike[str], spark: SparkSession, verify_key: str | bytes | None = None) -> SparkSpec:

@@ -37,18 +37,23 @@ from depgraph.spec.model import FoldPlan, SplitSpec
 from depgraph.spec.reading import checked_spec, read_folds, verifying_key
 
 
-def write_spec(spec: SplitSpec, path: str | os.PathLike[str], format: str | None = None) -> None:
+def write_spec(
+    spec: SplitSpec, path: str | os.PathLike[str], format: str | None = None, sign_key: str | bytes | None = None
+) -> None:
     """Write ``spec`` to ``path`` atomically: as one JSON file, or in the columnar form (a directory of Parquet
     tables and a manifest, :mod:`depgraph.spec.columnar`) when ``format="parquet"`` or the path is named
-    ``.dgspec``. Both forms hold the same content and carry the same digest. A spec of another engine (a
+    ``.dgspec``. Both forms hold the same content and carry the same digest. With ``sign_key``, the spec written is
+    signed (:meth:`~depgraph.spec.model.SplitSpec.signed`). A spec of another engine (a
     :class:`~depgraph.spark.spec.SparkSpec`) is written by that engine, in the columnar form."""
     engine = engine_of(spec)
     if engine is not None:
         if format not in (None, "parquet"):
             raise DepgraphError("invalid_argument", f"the {engine} engine writes the columnar form, not {format!r}")
-        stage(engine, "write_spec").write_spec_request(spec, path)
+        stage(engine, "write_spec").write_spec_request(spec, path, sign_key)
         return
     instance(spec, SplitSpec, "write_spec: the spec")
+    if sign_key is not None:
+        spec = spec.signed(sign_key)
     if output_form(path, "split-spec", format) == "parquet":
         write_columnar_spec(spec, path)
     else:

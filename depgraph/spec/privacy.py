@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -221,7 +222,7 @@ def _scrub(code: str) -> str:
 
 
 def derived_spec(
-    partition: Partition,
+    partition: Partition | Any,
     graph: StudyGraph,
     attributes: str | list[str] | None = None,
     key: bytes | None = None,
@@ -230,5 +231,9 @@ def derived_spec(
     """The spec a derivation writes (``derive``, ``depgraph run``): ``partition``'s, carrying ``attributes`` of the
     graph and the ``provenance`` of a study run, its ids pseudonymised under ``key`` when one is given — before any
     folds are assigned, so a spec's folds are planned over the ids it carries."""
-    spec = SplitSpec.from_partition(partition, graph, attributes=attributes, provenance=provenance)
+    engine = engine_of(partition)
+    if engine is None:
+        spec = SplitSpec.from_partition(partition, graph, attributes=attributes, provenance=provenance)
+    else:  # a partition of another engine (a SparkPartition): its spec is made there, its graph being the engine's
+        spec = stage(engine, "spec").spec_request(partition, attributes, provenance)
     return spec if key is None else pseudonymize(spec, key)

@@ -157,7 +157,7 @@ def _study_file_difference(before: Provenance, after: Provenance) -> str | None:
         return f"the study file is {b.name if b else 'none'!r} now, {a.name if a else 'none'!r} in the spec on disk"
     return (
         f"the study file {b.name!r} changed ({a.sha256[:12]}… in the spec on disk, {b.sha256[:12]}… now) though no "
-        "key did: comments or layout; run the study again to record it"
+        "key did: comments, layout or the engine it runs on; run the study again to record it"
     )
 
 

@@ -52,6 +52,13 @@ def hash_inputs(inputs: Iterable[tuple[str, str, Path]]) -> Future[list[InputFil
     return _HASHING.submit(_records, list(inputs))
 
 
+#: Keys of a study file that say where it runs, not what it splits: a spec records the declaration without them, so
+#: the same declaration run on one machine and on Spark records the same one, and makes the same spec and digest.
+ENGINE_KEYS = ("engine", "spark")
+
+
 def provenance(declaration: Declaration, inputs: list[InputFile]) -> Provenance:
-    """What a spec made from ``declaration`` records."""
-    return Provenance(study_file=declaration.study_file, declaration=declaration.document, inputs=inputs)
+    """What a spec made from ``declaration`` records: the study file, its keys (but :data:`ENGINE_KEYS`), and the
+    size and SHA-256 of every input."""
+    recorded = {key: value for key, value in declaration.document.items() if key not in ENGINE_KEYS}
+    return Provenance(study_file=declaration.study_file, declaration=recorded, inputs=inputs)

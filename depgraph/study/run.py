@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from depgraph.audit.report import write_report
 from depgraph.derivation.groups import derive, selected_samples
 from depgraph.derivation.partition import Partition
+from depgraph.engines import engine_of, graph_on, running
 from depgraph.errors import DepgraphError
 from depgraph.folds.parameters import PARAMETERS
 from depgraph.folds.schemes import SCHEMES, assign_folds
@@ -62,28 +65,49 @@ class Secrets(NamedTuple):
 
 
 def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun:
-    """Run ``declaration``: build, validate, derive, fold, record, sign, and (``write``) write its outputs."""
+    """Run ``declaration``: build, validate, derive, fold, record, sign, and (``write``) write its outputs. The graph
+    is built and validated here; the stages after it run on the declared ``engine`` (:mod:`depgraph.engines`),
+    started before any input is read, so an engine that cannot start is named before the work."""
     file = declaration.file
     plan = outputs_plan(declaration) if write else None
     secrets = secrets_of(declaration)
-    hashing = hash_inputs(declaration.inputs)
-    with said_of(declaration):
-        graph = build_graph(declaration)
-    report = validate(graph, n_splits=_n_splits(file.folds))
-    refuse_invalid(report, declaration.source)
-    with said_of(declaration, "[grouping]"):
-        partition = derive_groups(graph, declaration)
-    record = provenance(declaration, hashing.result())  # hashed by now: the files were read while the graph was built
-    with said_of(declaration):
-        spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
-    if file.folds is not None:
-        with said_of(declaration, "[folds]"):
-            spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
-    if secrets.sign is not None:
-        spec = spec.signed(secrets.sign)
-    if plan is not None:
-        write_outputs(plan, declaration, graph, spec)
-    return StudyRun(graph, report, partition, spec)
+    with running(file.engine, None if file.spark is None else file.spark.settings()) as options:
+        hashing = hash_inputs(declaration.inputs)
+        with said_of(declaration):
+            graph = build_graph(declaration)
+        report = validate(graph, n_splits=_n_splits(file.folds))
+        refuse_invalid(report, declaration.source)
+        with said_of(declaration, "[grouping]"):
+            partition = derive_groups(graph, graph_on(graph, file.engine, **options), declaration)
+        record = provenance(declaration, hashing.result())  # hashed by now: read while the graph was built
+        with said_of(declaration):
+            spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
+        if file.folds is not None:
+            with said_of(declaration, "[folds]"):
+                spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
+        if plan is not None:
+            return StudyRun(graph, report, partition, write_outputs(plan, declaration, graph, spec, secrets.sign))
+        return StudyRun(graph, report, partition, unwritten(spec, declaration, secrets.sign))
+
+
+def unwritten(spec: Any, declaration: Declaration, sign: bytes | None) -> SplitSpec:
+    """The spec of a run that writes nothing (``run --check``), signed when the declaration signs. An engine's spec
+    (:class:`~depgraph.spark.spec.SparkSpec`) is whole only once its engine has written it: written aside, beside
+    the declared spec, read back (every check of a reader) and removed."""
+    if engine_of(spec) is None:
+        return spec if sign is None else spec.signed(sign)
+    folder = declaration.path(declaration.file.outputs.spec).parent
+    try:
+        aside = tempfile.TemporaryDirectory(prefix=".depgraph-check-", dir=folder)
+    except OSError as exc:
+        raise DepgraphError(
+            "io", f"{declaration.source}: [outputs] spec: the folder {str(folder)!r} cannot hold the spec the "
+            f"engine writes to be checked: {exc.strerror or type(exc).__name__}",
+        ) from None  # fmt: skip
+    with aside:
+        path = Path(aside.name) / "spec.dgspec"
+        write_spec(spec, path, sign_key=sign)
+        return read_spec(path, verify_key=sign)
 
 
 # --------------------------------------------------------------------------- before the work
@@ -186,8 +210,9 @@ def refuse_invalid(report: ValidationReport, source: str) -> None:
         )
 
 
-def derive_groups(graph: StudyGraph, declaration: Declaration) -> Partition:
-    """One group per sample, as ``[grouping]`` says (for the samples of its ``samples`` list, when it has one)."""
+def derive_groups(graph: StudyGraph, on_engine: Any, declaration: Declaration) -> Partition:
+    """One group per sample, as ``[grouping]`` says (for the samples of its ``samples`` list, when it has one),
+    derived on ``on_engine`` (``graph`` itself, or the engine's copy of it); the list is checked against ``graph``."""
     grouping = declaration.file.grouping
     subset = None
     if grouping.samples is not None:
@@ -196,7 +221,7 @@ def derive_groups(graph: StudyGraph, declaration: Declaration) -> Partition:
         refuse_headerless(graph, path, header)
         selected_samples(graph, subset, what=f"samples file {grouping.samples!r}")
     return derive(
-        graph, grouping.mode, strategy=grouping.strategy, via=grouping.via or None,
+        on_engine, grouping.mode, strategy=grouping.strategy, via=grouping.via or None,
         priority=grouping.priority or None, samples=subset, min_groups=grouping.min_groups,
         allow_unlinked=grouping.allow_unlinked, allow_single_group=grouping.allow_single_group,
     )  # fmt: skip
@@ -221,13 +246,24 @@ def fold_parameters(folds: Folds, declaration: Declaration, salt: str | None) ->
     return out
 
 
-def write_outputs(plan: Outputs, declaration: Declaration, graph: StudyGraph, spec: SplitSpec) -> None:
-    """The spec, and the graph and the report when declared, committed together."""
+def write_outputs(
+    plan: Outputs, declaration: Declaration, graph: StudyGraph, spec: Any, sign: bytes | None
+) -> SplitSpec:
+    """The spec (signed when the declaration signs), and the graph and the report when declared, committed
+    together; the spec as written. An engine's spec is written by its engine, then read back from where it waits
+    for the commit (every check of a reader) for the report and the run's summary."""
     outputs = declaration.file.outputs
+    path = declaration.path(outputs.spec)
     with plan:
-        write_spec(spec, declaration.path(outputs.spec), format=outputs.format)
+        if engine_of(spec) is None:
+            spec = spec if sign is None else spec.signed(sign)
+            write_spec(spec, path, format=outputs.format)
+        else:
+            write_spec(spec, path, sign_key=sign)
+            spec = read_spec(plan.staged(path), verify_key=sign)
         if outputs.graph is not None:
             write_graph(graph, declaration.path(outputs.graph))
         if outputs.report is not None:  # a pseudonymised spec names no sample of the graph: its report goes without
             drawn = None if spec.pseudonymization is not None else graph
             write_report(spec, declaration.path(outputs.report), drawn, title=graph.name)
+    return spec

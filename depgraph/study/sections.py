@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, create_model, field_validator, model_validator
 
+from depgraph.engines import ENGINE_NAMES
 from depgraph.folds.parameters import MAX_SEED, PARAMETERS, Parameter
 from depgraph.folds.schemes import SCHEMES, schemes_taking
 from depgraph.spec.keys import DEFAULT_KEY_ENV
@@ -45,6 +46,7 @@ from depgraph.vocab import COMBINABLE_MODES, MODE, STRATEGIES
 ModeName = Literal[tuple(MODE)]  # type: ignore[valid-type]
 CombinableMode = Literal[COMBINABLE_MODES]  # type: ignore[valid-type]
 SchemeName = Literal[tuple(SCHEMES)]  # type: ignore[valid-type]
+EngineName = Literal[ENGINE_NAMES]  # type: ignore[valid-type]
 
 
 class Grouping(Section):
@@ -183,6 +185,51 @@ class Outputs(Section):
         return self
 
 
+class Spark(Section):
+    """``[spark]``: the Spark session of a study run on the Spark engine (``engine = "spark"``)."""
+
+    master: Annotated[str, Field(min_length=1)] | None = Field(
+        None, description="The Spark master (default local[2]; under spark-submit, its own)."
+    )
+    conf: dict[str, Any] = Field(
+        default_factory=dict,
+        description='Spark settings: { "spark.driver.memory" = "4g" } (quoted keys, or dotted keys, which TOML nests).',
+    )
+
+    @field_validator("conf", mode="before")
+    @classmethod
+    def _dotted(cls, conf: Any) -> Any:
+        """TOML reads ``spark.driver.memory = "4g"`` (unquoted) as nested tables: joined back into the setting."""
+        if not isinstance(conf, dict):
+            return conf
+        flat: dict[str, Any] = {}
+        pending = list(conf.items())
+        while pending:
+            key, value = pending.pop(0)
+            if isinstance(value, dict) and value:
+                pending[:0] = [(f"{key}.{k}", v) for k, v in value.items()]
+            elif key in flat:
+                raise ValueError(f"conf sets {key} twice (quoted and as dotted keys)")
+            else:
+                flat[key] = value
+        return flat
+
+    @field_validator("conf")
+    @classmethod
+    def _spark_keys(cls, conf: dict[str, Any]) -> dict[str, Any]:
+        other = sorted(k for k in conf if not k.startswith("spark.") or k == "spark.")
+        if other:
+            raise ValueError(f"conf holds Spark settings (spark.*), not {', '.join(map(repr, other))}")
+        empty = sorted(k for k, v in conf.items() if not isinstance(v, str) or not v)
+        if empty:
+            raise ValueError(f'a Spark setting\'s value is text, as in spark.driver.memory = "4g" ({empty[0]} is not)')
+        return conf
+
+    def settings(self) -> dict[str, Any]:
+        """What :func:`depgraph.engines.running` takes to start the engine."""
+        return {"master": self.master, "conf": dict(self.conf)}
+
+
 Many = BeforeValidator(one_or_many)
 
 
@@ -199,6 +246,23 @@ class StudyFile(Section):
     grouping: Grouping
     folds: Folds | None = None  # type: ignore[valid-type]
     outputs: Outputs
+    engine: EngineName = Field(  # type: ignore[valid-type]
+        "single",
+        description="single (this process) or spark (built and validated here; derived, folded and written by "
+        "Apache Spark).",
+    )
+    spark: Spark | None = None
+
+    @model_validator(mode="after")
+    def _engine_options(self) -> StudyFile:
+        if self.spark is not None and self.engine != "spark":
+            raise ValueError(f'[spark] applies with engine = "spark", not engine = {self.engine!r}')
+        spec, form = self.outputs.spec, self.outputs.format
+        if self.engine == "spark" and (form == "json" or (form is None and not spec.lower().endswith(".dgspec"))):
+            raise ValueError(
+                f'engine = "spark" writes the columnar form: name [outputs] spec NAME.dgspec, not {spec!r}'
+            )
+        return self
 
     @field_validator("version")
     @classmethod
@@ -213,5 +277,5 @@ MANY_TABLES: tuple[str, ...] = ("metadata", "kinship", "duplicates", "spatial", 
 #: Each table's model, by its key in the file.
 TABLES: dict[str, type[Section]] = {
     "metadata": Metadata, "kinship": Kinship, "duplicates": Duplicates, "spatial": Spatial, "relations": Relations,
-    "grouping": Grouping, "folds": Folds, "outputs": Outputs,
+    "grouping": Grouping, "folds": Folds, "outputs": Outputs, "spark": Spark,
 }  # fmt: skip

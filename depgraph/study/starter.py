@@ -48,6 +48,7 @@ from depgraph.study.sections import (
     Metadata,
     Outputs,
     Relations,
+    Spark,
     Spatial,
     study_key,
 )
@@ -66,7 +67,8 @@ EXAMPLES: dict[str, Any] = {
     "graph": "graph.json", "attributes": ["sex"], "sign_key_env": "STUDY_SIGNING_KEY", "stratify": "stratum",
     "by": "site_group", "balance": ["stratum"], "prior": "previous-spec.json", "salt_env": "FOLD_SALT",
     "key": ["site_group"], "thresholds": [0.5], "n_repeats": 3, "test_fraction": 0.2, "joint": 2, "gap": 1,
-    "embargo": 1, "train_after": True, "n_splits": 5, "seed": 0,
+    "embargo": 1, "train_after": True, "n_splits": 5, "seed": 0, "master": "local[4]",
+    "conf": {"spark.driver.memory": "4g"},
 }  # fmt: skip
 
 #: Degree of relatedness a starter groups by: third degree (kinship ≥ 0.0442, KING's line for "related") keeps
@@ -109,7 +111,8 @@ def starter_text(table: pd.DataFrame, path: str, pairs: PairFiles | None = None,
     folds = starter_folds(mapping)
     parts = [
         _header(path),
-        f'version = {STUDY_FILE_VERSION}\n# name = "..."  # the study\'s name, shown in reports (default: file name)\n',
+        f'version = {STUDY_FILE_VERSION}\n# name = "..."  # the study\'s name, shown in reports (default: file name)\n'
+        '# engine = "single"  # or "spark": built and validated here; derived, folded and written by Apache Spark\n',
         _table("metadata", Metadata, {"path": path, **table_options}),
         _columns(mapping, left),
         *(
@@ -132,6 +135,7 @@ def starter_text(table: pd.DataFrame, path: str, pairs: PairFiles | None = None,
         _table("grouping", Grouping, grouping),
         _folds_table(folds),
         _table("outputs", Outputs, {"spec": "spec.json", "report": "report.html"}),
+        _commented(_table("spark", Spark, {})),
     ]
     return "\n".join(parts)
 
@@ -218,7 +222,7 @@ def _table(name: str, model: type[BaseModel], given: dict[str, Any], many: bool 
         if field.default_factory is not None:
             default = field.default_factory()  # type: ignore[call-arg]
         default = (defaults or {}).get(key, default)
-        if default in (None, []):  # no default: an example, so that uncommenting the line gives valid TOML
+        if default in (None, [], {}):  # no default: an example, so that uncommenting the line gives valid TOML
             said = f": {field.description}" if field.description else ""
             shown, about = toml_value(EXAMPLES.get(key, "...")), f"  # an example, no default{said}"
         else:
@@ -242,9 +246,13 @@ def _unused_tables(pairs: PairFiles) -> list[str]:
     }
     for name, (model, example, used) in examples.items():
         if not used:
-            text = _table(name, model, example, many=name == "relations")
-            unused.append("\n".join(line if line.startswith("#") else f"# {line}" for line in text.splitlines()) + "\n")
+            unused.append(_commented(_table(name, model, example, many=name == "relations")))
     return unused
+
+
+def _commented(text: str) -> str:
+    """A table commented out whole, its options visible."""
+    return "\n".join(line if line.startswith("#") else f"# {line}" for line in text.splitlines()) + "\n"
 
 
 def toml_value(value: Any) -> str:
@@ -259,6 +267,8 @@ def toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table, its keys quoted (a Spark setting's key holds dots)
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
     return json.dumps(str(value), ensure_ascii=False)
 
 
