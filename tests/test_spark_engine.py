@@ -27,6 +27,7 @@ from scipy.sparse.csgraph import connected_components as scipy_components
 
 from depgraph import (
     DepgraphError,
+    DepgraphWarning,
     SplitSpec,
     add_duplicates,
     add_kinship,
@@ -517,6 +518,27 @@ def test_ids_written_twice_in_unicode_are_refused_not_split(spark):
     on_spark_groups = derive(tables.from_metadata(spark.createDataFrame(distinct)), "subject").groups()
     assert on_spark_groups == derive(from_metadata(distinct), "subject").groups()
     assert len(set(on_spark_groups.values())) == 3
+
+
+def test_look_alike_ids_are_warned_about_as_on_one_machine(spark):
+    """Ids that look alike (a Cyrillic а in Pat, a fullwidth １) stay different ids on both engines, each warned
+    about with the same note, kept in the graph's history; ASCII ids alone (S10, SIO) are none."""
+    from depgraph.spark import tables
+
+    table = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4", "S5", "S6"],
+                          "subject_id": ["Pat", "P\u0430t", "Q1", "Q\uff11", "Q1", "Zoë"],
+                          "batch_id": ["S10", "SIO", "B", "B", "B", "B"]})  # fmt: skip
+    with pytest.warns(DepgraphWarning, match="confusable") as told_single:
+        single = from_metadata(table)
+    with pytest.warns(DepgraphWarning, match="confusable") as told_spark:
+        on_spark = tables.from_metadata(spark.createDataFrame(table))
+    told = (told_single, told_spark)
+    codes = [[w.message.code for w in heard if isinstance(w.message, DepgraphWarning)] for heard in told]
+    assert codes == [["confusable_ids"]] * 2
+    [note] = on_spark.history[0]["warnings"]
+    assert note == next(n for n in single.history[0]["warnings"] if n["code"] == "confusable_ids")
+    assert note["ids"] == ["Pat", "P\u0430t", "Q1", "Q\uff11"] and note["count"] == 2
+    assert len(set(derive(on_spark, "subject").groups().values())) == 5  # warned, never merged
 
 
 def test_float_ids_are_refused_rather_than_guessed(spark):

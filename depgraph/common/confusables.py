@@ -61,13 +61,13 @@ def confusable_groups(keys: pa.Array) -> list[list[str]]:
     present = keys.drop_null()
     plain = pc.string_is_ascii(present)
     others = pc.unique(present.filter(pc.invert(plain)))
-    skeletons = _skeletons(others)
+    skeletons = unicode_skeletons(others)
     ascii_keys = present.filter(plain)  # not made distinct first: the few matches are
-    ascii_skeletons = _ascii_skeletons(ascii_keys)
-    matched = pc.is_in(ascii_skeletons, value_set=skeletons)
+    ascii_forms = ascii_skeletons(ascii_keys)
+    matched = pc.is_in(ascii_forms, value_set=skeletons)
     look_alike = pc.unique(ascii_keys.filter(matched))
     ids = pa.concat_arrays([others, look_alike])
-    forms = pa.concat_arrays([skeletons, _ascii_skeletons(look_alike)])
+    forms = pa.concat_arrays([skeletons, ascii_skeletons(look_alike)])
     repeated = pc.is_in(forms, value_set=_repeats(forms))
     groups: dict[str, list[str]] = {}
     for key, form in zip(ids.filter(repeated).to_pylist(), forms.filter(repeated).to_pylist(), strict=True):
@@ -75,7 +75,7 @@ def confusable_groups(keys: pa.Array) -> list[list[str]]:
     return sorted(sorted(group) for group in groups.values())
 
 
-def _skeletons(keys: pa.Array) -> pa.Array:
+def unicode_skeletons(keys: pa.Array) -> pa.Array:
     """:func:`skeleton` of each of ``keys`` (no nulls, no control characters), in a few whole-column passes: the
     keys are normalised in Arrow, and when some hold a character the table maps, joined by NUL into one text that
     is translated and decomposed at once (NFD never reorders across a NUL) and cut apart again."""
@@ -98,9 +98,10 @@ def _mapped_characters() -> str:
     return "[" + "".join(f"\\x{{{code:X}}}" for code in sorted(prototypes())) + "]"
 
 
-def _ascii_skeletons(keys: pa.Array) -> pa.Array:
-    """The skeletons of ASCII ``keys`` (no nulls), in Arrow: the table maps a handful of ASCII characters; those
-    mapped to one character are translated in one pass over the bytes, the others replaced where they occur."""
+def ascii_skeletons(keys: pa.Array) -> pa.Array:
+    """The skeletons of ASCII ``keys`` (no nulls), those :func:`unicode_skeletons` gives them, in Arrow: the table
+    maps a handful of ASCII characters; those mapped to one character are translated in one pass over the bytes,
+    the others replaced where they occur."""
     offsets, data = text_buffers(keys)
     body = data[offsets[0] : offsets[-1]].tobytes()
     one, longer = _ascii_prototypes()

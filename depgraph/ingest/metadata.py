@@ -179,20 +179,25 @@ def from_metadata(
 
 
 def _look_alike(values: pa.Array, column: str, what: str) -> dict[str, Any] | None:
-    """The ``confusable_ids`` note of an id column holding ids that look alike (Unicode confusables, UTS #39:
-    ``Pat`` with a Cyrillic ``а`` beside ``Pat``), warned about now and kept in the history; None when it holds
-    none. They stay different ids: nothing says they are one entity, but someone must look."""
+    """The ``confusable_ids`` note of an id column holding ids that look alike (:func:`look_alike_note`); None when
+    it holds none."""
     groups = confusable_groups(values)
-    if not groups:
-        return None
+    return look_alike_note(groups[:10], len(groups), column, what) if groups else None
+
+
+def look_alike_note(groups: list[list[str]], count: int, column: str, what: str) -> dict[str, Any]:
+    """The ``confusable_ids`` note of an id column holding ``count`` sets of ids that look alike (Unicode
+    confusables, UTS #39: ``Pat`` with a Cyrillic ``а`` beside ``Pat``), the first ``groups`` given (ten suffice),
+    warned about now and kept in the history, whichever engine found them. They stay different ids: nothing says
+    they are one entity, but someone must look."""
     shown = "; ".join(" and ".join(ascii(key) for key in group) for group in groups[:3])
     message = (
-        f"{column} holds {len(groups)} set(s) of ids that look alike but differ (Unicode confusables): {shown}"
-        f"{' …' if len(groups) > 3 else ''}; they stay different ids: if one {column.removesuffix('_id')} is "
+        f"{column} holds {count} set(s) of ids that look alike but differ (Unicode confusables): {shown}"
+        f"{' …' if count > 3 else ''}; they stay different ids: if one {column.removesuffix('_id')} is "
         "written two ways, write it one way"
     )
-    warnings.warn(DepgraphWarning("confusable_ids", f"{what}: {message}"), stacklevel=4)
-    return {"code": "confusable_ids", "message": message, "count": len(groups),
+    warnings.warn(DepgraphWarning("confusable_ids", f"{what}: {message}"), stacklevel=5)
+    return {"code": "confusable_ids", "message": message, "count": count,
             "ids": [key for group in groups[:10] for key in group]}  # fmt: skip
 
 

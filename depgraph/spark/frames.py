@@ -96,6 +96,38 @@ def refuse_unicode_twins(frame: DataFrame, columns: Mapping[str, str], what: str
             )
 
 
+def look_alike_groups(frame: DataFrame, column: str, first: int = 10) -> tuple[list[list[str]], int]:
+    """The sets of distinct ids of ``column`` that look alike (equal confusable skeletons, each set holding an id that
+    is not plain ASCII), as :func:`~depgraph.common.confusables.confusable_groups` finds them on one machine: the
+    first ``first`` sets (each sorted, by their first id) and how many there are. One pass finds a column of ASCII
+    ids has none; otherwise Spark's Python workers give each distinct id its skeleton (the executors need depgraph),
+    and an ASCII id counts only when a non-ASCII id has its skeleton."""
+    ids = frame.where(F.col(column).isNotNull()).select(F.col(column).alias("id")).distinct()
+    plain = F.col("id").rlike(PLAIN_ASCII)
+    if not ids.where(~plain).limit(1).count():
+        return [], 0
+    wide = ids.where(~plain).select("id", _skeletons("unicode")(F.col("id")).alias("form"))
+    forms = wide.select("form").distinct()
+    ascii_alike = ids.where(plain).select("id", _skeletons("ascii")(F.col("id")).alias("form")).join(forms, "form")
+    groups = (
+        wide.unionByName(ascii_alike.select("id", "form"))
+        .groupBy("form")
+        .agg(F.sort_array(F.collect_set("id")).alias("ids"))
+    )
+    groups = checkpointed(groups.where(F.size("ids") > 1).select("ids"))
+    count = groups.count()
+    return [list(r["ids"]) for r in groups.orderBy("ids").limit(first).collect()] if count else [], count
+
+
+def _skeletons(kind: str) -> Any:
+    """An Arrow UDF giving each id its confusable skeleton, by the single-machine functions (``unicode`` for any
+    ids, ``ascii`` for plain ASCII ones, in one pass over their bytes)."""
+    from depgraph.common.confusables import ascii_skeletons, unicode_skeletons
+
+    skeletons = ascii_skeletons if kind == "ascii" else unicode_skeletons
+    return F.arrow_udf(lambda ids: skeletons(ids), "string")
+
+
 def _composer() -> Any:
     """An Arrow UDF giving each id in its composed form (NFC) by Arrow's own normaliser, the single-machine
     engine's. Made here, not at module level, so Spark ships the function itself to the executors (which then need

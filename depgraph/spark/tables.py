@@ -19,6 +19,8 @@ rows of one sample that disagree (a sample with two     ``ambiguity``
 subjects, without ``allow_multi_subject_samples``)
 a pair naming an id the graph lacks                     ``reference`` (``unknown="ignore"`` drops it)
 a pair of an id with itself; a kinship outside [0, 1]   ``invalid_value``
+ids of a metadata column that look alike (Unicode       warned: ``confusable_ids`` (they stay different ids)
+confusables: ``Pat`` with a Cyrillic ``а``)
 =====================================================  ===============
 
 Each table is a DataFrame or the path of one Spark reads (:func:`read_table`): Parquet (a file or a directory of
@@ -47,7 +49,8 @@ from depgraph.common.identifiers import UNPRINTABLE
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS, conflicting_values
 from depgraph.ingest.kinship import resolve_threshold
-from depgraph.spark.frames import any_of, first_values, numbered, refuse_unicode_twins
+from depgraph.ingest.metadata import look_alike_note
+from depgraph.spark.frames import any_of, first_values, look_alike_groups, numbered, refuse_unicode_twins
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
 from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, RelationName, relation_named
@@ -194,13 +197,16 @@ def from_metadata(
     _refuse_missing(frame, "sample_id", what)
     _refuse_control_characters(frame, present, what)
     refuse_unicode_twins(frame, {c: c for c in present}, what)
+    notes = [(column, *look_alike_groups(frame, column)) for column in present]  # warned once the table is whole
     if "time_index" in frame.columns:
         if "timepoint_id" not in frame.columns:
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
         orphan = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull())
         _refuse_missing(orphan.withColumn("timepoint_id", F.lit(None).cast("string")), "timepoint_id", what)
     _refuse_conflicting_rows(frame, allow_multi_subject_samples, what)
-    return _assembled(frame, name, allow_multi_subject_samples, read)
+    graph = _assembled(frame, name, allow_multi_subject_samples, read)
+    look_alike = [look_alike_note(groups, count, column, what) for column, groups, count in notes if count]
+    return replace(graph, history=({**graph.history[0], "warnings": look_alike},)) if look_alike else graph
 
 
 def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: str) -> None:
