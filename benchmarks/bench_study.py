@@ -1,6 +1,7 @@
 """``depgraph run`` against the fresh-process floor and the library path, paired, at 10^6 (and 10^7) samples.
 
     python benchmarks/bench_study.py --sizes 1e6 --repeats 5 [--keep DIR] [--output FILE]
+    python benchmarks/bench_study.py --sizes 1e6 --repeats 1 --spark --output benchmarks/results/study-spark.json
 
 The cohort of the CLI benchmark (benchmarks/cohort.py: 10^6 samples, about 2·10^5 kinship pairs) and a study file
 declaring what the CLI benchmark's four commands declare: the metadata's roles, kinship at 0.177, relatedness
@@ -12,6 +13,10 @@ slows all three alike:
 * the **library path**: a process that loads the libraries first (untimed: it is the warm process), then times the
   same work through the public functions — ``from_metadata``, ``add_kinship``, ``validate``, ``derive``,
   ``SplitSpec.from_partition``, ``assign_folds``, ``write_spec`` — on the same files.
+
+With ``--spark``, each round also runs the same study file saying ``engine = "spark"`` (``local[2]``, a 2 GB
+driver): its wall time and peak memory (of its largest process: Python or the JVM), and whether its spec is the
+single machine's (their digests, the study file's own record aside: the two files differ by the engine line).
 
 Reported: medians of each, ``run / floor`` and ``run / library`` (the issue's goals: ≤ 2.5 and ≤ 1.2 at 10^6) and the
 run's peak memory (≤ 2 GB at 10^6, ≤ 8 GB at 10^7). Results in benchmarks/results/study.json (or ``--output``).
@@ -82,9 +87,26 @@ print(time.perf_counter() - start)
 """
 
 
-def measure(n: int, workdir: Path, repeats: int) -> dict:
-    """``repeats`` interleaved rounds of floor, run and library path on the cohort of ``n`` samples."""
+#: The same study on Spark: a top-level key above the first table, and the session's settings.
+SPARK_STUDY = (
+    STUDY.replace('name = "benchmark cohort"', 'name = "benchmark cohort"\nengine = "spark"').replace(
+        'spec = "study.dgspec"', 'spec = "spark.dgspec"'
+    )
+    + '\n[spark]\nconf = { "spark.driver.memory" = "2g" }\n'
+)
+SAME_SPEC = """\
+import sys
+from depgraph import read_spec
+a, b = (read_spec(p).with_provenance(None) for p in sys.argv[1:])
+print(a.digest == b.digest)
+"""
+
+
+def measure(n: int, workdir: Path, repeats: int, spark: bool = False) -> dict:
+    """``repeats`` interleaved rounds of floor, run and library path (and the run on Spark) on the cohort of ``n``
+    samples."""
     (workdir / "study.toml").write_text(STUDY)
+    (workdir / "spark.toml").write_text(SPARK_STUDY)
     subprocess.run([*DEPGRAPH, "run", "--help"], env=CHILD_ENV, check=True, capture_output=True)  # bytecode cached
     rounds = []
     for _ in range(repeats):
@@ -93,8 +115,18 @@ def measure(n: int, workdir: Path, repeats: int) -> dict:
         done = subprocess.run([sys.executable, "-c", LIBRARY], cwd=workdir, env=CHILD_ENV, capture_output=True,
                               text=True, check=True)  # fmt: skip
         rounds.append({"floor": floor, "run": run, "library": float(done.stdout.split()[-1]), "run_peak_gb": peak})
+        if spark:
+            rounds[-1]["spark_run"], rounds[-1]["spark_peak_gb"] = timed_process([*DEPGRAPH, "run", "spark.toml"],
+                                                                                   workdir)  # fmt: skip
     median = {k: round(statistics.median(r[k] for r in rounds), 3) for k in ("floor", "run", "library")}
+    if spark:
+        median["spark_run"] = round(statistics.median(r["spark_run"] for r in rounds), 3)
+        same = subprocess.run([sys.executable, "-c", SAME_SPEC, "study.dgspec", "spark.dgspec"], cwd=workdir,
+                              env=CHILD_ENV, capture_output=True, text=True, check=True)  # fmt: skip
+        spark_row = {"spark_same_spec": same.stdout.strip() == "True",
+                     "spark_peak_memory_gb": round(max(r["spark_peak_gb"] for r in rounds), 2)}  # fmt: skip
     return {
+        **(spark_row if spark else {}),
         "n_samples": n,
         "repeats": repeats,
         "seconds": median,
@@ -111,6 +143,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--keep", type=Path, default=None, help="keep the generated cohorts here")
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--spark", action="store_true", help="also run the study on Spark (local[2])")
     args = parser.parse_args()
     rows = []
     for size in args.sizes.split(","):
@@ -119,7 +152,7 @@ def main() -> None:
             workdir = (args.keep / f"study-{n}") if args.keep else Path(tmp)
             if not (workdir / "metadata.csv").exists():
                 make_cohort_apart(n, workdir)
-            rows.append(measure(n, workdir, args.repeats))
+            rows.append(measure(n, workdir, args.repeats, args.spark))
         row = rows[-1]
         print(f"{n:>12,} samples: run {row['seconds']['run']:.2f}s, floor {row['seconds']['floor']:.2f}s, library "
               f"{row['seconds']['library']:.2f}s; run/floor {row['run_vs_floor']}x, run/library "

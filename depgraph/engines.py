@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -35,6 +36,8 @@ ENGINES: dict[str, dict[str, str]] = {
         "spec": "depgraph.spark.spec",
         "graph": "depgraph.spark.graph",
         "session": "depgraph.spark.session",
+        "read_graph": "depgraph.spark.graph",
+        "read_spec": "depgraph.spark.spec",
     },
 }
 #: The engines a user names: ``engine = "spark"`` in a study file, ``--engine spark`` on the command line.
@@ -61,16 +64,33 @@ def stage(engine: str, name: str) -> ModuleType:
         raise DepgraphError("engine", str(missing)) from None
 
 
+@dataclass
+class EngineRun:
+    """An engine started for several stages (``depgraph run``, ``derive``, ``folds``): the options its stages take
+    (``options``: none on the single machine; Spark's session), and the step it is at (``doing``: what a failure of
+    the engine itself says it could not do)."""
+
+    engine: str
+    options: dict[str, Any] = field(default_factory=dict)
+    doing: str = "start"
+
+    @contextlib.contextmanager
+    def step(self, doing: str) -> Iterator[None]:
+        """A step of the run, named for a failure of the engine in it: ``Spark could not <doing>: …``."""
+        self.doing = doing
+        yield
+
+
 @contextlib.contextmanager
-def running(engine: str, settings: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
-    """``engine`` started for a run of several stages (``depgraph run``): the options its stages then take (the
-    single machine's: none; Spark's: its session, started with ``settings`` such as ``master`` and ``conf``). A
-    failure of the engine itself, not of the input, is raised as ``engine`` naming what it could not do."""
+def running(engine: str, settings: dict[str, Any] | None = None) -> Iterator[EngineRun]:
+    """``engine`` started for a run of several stages, with ``settings`` (Spark's ``master`` and ``conf``); a
+    failure of the engine itself, not of the input, is raised as ``engine`` naming the step it could not do."""
+    run = EngineRun(engine)
     if engine == "single":
-        yield {}
+        yield run
         return
-    with stage(engine, "session").session_request(**(settings or {})) as options:
-        yield options
+    with stage(engine, "session").session_request(run, **(settings or {})):
+        yield run
 
 
 def graph_on(graph: Any, engine: str, **options: Any) -> Any:

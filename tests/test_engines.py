@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, SplitSpec, assign_folds, derive, from_metadata, write_spec
+from depgraph import DepgraphError, SplitSpec, assign_folds, derive, from_metadata, read_graph, read_spec, write_spec
 from depgraph.engines import ENGINE_NAMES, ENGINES, engine_of, graph_on, running, stage
 from depgraph.folds.schemes import FoldScheme, GroupedKFold
 from depgraph.spec.privacy import derived_spec, pseudonymize
@@ -27,7 +27,7 @@ from depgraph.spec.privacy import derived_spec, pseudonymize
 #: an engine for a run of several stages (a study file's), ``graph`` hands it a graph built and validated here.
 STAGES = {
     "derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize,
-    "spec": derived_spec, "graph": graph_on, "session": running,
+    "spec": derived_spec, "graph": graph_on, "session": running, "read_graph": read_graph, "read_spec": read_spec,
 }  # fmt: skip
 
 
@@ -52,11 +52,15 @@ def echo_engine(monkeypatch):
         setattr(module, f"{name}_request", request)
 
     @contextlib.contextmanager
-    def session_request(**settings):
-        yield {"started_with": settings}
+    def session_request(run, **settings):
+        run.options = {"started_with": settings}
+        yield
 
     module.session_request = session_request
     module.graph_request = lambda graph, **options: Echo([("graph", (graph,), options)])
+    module.read = []  # files the engine was asked to read
+    module.read_graph_request = lambda path, **options: module.read.append(("graph", path, options))
+    module.read_spec_request = lambda path, key, **options: module.read.append(("spec", path, options))
     monkeypatch.setitem(sys.modules, "echo_engine", module)
     monkeypatch.setitem(ENGINES, "echo", dict.fromkeys(STAGES, "echo_engine"))
     return module
@@ -76,15 +80,20 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     assert not (tmp_path / "s.dgspec").exists()  # written by the engine, not by the single machine
 
 
-def test_a_run_starts_the_engine_hands_it_the_graph_and_its_partition_makes_the_spec(echo_engine):
+def test_a_run_starts_the_engine_hands_it_the_graph_and_its_partition_makes_the_spec(echo_engine, tmp_path):
     graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]}))
-    with running("echo", {"master": "local[1]"}) as options:
-        value = graph_on(graph, "echo", **options)
+    with running("echo", {"master": "local[1]"}) as run:
+        assert (run.engine, run.options) == ("echo", {"started_with": {"master": "local[1]"}})
+        value = graph_on(graph, "echo", **run.options)
+        read_graph(tmp_path / "g.dggraph", engine="echo", **run.options)  # read by the engine, options passed
+        read_spec(tmp_path / "s.dgspec", engine="echo")
     assert value.calls == [("graph", (graph,), {"started_with": {"master": "local[1]"}})]
+    started = {"started_with": {"master": "local[1]"}}
+    assert echo_engine.read == [("graph", tmp_path / "g.dggraph", started), ("spec", tmp_path / "s.dgspec", {})]
     assert derived_spec(value, graph, ["age"]) is value  # made by the engine, from the engine's partition
     assert value.calls[-1] == ("spec", (["age"], None), {})
-    with running("single", {"ignored": True}) as options:
-        assert options == {} and graph_on(graph, "single", **options) is graph
+    with running("single", {"ignored": True}) as run:
+        assert run.options == {} and graph_on(graph, "single", **run.options) is graph
     assert ENGINE_NAMES[0] == "single" and "echo" not in ENGINE_NAMES  # users name the engines depgraph ships
 
 

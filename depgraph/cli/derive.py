@@ -27,22 +27,15 @@ from depgraph.cli.engine import (
     ENGINE_OPTION,
     MASTER_OPTION,
     SPARK_CONF_OPTION,
-    SparkRun,
     chosen_engine,
     spark_settings,
 )
-from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
-from depgraph.derivation.groups import Partition, derive, selected_samples
+from depgraph.cli.specs import SIGN_HELP, signed_by, signing_key
 from depgraph.errors import DepgraphError
 from depgraph.findings import Issue
-from depgraph.graph.files import read_graph
-from depgraph.graph.model import StudyGraph
-from depgraph.ingest.samplelists import read_sample_list, refuse_headerless
-from depgraph.io.outputs import Outputs
-from depgraph.spec.digest import signing_key_fingerprint
-from depgraph.spec.model import SplitSpec
-from depgraph.spec.privacy import DEFAULT_KEY_ENV, derived_spec, key_from_env, pseudonymize
-from depgraph.vocab import MODE, NodeType
+from depgraph.spec.privacy import DEFAULT_KEY_ENV, key_from_env
+from depgraph.study.steps import derive_file
+from depgraph.vocab import MODE
 
 MODE_NAMES = ", ".join(MODE)
 
@@ -102,99 +95,29 @@ def derive_command(
     \f
     One piece: its signature is the command's options, as typer reads them; the body parses them and calls the
     library."""
-    if chosen_engine(ctx, engine) == "spark":
-        options = dict(mode=mode, strategy=strategy, via=via, priority=priority, min_groups=min_groups,
-                       allow_unlinked=allow_unlinked, allow_single_group=allow_single_group)  # fmt: skip
-        options["attributes"] = None if attributes is None else _attribute_names(attributes)
-        options["sign_key"] = signing_key(sign_key_env)
-        options["key"] = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes)
-        options["samples"], options["encoding"] = samples, encoding
-        return derive_on_spark(ctx, graph_file, output, form, master, spark_settings(spark_conf), options)
+    on = chosen_engine(ctx, engine)
     if samples is None:
         refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
     key, signing = _pseudonymisation_key(ctx, pseudonymize_ids, key_env, attributes), signing_key(sign_key_env)
+    settings = spark_settings(master, spark_conf) if on == "spark" else None
     plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, samples))
-    with stage(f"reading {graph_file.name}"):
-        graph = read_graph(graph_file)
-    subset, header = read_sample_list(samples, encoding) if samples is not None else (None, None)
-    if samples is not None:  # its unknown ids named with the file they came from, once
-        refuse_headerless(graph, samples, header)
-        selected_samples(graph, subset, what=f"samples file {str(samples)!r}")
-    with stage(f"deriving {mode} groups"):
-        partition = derive(
-            graph,
-            canonical(mode, "_"),
-            strategy=None if strategy is None else canonical(strategy, "_"),
-            via=name_list(via, "--via"),
-            priority=name_list(priority, "--priority"),
-            samples=subset,
-            min_groups=min_groups,
-            allow_unlinked=allow_unlinked,
-            allow_single_group=allow_single_group,
-        )
-    spec = _written_spec(partition, graph, output, attributes, key, signing, plan, form)
+    written = derive_file(
+        graph_file, output, canonical(mode, "_"), plan=plan, form=form, samples=samples, encoding=encoding,
+        attributes=None if attributes is None else _attribute_names(attributes), pseudonym_key=key,
+        sign_key=signing, engine=on, settings=settings, progress=stage,
+        strategy=None if strategy is None else canonical(strategy, "_"), via=name_list(via, "--via"),
+        priority=name_list(priority, "--priority"), min_groups=min_groups, allow_unlinked=allow_unlinked,
+        allow_single_group=allow_single_group,
+    )  # fmt: skip
+    partition = written.result
     _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
                      partition.warnings)  # fmt: skip
-    out.print(f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "") + signed_note(spec))
+    rounds = getattr(partition, "rounds", 0)
+    out.print(
+        f"wrote {output}" + (" (ids pseudonymised)" if key is not None else "")
+        + (f" ({rounds} rounds of components)" if rounds else "") + signed_by(written.key_fingerprint)
+    )  # fmt: skip
     tell_if_large(output, form, "spec")
-
-
-def _written_spec(
-    partition: Partition, graph: StudyGraph, output: Path, attributes: str | None, key: bytes | None,
-    signing: Any, plan: Outputs, form: str,
-) -> SplitSpec:  # fmt: skip
-    """The spec of ``partition`` with its attributes, pseudonymised and signed as asked, written to ``output``."""
-    with stage(f"writing {output.name}"):
-        carried = attributes if attributes is None else _attribute_names(attributes)
-        spec = derived_spec(partition, graph, carried, key)
-        with plan:
-            return write_signed_spec(spec, output, signing, form)
-
-
-def derive_on_spark(
-    ctx: typer.Context, graph_file: Path, output: Path, form: str | None, master: str | None,
-    settings: dict[str, str], options: dict[str, Any],
-) -> None:  # fmt: skip
-    """``derive --engine spark``: the columnar graph read by Spark, derived there, the spec written by Spark
-    (the options the engine does not offer refused before Spark starts). The session it starts itself gets its
-    shuffle partitions from the graph's size unless ``--spark-conf`` sets them; a failure of Spark (not of the
-    input) is one line, code ``engine``."""
-    if options["samples"] is None:
-        refuse_given(ctx, "without --samples (the one table derive reads)", "encoding")
-    listed = options["samples"]
-    plan, form = document_outputs(output, "split-spec", form, inputs=(graph_file, *([listed] if listed else [])))
-    if form != "parquet":
-        raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
-    mode = canonical(options.pop("mode"), "_")
-    options["strategy"] = None if options["strategy"] is None else canonical(options["strategy"], "_")
-    options["via"] = name_list(options["via"], "--via")
-    options["priority"] = name_list(options["priority"], "--priority")
-    attributes, sign_key, key = options.pop("attributes"), options.pop("sign_key"), options.pop("key")
-    encoding = options.pop("encoding")
-    del options["samples"]
-    subset, header = read_sample_list(listed, encoding) if listed is not None else (None, None)
-    with SparkRun("depgraph derive", master, settings) as run:
-        from depgraph.spark.derive import selected_rows
-        from depgraph.spark.graph import read_graph as read_spark_graph
-        from depgraph.spark.spec import SparkSpec, write_spec_request
-
-        with run.step(f"read {graph_file.name}", f"reading {graph_file.name} in Spark"):
-            graph = read_spark_graph(graph_file, run.session)
-        run.fit(graph.count(NodeType.SAMPLE))
-        with run.step(f"derive {mode} groups", f"deriving {mode} groups in Spark"):
-            if listed is not None:  # its unknown ids named with the file they came from, once
-                refuse_headerless(graph, listed, header)
-                selected_rows(graph, subset, what=f"samples file {str(listed)!r}")
-            partition = derive(graph, mode, samples=subset, **options)  # a SparkGraph: derived on Spark
-        with run.step(f"write {output.name}", f"writing {output.name}"), plan:
-            spec = SparkSpec.of(partition, attributes)
-            write_spec_request(spec if key is None else pseudonymize(spec, key), output, sign_key)
-    _print_partition(partition.mode, partition.strategy, partition.n_samples, partition.shape._asdict(),
-                     partition.warnings)  # fmt: skip
-    signed = "" if sign_key is None else f" (signed, key fingerprint {signing_key_fingerprint(sign_key)})"
-    hidden = "" if key is None else " (ids pseudonymised)"
-    rounds = f" ({partition.rounds} rounds of components)" if partition.rounds else ""
-    out.print(f"wrote {output}" + hidden + rounds + signed)
 
 
 def _pseudonymisation_key(ctx: typer.Context, pseudonymize: bool, key_env: str, attributes: str | None) -> bytes | None:

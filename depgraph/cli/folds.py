@@ -25,14 +25,13 @@ from depgraph.cli.commandline import (
     tell_if_large,
     typed,
 )
-from depgraph.cli.engine import ENGINE_OPTION, MASTER_OPTION, SPARK_CONF_OPTION, SparkRun, chosen_engine, spark_settings
-from depgraph.cli.specs import SIGN_HELP, signed_note, signing_key, write_signed_spec
+from depgraph.cli.engine import ENGINE_OPTION, MASTER_OPTION, SPARK_CONF_OPTION, chosen_engine, spark_settings
+from depgraph.cli.specs import SIGN_HELP, signed_by, signing_key
 from depgraph.errors import DepgraphError
 from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
-from depgraph.folds.schemes import SCHEMES, FoldScheme, assign_folds, canonical_scheme_name, schemes_taking
-from depgraph.io.outputs import Outputs
-from depgraph.spec.digest import signing_key_fingerprint
+from depgraph.folds.schemes import SCHEMES, FoldScheme, canonical_scheme_name, schemes_taking
 from depgraph.spec.files import read_spec
+from depgraph.study.steps import fold_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -134,48 +133,21 @@ def folds_command(
     """Assign folds to a spec's groups and write the spec carrying them. An option the scheme does not take is
     refused."""
     signing = signing_key(sign_key_env)
-    on_spark = chosen_engine(ctx, engine) == "spark"
+    on = chosen_engine(ctx, engine)
     name = canonical_scheme_name(scheme)
     if name not in SCHEMES:
         raise DepgraphError("invalid_argument", f"--scheme takes {', '.join(SCHEMES)}, not {scheme!r}")
     params = _fold_parameters(ctx, SCHEMES[name], given)  # before reading anything: a wrong option fails fast
     documents = {k: v for k, v in params.items() if PARAMETERS_BY_NAME[k].reads == "spec"}
+    settings = spark_settings(master, spark_conf) if on == "spark" else None
     plan, form = document_outputs(output, "split-spec", form, inputs=(document, *documents.values()))
     params = _fold_values(ctx, params)
     params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
-    if on_spark:
-        if form != "parquet":
-            raise DepgraphError("invalid_argument", "--engine spark writes the columnar form: name the output S.dgspec")
-        summary = folds_on_spark(document, name, params, output, plan, signing, master, spark_settings(spark_conf))
-        note = "" if signing is None else f" (signed, key fingerprint {signing_key_fingerprint(signing)})"
-    else:
-        spec = read_spec(document)
-        with stage(f"assigning {name} folds"), plan:
-            planned = write_signed_spec(assign_folds(spec, name, **params), output, signing, form)
-        summary, note = planned.folds.outline(), signed_note(planned)
-    _print_folds(summary)
-    out.print(f"wrote {output}" + note)
+    written = fold_file(document, output, name, params, plan=plan, form=form, sign_key=signing, engine=on,
+                        settings=settings, progress=stage)  # fmt: skip
+    _print_folds(written.result)
+    out.print(f"wrote {output}" + signed_by(written.key_fingerprint))
     tell_if_large(output, form, "spec")
-
-
-def folds_on_spark(
-    document: Path, name: str, params: dict[str, Any], output: Path, plan: Outputs, signing: bytes | None,
-    master: str | None, settings: dict[str, str],
-) -> dict[str, Any]:  # fmt: skip
-    """``folds --engine spark``: the spec checked on the driver and its samples read by Spark, the folds planned
-    and the spec written there; the plan's summary."""
-    with SparkRun("depgraph folds", master, settings) as run:
-        from depgraph.spark.spec import read_spec as read_spark_spec
-        from depgraph.spark.spec import write_spec_request
-
-        with run.step(f"read {document.name}", f"reading {document.name} in Spark"):
-            spec = read_spark_spec(document, run.session)
-        run.fit(spec.n_samples)
-        with run.step(f"assign {name} folds", f"assigning {name} folds in Spark"):
-            planned = assign_folds(spec, name, **params)  # a SparkSpec: planned on Spark
-        with run.step(f"write {output.name}", f"writing {output.name}"), plan:
-            write_spec_request(planned, output, signing)
-    return planned.folds.plan
 
 
 def _with_fold_options(command: Any) -> Any:

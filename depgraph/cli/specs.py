@@ -32,7 +32,12 @@ def write_signed_spec(spec: SplitSpec, output: Path, key: bytes | None, form: st
 
 
 def signed_note(spec: SplitSpec) -> str:
-    return "" if spec.signature is None else f" (signed, key fingerprint {spec.signature.key_fingerprint})"
+    return signed_by(None if spec.signature is None else spec.signature.key_fingerprint)
+
+
+def signed_by(fingerprint: str | None) -> str:
+    """What a command says of a spec it signed with the key of ``fingerprint`` (nothing when it signed none)."""
+    return "" if fingerprint is None else f" (signed, key fingerprint {fingerprint})"
 
 
 SIGN_HELP = "Sign the spec: HMAC-SHA256 of its digest under the key in this environment variable."

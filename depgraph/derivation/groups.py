@@ -233,6 +233,9 @@ def selected_samples(graph: StudyGraph, samples: Iterable[str] | None, what: str
     >>> selected_samples(g, ["c", "sample:a"]).tolist() == sorted(g.locate(NodeType.SAMPLE, ["a", "c"]).tolist())
     True
     """
+    engine = engine_of(graph)
+    if engine is not None:  # a graph of another engine: its rows, found there (the derive stage's module)
+        return stage(engine, "derive").selected_rows(graph, samples, what)
     start, stop = graph.type_range(NodeType.SAMPLE)
     if samples is None:
         if stop == start:

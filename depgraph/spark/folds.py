@@ -117,6 +117,10 @@ class SparkFolds:
     def n_splits(self) -> int:
         return len(self.plan["splits"])
 
+    def outline(self) -> dict[str, Any]:
+        """The plan without its positions, as :meth:`~depgraph.spec.model.FoldPlan.outline` gives it."""
+        return self.plan
+
 
 def spark_scheme(scheme: FoldScheme | str, parameters: dict[str, Any]) -> FoldScheme:
     """The scheme ``scheme`` names with ``parameters`` (checked as :func:`depgraph.assign_folds` checks them), or

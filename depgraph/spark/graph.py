@@ -32,7 +32,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
 from depgraph.spark.frames import in_file_order, numbered, refuse_unicode_twins
-from depgraph.spark.session import fit_partitions, unreadable_file
+from depgraph.spark.session import checkpointed, fit_partitions, local_session, unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
 
@@ -149,6 +149,16 @@ def read_graph(path: str | os.PathLike[str], spark: SparkSession) -> SparkGraph:
     )
 
 
+def read_graph_request(path: str | os.PathLike[str], spark: SparkSession | None = None, sized: bool = False
+                       ) -> SparkGraph:  # fmt: skip
+    """:func:`depgraph.read_graph` on Spark (``engine="spark"``): :func:`read_graph` with ``spark`` (the active
+    session, else a local one), the session's shuffle partitions fitted to the graph's samples with ``sized``."""
+    graph = read_graph(path, spark or local_session())
+    if sized:
+        fit_partitions(graph.spark, graph.count(NodeType.SAMPLE))
+    return graph
+
+
 def graph_request(graph: StudyGraph, spark: SparkSession, sized: bool = False) -> SparkGraph:
     """A study graph built and validated on this machine (``depgraph run`` of a study file saying ``engine =
     "spark"``), handed to Spark: the tables of its columnar form (:func:`~depgraph.graph.columnar.graph_tables`)
@@ -161,9 +171,9 @@ def graph_request(graph: StudyGraph, spark: SparkSession, sized: bool = False) -
     for node_type, table in node_tables.items():
         counts[node_type] = table.num_rows
         rows = pa.array(np.arange(table.num_rows, dtype=np.int64))
-        nodes[node_type] = spark.createDataFrame(table.add_column(0, "row", rows))
-    edges = {
-        relation: spark.createDataFrame(table.drop_columns(["provenance"]).cast(_long_ends(table)))
+        nodes[node_type] = checkpointed(spark.createDataFrame(table.add_column(0, "row", rows)))
+    edges = {  # checkpointed: a table made from the driver's memory is otherwise part of every plan using it
+        relation: checkpointed(spark.createDataFrame(table.drop_columns(["provenance"]).cast(_long_ends(table))))
         for relation, table in edge_tables.items()
         if table.num_rows  # a relation without edges is one the graph does not hold
     }

@@ -104,21 +104,25 @@ def local_session(master: str | None = None, settings: dict[str, str] | None = N
 
 
 @contextlib.contextmanager
-def session_request(master: str | None = None, conf: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
-    """The Spark engine started for a run of several stages (``engine = "spark"`` in a study file): the session
-    (:func:`local_session` on ``master`` with the settings ``conf``, its JVM's own output sent to the null device),
-    sized to the data by the stages, given to them as ``spark``. A failure of Spark rather than of the input is
-    ``engine``: "Spark could not start on local[2]: …", or "… could not run the study: …"."""
-    doing = f"start on {master or 'local[2]'}"
+def session_request(run: Any, master: str | None = None, conf: dict[str, str] | None = None) -> Iterator[None]:
+    """The Spark engine started for a run of several stages (:func:`depgraph.engines.running`: ``depgraph run`` of
+    a study file saying ``engine = "spark"``, ``derive`` and ``folds --engine spark``): ``run.options`` the session
+    (:func:`local_session` on ``master`` with the settings ``conf``, its JVM's own output sent to the null device)
+    and whether the stages size its shuffle partitions to the data (a session started here, unless ``conf`` sets
+    them). A failure of Spark rather than of the input is ``engine``: "Spark could not <run.doing>: …"."""
+    if master or not submitted():
+        run.doing = f"start on {master or 'local[2]'}"
     try:
         spark = local_session(master, conf, quiet=True)
-        doing = "run the study"
-        yield {"spark": spark, "sized": not submitted() and "spark.sql.shuffle.partitions" not in (conf or {})}
+        sized = not submitted() and "spark.sql.shuffle.partitions" not in (conf or {})
+        run.options = {"spark": spark, "sized": sized}
+        run.doing = "run"
+        yield
     except Exception as exc:
         reason = failure(exc)  # depgraph's own errors and Python's pass as they are
         if reason is None:
             raise
-        raise DepgraphError("engine", f"Spark could not {doing}: {reason}") from None
+        raise DepgraphError("engine", f"Spark could not {run.doing}: {reason}") from None
 
 
 @contextlib.contextmanager

@@ -42,6 +42,7 @@ from depgraph.spark.derive import TIME_COLUMNS, SparkPartition, time_columns
 from depgraph.spark.folds import FOLD_COLUMNS, PLANNERS, SparkFolds, canonical_folds, plan_folds, spark_scheme
 from depgraph.spark.frames import in_file_order
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
+from depgraph.spark.session import fit_partitions, local_session
 from depgraph.spec.columnar import FOLDS, SAMPLES
 from depgraph.spec.columns import chosen_attributes
 from depgraph.spec.digest import spec_digest
@@ -224,6 +225,20 @@ def read_spec(path: str | os.PathLike[str], spark: SparkSession, verify_key: str
     envelope = {k: v for k, v in checked.envelope().items() if k not in ("digest", "signature")}
     frame = in_file_order(spark.read.parquet(str(Path(path) / SAMPLES)))
     return SparkSpec(envelope, frame.select("row", *checked.samples.columns), checked.n_samples)
+
+
+def read_spec_request(
+    path: str | os.PathLike[str],
+    verify_key: str | bytes | None = None,
+    spark: SparkSession | None = None,
+    sized: bool = False,
+) -> SparkSpec:
+    """:func:`depgraph.read_spec` on Spark (``engine="spark"``): :func:`read_spec` with ``spark`` (the active
+    session, else a local one), the session's shuffle partitions fitted to the spec's samples with ``sized``."""
+    spec = read_spec(path, spark or local_session(), verify_key)
+    if sized:
+        fit_partitions(spec.samples.sparkSession, spec.n_samples)
+    return spec
 
 
 def assign_folds_request(spec: SparkSpec, scheme: FoldScheme) -> SparkSpec:

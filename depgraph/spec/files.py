@@ -80,11 +80,20 @@ def spec_json_pieces(spec: SplitSpec) -> Iterator[bytes]:
     return layout(spec.envelope(), spec.column_json(), spec.folds.to_json_dict() if spec.folds else None)
 
 
-def read_spec(path: str | os.PathLike[str], verify_key: str | bytes | None = None) -> SplitSpec:
+def read_spec(
+    path: str | os.PathLike[str],
+    verify_key: str | bytes | None = None,
+    *,
+    engine: str = "single",
+    **engine_options: Any,
+) -> SplitSpec:
     """Read and check a spec, in either form (a JSON file, or a columnar directory): schema, every element of
     every column, the digest, the signature (when ``verify_key`` is given: a missing or wrong one is refused),
     and the invariants every spec depgraph writes holds. Problems raise DepgraphError naming the first of them;
-    see :func:`spec_from_document`."""
+    see :func:`spec_from_document`. With ``engine="spark"``, a columnar spec so checked, its sample columns then
+    read by Spark: a :class:`~depgraph.spark.spec.SparkSpec` to plan folds for (``spark=``: the session)."""
+    if engine != "single":
+        return stage(engine, "read_spec").read_spec_request(path, verify_key, **engine_options)
     if is_columnar(path):
         return spec_from_columnar(path, f"spec file {str(path)!r}", verify_key=verify_key)
     return spec_from_json(path, read_json(path, "spec file", text_arrays=True), verify_key=verify_key)

@@ -71,23 +71,24 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
     file = declaration.file
     plan = outputs_plan(declaration) if write else None
     secrets = secrets_of(declaration)
-    with running(file.engine, None if file.spark is None else file.spark.settings()) as options:
+    with running(file.engine, None if file.spark is None else file.spark.settings()) as run:
         hashing = hash_inputs(declaration.inputs)
         with said_of(declaration):
             graph = build_graph(declaration)
         report = validate(graph, n_splits=_n_splits(file.folds))
         refuse_invalid(report, declaration.source)
-        with said_of(declaration, "[grouping]"):
-            partition = derive_groups(graph, graph_on(graph, file.engine, **options), declaration)
+        with said_of(declaration, "[grouping]"), run.step(f"derive {file.grouping.mode} groups"):
+            partition = derive_groups(graph, graph_on(graph, run.engine, **run.options), declaration)
         record = provenance(declaration, hashing.result())  # hashed by now: read while the graph was built
-        with said_of(declaration):
+        with said_of(declaration), run.step("make the spec"):
             spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
         if file.folds is not None:
-            with said_of(declaration, "[folds]"):
+            with said_of(declaration, "[folds]"), run.step(f"assign {file.folds.scheme} folds"):
                 spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
-        if plan is not None:
-            return StudyRun(graph, report, partition, write_outputs(plan, declaration, graph, spec, secrets.sign))
-        return StudyRun(graph, report, partition, unwritten(spec, declaration, secrets.sign))
+        with run.step(f"write {file.outputs.spec}"):
+            if plan is not None:
+                return StudyRun(graph, report, partition, write_outputs(plan, declaration, graph, spec, secrets.sign))
+            return StudyRun(graph, report, partition, unwritten(spec, declaration, secrets.sign))
 
 
 def unwritten(spec: Any, declaration: Declaration, sign: bytes | None) -> SplitSpec:
