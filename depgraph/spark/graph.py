@@ -17,12 +17,13 @@ node table, edges in order and each once, weights finite.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -159,36 +160,44 @@ def read_graph_request(path: str | os.PathLike[str], spark: SparkSession | None 
     return graph
 
 
-def graph_request(graph: StudyGraph, spark: SparkSession, sized: bool = False) -> SparkGraph:
+def graph_request(
+    graph: StudyGraph, spark: SparkSession, sized: bool = False, scratch: str | os.PathLike[str] | None = None
+) -> SparkGraph:
     """A study graph built and validated on this machine (``depgraph run`` of a study file saying ``engine =
-    "spark"``), handed to Spark: the tables of its columnar form (:func:`~depgraph.graph.columnar.graph_tables`)
-    as DataFrames, sent from the driver's memory through Arrow, so the stages after it run in Spark on a cluster as
-    on a laptop. Nothing is checked again: a StudyGraph is checked as it is made. With ``sized``, the session's
-    shuffle partitions are fitted to the graph's samples (a session the run started)."""
+    "spark"``), handed to Spark: its columnar form written as Parquet into a temporary folder of ``scratch`` (a
+    folder the executors can read: the spec's, on a cluster; the system's temporary folder by default), each table
+    read by Spark in file order and checkpointed, the folder then removed. Nothing is checked again: a StudyGraph is
+    checked as it is made. With ``sized``, the session's shuffle partitions are fitted to the graph's samples.
+
+    Not ``createDataFrame`` from Arrow: that holds every table as rows in the driver's JVM and ships them with the
+    tasks; at 10^6 samples the driver's heap filled and the job stalled."""
     manifest, tables = graph_tables(graph)
     node_tables, edge_tables = tables_by_kind(tables, "graph")
-    nodes, counts = {}, {t: 0 for t in NODE_TYPES}
-    for node_type, table in node_tables.items():
-        counts[node_type] = table.num_rows
-        rows = pa.array(np.arange(table.num_rows, dtype=np.int64))
-        nodes[node_type] = checkpointed(spark.createDataFrame(table.add_column(0, "row", rows)))
-    edges = {  # checkpointed: a table made from the driver's memory is otherwise part of every plan using it
-        relation: checkpointed(spark.createDataFrame(table.drop_columns(["provenance"]).cast(_long_ends(table))))
-        for relation, table in edge_tables.items()
-        if table.num_rows  # a relation without edges is one the graph does not hold
-    }
+    with tempfile.TemporaryDirectory(prefix=".depgraph-graph-", dir=scratch) as folder:
+        nodes, counts = {}, {t: 0 for t in NODE_TYPES}
+        for node_type, table in node_tables.items():
+            counts[node_type] = table.num_rows
+            nodes[node_type] = _staged(spark, table, Path(folder) / f"{node_type.value}.parquet").withColumnRenamed(
+                "_row", "row"
+            )
+        edges = {
+            relation: _staged(spark, table.drop_columns(["provenance"]), Path(folder) / f"{relation}.parquet")
+            .select(F.col("source").cast("long"), F.col("target").cast("long"),
+                    *(["weight"] if "weight" in table.column_names else []))
+            for relation, table in edge_tables.items()
+            if table.num_rows  # a relation without edges is one the graph does not hold
+        }  # fmt: skip
     if sized:
         fit_partitions(spark, counts[NodeType.SAMPLE])
     return SparkGraph(nodes, counts, edges, name=manifest["name"], overrides=dict(manifest["overrides"]),
                       history=tuple(dict(h) for h in manifest["history"]))  # fmt: skip
 
 
-def _long_ends(table: pa.Table) -> pa.Schema:
-    """An edge table's schema with its ends as 64-bit integers, as the engine joins them."""
-    schema = table.drop_columns(["provenance"]).schema
-    for end in ("source", "target"):
-        schema = schema.set(schema.get_field_index(end), pa.field(end, pa.int64()))
-    return schema
+def _staged(spark: SparkSession, table: pa.Table, path: Path) -> DataFrame:
+    """``table`` written to ``path`` and read back by Spark, its rows numbered in file order (``_row``), computed
+    now (checkpointed) so the file may go."""
+    pq.write_table(table, path)
+    return checkpointed(in_file_order(spark.read.parquet(str(path)), "_row"))
 
 
 def _table(spark: SparkSession, directory: Path, name: str, shape: dict[str, Any], where: str) -> DataFrame:

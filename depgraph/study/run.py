@@ -1,6 +1,7 @@
 """Running a study declaration in one process: every input read once, the graph built, validated (errors stop the
 run), derived, folded, and the spec — recording what it was made from — written with the report and the graph when
-the declaration asks for them. Nothing the run wrote is read again.
+the declaration asks for them. Nothing the run wrote is read again, but for the spec an engine other than this
+process wrote (``engine = "spark"``), read back once by the single-machine reader for the report and the summary.
 
 Each step calls the library function the step-by-step commands call, with the same arguments
 (``from_metadata``, ``add_kinship``…, ``validate``, ``derive``, ``SplitSpec.from_partition``, ``pseudonymize``,
@@ -10,7 +11,7 @@ pseudonymised before its folds are assigned, and signed last.
 
 Everything that can be checked before the work is: the outputs (:class:`~depgraph.io.outputs.Outputs`: a
 directory that exists, never an input, never a non-regular file), and the keys and the salt the declaration names
-(read from the environment). A failing run writes nothing.
+(read from the environment), and the engine, started before any input is read. A failing run writes nothing.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
         report = validate(graph, n_splits=_n_splits(file.folds))
         refuse_invalid(report, declaration.source)
         with said_of(declaration, "[grouping]"), run.step(f"derive {file.grouping.mode} groups"):
-            partition = derive_groups(graph, graph_on(graph, run.engine, **run.options), declaration)
+            scratch = declaration.path(file.outputs.spec).parent  # where an engine's workers can read (Spark's)
+            partition = derive_groups(graph, graph_on(graph, run.engine, scratch=scratch, **run.options), declaration)
         record = provenance(declaration, hashing.result())  # hashed by now: read while the graph was built
         with said_of(declaration), run.step("make the spec"):
             spec = derived_spec(partition, graph, file.outputs.attributes, secrets.pseudonym, record)
