@@ -143,6 +143,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "torch": ("torch", "PyTorch"),
     "spark": ("pyspark", "PySpark"),
 }
+#: Modules an extra installs beside its own, which an import may miss first (``py4j`` comes with PySpark).
+EXTRA_COMPANIONS: dict[str, tuple[str, ...]] = {"spark": ("py4j",)}
 
 
 def missing_extra(what: str, extra: str, exc: ModuleNotFoundError) -> ModuleNotFoundError:
@@ -155,6 +157,7 @@ def missing_extra(what: str, extra: str, exc: ModuleNotFoundError) -> ModuleNotF
     "depgraph.adapters.torch needs PyTorch: pip install 'depgraph[torch]'"
     """
     module, library = EXTRAS[extra]
-    if exc.name != module and not (exc.name or "").startswith(module + "."):
+    missing = exc.name or ""
+    if not any(missing == m or missing.startswith(m + ".") for m in (module, *EXTRA_COMPANIONS.get(extra, ()))):
         return exc
     return ModuleNotFoundError(f"{what} needs {library}: pip install 'depgraph[{extra}]'", name=module)

@@ -298,9 +298,11 @@ def test_bad_study_files_are_refused_by_name_and_nothing_is_written(tmp_path, ca
 
 
 def test_a_study_on_spark_without_pyspark_says_which_extra_to_install(tmp_path, capsys, monkeypatch):
-    for name in [n for n in sys.modules if n == "pyspark" or n.startswith(("pyspark.", "depgraph.spark"))]:
+    for name in [n for n in sys.modules if n in ("pyspark", "py4j") or n.startswith(("pyspark.", "py4j.",
+                                                                                      "depgraph.spark"))]:  # fmt: skip
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark fails, as where it is not installed
+    for name in ("pyspark", "py4j"):  # an import of either fails, as where PySpark is not installed
+        monkeypatch.setitem(sys.modules, name, None)
     study = cohort(tmp_path)
     on_spark = STUDY.replace('name = "cohort"', 'name = "cohort"\nengine = "spark"')
     study.write_text(on_spark.replace("spec.json", "s.dgspec"))
