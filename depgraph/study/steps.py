@@ -65,7 +65,7 @@ def derive_file(
     graph_file, output = Path(graph_file), Path(output)
     subset, header = read_sample_list(samples, encoding) if samples is not None else (None, None)
     with running(engine, settings) as run:
-        on = "" if engine == "single" else f" in {engine.capitalize()}"
+        on = _where(engine)
         with run.step(f"read {graph_file.name}"), progress(f"reading {graph_file.name}{on}"):
             graph = read_graph(graph_file, engine=engine, **run.options)
         with run.step(f"derive {mode} groups"), progress(f"deriving {mode} groups{on}"):
@@ -75,7 +75,7 @@ def derive_file(
             partition = derive(graph, mode, samples=subset, **options)
         with run.step(f"write {output.name}"), progress(f"writing {output.name}"), plan:
             write_spec(derived_spec(partition, graph, attributes, pseudonym_key), output, form, sign_key)
-    return Written(partition, None if sign_key is None else signing_key_fingerprint(sign_key))
+    return _written(partition, sign_key)
 
 
 def fold_file(
@@ -89,14 +89,14 @@ def fold_file(
     _columnar_on(engine, form)
     spec_file, output = Path(spec_file), Path(output)
     with running(engine, settings) as run:
-        on = "" if engine == "single" else f" in {engine.capitalize()}"
+        on = _where(engine)
         with run.step(f"read {spec_file.name}"), progress(f"reading {spec_file.name}{on}"):
             spec = read_spec(spec_file, engine=engine, **run.options)
         with run.step(f"assign {scheme} folds"), progress(f"assigning {scheme} folds{on}"):
             planned = assign_folds(spec, scheme, **parameters)
         with run.step(f"write {output.name}"), progress(f"writing {output.name}"), plan:
             write_spec(planned, output, form, sign_key)
-    return Written(planned.folds.outline(), None if sign_key is None else signing_key_fingerprint(sign_key))
+    return _written(planned.folds.outline(), sign_key)
 
 
 def _columnar_on(engine: str, form: str) -> None:
@@ -104,3 +104,12 @@ def _columnar_on(engine: str, form: str) -> None:
         raise DepgraphError(
             "invalid_argument", f"the {engine} engine writes the columnar form: name the output S.dgspec"
         )
+
+
+def _where(engine: str) -> str:
+    """How a progress line says where a step runs: nothing on this machine, `` in Spark`` on Spark."""
+    return "" if engine == "single" else f" in {engine.capitalize()}"
+
+
+def _written(result: Any, sign_key: bytes | None) -> Written:
+    return Written(result, None if sign_key is None else signing_key_fingerprint(sign_key))
