@@ -267,3 +267,69 @@ def test_relations_and_node_types_are_named_through_the_vocabulary() -> None:
 )
 def test_the_vocabulary_check_sees_literals_and_only_them(source: str, expected: list) -> None:
     assert _vocabulary_literals(ast.parse(source)) == expected
+
+
+#: What a command may call from outside the command line besides its one library function: errors, turning an
+#: option's text into a value (a key from its environment variable, a scheme's or a table's name, the schemes taking
+#: an option, the study file's input tables) and the words of a finding it prints.
+PARSING = {"DepgraphError", "describe_ids", "key_from_env", "canonical_scheme_name", "table_format", "schemes_taking",
+           "depgraph.study.inputs", "no_grouping_message", "TABLE_FORMATS"}  # fmt: skip
+
+
+def _command_calls(tree: ast.Module) -> dict[str, set[str]]:
+    """Each command function of a ``cli/`` module (``..._command`` or registered with ``@app.command``), with the
+    names it calls — itself or through the module's own helpers — that the module imports from outside ``cli``."""
+    imported = {
+        alias.asname or alias.name: node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("depgraph")
+        and not node.module.startswith("depgraph.cli")
+        for alias in node.names
+    }  # fmt: skip
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+    def called(function: ast.FunctionDef, seen: set[str]) -> set[str]:
+        names = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        names |= {
+            n.func.value.id
+            for n in ast.walk(function)  # Study.read(...)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        }
+        found = {f"{imported[name]}.{name}" for name in names if name in imported}
+        for name in names & functions.keys() - seen:
+            found |= called(functions[name], seen | {name})
+        return found
+
+    def is_command(node: ast.FunctionDef) -> bool:
+        decorated = any(
+            isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "command" for d in node.decorator_list
+        )
+        return decorated or node.name.endswith("_command")
+
+    return {name: called(node, {name}) for name, node in functions.items() if is_command(node)}
+
+
+def test_each_command_parses_its_options_and_calls_one_library_function() -> None:
+    """A command in ``cli/`` calls one function of ``depgraph.study`` (the library function doing its work) and
+    nothing else of the library but errors and option parsing: reading, computing and writing live below it, for
+    Python callers too. The demo, a tour of every command, is the one exception."""
+    found = {}
+    for module, tree in TREES.items():
+        if module.startswith("depgraph.cli.") and module not in {"depgraph.cli.demo", "depgraph.cli.main"}:
+            for command, calls in _command_calls(tree).items():
+                work = {call for call in calls if not {call.rsplit(".", 1)[1], call.rsplit(".", 1)[0]} & PARSING}
+                if len(work) != 1 or not next(iter(work)).startswith("depgraph.study."):
+                    found[f"{module}.{command}"] = sorted(work)
+    assert not found, found
+    assert len([m for m in TREES if m.startswith("depgraph.cli.")]) > 10  # the walk sees the commands
+
+
+def test_the_command_check_follows_helpers_and_sees_stage_calls() -> None:
+    source = (
+        "from depgraph.spec.files import read_spec\nfrom depgraph.study.steps import fold_file\n"
+        "@app.command('folds')\ndef folds(p):\n    _read(p)\n    fold_file(p)\n"
+        "def _read(p):\n    return read_spec(p)\n"
+    )
+    assert _command_calls(ast.parse(source)) == {
+        "folds": {"depgraph.spec.files.read_spec", "depgraph.study.steps.fold_file"}
+    }

@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 
-from depgraph.adapters.frames import write_table
-from depgraph.audit.duplicates import audit_duplicates
 from depgraph.cli.commandline import (
     EXCEL_SAFE_NOTE,
     TABLE_KINDS,
@@ -20,14 +17,11 @@ from depgraph.cli.commandline import (
     out,
     outputs_plan,
     refuse_excel_safe,
-    refuse_given,
     stage,
+    typed,
 )
-from depgraph.errors import DepgraphError, describe_ids
-from depgraph.graph.files import read_graph, write_graph
-from depgraph.graph.model import StudyGraph
-from depgraph.ingest.builders import add_duplicates
-from depgraph.io.files import read_table
+from depgraph.errors import DepgraphError
+from depgraph.study.reviews import audit_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -71,39 +65,28 @@ def audit_command(
     library."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
-    npy = features.suffix.lower() == ".npy"
-    if npy:
-        refuse_given(
-            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
-        )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
     written = "--write-back (a study graph)" if write_back else f"-o {str(output)!r}" if output else None
     refuse_excel_safe(excel_safe, None if write_back or output is None else _pairs_format(output), written)
+    form = "json"
     if write_back:  # the graph as JSON, or in the columnar form when named .dggraph
         plan, form = document_outputs(output, "study-graph", None, inputs=(graph_file, features))
     else:
         kind = TABLE_KINDS[_pairs_format(output)]
         plan = outputs_plan(output, writes=(kind,), inputs=(graph_file, features), binary=kind == "Parquet")
-    graph = read_graph(graph_file)
-    ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
-    source: Path | pd.DataFrame = features if npy else _feature_table(features, id_column, graph, encoding)
-    with stage(f"auditing {features.name}"):
-        pairs = audit_duplicates(source, ids, threshold, method=method, id_column=id_column)
+    pairs = audit_file(
+        graph_file, features, plan=plan, output=output, write_back=write_back, form=form,
+        table_format=_pairs_format(output), id_column=id_column if typed(ctx, "id_column") else None,
+        threshold=threshold, method=method, encoding=encoding, excel_safe=excel_safe, progress=stage,
+    )  # fmt: skip
     out.print(f"{len(pairs)} pair(s) of samples with cosine similarity ≥ {threshold}")
     for row in pairs.head(20).itertuples(index=False):
         out.print(f"  {row.id1} ~ {row.id2}  {row.similarity:.6f}")
     if len(pairs) > 20:
         out.print(f"  … and {len(pairs) - 20} more")
     if write_back:
-        updated = (
-            add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit") if len(pairs) else graph
-        )
-        with plan:
-            write_graph(updated, output, format=form)
         out.print(f"wrote {output} with {len(pairs)} audited duplicate pair(s) declared")
     elif output is not None:
-        with plan:
-            write_table(pairs, output, _pairs_format(output), excel_safe=excel_safe)
         out.print(f"wrote {output}" + (EXCEL_SAFE_NOTE if excel_safe else ""))
 
 
@@ -114,19 +97,3 @@ def _pairs_format(output: Path | None) -> str:
         if output is None
         else {".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}.get(output.suffix.lower(), "csv")
     )
-
-
-def _feature_table(path: Path, id_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
-    """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
-    and pairs it cannot declare would be written as if they were."""
-    table = read_table(path, "features", encoding=encoding)
-    if id_column in table.columns:
-        ids = table[id_column].dropna().astype(str)
-        unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
-        if unknown:
-            raise DepgraphError(
-                "reference",
-                f"features {str(path)!r} name {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
-                ids=unknown,
-            )
-    return table

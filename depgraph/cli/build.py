@@ -19,14 +19,13 @@ from depgraph.cli.commandline import (
     refuse_given,
     stage,
     tell_if_large,
+    typed,
 )
 from depgraph.errors import DepgraphError
-from depgraph.graph.files import write_graph
 from depgraph.graph.model import StudyGraph
-from depgraph.ingest.metadata import from_metadata, no_grouping_message
-from depgraph.study.graphs import add_pair_files
+from depgraph.ingest.metadata import no_grouping_message
+from depgraph.study.graphs import build_file
 from depgraph.study.inputs import Duplicates, Kinship, Spatial
-from depgraph.vocab import RelationName
 
 KINSHIP_OPTION = typer.Option(
     help="Kinship: pairs CSV (id1,id2,kinship), KING .kin/.kin0, plink2 (table or --make-king matrix), PLINK "
@@ -97,25 +96,16 @@ def build(
     library."""
     _refuse_build_options(ctx, unknown, outcome_scope, (kinship, kinship_threshold), (coords, radius), duplicates)
     plan, form = document_outputs(output, "study-graph", form, inputs=(metadata, kinship, coords, duplicates))
-    with stage(f"reading {metadata.name} and building the graph"):
-        graph = from_metadata(
-            metadata,
-            column_map(column),
-            name=name or metadata.stem,
-            outcome_scope=outcome_scope,  # type: ignore[arg-type]
-            allow_multi_subject_samples=allow_multi_subject_samples,
-            encoding=encoding,
-            sheet=sheet,
-            delimiter=delimiter,
-        )
-    _refuse_unused_metadata_options(ctx, graph)
-    _tell_no_grouping(graph)
     pairs = _pair_tables((kinship, kinship_threshold, kinship_format, id_template, kinship_absent), (coords, radius),
                          duplicates, unknown=unknown, encoding=encoding)  # fmt: skip
-    with stage("reading the pair files"):
-        graph = add_pair_files(graph, *pairs, [], locate=Path)
-    with stage(f"writing {output.name}"), plan:
-        write_graph(graph, output, format=form)
+    graph = build_file(
+        metadata, output, plan=plan, form=form, columns=column_map(column), name=name,
+        outcome_scope=outcome_scope if typed(ctx, "outcome_scope") else None,
+        allow_multi_subject_samples=allow_multi_subject_samples if typed(ctx, "allow_multi_subject_samples") else None,
+        encoding=encoding, sheet=sheet, delimiter=delimiter, kinship=pairs[0], spatial=pairs[1], duplicates=pairs[2],
+        progress=stage,
+    )  # fmt: skip
+    _tell_no_grouping(graph)
     print_graph(graph, f"wrote {output}")
     tell_if_large(output, form, "graph")
 
@@ -174,13 +164,3 @@ def _refuse_build_options(
         refuse_given(ctx, "without --kinship", "kinship_format", "id_template", "kinship_absent")
     if kinship_file is None and coords is None and duplicates is None:
         refuse_given(ctx, "without --kinship, --coords or --duplicates (the pairs it filters)", "unknown")
-
-
-def _refuse_unused_metadata_options(ctx: typer.Context, graph: StudyGraph) -> None:
-    """Options about outcomes or subjects, given for metadata that declares none."""
-    if not (
-        graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME) or graph.has_relation(RelationName.SUBJECT_HAS_OUTCOME)
-    ):
-        refuse_given(ctx, "when the metadata declares no outcome (no outcome_id values)", "outcome_scope")
-    if not graph.has_relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT):
-        refuse_given(ctx, "when the metadata declares no subject (no subject_id values)", "allow_multi_subject_samples")

@@ -8,15 +8,14 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from depgraph.audit.exposure import ExposureReport, exposure, straddling_groups
+from depgraph.audit.exposure import ExposureReport
 from depgraph.cli.commandline import (
     Command,
     encoding_option,
     out,
     styled,
 )
-from depgraph.graph.files import read_graph
-from depgraph.spec.files import read_spec
+from depgraph.study.reviews import check_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -48,8 +47,9 @@ def check_command(
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
     --graph) when a declared dependency crosses the split."""
-    spec = read_spec(document)
-    report = straddling_groups(spec, assignment, id_column, split_column, encoding=encoding)  # names the file
+    checked = check_file(document, assignment, id_column=id_column, split_column=split_column,
+                         graph_file=graph_file, encoding=encoding)  # fmt: skip
+    report, crossing = checked.straddling, checked.exposure
     if report.clean:
         out.print(
             f"no group straddles: {report.n_checked} samples checked by {report.split_column!r}"
@@ -61,12 +61,7 @@ def check_command(
             out.print(f"  {row.group_id}: {row.n_samples} samples in {row.values}")
         if len(report.groups) > 20:
             out.print(f"  … and {len(report.groups) - 20} more")
-    crossing = None
-    if graph_file is not None:
-        crossing = exposure(
-            read_graph(graph_file), spec, assignment, id_column=id_column, split_column=report.split_column,
-            encoding=encoding,
-        )  # fmt: skip
+    if crossing is not None:
         _print_exposure(crossing)
     if not report.clean or (crossing is not None and not crossing.nothing_crosses):
         raise typer.Exit(1)

@@ -105,6 +105,8 @@ class Command(typer.core.TyperCommand):
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except DepgraphError as exc:
+            raise as_option(ctx, exc) from None
         finally:
             out.stderr = False  # a command writing data to stdout sent its messages to stderr
 
@@ -376,6 +378,16 @@ def option_name(ctx: typer.Context, parameter: str) -> str:
     """How the user spells the option ``parameter``: ``--seed``, ``-k/--folds``."""
     found = next(p for p in ctx.command.params if p.name == parameter)
     return "/".join(found.opts)  # with a deprecated spelling, which the user may have typed
+
+
+def as_option(ctx: typer.Context, exc: DepgraphError) -> DepgraphError:
+    """A library's refusal of one of its parameters (``details["parameter"]``, the message beginning with its name),
+    said of the command's option as the user may have typed it (``-k/--n-splits``)."""
+    parameter = exc.details.get("parameter")
+    if not any(p.name == parameter for p in ctx.command.params) or not exc.message.startswith(f"{parameter} "):
+        return exc
+    option = option_name(ctx, parameter)
+    return DepgraphError(exc.code, option + exc.message[len(parameter) :], **{**exc.details, "option": option})
 
 
 def refuse_given(ctx: typer.Context, where: str, *parameters: str) -> None:

@@ -12,8 +12,7 @@ from depgraph.cli.commandline import (
     out,
 )
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.spec.diff import compare_specs
-from depgraph.spec.files import read_spec
+from depgraph.study.reviews import diff_files
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -27,10 +26,9 @@ def diff_command(
     """Which samples changed group between two specs. Exit 1 when the grouping (or folds) differ."""
     if limit < 0:
         raise DepgraphError("invalid_argument", f"--limit takes 0 or more changed samples to show, not {limit}")
-    a, b = read_spec(first), read_spec(second)
-    d = compare_specs(a, b)
+    d = diff_files(first, second)
     if d.same_digest:
-        out.print(f"identical: both specs carry digest {a.digest}")
+        out.print(f"identical: both specs carry digest {d.digests[0]}")
         return
     if d.only_in_first:
         out.print(f"{len(d.only_in_first)} sample(s) only in {first}: {describe_ids(d.only_in_first)}")

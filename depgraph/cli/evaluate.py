@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-from depgraph.adapters.frames import TABLE_FORMATS, write_table
-from depgraph.audit.evaluation import evaluate
-from depgraph.audit.report import write_report
+from depgraph.adapters.frames import TABLE_FORMATS
 from depgraph.cli.commandline import (
     EXCEL_SAFE_NOTE,
     TABLE_KINDS,
@@ -23,7 +21,7 @@ from depgraph.cli.commandline import (
     stage,
 )
 from depgraph.errors import DepgraphError
-from depgraph.spec.files import read_spec
+from depgraph.study.reviews import evaluate_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -96,20 +94,12 @@ def evaluate_command(
     if report_file is not None:
         plan.file(report_file)
         check_suffix(report_file, ("HTML",))
-    spec = read_spec(document)
-    with stage(f"evaluating {predictions.name}"):
-        report = evaluate(
-            spec, predictions, threshold=threshold, by=by, label=label, positive=positive, n_boot=boot, seed=seed,
-            confidence=confidence, encoding=encoding,
-        )  # fmt: skip
+    report = evaluate_file(
+        document, predictions, plan=plan, output=output, table_format=kind or "csv", report_file=report_file,
+        excel_safe=excel_safe, progress=stage, threshold=threshold, by=by, label=label, positive=positive,
+        n_boot=boot, seed=seed, confidence=confidence, encoding=encoding,
+    )  # fmt: skip
     out.print(str(report))
-    with plan:  # the table and the report are put in place together
-        if output is not None and kind == "json":
-            report.write_json(output)
-        elif output is not None:
-            write_table(report.table, output, kind, excel_safe=excel_safe)
-        if report_file is not None:
-            write_report(spec, report_file, evaluation=report)
     for written in (output, report_file):
         if written is not None:
             out.print(f"wrote {written}" + (EXCEL_SAFE_NOTE if excel_safe and written is output else ""))

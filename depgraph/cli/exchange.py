@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from depgraph.adapters.frames import TABLE_FORMATS, fold_table, samples_table, table_format, write_table
-from depgraph.adapters.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
+from depgraph.adapters.frames import TABLE_FORMATS, table_format
 from depgraph.cli.commandline import (
     EXCEL_SAFE_NOTE,
     TABLE_KINDS,
@@ -26,15 +25,12 @@ from depgraph.cli.commandline import (
     refuse_excel_safe,
     refuse_given,
     text_table,
+    typed,
 )
-from depgraph.cli.documents import peeked_graph
-from depgraph.cli.specs import SIGN_HELP, peeked_spec, print_spec, signed_note, signing_key, write_signed_spec
+from depgraph.cli.specs import SIGN_HELP, print_spec, signed_note, signing_key
 from depgraph.errors import DepgraphError
-from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.graph.files import write_graph
-from depgraph.io.columnar import output_form, peek_document
-from depgraph.spec.files import write_spec
 from depgraph.spec.model import SplitSpec
+from depgraph.study.exchange import TARGETS, export_file, import_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -57,26 +53,12 @@ def import_command(
         raise DepgraphError("invalid_argument", f"import --from reads splitgraph files, not {source!r}")
     signing = signing_key(sign_key_env)
     plan, form = document_outputs(output, None, form, inputs=(file,))
-    imported = read_splitgraph(file)
-    output_form(output, "split-spec" if isinstance(imported, SplitSpec) else "study-graph", form)  # named for it
-    if signing is not None and not isinstance(imported, SplitSpec):
-        raise DepgraphError(
-            "invalid_argument", f"--sign-key-env signs split specs; {str(file)!r} is a splitGraph dependency_graph"
-        )
-    with plan:
-        if isinstance(imported, SplitSpec):
-            imported = write_signed_spec(imported, output, signing, form)
-        else:
-            write_graph(imported, output, format=form)
+    imported = import_file(file, output, plan=plan, form=form, sign_key=signing)
     if isinstance(imported, SplitSpec):
         print_spec(imported)
     else:
         print_graph(imported, "imported study graph")
     out.print(f"wrote {output}" + (signed_note(imported) if isinstance(imported, SplitSpec) else ""))
-
-
-#: What ``export --to`` writes.
-TARGETS = ("json", "parquet", "splitgraph", "csv", "samples-table", "fold-table")
 
 
 @app.command(
@@ -110,8 +92,12 @@ def export_command(
         target, forced = "samples-table", "parquet"
     if target != "splitgraph":
         refuse_given(ctx, f"to --to {target} (it applies to graphs exported --to splitgraph)", "splitgraph_version")
+    version = splitgraph_version if typed(ctx, "splitgraph_version") else None
     if target in ("json", "parquet"):
-        _export_form(ctx, document, target, output)
+        refuse_given(ctx, f"to --to {target} (it is for CSV and TSV tables)", "excel_safe")
+        plan, form = document_outputs(output, None, target, inputs=(document,))
+        export_file(document, output, form, plan=plan)
+        out.print(f"wrote {output}")
         return
     # the samples table as CSV, or TSV when the file is named .tsv; the others by the suffix (told after the
     # output is checked: an output that is the input is refused as such first)
@@ -124,25 +110,8 @@ def export_command(
     kind = kind or table_format(output)  # refused: cannot tell
     written = f"--to {target}" + (f" written as {kind}" if target in ("fold-table", "samples-table") else "")
     refuse_excel_safe(excel_safe, kind, written)  # before anything is read: it is for text tables only
-    found = peek_document(document)
-    if found.format == GRAPH_FORMAT:
-        if target != "splitgraph":
-            raise DepgraphError(
-                "invalid_argument", f"a study graph exports only to json, parquet or splitgraph, not {target}"
-            )
-        with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
-            write_splitgraph_graph(peeked_graph(document, found), output, splitgraph_version)
-        out.print(f"wrote {output}")
-        return
-    refuse_given(ctx, "to a split spec (it applies to graphs exported --to splitgraph)", "splitgraph_version")
-    spec = peeked_spec(document, found)
-    with plan:
-        if target == "splitgraph":
-            write_splitgraph_spec(spec, output)
-        elif target == "fold-table":
-            write_table(fold_table(spec), output, excel_safe=excel_safe)
-        else:
-            write_table(samples_table(spec), output, kind, excel_safe=excel_safe)
+    export_file(document, output, target, plan=plan, table_format=kind, splitgraph_version=version,
+                excel_safe=excel_safe)  # fmt: skip
     out.print(f"wrote {output}" + (EXCEL_SAFE_NOTE if excel_safe else ""))
 
 
@@ -156,23 +125,3 @@ def _one_file(output: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
-
-
-def _export_form(ctx: typer.Context, document: Path, form: str, output: Path) -> None:
-    """``export --to json|parquet``: the same spec or graph in the other form, every element of it kept (a spec
-    keeps its digest)."""
-    refuse_given(ctx, f"to --to {form} (it is for CSV and TSV tables)", "excel_safe")
-    plan, form = document_outputs(output, None, form, inputs=(document,))
-    found = peek_document(document)
-    kind = {SPEC_FORMAT: "split-spec", GRAPH_FORMAT: "study-graph"}.get(found.format)
-    if kind is None:
-        raise DepgraphError(
-            "schema", f"{str(document)!r}: 'format' is {found.format!r}; expected {SPEC_FORMAT!r} or {GRAPH_FORMAT!r}"
-        )
-    output_form(output, kind, form)  # a spec named .dggraph, a graph named .dgspec: refused before it is read
-    with plan:
-        if kind == "study-graph":
-            write_graph(peeked_graph(document, found), output, format=form)
-        else:
-            write_spec(peeked_spec(document, found), output, format=form)
-    out.print(f"wrote {output}")

@@ -30,7 +30,6 @@ from depgraph.cli.specs import SIGN_HELP, signed_by, signing_key
 from depgraph.errors import DepgraphError
 from depgraph.folds.parameters import PARAMETERS, PARAMETERS_BY_NAME, Parameter
 from depgraph.folds.schemes import SCHEMES, FoldScheme, canonical_scheme_name, schemes_taking
-from depgraph.spec.files import read_spec
 from depgraph.study.steps import fold_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -142,7 +141,7 @@ def folds_command(
     settings = spark_settings(master, spark_conf) if on == "spark" else None
     plan, form = document_outputs(output, "split-spec", form, inputs=(document, *documents.values()))
     params = _fold_values(ctx, params)
-    params.update({k: read_spec(v) for k, v in documents.items() if v is not None})
+    params.update({k: v for k, v in documents.items() if v is not None})
     written = fold_file(document, output, name, params, plan=plan, form=form, sign_key=signing, engine=on,
                         settings=settings, progress=stage)  # fmt: skip
     _print_folds(written.result)

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from depgraph.cli.commandline import Command, delimiter_option, encoding_option, out, outputs_plan
-from depgraph.io.files import atomic_write_bytes
-from depgraph.study.starter import starter_file
+from depgraph.study.starter import write_starter_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -50,12 +49,10 @@ def init_command(
     study.toml."""
     plan = outputs_plan(output, writes=("TOML",), inputs=(metadata, *(kinship or ()), *(duplicates or ()),
                         *(features or ()), coords))  # fmt: skip
-    text, mapped = starter_file(
-        metadata, output, kinship=kinship or [], duplicates=duplicates or [], features=features or [],
+    mapped = write_starter_file(
+        metadata, output, plan=plan, kinship=kinship or [], duplicates=duplicates or [], features=features or [],
         coordinates=None if coords is None and radius is None else (coords, radius), encoding=encoding,
         delimiter=delimiter, sheet=sheet, replace=force,
     )  # fmt: skip
-    with plan:
-        atomic_write_bytes(output, text.encode())
     roles = ", ".join(f"{role}={column!r}" for role, column in mapped.items()) or "no column recognised as a role"
     out.print(f"wrote {output}: {roles}; review it, then run: depgraph run {output}")

@@ -7,16 +7,13 @@ from typing import Annotated
 
 import typer
 
-from depgraph.audit.report import figures, save_figures, write_report
 from depgraph.cli.commandline import (
     Command,
-    check_suffix,
     out,
     outputs_plan,
     stage,
 )
-from depgraph.graph.files import read_graph
-from depgraph.spec.files import read_spec
+from depgraph.study.reviews import report_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -39,11 +36,5 @@ def report_command(
     plan = outputs_plan(output, writes=None, inputs=(document, graph_file))
     if plots_dir is not None:
         plan.directory(plots_dir, "plot directory")
-    spec = read_spec(document)
-    graph = read_graph(graph_file) if graph_file is not None else None
-    with stage(f"drawing {output.name}"), plan:  # the report and the figures are put in place together
-        write_report(spec, output, graph)
-        if plots_dir is not None:
-            save_figures(figures(spec, graph), plots_dir)
-        check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
+    report_file(document, output, plan=plan, graph_file=graph_file, plots_dir=plots_dir, progress=stage)
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))

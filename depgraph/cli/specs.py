@@ -1,17 +1,13 @@
-"""What the commands that write or show a split spec share: the signing key of ``--sign-key-env``, writing a spec
-signed or not, and the one-line account of a spec."""
+"""What the commands that write or show a split spec share: the signing key of ``--sign-key-env``, what a command
+says of a spec it signed, and the one-line account of a spec."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 
 from depgraph.cli.commandline import SEVERITY_STYLE, check_environment, out, styled
 from depgraph.common.identifiers import formula_like
 from depgraph.errors import describe_ids
-from depgraph.io.columnar import Peeked
-from depgraph.spec.files import read_spec, spec_from_json, write_spec
 from depgraph.spec.model import SplitSpec
 from depgraph.spec.privacy import key_from_env
 
@@ -20,15 +16,6 @@ def signing_key(variable: str | None) -> bytes | None:
     """The key of ``--sign-key-env`` (the pseudonymisation key rules), read before any work."""
     check_environment(variable, "--sign-key-env")
     return None if variable is None else key_from_env(variable, purpose="signing")
-
-
-def write_signed_spec(spec: SplitSpec, output: Path, key: bytes | None, form: str = "json") -> SplitSpec:
-    """Write the spec in ``form`` (json or parquet), signed with ``key`` when one is given; return what was
-    written."""
-    if key is not None:
-        spec = spec.signed(key)
-    write_spec(spec, output, format=form)
-    return spec
 
 
 def signed_note(spec: SplitSpec) -> str:
@@ -76,10 +63,3 @@ def _formula_like_cells(spec: SplitSpec) -> str:
         f"cells begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a formula: "
         f"{'; '.join(found)}; exports keep them exact (export --excel-safe writes a CSV meant for spreadsheets)"
     )
-
-
-def peeked_spec(path: Path, found: Peeked, verify_key: bytes | None = None) -> SplitSpec:
-    """The split spec at ``path``, which ``found`` peeked, its signature checked with ``verify_key``."""
-    if found.columnar:
-        return read_spec(path, verify_key=verify_key)
-    return spec_from_json(path, found.document, verify_key=verify_key)

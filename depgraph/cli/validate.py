@@ -13,22 +13,16 @@ from depgraph.cli.commandline import (
     Command,
     check_environment,
     print_report,
-    refuse_given,
     stage,
 )
-from depgraph.cli.documents import peeked_graph
-from depgraph.errors import DepgraphError
-from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
-from depgraph.io.columnar import peek_document
 from depgraph.spec.keys import key_from_env
-from depgraph.validation.rules import validate
+from depgraph.study.reviews import validate_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 @app.command("validate", cls=Command, short_help="Validate a study graph, or check a split spec.")
 def validate_command(
-    ctx: typer.Context,
     document: Annotated[
         Path,
         typer.Argument(
@@ -58,30 +52,19 @@ def validate_command(
     --verify-key-env its signature; exit 2 when it is damaged or contradicts itself)."""
     check_environment(verify_key_env, "--verify-key-env")
     key = None if verify_key_env is None else key_from_env(verify_key_env, purpose="signature verification")
-    found = peek_document(document)  # a JSON file is parsed once; a columnar one's manifest says what it is
-    doc = found.document
-    if found.format == SPEC_FORMAT:
-        refuse_given(ctx, "to a split spec (it flags the modes of a graph)", "n_splits")
-        # the spec's modules (its pydantic model, a tenth of a second to load) only for a spec: validating a graph,
-        # the usual case, never needs them (tests/test_startup.py)
-        from depgraph.cli.specs import peeked_spec, print_spec
+    found = validate_file(document, n_splits=n_splits, verify_key=key, progress=stage)
+    if found.spec is not None:
+        # the spec's printing (its model, a tenth of a second to load) only for a spec: validating a graph, the
+        # usual case, never needs it (tests/test_startup.py)
+        from depgraph.cli.specs import print_spec
 
-        spec = peeked_spec(document, found, verify_key=key)
         if as_json:
-            sys.stdout.write(orjson.dumps({"valid": True, **spec.model_dump(mode="json")}).decode() + "\n")
+            sys.stdout.write(orjson.dumps({"valid": True, **found.spec.model_dump(mode="json")}).decode() + "\n")
         else:
-            print_spec(spec, digest=doc.get("digest"), signed=key is not None)
+            print_spec(found.spec, digest=found.digest, signed=key is not None)
         return
-    if found.format != GRAPH_FORMAT:
-        raise DepgraphError(
-            "schema",
-            f"{str(document)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
-            + (" (a splitGraph file: use 'depgraph import splitgraph')" if "splitGraph_object" in doc else ""),
-        )
-    if key is not None:
-        raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
-    with stage("validating"):
-        report = validate(peeked_graph(document, found), n_splits=n_splits)
+    report = found.report
+    assert report is not None  # a graph's findings when not a spec
     if as_json:
         sys.stdout.write(report.to_json_bytes().decode() + "\n")
     else:

@@ -121,3 +121,11 @@ def path(value: Any, what: str) -> str | os.PathLike[str]:
             "invalid_argument", f"{what} {str(os.fspath(value))!r} holds a NUL character, which no path can"
         )
     return value
+
+
+def refuse_moot(where: str, **stated: Any) -> None:
+    """Refuse the first of ``stated`` the caller gave (not None): it does not apply ``where``. The error names the
+    parameter (``details["parameter"]``), so the command line can say it as its own option, spelt as typed."""
+    for parameter, value in stated.items():
+        if value is not None:
+            raise DepgraphError("invalid_argument", f"{parameter} does not apply {where}", parameter=parameter)

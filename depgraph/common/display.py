@@ -15,14 +15,26 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from depgraph.errors import describe_ids
+
+#: What shows a step of a long piece of work while it runs: a context manager made from the step's label (the
+#: command line's progress line; :func:`quietly` by default).
+Progress = Callable[[str], AbstractContextManager[None]]
+
+
+def quietly(label: str) -> AbstractContextManager[None]:
+    """Shows nothing: the default :data:`Progress`."""
+    return contextlib.nullcontext()
+
 
 #: How many ids a finding shows before "and N more".
 FIRST_IDS = 3

@@ -39,7 +39,7 @@ from depgraph.graph.assembly import assemble
 from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
 from depgraph.graph.model import StudyGraph, check_numeric_attributes, is_missing
 from depgraph.graph.pieces import EdgePiece, Keys, NodePiece
-from depgraph.io.columnar import arrow_column, is_columnar, output_form
+from depgraph.io.columnar import Peeked, arrow_column, is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
 from depgraph.io.jsoncolumns import is_json_array, json_array, numbers, scalars, strings
 from depgraph.io.schemas import check_document
@@ -66,6 +66,12 @@ def read_graph(path: str | os.PathLike[str], *, engine: str = "single", **engine
     if is_columnar(path):
         return graph_from_columnar(path, f"graph file {str(path)!r}")
     return graph_from_json(path, read_json(path, "graph file", text_arrays=True))
+
+
+def peeked_graph(path: str | os.PathLike[str], found: Peeked) -> StudyGraph:
+    """The study graph at ``path``, which :func:`~depgraph.io.columnar.peek_document` has ``found``: a JSON file's
+    document is parsed once (the peek's), a columnar one is read from its directory."""
+    return read_graph(path) if found.columnar else graph_from_json(path, found.document)
 
 
 def graph_from_json(path: str | os.PathLike[str], doc: Any) -> StudyGraph:

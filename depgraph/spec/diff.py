@@ -39,6 +39,7 @@ class SpecDiff:
     changed: pd.DataFrame  # sample_id, group_first, group_second
     relabelled: bool
     folds_differ: bool | None  # None when neither spec has folds
+    digests: tuple[str, str]  # the first spec's, the second's
 
     @property
     def differs(self) -> bool:
@@ -73,6 +74,7 @@ def compare_specs(first: SplitSpec, second: SplitSpec) -> SpecDiff:
         changed=changed,
         relabelled=relabelled,
         folds_differ=_folds_differ(first, second),
+        digests=(first.digest, second.digest),
     )
 
 

@@ -26,7 +26,7 @@ from depgraph.common.arguments import instance
 from depgraph.common.arrays import text_series
 from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError
-from depgraph.io.columnar import is_columnar, output_form
+from depgraph.io.columnar import Peeked, is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
 from depgraph.io.jsoncolumns import positions, strings
 from depgraph.io.schemas import check_document
@@ -97,6 +97,14 @@ def read_spec(
     if is_columnar(path):
         return spec_from_columnar(path, f"spec file {str(path)!r}", verify_key=verify_key)
     return spec_from_json(path, read_json(path, "spec file", text_arrays=True), verify_key=verify_key)
+
+
+def peeked_spec(path: str | os.PathLike[str], found: Peeked, verify_key: str | bytes | None = None) -> SplitSpec:
+    """The split spec at ``path``, which :func:`~depgraph.io.columnar.peek_document` has ``found`` (a JSON file's
+    document parsed once), its signature checked with ``verify_key``."""
+    if found.columnar:
+        return read_spec(path, verify_key=verify_key)
+    return spec_from_json(path, found.document, verify_key=verify_key)
 
 
 def spec_from_json(path: str | os.PathLike[str], doc: Any, verify_key: str | bytes | None = None) -> SplitSpec:

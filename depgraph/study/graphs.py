@@ -1,5 +1,6 @@
 """The pair files of a study — kinship, spatial neighbours, duplicates (declared, or found by auditing features),
-explicit relations — added to its graph: the one code path ``depgraph run`` and ``depgraph build`` share.
+explicit relations — added to its graph: the one code path ``depgraph run`` and ``depgraph build`` share; and
+``depgraph build``'s work, :func:`build_file`.
 
 Light on purpose: it loads the builders and the input tables' models, nothing of derivation, folds or specs, so
 ``depgraph build`` starts as quickly as before.
@@ -7,14 +8,57 @@ Light on purpose: it loads the builders and the input tables' models, nothing of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from depgraph.audit.duplicates import audit_duplicates
+from depgraph.common.arguments import refuse_moot
+from depgraph.common.display import Progress, quietly
+from depgraph.graph.files import write_graph
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.builders import add_duplicates, add_kinship, add_relations, add_spatial
+from depgraph.ingest.metadata import from_metadata
+from depgraph.io.outputs import Outputs
 from depgraph.study.inputs import Duplicates, Kinship, Relations, Spatial
+from depgraph.vocab import RelationName
+
+
+def build_file(
+    metadata: str | os.PathLike[str], output: str | os.PathLike[str], *, plan: Outputs, form: str,
+    columns: Mapping[str, str] | None = None, name: str | None = None, outcome_scope: str | None = None,
+    allow_multi_subject_samples: bool | None = None, encoding: str | None = None, sheet: str | int | None = None,
+    delimiter: str | None = None, kinship: Sequence[Kinship] = (), spatial: Sequence[Spatial] = (),
+    duplicates: Sequence[Duplicates] = (), progress: Progress = quietly,
+) -> StudyGraph:  # fmt: skip
+    """``depgraph build``: the graph of the ``metadata`` table (:func:`~depgraph.ingest.metadata.from_metadata`'s
+    options; named for the table unless ``name``) with the declared pair files' relations, written to ``output`` in
+    ``form``, declared in ``plan`` (checked before any work); returns the graph.
+
+    ``outcome_scope`` (default ``"sample"``) and ``allow_multi_subject_samples`` (default False) are refused when
+    stated for a table without outcomes or subjects: they would say something of the study that it does not hold."""
+    metadata, output = Path(metadata), Path(output)
+    with progress(f"reading {metadata.name} and building the graph"):
+        graph = from_metadata(
+            metadata, columns, name=name or metadata.stem, outcome_scope=outcome_scope or "sample",  # type: ignore[arg-type]
+            allow_multi_subject_samples=bool(allow_multi_subject_samples), encoding=encoding, sheet=sheet,
+            delimiter=delimiter,
+        )  # fmt: skip
+    if not graph.has_relation(RelationName.SAMPLE_HAS_OUTCOME) and not graph.has_relation(
+        RelationName.SUBJECT_HAS_OUTCOME
+    ):
+        refuse_moot("when the metadata declares no outcome (no outcome_id values)", outcome_scope=outcome_scope)
+    if not graph.has_relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT):
+        refuse_moot(
+            "when the metadata declares no subject (no subject_id values)",
+            allow_multi_subject_samples=allow_multi_subject_samples,
+        )
+    with progress("reading the pair files"):
+        graph = add_pair_files(graph, list(kinship), list(spatial), list(duplicates), [], locate=Path)
+    with progress(f"writing {output.name}"), plan:
+        write_graph(graph, output, format=form)
+    return graph
 
 
 def add_pair_files(

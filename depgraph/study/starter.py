@@ -37,7 +37,8 @@ from pydantic_core import PydanticUndefined
 from depgraph.errors import DepgraphError
 from depgraph.folds.schemes import SCHEMES
 from depgraph.ingest.kinship import detect_format
-from depgraph.io.files import existing_file, read_table
+from depgraph.io import outputs as io_outputs  # its Outputs, a plan of files; sections.Outputs is a table
+from depgraph.io.files import atomic_write_bytes, existing_file, read_table
 from depgraph.study.files import study_document
 from depgraph.study.sections import (
     STUDY_FILE_VERSION,
@@ -270,6 +271,16 @@ def toml_value(value: Any) -> str:
     if isinstance(value, dict):  # an inline table, its keys quoted (a Spark setting's key holds dots)
         return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def write_starter_file(metadata: str | os.PathLike[str], output: str | os.PathLike[str], *, plan: io_outputs.Outputs,
+                       **options: Any) -> dict[str, str]:  # fmt: skip
+    """``depgraph init``: the starter study file (:func:`starter_file` with its ``options``) written to ``output``,
+    declared in ``plan``; returns the mapping of roles to columns it chose."""
+    text, mapped = starter_file(metadata, output, **options)
+    with plan:
+        atomic_write_bytes(output, text.encode())
+    return mapped
 
 
 def starter_file(

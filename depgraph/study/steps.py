@@ -13,27 +13,18 @@ for a failure of the engine in it (``Spark could not derive relatedness groups: 
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from depgraph.common.display import Progress, quietly
 from depgraph.engines import running
 from depgraph.errors import DepgraphError
+from depgraph.folds.parameters import PARAMETERS_BY_NAME
 from depgraph.folds.schemes import assign_folds
 from depgraph.io.outputs import Outputs
 from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.files import read_spec, write_spec
-
-#: What shows a step while it runs: a context manager made from the step's label.
-Progress = Callable[[str], AbstractContextManager[None]]
-
-
-def quietly(label: str) -> AbstractContextManager[None]:
-    """Shows nothing (the default ``progress``)."""
-    return contextlib.nullcontext()
 
 
 class Written(NamedTuple):
@@ -84,10 +75,12 @@ def fold_file(
     settings: dict[str, Any] | None = None, progress: Progress = quietly,
 ) -> Written:  # fmt: skip
     """``depgraph folds``: the spec at ``spec_file`` read (every check of a reader), folds of ``scheme`` assigned
-    with ``parameters`` (:func:`~depgraph.folds.schemes.assign_folds`'), and the spec carrying them, signed with
+    with ``parameters`` (:func:`~depgraph.folds.schemes.assign_folds`'; a parameter taking a spec, ``prior``, may be
+    given its path: it is read on this machine with every check), and the spec carrying them, signed with
     ``sign_key``, written to ``output`` in ``form``, declared in ``plan`` (checked before any work)."""
     _columnar_on(engine, form)
     spec_file, output = Path(spec_file), Path(output)
+    parameters = {name: _read_if_spec(name, value) for name, value in parameters.items()}
     with running(engine, settings) as run:
         on = _where(engine)
         with run.step(f"read {spec_file.name}"), progress(f"reading {spec_file.name}{on}"):
@@ -97,6 +90,13 @@ def fold_file(
         with run.step(f"write {output.name}"), progress(f"writing {output.name}"), plan:
             write_spec(planned, output, form, sign_key)
     return _written(planned.folds.outline(), sign_key)
+
+
+def _read_if_spec(name: str, value: Any) -> Any:
+    """A fold parameter's value, read when it names the file of a spec the parameter takes."""
+    if PARAMETERS_BY_NAME[name].reads == "spec" and isinstance(value, (str, os.PathLike)):
+        return read_spec(value)
+    return value
 
 
 def _columnar_on(engine: str, form: str) -> None:

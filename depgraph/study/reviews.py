@@ -1,0 +1,208 @@
+"""The reviewing commands' work, one function each: ``depgraph validate`` (:func:`validate_file`), ``check``
+(:func:`check_file`), ``diff`` (:func:`diff_files`), ``audit`` (:func:`audit_file`), ``evaluate``
+(:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check of a reader,
+runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked before any work;
+nothing is put in place unless every file is written). A command parses its options, calls one of these and prints
+what it returns.
+
+The stages are loaded by the function that runs them, not with the module: validating a graph never loads the spec's
+modules, and nothing but a report loads matplotlib (tests/test_startup.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from depgraph.common.arguments import refuse_moot
+from depgraph.common.display import Progress, quietly
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
+from depgraph.graph.files import peeked_graph, read_graph, write_graph
+from depgraph.io.columnar import peek_document
+from depgraph.io.outputs import Outputs, check_suffix
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from depgraph.audit.evaluation import EvaluationReport
+    from depgraph.audit.exposure import ExposureReport, StraddleReport
+    from depgraph.graph.model import StudyGraph
+    from depgraph.spec.diff import SpecDiff
+    from depgraph.spec.model import SplitSpec
+    from depgraph.validation.rules import ValidationReport
+
+PathLike = str | os.PathLike[str]
+
+
+class Validated(NamedTuple):
+    """What :func:`validate_file` found: a study graph's ``report`` (its findings; ``spec`` None), or a split spec
+    that passed every check (``report`` None) with the ``digest`` verified in its file."""
+
+    report: ValidationReport | None
+    spec: SplitSpec | None
+    digest: str | None
+
+
+def validate_file(
+    document: PathLike, *, n_splits: int | None = None, verify_key: bytes | None = None, progress: Progress = quietly
+) -> Validated:
+    """``depgraph validate``: a study graph's findings (with ``n_splits``, also the modes leaving fewer groups than
+    that many folds), or a split spec read with every check of a reader (schema, every column element, digest, what
+    it says of itself) and, with ``verify_key``, its signature."""
+    from depgraph.validation.rules import validate
+
+    found = peek_document(document)  # a JSON file is parsed once; a columnar one's manifest says what it is
+    if found.format == SPEC_FORMAT:
+        refuse_moot("to a split spec (it flags the modes of a graph)", n_splits=n_splits)
+        from depgraph.spec.files import peeked_spec  # only for a spec: a graph's validation never loads it
+
+        return Validated(None, peeked_spec(document, found, verify_key=verify_key), found.document.get("digest"))
+    if found.format != GRAPH_FORMAT:
+        splitgraph = "splitGraph_object" in found.document
+        raise DepgraphError(
+            "schema",
+            f"{str(document)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
+            + (" (a splitGraph file: use 'depgraph import splitgraph')" if splitgraph else ""),
+        )
+    if verify_key is not None:
+        raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
+    with progress("validating"):
+        return Validated(validate(peeked_graph(document, found), n_splits=n_splits), None, None)
+
+
+class Checked(NamedTuple):
+    """What :func:`check_file` found: the spec groups the split straddles, and with a graph what of each declared
+    relation crosses it (``exposure``; None without a graph)."""
+
+    straddling: StraddleReport
+    exposure: ExposureReport | None
+
+
+def check_file(
+    spec_file: PathLike, assignment: PathLike, *, id_column: str = "sample_id", split_column: str | None = None,
+    graph_file: PathLike | None = None, encoding: str | None = None,
+) -> Checked:  # fmt: skip
+    """``depgraph check``: a split made elsewhere (``assignment``: a fold or train/test value per sample) against
+    the spec's groups and, with ``graph_file``, against each declared relation."""
+    from depgraph.audit.exposure import exposure, straddling_groups
+    from depgraph.spec.files import read_spec
+
+    spec = read_spec(spec_file)
+    report = straddling_groups(spec, assignment, id_column, split_column, encoding=encoding)  # names the file
+    if graph_file is None:
+        return Checked(report, None)
+    crossing = exposure(
+        read_graph(graph_file), spec, assignment, id_column=id_column, split_column=report.split_column,
+        encoding=encoding,
+    )  # fmt: skip
+    return Checked(report, crossing)
+
+
+def diff_files(first: PathLike, second: PathLike) -> SpecDiff:
+    """``depgraph diff``: which samples changed group (and whether the folds differ) between two specs."""
+    from depgraph.spec.diff import compare_specs
+    from depgraph.spec.files import read_spec
+
+    return compare_specs(read_spec(first), read_spec(second))
+
+
+def report_file(
+    spec_file: PathLike, output: PathLike, *, plan: Outputs, graph_file: PathLike | None = None,
+    plots_dir: PathLike | None = None, progress: Progress = quietly,
+) -> None:  # fmt: skip
+    """``depgraph report``: the spec's self-contained HTML report (with ``graph_file``: the exposure tables and the
+    drawing) written to ``output``, and with ``plots_dir`` every figure as PNG and SVG there."""
+    from depgraph.audit.report import figures, save_figures, write_report
+    from depgraph.spec.files import read_spec
+
+    spec = read_spec(spec_file)
+    graph = read_graph(graph_file) if graph_file is not None else None
+    with progress(f"drawing {Path(output).name}"), plan:  # the report and the figures are put in place together
+        write_report(spec, output, graph)
+        if plots_dir is not None:
+            save_figures(figures(spec, graph), plots_dir)
+        check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
+
+
+def audit_file(
+    graph_file: PathLike, features: PathLike, *, plan: Outputs, output: PathLike | None = None,
+    write_back: bool = False, form: str = "json", table_format: str = "csv", id_column: str | None = None,
+    threshold: float = 0.995, method: str = "auto", encoding: str | None = None, excel_safe: bool = False,
+    progress: Progress = quietly,
+) -> pd.DataFrame:  # fmt: skip
+    """``depgraph audit``: the pairs of the graph's samples whose feature rows (a table with an ``id_column``, or a
+    ``.npy`` matrix whose rows are the graph's samples in order) have cosine similarity ≥ ``threshold``. With
+    ``write_back``, the graph with those pairs declared as duplicates is written to ``output`` in ``form``;
+    otherwise, with ``output``, the pairs as a ``table_format`` table. Returns the pairs."""
+    from depgraph.adapters.frames import write_table
+    from depgraph.audit.duplicates import audit_duplicates
+    from depgraph.ingest.builders import add_duplicates
+
+    features = Path(features)
+    npy = features.suffix.lower() == ".npy"
+    if npy:
+        refuse_moot("to a .npy matrix (its rows are the graph's samples in sample order)", id_column=id_column,
+                    encoding=encoding)  # fmt: skip
+    id_column = id_column or "sample_id"
+    graph = read_graph(graph_file)
+    ids = graph.sample_ids if npy else None  # .npy rows follow the graph's samples
+    source = features if npy else _feature_table(features, id_column, graph, encoding)
+    with progress(f"auditing {features.name}"):
+        pairs = audit_duplicates(source, ids, threshold, method=method, id_column=id_column)
+    if write_back:
+        updated = graph  # an audit that finds no pair declares none
+        if len(pairs):
+            updated = add_duplicates(graph, pairs, similarity_column="similarity", provenance="audit")
+        with plan:
+            write_graph(updated, output, format=form)
+    elif output is not None:
+        with plan:
+            write_table(pairs, output, table_format, excel_safe=excel_safe)
+    return pairs
+
+
+def _feature_table(path: Path, id_column: str, graph: StudyGraph, encoding: str | None) -> pd.DataFrame:
+    """The feature table at ``path``; ids the graph does not hold are refused: the audit is of the graph's samples,
+    and pairs it cannot declare would be written as if they were."""
+    from depgraph.io.files import read_table
+
+    table = read_table(path, "features", encoding=encoding)
+    if id_column in table.columns:
+        ids = table[id_column].dropna().astype(str)
+        unknown = ids[~ids.isin(graph.sample_ids)].unique().tolist()
+        if unknown:
+            raise DepgraphError(
+                "reference",
+                f"features {str(path)!r} name {len(unknown)} sample(s) not in the graph: {describe_ids(unknown)}",
+                ids=unknown,
+            )
+    return table
+
+
+def evaluate_file(
+    spec_file: PathLike, predictions: PathLike, *, plan: Outputs, output: PathLike | None = None,
+    table_format: str = "csv", report_file: PathLike | None = None, excel_safe: bool = False,
+    progress: Progress = quietly, **options: Any,
+) -> EvaluationReport:  # fmt: skip
+    """``depgraph evaluate``: the ``predictions`` made on the spec's splits evaluated
+    (:func:`~depgraph.audit.evaluation.evaluate`'s ``options``); with ``output`` the full table written as a
+    ``table_format`` table (or ``json``: the whole evaluation), with ``report_file`` the spec's HTML report carrying
+    the evaluation, put in place together. Returns the evaluation."""
+    from depgraph.adapters.frames import write_table
+    from depgraph.audit.evaluation import evaluate
+    from depgraph.audit.report import write_report
+    from depgraph.spec.files import read_spec
+
+    spec = read_spec(spec_file)
+    with progress(f"evaluating {Path(predictions).name}"):
+        report = evaluate(spec, predictions, **options)
+    with plan:  # the table and the report are put in place together
+        if output is not None and table_format == "json":
+            report.write_json(output)
+        elif output is not None:
+            write_table(report.table, output, table_format, excel_safe=excel_safe)
+        if report_file is not None:
+            write_report(spec, report_file, evaluation=report)
+    return report
