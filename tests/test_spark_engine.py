@@ -462,6 +462,70 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
         assert refused.value.code == code, (source, refused.value)
 
 
+def _adjacency(graph) -> set[tuple[str, str, float]]:
+    """A single-machine graph's spatial edges: the two sample ids (in order) and the weight, its exact bits."""
+    src, dst, weight = graph.relation_edges("sample_adjacent_to")
+    keys = graph.key_values
+    return {(*sorted((str(keys[a]), str(keys[b]))), float(w).hex()) for a, b, w in zip(src, dst, weight, strict=True)}
+
+
+def _spark_adjacency(graph) -> set[tuple[str, str, float]]:
+    if "sample_adjacent_to" not in graph.edges:
+        return set()
+    keys = dict(graph.nodes["Sample"].select("row", "key").toPandas().itertuples(index=False))
+    rows = graph.edges["sample_adjacent_to"].toPandas()
+    return {
+        (*sorted((keys[a], keys[b])), float(w).hex())
+        for a, b, w in rows[["source", "target", "weight"]].itertuples(index=False)
+    }
+
+
+def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
+    """Pairs, distances (bit for bit) and the graph's record equal the single machine's: on a
+    whole-number grid whose neighbours lie exactly at the radius (kept: inclusive), on scattered points in 3-D for
+    the Manhattan and Chebyshev norms, at radius 0 (identical points), with samples the graph lacks
+    dropped; and a bad coordinate table refused with the single machine's code."""
+    from depgraph import add_spatial
+    from depgraph.spark import tables
+
+    rng = np.random.default_rng(7)
+    n = 48
+    ids = [f"S{i:02d}" for i in range(n)]
+    metadata = pd.DataFrame({"sample_id": ids, "site_id": ["A", "B"] * (n // 2)})
+    grid = pd.DataFrame({"sample_id": ids, "x": [i % 8 for i in range(n)], "y": [i // 8 * 2 for i in range(n)]})
+    scattered = pd.DataFrame({"sample_id": ids, **{a: rng.normal(0, 1, n) for a in "xyz"}})
+    twins = grid.assign(x=grid["x"] // 2, y=0)  # pairs of identical points, and a few more
+    cases = [(grid, 1, 2.0), (scattered, 0.7, 1.0), (scattered, 0.5, math.inf), (twins, 0, 2.0)]
+    single_graph, spark_graph = from_metadata(metadata), tables.from_metadata(spark.createDataFrame(metadata))
+    for coords, radius, p in cases:
+        single = add_spatial(single_graph, coords, radius, p=p)
+        on_spark = tables.add_spatial(spark_graph, spark.createDataFrame(coords), radius, p=p)
+        assert _spark_adjacency(on_spark) == _adjacency(single) != set(), (radius, p)
+        assert on_spark.history[-1] == single.history[-1]
+    # samples the graph lacks, dropped (the spatial mode's derivation from these edges is the single machine's:
+    # test_conformance_cases_on_spark)
+    extra = pd.concat([grid, pd.DataFrame({"sample_id": ["X1"], "x": [0], "y": [0]})], ignore_index=True)
+    single = add_spatial(single_graph, extra, 1, unknown="ignore")
+    on_spark = tables.add_spatial(spark_graph, spark.createDataFrame(extra), 1, unknown="ignore")
+    assert on_spark.history[-1] == single.history[-1] and single.history[-1]["unknown_ids"] == ["X1"]
+    assert _spark_adjacency(on_spark) == _adjacency(single)
+    bad = {
+        "a sample not in the graph": (extra, {}),
+        "a sample listed twice": (pd.concat([grid, grid.head(1)]), {}),
+        "a coordinate that is not a number": (grid.astype({"x": str}).replace({"x": {"3": "three"}}), {}),
+        "a missing coordinate": (grid.astype({"x": float}).replace({"x": {3.0: np.nan}}), {}),
+        "no coordinate column": (grid[["sample_id"]], {}),
+        "a negative radius": (grid, {"radius": -1}),
+    }
+    for name, (coords, options) in bad.items():
+        radius = options.get("radius", 1)
+        with pytest.raises(DepgraphError) as single_refusal:
+            add_spatial(single_graph, coords, radius)
+        with pytest.raises(DepgraphError) as spark_refusal:
+            tables.add_spatial(spark_graph, spark.createDataFrame(coords), radius)
+        assert spark_refusal.value.code == single_refusal.value.code, (name, spark_refusal.value)
+
+
 BAD_TABLES = {
     "a row without a sample id": ({"sample_id": ["S1", None], "subject_id": ["P1", "P2"]}, None),
     "a sample with two subjects": ({"sample_id": ["S1", "S1"], "subject_id": ["P1", "P2"]}, None),

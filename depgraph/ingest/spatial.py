@@ -48,7 +48,7 @@ def spatial_pairs(
     file that is not UTF-8 needs its ``encoding``.
     """
     what = describe_source(coords, "coordinates")
-    r = _checked_distances(radius, p)
+    r = checked_distances(radius, p)
     ids, points, axes = _coordinates(coords, p, what, encoding)
     ids, points, dropped = _known_samples(graph, ids, points, unknown, what)
     from scipy.spatial import cKDTree  # scipy's KD-tree, loaded for coordinates only: a build without them skips it
@@ -79,7 +79,7 @@ def spatial_pairs(
     return piece, record
 
 
-def _checked_distances(radius: Any, p: Any) -> float:
+def checked_distances(radius: Any, p: Any) -> float:
     """The radius as a float, once radius and norm are known to be numbers (``"1"`` and True are no distances),
     the radius finite and at least 0, and the norm at least 1."""
     for label, value in (("radius", radius), ("p", p)):
@@ -153,31 +153,41 @@ _LARGEST_SUM = 1e308
 
 
 def _refuse_overflowing_spans(points: np.ndarray, axes: list[str], p: float, what: str) -> None:
-    """Refuse coordinates so far apart that the KD-tree's Minkowski sums
-    overflow: ``d · span^p`` must stay below 1e308, where ``span`` is the
-    largest extent of an axis (spans up to ~1e154 for Euclidean distances in
-    2-D); with ``p = inf`` only the spans themselves must be finite."""
+    """Refuse coordinates so far apart that the KD-tree's Minkowski sums overflow (:func:`span_limit`)."""
     if len(points) < 2:
         return
     with np.errstate(over="ignore", invalid="ignore"):
         spans = points.max(axis=0) - points.min(axis=0)
     axis = int(np.argmax(spans))
-    span = float(spans[axis])
-    dims = points.shape[1]
+    overflow = span_overflow(float(spans[axis]), p, points.shape[1])
+    if overflow is None:
+        return
+    rows = sorted({int(np.argmin(points[:, axis])), int(np.argmax(points[:, axis]))})
+    extent, needed = overflow
+    raise DepgraphError(
+        "invalid_value",
+        f"{what}: {axes[axis]} spans {extent} ({describe_rows(rows)}): distances that far apart overflow the "
+        f"Minkowski p={p:g} sums of the KD-tree (they need {needed}); rescale the coordinates",
+        rows=rows,
+        column=axes[axis],
+    )
+
+
+def span_overflow(span: float, p: float, dims: int) -> tuple[str, str] | None:
+    """How an axis' ``span`` (its largest coordinate less its smallest) is said, and what the spans need, when
+    distances that far apart overflow the Minkowski sums: ``d · span^p`` must stay below 1e308 (float64 ends at
+    ~1.8e308), spans up to ~1e154 for Euclidean distances in 2-D; with ``p = inf`` only the spans themselves must be
+    finite. None: it fits. Both engines apply it.
+
+    >>> span_overflow(1e6, 2.0, 2) is None, span_overflow(1e200, 2.0, 2)
+    (True, ('1e+200', 'spans below about 7.07e+153'))
+    """
     if math.isinf(p):
         fits = math.isfinite(span)
     else:
         fits = span == 0 or (math.isfinite(span) and p * math.log10(span) + math.log10(dims) < math.log10(_LARGEST_SUM))
     if fits:
-        return
-    rows = sorted({int(np.argmin(points[:, axis])), int(np.argmax(points[:, axis]))})
+        return None
     top = math.log10(_LARGEST_SUM)
-    limit = "finite spans" if math.isinf(p) else f"spans below about {10 ** ((top - math.log10(dims)) / p):.3g}"
-    extent = f"{span:.3g}" if math.isfinite(span) else "beyond the float64 range"
-    raise DepgraphError(
-        "invalid_value",
-        f"{what}: {axes[axis]} spans {extent} ({describe_rows(rows)}): distances that far apart overflow the "
-        f"Minkowski p={p:g} sums of the KD-tree (they need {limit}); rescale the coordinates",
-        rows=rows,
-        column=axes[axis],
-    )
+    needed = "finite spans" if math.isinf(p) else f"spans below about {10 ** ((top - math.log10(dims)) / p):.3g}"
+    return (f"{span:.3g}" if math.isfinite(span) else "beyond the float64 range"), needed

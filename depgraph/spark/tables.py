@@ -4,7 +4,8 @@ single-machine engine's error codes.
 :func:`from_metadata` takes one row per sample (rows may repeat a sample to list several outcomes) with the
 columns of :func:`depgraph.from_metadata` (``columns=`` maps yours); :func:`add_kinship` relates subjects whose
 kinship is at least a threshold (a number or a KING degree: ``first``…); :func:`add_duplicates` declares duplicate
-samples; :func:`add_relations` adds pairs of any sample–sample or subject–subject relation. What is refused, by
+samples; :func:`add_relations` adds pairs of any sample–sample or subject–subject relation; :func:`add_spatial` makes
+samples within a radius of each other adjacent (:mod:`depgraph.spark.spatial`). What is refused, by
 code, as the single-machine engine refuses it:
 
 =====================================================  ===============
@@ -42,17 +43,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.common.identifiers import UNPRINTABLE
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.ingest.checks import RECORDED_IDS, conflicting_values
+from depgraph.ingest.checks import RECORDED_IDS, conflicting_values, dropped_record
 from depgraph.ingest.kinship import resolve_threshold
 from depgraph.ingest.metadata import look_alike_note
+from depgraph.ingest.spatial import checked_distances, span_overflow
 from depgraph.spark.frames import any_of, first_values, look_alike_groups, numbered, refuse_unicode_twins
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
+from depgraph.spark.spatial import near_pairs
 from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, NodeType, RelationName, relation_named
 
 #: The metadata columns that name a node (every canonical column but time_index).
@@ -380,3 +384,95 @@ def add_relations(
     edges, record = _pairs(graph, pairs.select(*id_columns), rule.source, id_columns, rule.name, unknown)
     step = {"step": "add_relations", "relation": rule.name, "source": "pairs", "pairs_in": pairs.count(), **record}
     return _with_relation(graph, rule.name, edges.select("source", "target"), step)
+
+
+def add_spatial(
+    graph: SparkGraph, coords: Table, radius: float, *, p: float = 2.0, unknown: str = "error"
+) -> SparkGraph:
+    """Make samples at most ``radius`` apart adjacent (inclusive; ``p`` the Minkowski norm, 2: Euclidean), as
+    :func:`depgraph.add_spatial` does: ``coords`` has ``sample_id`` and one to three coordinate columns ``x``,
+    ``y``, ``z``; the edge weight is the distance; samples without coordinates get no adjacency. Refused as on one
+    machine (by code; a DataFrame's rows have no line numbers, so the first ids are named): a radius below 0 or a
+    norm below 1, a missing column, a sample listed twice or not in the graph (``unknown="ignore"`` drops it), a
+    coordinate that is not a number, missing or infinite, spans the distance sums cannot hold. The pairs are
+    found in Spark (:func:`depgraph.spark.spatial.near_pairs`)."""
+    r = checked_distances(radius, p)
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    what = "coordinates"
+    frame = read_table(coords, graph.spark, what)
+    axes = [c for c in ("x", "y", "z") if c in frame.columns]
+    if "sample_id" not in frame.columns or not axes:
+        raise DepgraphError("schema", f"{what} need a sample_id column and coordinate columns x, y[, z] "
+                            f"(columns: {describe_ids(frame.columns, 12)})")  # fmt: skip
+    frame = checkpointed(_coordinates(_ids(frame.select("sample_id", *axes), "sample_id", what), axes, what))
+    if frame.limit(1).count() == 0:
+        raise DepgraphError("empty_input", f"{what} table has no rows")
+    _refuse_missing(frame, "sample_id", what)
+    _refuse_control_characters(frame, ["sample_id"], what)
+    twice = first_values(frame.groupBy("sample_id").count().where(F.col("count") > 1), "sample_id", 5)
+    if twice:
+        raise DepgraphError("duplicate_id", f"{what} list sample(s) {describe_ids(twice)} more than once", ids=twice)
+    _refuse_bad_coordinates(frame, axes, p, what)
+    keys = graph.nodes[NodeType.SAMPLE].select("row", F.col("key").alias("sample_id"))
+    located = checkpointed(frame.join(keys, "sample_id", "left"))
+    strangers = first_values(located.where(F.col("row").isNull()), "sample_id", RECORDED_IDS)
+    count = located.where(F.col("row").isNull()).count() if strangers else 0
+    if count and unknown == "error":
+        raise DepgraphError("reference", f"{what} name {count} sample(s) not in the graph: "
+                            f"{describe_ids(strangers, total=count)} (pass unknown='ignore' to drop them)",
+                            ids=strangers)  # fmt: skip
+    known = located.where(F.col("row").isNotNull())
+    pairs = checkpointed(near_pairs(known, axes, r, p))
+    record = {"step": "add_spatial", "radius": r, "inclusive": True,
+              "metric": "euclidean" if p == 2 else f"minkowski(p={p})", "dimensions": len(axes),
+              "points": known.count(), "pairs_kept": pairs.count(), "unknown": unknown,
+              **dropped_record(count, np.asarray(strangers, dtype=object)), "dropped_what": "samples"}  # fmt: skip
+    return _with_relation(graph, RelationName.SAMPLE_ADJACENT_TO, pairs, record)
+
+
+#: Spark's types a coordinate column may not hold: they are no distances (never read as 0/1 or days).
+NOT_NUMBERS = {"boolean": "booleans", "date": "dates", "timestamp": "timestamps", "timestamp_ntz": "timestamps",
+               "binary": "bytes"}  # fmt: skip
+
+
+def _coordinates(frame: DataFrame, axes: Sequence[str], what: str) -> DataFrame:
+    """``frame`` with each axis as a 64-bit float: text trimmed and parsed (``_bad_<axis>`` marks text that is not a
+    number), numbers cast; a column of booleans, dates or times is ``schema``."""
+    for axis in axes:
+        kind = dict(frame.dtypes)[axis]
+        if kind in NOT_NUMBERS:
+            raise DepgraphError("schema", f"{what}: {axis} holds {NOT_NUMBERS[kind]}, not numbers", column=axis)
+        text = F.trim(F.col(axis).cast("string"))
+        number = F.col(axis).cast("double")
+        if kind == "string":
+            number = F.when(F.length(text) > 0, text.try_cast("double"))
+            frame = frame.withColumn(f"_bad_{axis}", (F.length(text) > 0) & number.isNull())
+        frame = frame.withColumn(axis, number)
+    return frame
+
+
+def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, what: str) -> None:
+    """A coordinate that is not a number, infinite or missing (``invalid_value`` naming the first samples), or
+    spans that overflow the distance sums (:func:`~depgraph.ingest.spatial.span_overflow`); one pass over the rows
+    when every coordinate is good."""
+    tests = [(F.col(f"_bad_{axis}") if f"_bad_{axis}" in frame.columns else F.lit(False), f"{axis} is not a number")
+             for axis in axes]  # fmt: skip
+    tests += [(F.col(a).isin(float("inf"), float("-inf")), f"{a} is infinite") for a in axes]
+    tests += [(any_of(F.col(a).isNull() | F.isnan(a) for a in axes), "missing coordinates")]
+    found = frame.agg(*[F.max(test.cast("int")).alias(f"t{k}") for k, (test, _) in enumerate(tests)],
+                      *[(F.max(a) - F.min(a)).alias(a) for a in axes]).first()  # fmt: skip
+    for k, (test, says) in enumerate(tests):
+        if found[f"t{k}"]:
+            shown = first_values(frame.where(test), "sample_id", 5)
+            column = {"column": says.split(" ")[0]} if says != "missing coordinates" else {}
+            raise DepgraphError("invalid_value", f"{what}: {says} for sample(s) {describe_ids(shown)}", ids=shown,
+                                **column)  # fmt: skip
+    spans = {a: float(found[a]) for a in axes}
+    axis = max(axes, key=lambda a: spans[a])
+    overflow = span_overflow(spans[axis], p, len(axes))
+    if overflow is not None:
+        extent, needed = overflow
+        raise DepgraphError("invalid_value", f"{what}: {axis} spans {extent}: distances that far apart overflow the "
+                            f"Minkowski p={p:g} sums of the KD-tree (they need {needed}); rescale the coordinates",
+                            column=axis)  # fmt: skip
