@@ -605,11 +605,25 @@ def test_look_alike_ids_are_warned_about_as_on_one_machine(spark):
     assert len(set(derive(on_spark, "subject").groups().values())) == 5  # warned, never merged
 
 
-def test_float_ids_are_refused_rather_than_guessed(spark):
+def test_float_ids_are_read_as_on_one_machine(spark):
+    """A float id column (pandas makes one of integers with a gap): whole numbers keyed without their decimal part,
+    a missing value missing, as on one machine; a float that is not a whole number below 2**53 refused alike."""
     from depgraph.spark import tables
 
-    with pytest.raises(DepgraphError, match="text or whole numbers") as refused:
-        tables.from_metadata(spark.createDataFrame(pd.DataFrame({"sample_id": ["S1"], "subject_id": [1.0]})))
+    metadata = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": [1.0, 1.0, np.nan, 12.0]})
+    assert derive(tables.from_metadata(spark.createDataFrame(metadata)), "subject").groups() == dict(
+        derive(from_metadata(metadata), "subject").groups()
+    )
+    for bad in (2.5, 2.0**53):
+        inexact = metadata.assign(subject_id=[1.0, bad, np.nan, 12.0])
+        with pytest.raises(DepgraphError) as single:
+            from_metadata(inexact)
+        with pytest.raises(DepgraphError) as on_spark:
+            tables.from_metadata(spark.createDataFrame(inexact))
+        assert on_spark.value.code == single.value.code == "invalid_value"
+        assert on_spark.value.message == single.value.message.replace(" in row 2", "")
+    with pytest.raises(DepgraphError, match="text, whole numbers") as refused:
+        tables.from_metadata(spark.sql("select 'S1' as sample_id, date'2024-01-05' as subject_id"))
     assert refused.value.code == "invalid_argument"
 
 

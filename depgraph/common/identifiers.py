@@ -265,14 +265,21 @@ def refuse_inexact_float_ids(values: pd.Series, column: str, what: str = "ids") 
     inexact = finite & ((np.floor(numbers) != numbers) | (np.abs(numbers) >= EXACT_FLOAT_INTEGERS))
     if inexact.any():
         i = int(np.flatnonzero(inexact)[0])
-        raise DepgraphError(
-            "invalid_value",
-            f"{what}: {column} holds {float(numbers[i])!r} in row {i + 1}, a floating-point id that is not a whole "
-            f"number below 2**53 = {EXACT_FLOAT_INTEGERS}: beyond that two ids can be stored as one number; store the "
-            "column as text or integers",
-            column=column,
-            rows=[i + 1],
-        )
+        raise inexact_float_id(float(numbers[i]), column, what, row=i + 1)
+
+
+def inexact_float_id(value: float, column: str, what: str, row: int | None = None) -> DepgraphError:
+    """The ``invalid_value`` of a floating-point id that is not a whole number below 2**53 (``row``: its line, when
+    the reader knows it), as every engine words it."""
+    where = "" if row is None else f" in row {row}"
+    return DepgraphError(
+        "invalid_value",
+        f"{what}: {column} holds {value!r}{where}, a floating-point id that is not a whole number below 2**53 = "
+        f"{EXACT_FLOAT_INTEGERS}: beyond that two ids can be stored as one number; store the column as text or "
+        "integers",
+        column=column,
+        **({} if row is None else {"rows": [row]}),
+    )
 
 
 def row_keys(values: Any) -> np.ndarray:

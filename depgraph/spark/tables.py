@@ -9,7 +9,7 @@ samples within a radius of each other adjacent (:mod:`depgraph.spark.spatial`). 
 code, as the single-machine engine refuses it:
 
 =====================================================  ===============
-a missing ``sample_id`` column, an id column of floats  ``schema`` / ``invalid_argument``
+a missing ``sample_id`` column; an id column of dates   ``schema`` / ``invalid_argument``
 no rows                                                 ``empty_input``
 a row without a sample id; a time without a timepoint  ``missing_id``
 an id holding a line break, a tab or another control    ``invalid_value``
@@ -19,7 +19,8 @@ normalisation (``"José"`` composed and decomposed)
 rows of one sample that disagree (a sample with two     ``ambiguity``
 subjects, without ``allow_multi_subject_samples``)
 a pair naming an id the graph lacks                     ``reference`` (``unknown="ignore"`` drops it)
-a pair of an id with itself; a kinship outside [0, 1]   ``invalid_value``
+a pair of an id with itself; a kinship outside [0, 1];  ``invalid_value``
+a float id that is not a whole number below 2**53
 ids of a metadata column that look alike (Unicode       warned: ``confusable_ids`` (they stay different ids)
 confusables: ``Pat`` with a Cyrillic ``а``)
 =====================================================  ===============
@@ -27,12 +28,12 @@ confusables: ``Pat`` with a Cyrillic ``а``)
 Each table is a DataFrame or the path of one Spark reads (:func:`read_table`): Parquet (a file or a directory of
 parts), or CSV / TSV with a header row, every row parsed before use.
 
-Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text. A float id column is
-refused rather than guessed at (``1.0`` or ``1``?). Ids that are not plain ASCII are compared in their composed
-Unicode form (NFC) by Arrow, as the single-machine engine compares them: that one step runs in the executors'
-Python (it needs pyarrow there), and only on the distinct ids that are not ASCII. Sample attributes (other columns)
-are not carried: a spec written from DataFrame inputs has none (carry them from a graph file,
-:func:`~depgraph.spark.graph.read_graph`).
+Ids are text, trimmed, a blank one missing; integer columns are read as their decimal text, float columns as the
+single machine reads them (``1.0`` is ``"1"``; a float that is not a whole number below 2**53 is refused). Ids that
+are not plain ASCII are compared in their composed Unicode form (NFC) by Arrow, as the single-machine engine
+compares them: that one step runs in the executors' Python (it needs pyarrow there), and only on the distinct ids
+that are not ASCII. Sample attributes (other columns) are not carried: a spec written from DataFrame inputs has none
+(carry them from a graph file, :func:`~depgraph.spark.graph.read_graph`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from depgraph.common.identifiers import UNPRINTABLE
+from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexact_float_id
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS, conflicting_values, dropped_record
 from depgraph.ingest.kinship import resolve_threshold
@@ -62,6 +63,7 @@ from depgraph.vocab import CANONICAL_COLUMNS, NODE_TYPES, RELATION, RELATIONS, N
 #: The metadata columns that name a node (every canonical column but time_index).
 ID_COLUMNS = tuple(c for c in CANONICAL_COLUMNS if c != "time_index")
 TEXT_KINDS = frozenset({"string"})
+FLOAT_KINDS = frozenset({"float", "double"})
 #: A table: a DataFrame, or the path of one (Parquet, CSV, TSV).
 Table: TypeAlias = "DataFrame | str | os.PathLike[str]"
 #: An id holding one of these is refused (a quoting accident, or an invisible character; no export could write it
@@ -134,12 +136,22 @@ def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFram
 
 
 def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
-    """``frame`` with ``column`` as trimmed text, null where blank; a float column is ``invalid_argument``."""
+    """``frame`` with ``column`` as trimmed text, null where blank; floats as the single machine keys them (a whole
+    number below 2**53 without its decimal part, ``1.0`` is ``"1"``; missing where not a number or infinite), a
+    float that is not such a number refused (``invalid_value``), another kind ``invalid_argument``."""
     kind = dict(frame.dtypes)[column]
+    if kind in FLOAT_KINDS:
+        number = F.col(column).cast("double")
+        finite = ~F.isnan(number) & (F.abs(number) != float("inf"))
+        inexact = finite & ((F.floor(number) != number) | (F.abs(number) >= float(EXACT_FLOAT_INTEGERS)))
+        shown = first_values(frame.where(inexact).select(number.alias("_id")), "_id", 1)
+        if shown:
+            raise inexact_float_id(float(shown[0]), column, what)
+        return frame.withColumn(column, F.when(finite, number.cast("long").cast("string")))
     if kind not in TEXT_KINDS | INTEGER_KINDS:
         raise DepgraphError(
             "invalid_argument",
-            f"{what}: {column} holds {kind} values; give ids as text or whole numbers",
+            f"{what}: {column} holds {kind} values; give ids as text, whole numbers or floats that are whole numbers",
             column=column,
         )
     text = F.trim(F.col(column).cast("string"))
