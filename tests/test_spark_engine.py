@@ -37,6 +37,7 @@ from depgraph import (
     read_spec,
     write_graph,
 )
+from depgraph.cli.main import main
 from depgraph.spec.privacy import pseudonymize
 from tests.conftest import as_partition, case_metadata, conformance_cases, load_case
 from tests.spark_support import PSEUDONYM_KEY, SPARK_MARKS, same_as_single, spark_graph_of
@@ -275,7 +276,9 @@ def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
 
 
 # --------------------------------------------------------------------------- the command line
-def test_derive_on_spark_from_the_command_line(tmp_path):
+def test_derive_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
+    """derive --engine spark with a samples file, pseudonymised ids, a carried attribute and a signature, in one
+    Spark start: the single machine's spec, signed alike; validate verifies it with its key and refuses another."""
     graph = add_kinship(
         from_metadata(
             pd.DataFrame(
@@ -286,43 +289,42 @@ def test_derive_on_spark_from_the_command_line(tmp_path):
         threshold="first",
     )
     write_graph(graph, tmp_path / "g.dggraph")
+    subset = ["S0", "sample:S1", "S2", "S4", "S6", "S7"]  # C's kin D left out: S4 is linked all the same
+    (tmp_path / "wanted.txt").write_text("\n".join(subset) + "\n")
     key = "an example key, never use it for real"
-    keyed = {**os.environ, "DG_SIGNING": key, "DG_OTHER": key.upper()}
+    keyed = {**os.environ, "DG_SIGNING": key, "DG_OTHER": key.upper(), "DEPGRAPH_PSEUDONYM_KEY": PSEUDONYM_KEY}
     run = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
-         "--engine", "spark", "--master", "local[1]", "--attributes", "all", "--sign-key-env", "DG_SIGNING",
-         "-o", str(tmp_path / "s.dgspec")],
+         "--engine", "spark", "--master", "local[1]", "--samples", str(tmp_path / "wanted.txt"),
+         "--pseudonymize-ids", "--attributes", "sex", "--sign-key-env", "DG_SIGNING", "-o", str(tmp_path / "s.dgspec")],
         capture_output=True, text=True, timeout=600, env=keyed,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""  # the JVM's log lines and warnings are not the command's to print
-    assert "derived relatedness: 8 samples in 4 groups" in run.stdout
-    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph, attributes="all")
-    assert "sex" in expected.samples.columns
+    assert "derived relatedness: 6 samples in 4 groups" in run.stdout and "(ids pseudonymised)" in run.stdout
+    expected = SplitSpec.from_partition(derive(graph, "relatedness", samples=subset), graph, attributes=["sex"])
+    assert "sex" in expected.samples.columns and expected.constraint.subset
+    expected = pseudonymize(expected, PSEUDONYM_KEY)
     got = read_spec(tmp_path / "s.dgspec")
     assert got.digest == expected.digest
     assert got.signature == expected.signed(key).signature  # signed as on one machine
     assert f"(signed, key fingerprint {got.signature.key_fingerprint})" in run.stdout
+    for name, value in keyed.items():
+        monkeypatch.setenv(name, value)
     for variable, code in (("DG_SIGNING", 0), ("DG_OTHER", 2)):  # verified with its key, refused with another
-        checked = subprocess.run(
-            [sys.executable, "-m", "depgraph", "validate", str(tmp_path / "s.dgspec"), "--verify-key-env", variable],
-            capture_output=True, text=True, timeout=120, env=keyed,
-        )  # fmt: skip
-        assert checked.returncode == code, checked.stderr
-        assert ("signature verified" in checked.stdout) if code == 0 else ("integrity" in checked.stderr)
-    refused = subprocess.run(
-        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
-         "--engine", "spark", "-o", str(tmp_path / "s.json")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "s.json").exists()
+        capsys.readouterr()
+        assert main(["validate", str(tmp_path / "s.dgspec"), "--verify-key-env", variable]) == code
+        said = capsys.readouterr()
+        assert ("signature verified" in said.out) if code == 0 else ("integrity" in said.err)
+    code = main(["derive", str(tmp_path / "g.dggraph"), "--mode", "subject", "--engine", "spark", "-o",
+                 str(tmp_path / "s.json")])  # fmt: skip
+    assert code == 2 and "columnar" in capsys.readouterr().err and not (tmp_path / "s.json").exists()
 
 
 def test_sample_subsets_on_spark_equal_the_single_machine(tmp_path, spark):
     """samples= derives on the graph the samples induce, on both engines: the same groups, findings, time order
     and spec (its constraint says a subset was derived); a sample whose only kinship goes to a sample left out is
-    linked all the same (no no_relation refusal); ids naming no sample, or none, are refused alike; from the
-    command line too, with a samples file and the ids pseudonymised."""
+    linked all the same (no no_relation refusal); ids naming no sample, or none, are refused alike."""
     metadata = pd.DataFrame({
         "sample_id": [f"S{i}" for i in range(12)], "subject_id": [f"P{i // 2}" for i in range(12)],
         "batch_id": ["b1", "b2", "b3"] * 4, "timepoint_id": [f"T{i % 4}" for i in range(12)],
@@ -348,22 +350,10 @@ def test_sample_subsets_on_spark_equal_the_single_machine(tmp_path, spark):
         with pytest.raises(DepgraphError) as on_spark:
             derive(spark_graph, "subject", samples=bad)
         assert (on_spark.value.code, on_spark.value.message) == (single.value.code, single.value.message)
-    (tmp_path / "wanted.txt").write_text("\n".join(subset) + "\n")
-    write_graph(graph, tmp_path / "g.dggraph")
-    run = subprocess.run(
-        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
-         "--samples", str(tmp_path / "wanted.txt"), "--pseudonymize-ids", "--engine", "spark", "-o",
-         str(tmp_path / "cli.dgspec")],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "DEPGRAPH_PSEUDONYM_KEY": PSEUDONYM_KEY},
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    assert "(ids pseudonymised)" in run.stdout
-    expected = SplitSpec.from_partition(derive(graph, "relatedness", samples=subset), graph)
-    assert expected.constraint.subset
-    assert read_spec(tmp_path / "cli.dgspec").digest == pseudonymize(expected, PSEUDONYM_KEY).digest
+    # from the command line: test_derive_on_spark_from_the_command_line
 
 
-def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
+def test_spark_failures_from_the_command_line_are_one_line(tmp_path, capsys, monkeypatch):
     graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["A", "A", "B"]}))
     write_graph(graph, tmp_path / "g.dggraph")
     shutil.copytree(tmp_path / "g.dggraph", tmp_path / "bad.dggraph")
@@ -387,22 +377,28 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path):
         (("g.dggraph", "--master", nowhere), f"depgraph: engine: Spark could not start on {nowhere}: no standalone "
          f"master answers at 127.0.0.1:{free} (Connection refused)"),
         (("bad.dggraph",), "depgraph: parse: graph file"),
-        (("g.dggraph", "--spark-conf", "spark.driver.memory"), "depgraph: invalid_argument: --spark-conf takes"),
-        (("g.dggraph", "--spark-conf", "driver.memory=1g"), "depgraph: invalid_argument: --spark-conf takes"),
-        (("g.dggraph", "--sign-key-env", "DG_SHORT"),
-         "depgraph: invalid_argument: the key in the environment variable DG_SHORT"),
     ]  # fmt: skip
     for arguments, start in cases:
         run = derive_on_spark(*arguments)
         assert run.returncode == 2 and run.stderr.startswith(start), (arguments, run.stderr)
         assert run.stderr.count("\n") == 1 and "at org.apache" not in run.stderr, run.stderr
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.dggraph", "g.dggraph"], arguments
-    single = subprocess.run(
-        [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "subject",
-         "--spark-conf", "spark.driver.memory=1g", "-o", str(tmp_path / "s.dgspec")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert single.returncode == 2 and "--spark-conf does not apply without --engine spark" in single.stderr
+    # refused before Spark starts: in this process
+    monkeypatch.setenv("DG_SHORT", "short")
+    refused = [
+        (["--spark-conf", "spark.driver.memory"], "depgraph: invalid_argument: --spark-conf takes"),
+        (["--spark-conf", "driver.memory=1g"], "depgraph: invalid_argument: --spark-conf takes"),
+        (["--sign-key-env", "DG_SHORT"], "depgraph: invalid_argument: the key in the environment variable DG_SHORT"),
+    ]
+    derive_here = ["derive", str(tmp_path / "g.dggraph"), "--mode", "subject", "-o", str(tmp_path / "s.dgspec")]
+    for options, start in refused:
+        capsys.readouterr()
+        assert main([*derive_here, "--engine", "spark", *options]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(start) and err.count("\n") == 1, (options, err)
+    assert main([*derive_here, "--spark-conf", "spark.driver.memory=1g"]) == 2
+    assert "--spark-conf does not apply without --engine spark" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.dggraph", "g.dggraph"]
 
 
 # --------------------------------------------------------------------------- DataFrame inputs

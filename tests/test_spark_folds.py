@@ -31,6 +31,7 @@ from depgraph import (
     write_graph,
     write_spec,
 )
+from depgraph.cli.main import main
 from depgraph.folds.schemes import SCHEMES
 from depgraph.spec.files import spec_document
 from tests.spark_support import PSEUDONYM_KEY, SPARK_MARKS, spark_graph_of
@@ -38,7 +39,7 @@ from tests.spark_support import PSEUDONYM_KEY, SPARK_MARKS, spark_graph_of
 pytestmark = SPARK_MARKS
 
 
-def test_folds_on_spark_from_the_command_line(tmp_path):
+def test_folds_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
     """``depgraph folds --engine spark`` reads a spec file in Spark, plans the folds there and writes the spec
     ``depgraph folds`` writes on one machine, warnings and signature included (a balanced holdout keeping a prior
     that grouped otherwise); an output in the JSON form is refused before Spark starts."""
@@ -51,25 +52,26 @@ def test_folds_on_spark_from_the_command_line(tmp_path):
     keyed = {**os.environ, "DG_SIGNING": "an example key, never use it for real"}
     common = ["folds", str(tmp_path / "s.dgspec"), "--scheme", "balanced-holdout", "--prior",
               str(tmp_path / "prior.json"), "--seed", "4", "--sign-key-env", "DG_SIGNING"]  # fmt: skip
-    runs = {}
-    for engine in ("single", "spark"):
-        runs[engine] = subprocess.run(
-            [sys.executable, "-m", "depgraph", *common, "--engine", engine, "-o", str(tmp_path / f"{engine}.dgspec")],
-            capture_output=True, text=True, timeout=600, env=keyed,
-        )  # fmt: skip
-        assert runs[engine].returncode == 0, runs[engine].stderr
-    assert runs["spark"].stdout == runs["single"].stdout.replace("single.dgspec", "spark.dgspec")
-    assert "prior_side_changed" in runs["spark"].stderr and "prior_side_changed" in runs["single"].stderr
+    on_spark_run = subprocess.run(  # its own process: Spark's session is the command's
+        [sys.executable, "-m", "depgraph", *common, "--engine", "spark", "-o", str(tmp_path / "spark.dgspec")],
+        capture_output=True, text=True, timeout=600, env=keyed,
+    )  # fmt: skip
+    assert on_spark_run.returncode == 0, on_spark_run.stderr
+    for name, value in keyed.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    assert main([*common, "-o", str(tmp_path / "single.dgspec")]) == 0
+    single_run = capsys.readouterr()
+    assert on_spark_run.stdout == single_run.out.replace("single.dgspec", "spark.dgspec")
+    assert "prior_side_changed" in on_spark_run.stderr and "prior_side_changed" in single_run.err
     single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
     assert on_spark.digest == single.digest and on_spark.signature == single.signature
     assert [w.code for w in on_spark.warnings] == [w.code for w in single.warnings]
-    refused = subprocess.run(
-        [sys.executable, "-m", "depgraph", "folds", str(tmp_path / "s.dgspec"), "--scheme", "logo", "--engine",
-         "spark", "-o", str(tmp_path / "f.json")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert refused.returncode == 2 and "columnar" in refused.stderr and not (tmp_path / "f.json").exists()
-    assert len(refused.stderr.strip().splitlines()) == 1
+    code = main(["folds", str(tmp_path / "s.dgspec"), "--scheme", "logo", "--engine", "spark", "-o",
+                 str(tmp_path / "f.json")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "columnar" in err and not (tmp_path / "f.json").exists()
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_assign_folds_and_write_spec_dispatch_on_a_spark_spec(tmp_path, spark):
