@@ -522,6 +522,58 @@ def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
         assert spark_refusal.value.code == single_refusal.value.code, (name, spark_refusal.value)
 
 
+def test_attributes_of_dataframe_and_text_inputs_are_the_single_machines(tmp_path, spark):
+    """The columns naming no role are the samples' attributes on Spark as on one machine: a DataFrame's types kept
+    (text, integers, floats with a gap, booleans, dates as ISO text), a CSV file's text typed as pandas would type
+    it (integers, integers with a missing cell as floats, codes such as 007 kept as text, NA missing, booleans), a
+    sample's repeated rows agreeing; the spec carrying them all has the single machine's digest. A column that
+    looks like a role is warned about alike; rows disagreeing on an attribute and an infinite value are refused."""
+    import datetime
+
+    from depgraph.spark import tables
+    from depgraph.spark.spec import write_spec as write_spark_spec
+
+    n = 10
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(n)] + ["S0"], "subject_id": [f"P{i // 2}" for i in range(n)] + ["P0"],
+        "sex": [*"FMFMFMFMFM", "F"], "age": [30 + i for i in range(n)] + [30],
+        "bmi": [20.5, np.nan, 22.0, 23.25, 24.0, 25.5, 26.0, 27.0, 28.0, 29.5, 20.5],
+        "smoker": [i % 3 == 0 for i in range(n)] + [True],
+        "drawn": [datetime.date(2024, 1, 1 + i) for i in range(n)] + [datetime.date(2024, 1, 1)],
+    })  # fmt: skip
+    graph = from_metadata(metadata)
+    on_spark = tables.from_metadata(spark.createDataFrame(metadata))
+    expected = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes="all")
+    assert list(expected.samples.columns) == ["sample_id", "group_id", "sex", "age", "bmi", "smoker", "drawn"]
+    assert write_spark_spec(derive(on_spark, "subject"), tmp_path / "frame.dgspec", attributes="all") == expected.digest
+    text = metadata.drop(columns=["drawn"]).assign(
+        code=["007", "12", "3", "4", "5", "6", "7", "8", "9", "10", "007"],
+        score=["1", "NA", "3", "4", "5", "6", "7", "8", "9", "10", "1"],
+        flag=["true", "FALSE", "True", "false", "true", "false", "true", "false", "true", "false", "true"],
+        Site=["A"] * (n + 1),
+    )  # fmt: skip
+    text.to_csv(tmp_path / "metadata.csv", index=False)
+    with pytest.warns(DepgraphWarning, match="'Site' looks like site_id") as told:
+        graph = from_metadata(tmp_path / "metadata.csv")
+    with pytest.warns(DepgraphWarning, match="'Site' looks like site_id") as told_spark:
+        on_spark = tables.from_metadata(tmp_path / "metadata.csv", spark=spark)
+    assert [str(w.message) for w in told_spark if "Site" in str(w.message)] == [
+        str(w.message) for w in told if "Site" in str(w.message)
+    ]
+    carried = ["sex", "age", "bmi", "smoker", "code", "score", "flag"]  # Site cannot be a spec column's name
+    expected = SplitSpec.from_partition(derive(graph, "subject"), graph, attributes=carried)
+    assert expected.samples["code"].tolist()[:2] == ["007", "12"] and expected.samples["score"].dtype == np.float64
+    assert write_spark_spec(derive(on_spark, "subject"), tmp_path / "text.dgspec", attributes=carried) == (
+        expected.digest
+    )
+    for bad in (metadata.assign(sex=[*"FMFMFMFMFM", "M"]), metadata.assign(bmi=[np.inf] + [20.0] * n)):
+        with pytest.raises(DepgraphError) as single:
+            from_metadata(bad)
+        with pytest.raises(DepgraphError) as refused:
+            tables.from_metadata(spark.createDataFrame(bad))
+        assert refused.value.code == single.value.code, (single.value, refused.value)
+
+
 BAD_TABLES = {
     "a row without a sample id": ({"sample_id": ["S1", None], "subject_id": ["P1", "P2"]}, None),
     "a sample with two subjects": ({"sample_id": ["S1", "S1"], "subject_id": ["P1", "P2"]}, None),

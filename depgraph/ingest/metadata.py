@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -154,7 +154,7 @@ def from_metadata(
     _timepoints_of_times(keys, time_index, what)
     targets = _factorised_targets(keys, outcome_scope)
     sample_keys, order = _sample_keys(samples, sorting, keys, time_index, allow_multi_subject_samples)
-    node_pieces = [NodePiece(NodeType.SAMPLE, sample_keys, _sample_attributes(frame, attribute_columns))]
+    node_pieces = [NodePiece(NodeType.SAMPLE, sample_keys, _sample_attributes(frame, attribute_columns, what))]
     edge_pieces: list[EdgePiece] = []
     timepoints = _target_pieces(targets, sample_keys, order, time_index, node_pieces, edge_pieces)
 
@@ -163,7 +163,7 @@ def from_metadata(
     if look_alike:
         history.setdefault("warnings", []).extend(look_alike)
     if not mapping_complete:
-        history.update(_unmapped_roles(attribute_columns, frame.columns, what))
+        history.update(unmapped_roles(attribute_columns, list(frame.columns), what))
     if outcome_scope == "subject" and "outcome_id" in keys:
         edge_pieces.append(_subject_outcomes({c: _as_series(k) for c, k in keys.items()}, what))
         outcomes = _as_series(keys["outcome_id"]).dropna()
@@ -201,10 +201,22 @@ def look_alike_note(groups: list[list[str]], count: int, column: str, what: str)
             "ids": [key for group in groups[:10] for key in group]}  # fmt: skip
 
 
-def _sample_attributes(frame: pd.DataFrame, attribute_columns: list[str]) -> pd.DataFrame | None:
-    """The samples' attribute columns (every column that is not canonical), one row per table row."""
+def _sample_attributes(frame: pd.DataFrame, attribute_columns: list[str], what: str) -> pd.DataFrame | None:
+    """The samples' attribute columns (every column that is not canonical), one row per table row; an infinite
+    number is refused (``invalid_value``): no graph file holds one, so it could not be written."""
     if not attribute_columns:
         return None
+    for column in attribute_columns:
+        if pd.api.types.is_float_dtype(frame[column].dtype):
+            infinite = np.flatnonzero(np.isinf(frame[column].to_numpy(dtype=np.float64, na_value=np.nan)))
+            if len(infinite):
+                raise DepgraphError(
+                    "invalid_value",
+                    f"{what}: attribute {column!r} is infinite in {describe_rows(infinite)}; an attribute is a finite "
+                    "number",
+                    column=column,
+                    rows=infinite[:5].tolist(),
+                )
     return pd.DataFrame({c: attribute_values(frame[c]) for c in attribute_columns}).reset_index(drop=True)
 
 
@@ -462,11 +474,12 @@ def id_like_columns(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     return [c for _, c in sorted(found, key=lambda f: (-f[0], f[1]))]
 
 
-def _unmapped_roles(attribute_columns: list[str], columns: pd.Index, what: str) -> dict[str, Any]:
+def unmapped_roles(attribute_columns: list[str], columns: Sequence[str], what: str) -> dict[str, Any]:
     """The attribute columns whose names look like a role that no column declares (``Subject_ID`` where there is no
     ``subject_id``), each warned about (``unmapped_role_column``), as the history records them:
     ``{"unmapped_role_columns": {column: role}}`` (empty when there are none). A family column is recorded too
-    (validation asks for kinship beside it); no mapping declares a family, so it is not warned about here."""
+    (validation asks for kinship beside it); no mapping declares a family, so it is not warned about here. Both
+    engines call it."""
     found: dict[str, str] = {}
     for column in attribute_columns:
         role = role_of_column(column)

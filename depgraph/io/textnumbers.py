@@ -19,6 +19,8 @@ separator, ``1.234`` meaning 1234).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -86,7 +88,9 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
     value. With
     ``decimal=","`` (a semicolon-separated file) decimal commas are numbers; a
     column mixing them with decimal points stays text. A column that is not
-    text, or has no value, is returned as it is.
+    text, or has no value, is returned as it is. The rule is
+    :func:`attribute_kind` over :func:`attribute_evidence`, which the Spark engine
+    gathers over its partitions.
 
     >>> typed_attribute(pd.Series(["1", "2"])).dtype, typed_attribute(pd.Series(["1", "2.5"])).tolist()
     (dtype('int64'), [1.0, 2.5])
@@ -96,55 +100,106 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
     text = _arrow_text(values)
     if text is None or text.null_count == len(text):
         return values
-    first = text.drop_null()[0].as_py()
     if decimal == "," and _holds(text, ","):
         if _holds(text, "."):  # decimal commas beside points (or a text column): not one way of writing numbers
             return values
         text = pc.replace_substring(text, ",", ".")  # a cell that is not a number stays one: the casts refuse it
-        first = first.replace(",", ".")
-    if first in TRUE_WORDS or first in FALSE_WORDS:
+    kind = attribute_kind(attribute_evidence(text))
+    if kind == "bool":
         return _booleans(text, values)
-    if not _number(first):  # a text column: decided by its first value, without scanning it
+    if kind == "text":
         return values
-    try:  # every cell a number? (the cast refuses anything else, cheaply)
-        floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return values
-    present = floats if not text.null_count else floats[pc.is_valid(text).to_numpy(zero_copy_only=False)]
-    if not np.isfinite(present).all():  # inf, or a NaN spelt some way pandas reads but depgraph does not
-        return values
-    if (present == np.trunc(present)).all():
-        written = _integer_spelling(text.drop_null() if text.null_count else text)
-        if written == "plain":
-            if len(present) and np.abs(present).max() >= _EXACT:  # beyond 2**53 a float64 rounds it
-                return values
-            if text.null_count:
-                return pd.Series(floats, index=values.index, dtype=np.float64)
-            return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
-        if written == "code":
-            return values
-    big = np.abs(np.nan_to_num(floats)) >= _EXACT
-    if big.any():  # an integer too large for a float64 (a float written as 1e20 stays a float)
-        digits = pc.match_substring_regex(text.filter(pa.array(big)), r"^[+-]?\d+$")
-        if pc.any(digits).as_py():
-            return values
+    floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+    if kind == "int":
+        return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
     return pd.Series(floats, index=values.index, dtype=np.float64)
 
 
-def _integer_spelling(text: pa.Array) -> str:
-    """How a column of numbers (no nulls) that are all integral is written: ``"float"`` when a cell has a point or
-    an exponent (``72.0``, ``1e3``: floats, as pandas reads them), ``"code"`` when a cell is an integer spelt other
-    than plainly (``007``, ``-0``, ``+7``: codes, not numbers), else ``"plain"``. Read from the Arrow buffers
-    (a byte or two per cell), not cell by cell."""
+@dataclass(frozen=True)
+class AttributeEvidence:
+    """What decides how a text attribute column is typed (:func:`attribute_kind`), gathered from a column or from
+    pieces of it and joined with ``|`` in any order (the Spark engine gathers it per partition): whether a cell
+    holds a value, whether one is missing, and of the values whether every one is a boolean word, a finite number
+    (as Arrow reads it), a whole number; whether one is written with a point or an exponent, whether a whole
+    number is spelt as a code (``007``, ``+7``, ``-0``), the largest magnitude, and whether a cell of digits only
+    holds a magnitude of 2**53 or more."""
+
+    values: bool = False
+    missing: bool = False
+    words: bool = True
+    numbers: bool = True
+    integral: bool = True
+    float_marks: bool = False
+    codes: bool = False
+    largest: float = 0.0
+    long_digits: bool = False
+
+    def __or__(self, other: AttributeEvidence) -> AttributeEvidence:
+        return AttributeEvidence(
+            self.values or other.values, self.missing or other.missing, self.words and other.words,
+            self.numbers and other.numbers, self.integral and other.integral, self.float_marks or other.float_marks,
+            self.codes or other.codes, max(self.largest, other.largest), self.long_digits or other.long_digits,
+        )  # fmt: skip
+
+
+def attribute_evidence(text: pa.Array) -> AttributeEvidence:
+    """The evidence of a text column or a piece of it (decimal points already). A piece whose first value is
+    neither a boolean word nor a number is a text column's without scanning it."""
+    present = text.drop_null() if text.null_count else text
+    missing = text.null_count > 0
+    if not len(present):
+        return AttributeEvidence(missing=missing)
+    first = present[0].as_py()
+    if first in TRUE_WORDS or first in FALSE_WORDS:
+        words = pc.all(pc.is_in(present, value_set=pa.array(TRUE_WORDS + FALSE_WORDS, type=present.type))).as_py()
+        return AttributeEvidence(values=True, missing=missing, words=bool(words), numbers=False)
+    if not _number(first):
+        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
+    try:  # every cell a number? (the cast refuses anything else, cheaply)
+        floats = pc.cast(present, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
+    if not np.isfinite(floats).all():  # inf, or a NaN spelt some way pandas reads but depgraph does not
+        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
+    magnitude = np.abs(floats)
+    big = magnitude >= _EXACT
+    marks, codes = _spellings(present)
+    long_digits = bool(big.any()) and bool(pc.any(pc.match_substring_regex(present.filter(pa.array(big)),
+                                                                           r"^[+-]?\d+$")).as_py())  # fmt: skip
+    return AttributeEvidence(
+        values=True, missing=missing, words=False, numbers=True, integral=bool((floats == np.trunc(floats)).all()),
+        float_marks=marks, codes=codes, largest=float(magnitude.max()), long_digits=long_digits,
+    )  # fmt: skip
+
+
+def attribute_kind(evidence: AttributeEvidence) -> str:
+    """How a text attribute column with this evidence is typed: ``"bool"``, ``"int"`` (int64), ``"float"``
+    (float64) or ``"text"`` (kept as it is)."""
+    if not evidence.values:
+        return "text"
+    if evidence.words:
+        return "bool"
+    if not evidence.numbers:
+        return "text"
+    if evidence.integral and not evidence.float_marks:  # whole numbers written as integers
+        if evidence.codes or evidence.largest >= _EXACT:  # a code, or beyond what a float64 holds
+            return "text"
+        return "float" if evidence.missing else "int"
+    return "text" if evidence.long_digits else "float"  # an integer too large for a float64 (1e20 stays a float)
+
+
+def _spellings(text: pa.Array) -> tuple[bool, bool]:
+    """Of a column of numbers (no nulls): whether a cell has a point or an exponent (``72.0``, ``1e3``: floats, as
+    pandas reads them), and whether a cell is an integer spelt other than plainly (``007``, ``-0``, ``+7``: codes,
+    not numbers). Read from the Arrow buffers (a byte or two per cell), not cell by cell."""
     offsets, data = text_buffers(text)
     cells = data[offsets[0] : offsets[-1]]
-    if ((cells == ord(".")) | (cells == ord("e")) | (cells == ord("E"))).any():
-        return "float"
+    marks = bool(((cells == ord(".")) | (cells == ord("e")) | (cells == ord("E"))).any())
     starts, lengths = offsets[:-1], np.diff(offsets)
     first = data[starts]
     second = np.where(lengths > 1, data[np.minimum(starts + 1, offsets[-1] - 1)], 0)
     code = (first == ord("+")) | ((first == ord("0")) & (lengths > 1)) | ((first == ord("-")) & (second == ord("0")))
-    return "code" if code.any() else "plain"
+    return marks, bool(code.any())
 
 
 def _holds(text: pa.Array, mark: str) -> bool:

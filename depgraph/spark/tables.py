@@ -32,8 +32,9 @@ Ids are text, trimmed, a blank one missing; integer columns are read as their de
 single machine reads them (``1.0`` is ``"1"``; a float that is not a whole number below 2**53 is refused). Ids that
 are not plain ASCII are compared in their composed Unicode form (NFC) by Arrow, as the single-machine engine
 compares them: that one step runs in the executors' Python (it needs pyarrow there), and only on the distinct ids
-that are not ASCII. Sample attributes (other columns) are not carried: a spec written from DataFrame inputs has none
-(carry them from a graph file, :func:`~depgraph.spark.graph.read_graph`).
+that are not ASCII. A text file's cells that the single-machine reader reads as missing (``NA``, ``NULL``, ``nan``…)
+are missing. The other columns are the samples' attributes, typed as the single machine types them
+(:mod:`depgraph.spark.attributes`); rows of one sample agree on them.
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexa
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS, conflicting_values, dropped_record
 from depgraph.ingest.kinship import resolve_threshold
-from depgraph.ingest.metadata import look_alike_note
+from depgraph.ingest.metadata import look_alike_note, unmapped_roles
 from depgraph.ingest.spatial import checked_distances, span_overflow
+from depgraph.io.files import describe_source
+from depgraph.io.tables import MISSING_TOKENS
+from depgraph.spark.attributes import typed_attributes
 from depgraph.spark.frames import any_of, first_values, look_alike_groups, numbered, refuse_unicode_twins
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
@@ -123,6 +127,10 @@ def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFram
                                  mode="FAILFAST")  # fmt: skip
         if frame.columns and frame.columns[0].startswith(BOM):  # a byte-order mark, as the single-machine reader
             frame = frame.withColumnRenamed(frame.columns[0], frame.columns[0][len(BOM) :])
+        # the cells the single-machine reader reads as missing (NA, NULL, nan…), missing here too: an id "NA" is
+        # no subject, and a number column holding one is still numbers
+        frame = frame.select(*[F.when(~F.col(f"`{c}`").isin(*MISSING_TOKENS), F.col(f"`{c}`")).alias(c)
+                               for c in frame.columns])  # fmt: skip
         frame = checkpointed(frame)
         _refuse_undecoded(frame, path, what)
         return frame
@@ -192,8 +200,9 @@ def from_metadata(
 ) -> SparkGraph:
     """A SparkGraph from one row per sample (see the module docstring for the columns and the refusals); ``frame``
     a DataFrame or a path :func:`read_table` reads (with ``spark``, or the active session)."""
-    what = "metadata"
-    frame = read_table(frame, spark, what)
+    what = describe_source(frame, "metadata")  # a file named as the single-machine reader names it
+    from_text = not isinstance(frame, DataFrame) and Path(frame).suffix.lower() in DELIMITERS
+    frame = read_table(frame, spark, "metadata")
     for canonical, theirs in (columns or {}).items():
         if theirs not in frame.columns:
             raise DepgraphError("schema", f"{what} has no column {theirs!r} (mapped to {canonical})", column=theirs)
@@ -202,9 +211,12 @@ def from_metadata(
         raise DepgraphError("schema", f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)})")
     read = list(frame.columns)
     present = [c for c in ID_COLUMNS if c in frame.columns]
-    frame = frame.select(*present, *(["time_index"] if "time_index" in frame.columns else []))
+    attributes = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
+    frame = frame.select(*present, *(["time_index"] if "time_index" in frame.columns else []),
+                         *[F.col(f"`{c}`") for c in attributes])  # fmt: skip
     for column in present:
         frame = _ids(frame, column, what)
+    frame = typed_attributes(frame, attributes, from_text, what)
     if "time_index" in frame.columns:
         frame = frame.withColumn("time_index", F.col("time_index").cast("double"))
     frame = checkpointed(frame)
@@ -219,31 +231,37 @@ def from_metadata(
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
         orphan = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull())
         _refuse_missing(orphan.withColumn("timepoint_id", F.lit(None).cast("string")), "timepoint_id", what)
-    _refuse_conflicting_rows(frame, allow_multi_subject_samples, what)
-    graph = _assembled(frame, name, allow_multi_subject_samples, read)
+    _refuse_conflicting_rows(frame, allow_multi_subject_samples, what, attributes)
+    graph = _assembled(frame, name, allow_multi_subject_samples, read, attributes)
     look_alike = [look_alike_note(groups, count, column, what) for column, groups, count in notes if count]
-    return replace(graph, history=({**graph.history[0], "warnings": look_alike},)) if look_alike else graph
+    step = {**graph.history[0], **({"warnings": look_alike} if look_alike else {})}
+    step.update(unmapped_roles(attributes, read, what))  # warned as on one machine
+    return replace(graph, history=(step,))
 
 
-def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: str) -> None:
-    """Rows repeating a sample id agree on every single-valued column (``ambiguity`` naming the first sample)."""
+def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: str, attributes: list[str]) -> None:
+    """Rows repeating a sample id agree on every single-valued column and every attribute (``ambiguity`` naming
+    the first sample)."""
     single = [r.column for r in RELATIONS if r.single_target and r.column in frame.columns]
     if allow_multi_subject and "subject_id" in single:
         single.remove("subject_id")
     if "time_index" in frame.columns:
         single.append("time_index")
+    single += attributes
     if not single:
         return
-    counts = frame.groupBy("sample_id").agg(*[F.countDistinct(c).alias(c) for c in single])
+    counts = frame.groupBy("sample_id").agg(*[F.countDistinct(f"`{c}`").alias(c) for c in single])
     for column in single:
-        bad = first_values(counts.where(F.col(column) > 1), "sample_id", 5)
+        bad = first_values(counts.where(F.col(f"`{column}`") > 1), "sample_id", 5)
         if bad:
-            shown = first_values(frame.where(F.col("sample_id") == bad[0]).where(F.col(column).isNotNull()), column, 5)
+            shown = first_values(frame.where(F.col("sample_id") == bad[0]).where(F.col(f"`{column}`").isNotNull()),
+                                 column, 5)  # fmt: skip
             raise conflicting_values(what, column, bad, describe_ids([str(v) for v in shown]))
 
 
-def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list[str]) -> SparkGraph:
-    """The node and edge tables of a checked metadata frame."""
+def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list[str], attributes: list[str]
+               ) -> SparkGraph:  # fmt: skip
+    """The node and edge tables of a checked metadata frame (the samples' with their attributes)."""
     sources = {r.target: r for r in RELATIONS if r.column in frame.columns and r.source == NodeType.SAMPLE}
     nodes, counts = {}, {t: 0 for t in NODE_TYPES}
     for node_type in NODE_TYPES:
@@ -259,6 +277,8 @@ def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list
             if clash:
                 raise DepgraphError("ambiguity", f"metadata: timepoint {describe_ids(clash)} has several time_index")
             keys = times.select("key", "time_index")
+        if node_type == NodeType.SAMPLE and attributes:
+            keys = _with_attributes(frame, attributes)
         table = checkpointed(numbered(keys, ["key"]).select("row", *keys.columns))
         nodes[node_type], counts[node_type] = table, table.count()
     samples = nodes[NodeType.SAMPLE].select(F.col("row").alias("source"), F.col("key").alias("sample_id"))
@@ -274,6 +294,16 @@ def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list
     overrides = {"allow_multi_subject_samples": True} if allow_multi else {}
     return SparkGraph(nodes, counts, {k: v for k, v in edges.items() if v.limit(1).count()}, name=name,
                       overrides=overrides, history=history)  # fmt: skip
+
+
+def _with_attributes(frame: DataFrame, attributes: list[str]) -> DataFrame:
+    """Each sample's ``key`` and attribute values (rows of a sample agree: checked before), a column holding no
+    value at all left out as the single machine leaves it out (it declares nothing)."""
+    held = frame.agg(*[F.count(F.col(f"`{c}`")).alias(c) for c in attributes]).first()
+    kept = [c for c in attributes if held is not None and held[c]]
+    return frame.groupBy(F.col("sample_id").alias("key")).agg(
+        *[F.first(F.col(f"`{c}`"), ignorenulls=True).alias(c) for c in kept]
+    )
 
 
 def _precedence(timepoints: DataFrame) -> DataFrame:
