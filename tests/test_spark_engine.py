@@ -525,7 +525,8 @@ def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
 def test_attributes_of_dataframe_and_text_inputs_are_the_single_machines(tmp_path, spark):
     """The columns naming no role are the samples' attributes on Spark as on one machine: a DataFrame's types kept
     (text, integers, floats with a gap, booleans, dates as ISO text), a CSV file's text typed as pandas would type
-    it (integers, integers with a missing cell as floats, codes such as 007 kept as text, NA missing, booleans), a
+    it (integers, integers with a missing cell as floats, codes such as 007 kept as text, NA missing — a subject
+    id NA too —, booleans), a
     sample's repeated rows agreeing; the spec carrying them all has the single machine's digest. A column that
     looks like a role is warned about alike; rows disagreeing on an attribute and an infinite value are refused."""
     import datetime
@@ -550,7 +551,7 @@ def test_attributes_of_dataframe_and_text_inputs_are_the_single_machines(tmp_pat
         code=["007", "12", "3", "4", "5", "6", "7", "8", "9", "10", "007"],
         score=["1", "NA", "3", "4", "5", "6", "7", "8", "9", "10", "1"],
         flag=["true", "FALSE", "True", "false", "true", "false", "true", "false", "true", "false", "true"],
-        Site=["A"] * (n + 1),
+        Site=["A"] * (n + 1), subject_id=[f"P{i // 2}" for i in range(n - 1)] + ["NA", "P0"],  # NA: no subject
     )  # fmt: skip
     text.to_csv(tmp_path / "metadata.csv", index=False)
     with pytest.warns(DepgraphWarning, match="'Site' looks like site_id") as told:
