@@ -9,7 +9,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from depgraph import DepgraphError, add_duplicates, add_kinship, add_spatial, derive, from_metadata
@@ -412,3 +412,31 @@ def test_an_attribute_column_is_typed_as_pandas_reads_it(values, decimal):
     got = typed_attribute(pd.Series([c or None for c in cells], dtype="str"), decimal)
     assert got.dtype == expected.dtype
     assert got.equals(expected.set_axis(got.index))
+
+
+CELLS = st.one_of(
+    st.none(), st.sampled_from(["007", "+7", "-0", "12", "1.5", "2.0", "1e3", "9007199254740993", "1e20", "nan", "inf",
+                                "true", "FALSE", "x", ""]),
+    st.integers(-999, 999).map(str), st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
+)  # fmt: skip
+
+
+@given(cells=st.lists(CELLS, min_size=1, max_size=8), cut=st.integers(0, 8))
+@settings(max_examples=200, deadline=None)
+@example(cells=["007", "1.5"], cut=1)  # a code beside a fraction: a float column, though the piece alone is text
+@example(cells=["12", None], cut=1)  # integers with a missing cell: floats
+def test_evidence_of_pieces_joins_to_the_whole_columns(cells, cut):
+    """What the Spark engine does with a text file's attribute columns: the evidence of pieces of a column (its
+    partitions), joined in either order, types it as the whole column is typed (typed_attribute, which the test
+    above holds to pandas)."""
+    import pyarrow as pa
+
+    from depgraph.io.textnumbers import attribute_evidence, attribute_kind, typed_attribute
+
+    text = pa.array([c or None for c in cells], type=pa.large_string())
+    whole = typed_attribute(pd.Series([c or None for c in cells], dtype="str")).dropna()
+    kind = {"int64": "int", "float64": "float", "bool": "bool"}.get(str(whole.dtype), "text")
+    if len(whole) and all(isinstance(v, bool) for v in whole):
+        kind = "bool"  # booleans with a missing cell are objects
+    first, second = attribute_evidence(text[:cut]), attribute_evidence(text[cut:])
+    assert attribute_kind(first | second) == attribute_kind(second | first) == kind, (cells, cut)

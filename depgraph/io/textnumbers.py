@@ -104,12 +104,14 @@ def typed_attribute(values: pd.Series, decimal: str = ".") -> pd.Series:
         if _holds(text, "."):  # decimal commas beside points (or a text column): not one way of writing numbers
             return values
         text = pc.replace_substring(text, ",", ".")  # a cell that is not a number stays one: the casts refuse it
-    kind = attribute_kind(attribute_evidence(text))
+    evidence, floats = _evidence(text)
+    kind = attribute_kind(evidence)
     if kind == "bool":
         return _booleans(text, values)
     if kind == "text":
         return values
-    floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+    if text.null_count:  # the numbers read with the missing cells as NaN, in place
+        floats = pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
     if kind == "int":
         return pd.Series(floats.astype(np.int64), index=values.index, dtype=np.int64)
     return pd.Series(floats, index=values.index, dtype=np.float64)
@@ -145,31 +147,38 @@ class AttributeEvidence:
 def attribute_evidence(text: pa.Array) -> AttributeEvidence:
     """The evidence of a text column or a piece of it (decimal points already). A piece whose first value is
     neither a boolean word nor a number is a text column's without scanning it."""
+    return _evidence(text)[0]
+
+
+def _evidence(text: pa.Array) -> tuple[AttributeEvidence, np.ndarray | None]:
+    """The evidence, and the values read as numbers (of the cells holding one) when every one is a number."""
     present = text.drop_null() if text.null_count else text
     missing = text.null_count > 0
     if not len(present):
-        return AttributeEvidence(missing=missing)
+        return AttributeEvidence(missing=missing), None
+    not_numbers = AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
     first = present[0].as_py()
     if first in TRUE_WORDS or first in FALSE_WORDS:
         words = pc.all(pc.is_in(present, value_set=pa.array(TRUE_WORDS + FALSE_WORDS, type=present.type))).as_py()
-        return AttributeEvidence(values=True, missing=missing, words=bool(words), numbers=False)
+        return AttributeEvidence(values=True, missing=missing, words=bool(words), numbers=False), None
     if not _number(first):
-        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
+        return not_numbers, None
     try:  # every cell a number? (the cast refuses anything else, cheaply)
         floats = pc.cast(present, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
-    if not np.isfinite(floats).all():  # inf, or a NaN spelt some way pandas reads but depgraph does not
-        return AttributeEvidence(values=True, missing=missing, words=False, numbers=False)
+        return not_numbers, None
     magnitude = np.abs(floats)
-    big = magnitude >= _EXACT
-    marks, codes = _spellings(present)
-    long_digits = bool(big.any()) and bool(pc.any(pc.match_substring_regex(present.filter(pa.array(big)),
-                                                                           r"^[+-]?\d+$")).as_py())  # fmt: skip
-    return AttributeEvidence(
-        values=True, missing=missing, words=False, numbers=True, integral=bool((floats == np.trunc(floats)).all()),
-        float_marks=marks, codes=codes, largest=float(magnitude.max()), long_digits=long_digits,
-    )  # fmt: skip
+    largest = float(magnitude.max())
+    if not np.isfinite(largest):  # inf, or a NaN spelt some way pandas reads but depgraph does not
+        return not_numbers, None
+    integral = bool((floats == np.trunc(floats)).all())
+    # how whole numbers are spelt matters only when every value is one (joined pieces: only when every piece's is)
+    marks, codes = _spellings(present) if integral else (False, False)
+    long_digits = largest >= _EXACT and bool(pc.any(pc.match_substring_regex(
+        present.filter(pa.array(magnitude >= _EXACT)), r"^[+-]?\d+$")).as_py())  # fmt: skip
+    evidence = AttributeEvidence(values=True, missing=missing, words=False, numbers=True, integral=integral,
+                                 float_marks=marks, codes=codes, largest=largest, long_digits=long_digits)  # fmt: skip
+    return evidence, floats
 
 
 def attribute_kind(evidence: AttributeEvidence) -> str:
@@ -215,9 +224,7 @@ def _number(cell: str) -> bool:
 
 
 def _booleans(text: pa.Array, values: pd.Series) -> pd.Series:
-    known = pc.is_in(text, value_set=pa.array(TRUE_WORDS + FALSE_WORDS, type=text.type))
-    if not pc.all(pc.or_kleene(known, pc.is_null(text))).as_py():
-        return values
+    """A column of boolean words (its evidence says so) as booleans; with a missing cell, as objects."""
     truth = pc.is_in(text, value_set=pa.array(TRUE_WORDS, type=text.type)).to_numpy(zero_copy_only=False)
     if text.null_count:
         missing = pc.is_null(text).to_numpy(zero_copy_only=False)
