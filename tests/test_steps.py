@@ -146,3 +146,42 @@ def test_a_parameter_that_does_not_apply_is_refused_by_its_name(folder, capsys, 
     err = capsys.readouterr().err
     assert err.startswith(f"depgraph: invalid_argument: {option} does not apply") and err.count("\n") == 1
     assert not (folder / "out.json").exists() and not (folder / "g2.json").exists()
+
+
+def test_what_the_functions_refuse_from_python_and_in_what_order(folder, capsys, monkeypatch):
+    """From Python: an unknown fold parameter, an export target that is not one, a key given for a graph, each
+    refused by code (never a KeyError or a silent table). On the command line the refusals come in the order they
+    came before the commands called one function: a .npy's options before the outputs, a prior spec read before
+    the engine's output form is checked."""
+    import numpy as np
+
+    build_file(folder / "meta.csv", folder / "graph.json", plan=Outputs(), form="json")
+    derive_file(folder / "graph.json", folder / "spec.json", "subject", plan=Outputs(), form="json")
+    refusals = [
+        (lambda: fold_file(folder / "spec.json", folder / "f.json", "holdout", {"bogus": 1}, plan=Outputs(),
+                           form="json"), "'bogus' does not apply to scheme 'holdout'"),
+        (lambda: export_file(folder / "spec.json", folder / "x.csv", "bogus", plan=Outputs()), "not 'bogus'"),
+        (lambda: export_file(folder / "graph.json", folder / "g2.json", "json", plan=Outputs(), excel_safe=True),
+         "excel_safe does not apply to json"),
+        (lambda: validate_file(folder / "graph.json", verify_key=b"k" * 32), "verify_key does not apply"),
+    ]  # fmt: skip
+    for call, words in refusals:
+        with pytest.raises(DepgraphError) as refused:
+            call()
+        assert refused.value.code == "invalid_argument" and words in refused.value.message, refused.value
+    assert not (folder / "x.csv").exists() and not (folder / "g2.json").exists()
+    np.save(folder / "m.npy", np.eye(8))
+    (folder / "weird.json").write_text('{"format": "something"}')
+    monkeypatch.setenv("DG_KEY", "0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff")  # an example
+    commands = [
+        (["audit", "graph.json", "m.npy", "--id-column", "x", "--excel-safe", "-o", "out.parquet"],
+         "invalid_argument: --id-column/--ids-column does not apply to a .npy matrix"),
+        (["folds", "spec.json", "--scheme", "balanced-holdout", "--prior", "weird.json", "--engine", "spark", "-o",
+          "o.json"], "schema: spec file"),
+        (["validate", "graph.json", "--verify-key-env", "DG_KEY"], "invalid_argument: --verify-key-env does not apply"),
+    ]  # fmt: skip
+    for args, start in commands:
+        capsys.readouterr()
+        assert main([str(folder / a) if (folder / a).exists() else a for a in args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"depgraph: {start}") and err.count("\n") == 1, (args, err)

@@ -17,6 +17,7 @@ from depgraph.cli.commandline import (
     out,
     outputs_plan,
     refuse_excel_safe,
+    refuse_given,
     stage,
     typed,
 )
@@ -65,6 +66,10 @@ def audit_command(
     library."""
     if write_back and output is None:
         raise DepgraphError("invalid_argument", "--write-back needs -o GRAPH.json for the updated graph")
+    if features.suffix.lower() == ".npy":  # before the outputs are checked, as the library refuses them
+        refuse_given(
+            ctx, "to a .npy matrix (its rows are the graph's samples in sample order)", "id_column", "encoding"
+        )
     # the pairs table as CSV, or TSV / Parquet when the file is named so
     written = "--write-back (a study graph)" if write_back else f"-o {str(output)!r}" if output else None
     refuse_excel_safe(excel_safe, None if write_back or output is None else _pairs_format(output), written)

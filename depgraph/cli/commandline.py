@@ -380,13 +380,18 @@ def option_name(ctx: typer.Context, parameter: str) -> str:
     return "/".join(found.opts)  # with a deprecated spelling, which the user may have typed
 
 
+#: The library's key parameters and the options that give them: a key is given as the environment variable holding it.
+KEY_OPTIONS = {"verify_key": "verify_key_env", "sign_key": "sign_key_env"}
+
+
 def as_option(ctx: typer.Context, exc: DepgraphError) -> DepgraphError:
     """A library's refusal of one of its parameters (``details["parameter"]``, the message beginning with its name),
     said of the command's option as the user may have typed it (``-k/--n-splits``)."""
     parameter = exc.details.get("parameter")
-    if not any(p.name == parameter for p in ctx.command.params) or not exc.message.startswith(f"{parameter} "):
+    given = KEY_OPTIONS.get(parameter, parameter)
+    if not any(p.name == given for p in ctx.command.params) or not exc.message.startswith(f"{parameter} "):
         return exc
-    option = option_name(ctx, parameter)
+    option = option_name(ctx, given)
     return DepgraphError(exc.code, option + exc.message[len(parameter) :], **{**exc.details, "option": option})
 
 

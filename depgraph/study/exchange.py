@@ -34,10 +34,8 @@ def import_file(
     was written."""
     imported = read_splitgraph(file)
     output_form(output, "split-spec" if isinstance(imported, SplitSpec) else "study-graph", form)  # named for it
-    if sign_key is not None and not isinstance(imported, SplitSpec):
-        raise DepgraphError(
-            "invalid_argument", f"--sign-key-env signs split specs; {str(file)!r} is a splitGraph dependency_graph"
-        )
+    if not isinstance(imported, SplitSpec):
+        refuse_moot(f"to {str(file)!r}, a splitGraph dependency_graph (it signs split specs)", sign_key=sign_key)
     with plan:
         if isinstance(imported, SplitSpec):
             imported = imported.signed(sign_key) if sign_key is not None else imported
@@ -55,6 +53,12 @@ def export_file(
     :data:`TARGETS`): ``json`` or ``parquet``, the same document in that form (every element kept, a spec its
     digest); ``splitgraph``, splitGraph's file (a graph for ``splitgraph_version``, default 0.4.0); a spec's samples
     table (``csv``, ``samples-table``) or long fold table (``fold-table``) as a ``table_format`` table."""
+    if target not in TARGETS:
+        raise DepgraphError("invalid_argument", f"target is one of {', '.join(TARGETS)}, not {target!r}")
+    if target != "splitgraph":
+        refuse_moot(f"to {target} (it applies to graphs exported to splitgraph)", splitgraph_version=splitgraph_version)
+    if target in ("json", "parquet", "splitgraph"):
+        refuse_moot(f"to {target} (it is for CSV and TSV tables)", excel_safe=excel_safe or None)
     found = peek_document(document)
     kind = {SPEC_FORMAT: "split-spec", GRAPH_FORMAT: "study-graph"}.get(found.format)
     if kind is None:

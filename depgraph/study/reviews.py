@@ -66,8 +66,7 @@ def validate_file(
             f"{str(document)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
             + (" (a splitGraph file: use 'depgraph import splitgraph')" if splitgraph else ""),
         )
-    if verify_key is not None:
-        raise DepgraphError("invalid_argument", "--verify-key-env checks split specs; this is a study graph")
+    refuse_moot("to a study graph (it verifies a split spec's signature)", verify_key=verify_key)
     with progress("validating"):
         return Validated(validate(peeked_graph(document, found), n_splits=n_splits), None, None)
 

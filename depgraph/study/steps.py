@@ -78,9 +78,9 @@ def fold_file(
     with ``parameters`` (:func:`~depgraph.folds.schemes.assign_folds`'; a parameter taking a spec, ``prior``, may be
     given its path: it is read on this machine with every check), and the spec carrying them, signed with
     ``sign_key``, written to ``output`` in ``form``, declared in ``plan`` (checked before any work)."""
+    parameters = {name: _read_if_spec(name, value) for name, value in parameters.items()}  # refused first
     _columnar_on(engine, form)
     spec_file, output = Path(spec_file), Path(output)
-    parameters = {name: _read_if_spec(name, value) for name, value in parameters.items()}
     with running(engine, settings) as run:
         on = _where(engine)
         with run.step(f"read {spec_file.name}"), progress(f"reading {spec_file.name}{on}"):
@@ -94,7 +94,8 @@ def fold_file(
 
 def _read_if_spec(name: str, value: Any) -> Any:
     """A fold parameter's value, read when it names the file of a spec the parameter takes."""
-    if PARAMETERS_BY_NAME[name].reads == "spec" and isinstance(value, (str, os.PathLike)):
+    known = PARAMETERS_BY_NAME.get(name)  # an unknown one is refused by assign_folds, naming the scheme's
+    if known is not None and known.reads == "spec" and isinstance(value, (str, os.PathLike)):
         return read_spec(value)
     return value
 
