@@ -164,6 +164,7 @@ def test_what_the_functions_refuse_from_python_and_in_what_order(folder, capsys,
         (lambda: export_file(folder / "graph.json", folder / "g2.json", "json", plan=Outputs(), excel_safe=True),
          "excel_safe does not apply to json"),
         (lambda: validate_file(folder / "graph.json", verify_key=b"k" * 32), "verify_key does not apply"),
+        (lambda: evaluate_file(folder / "spec.json", folder / "p.csv", plan=Outputs(), boot=5), "boot: not an option"),
     ]  # fmt: skip
     for call, words in refusals:
         with pytest.raises(DepgraphError) as refused:

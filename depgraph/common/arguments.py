@@ -17,13 +17,14 @@ depgraph.errors.DepgraphError: [invalid_argument] allow_unlinked must be True or
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 import numpy as np
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, describe_ids
 
 
 def _got(value: Any) -> str:
@@ -129,3 +130,20 @@ def refuse_moot(where: str, **stated: Any) -> None:
     for parameter, value in stated.items():
         if value is not None:
             raise DepgraphError("invalid_argument", f"{parameter} does not apply {where}", parameter=parameter)
+
+
+def refuse_options(function: Callable[..., Any], options: Mapping[str, Any]) -> None:
+    """``invalid_argument`` naming an option ``function`` does not take as a keyword-only parameter (Python would
+    raise a TypeError), for a function that passes its ``**options`` on.
+
+    >>> refuse_options(lambda table, *, unknown="error": None, {"unkown": "ignore"})
+    Traceback (most recent call last):
+    ...
+    depgraph.errors.DepgraphError: [invalid_argument] unkown: not an option here (options: unknown)
+    """
+    taken = [n for n, p in inspect.signature(function).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        raise DepgraphError(
+            "invalid_argument", f"{describe_ids(unknown)}: not an option here (options: {describe_ids(taken, 20)})"
+        )

@@ -15,11 +15,9 @@ the builder does not take is an ``invalid_argument`` error naming it.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.common.arguments import refuse_options
 from depgraph.graph.assembly import with_edges
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.pairs import duplicate_pairs, explicit_pairs, kinship_pairs
@@ -34,7 +32,7 @@ def add_kinship(graph: StudyGraph, source: Any, threshold: float | str, **option
     with ``ids=``) and options. ``threshold`` may be a KING degree name:
     ``"duplicate"``, ``"first"``, ``"second"``, ``"third"``.
     """
-    _refuse_options(kinship_pairs, options)
+    refuse_options(kinship_pairs, options)
     piece, record = kinship_pairs(graph, source, threshold, **options)
     return with_edges(graph, [piece], record)
 
@@ -44,7 +42,7 @@ def add_spatial(graph: StudyGraph, coords: Any, radius: float, **options: Any) -
 
     See :func:`depgraph.ingest.spatial.spatial_pairs`.
     """
-    _refuse_options(spatial_pairs, options)
+    refuse_options(spatial_pairs, options)
     piece, record = spatial_pairs(graph, coords, radius, **options)
     return with_edges(graph, [piece], record)
 
@@ -54,7 +52,7 @@ def add_duplicates(graph: StudyGraph, pairs: Any, **options: Any) -> StudyGraph:
 
     See :func:`depgraph.ingest.pairs.duplicate_pairs`.
     """
-    _refuse_options(duplicate_pairs, options)
+    refuse_options(duplicate_pairs, options)
     piece, record = duplicate_pairs(graph, pairs, **options)
     return with_edges(graph, [piece], record)
 
@@ -64,16 +62,6 @@ def add_relations(graph: StudyGraph, pairs: Any, relation: str, **options: Any) 
 
     See :func:`depgraph.ingest.pairs.explicit_pairs`.
     """
-    _refuse_options(explicit_pairs, options)
+    refuse_options(explicit_pairs, options)
     piece, record = explicit_pairs(graph, pairs, relation, **options)
     return with_edges(graph, [piece], record)
-
-
-def _refuse_options(builder: Callable[..., Any], options: Mapping[str, Any]) -> None:
-    """``invalid_argument`` naming an option the builder does not take (Python would raise a TypeError)."""
-    taken = [n for n, p in inspect.signature(builder).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    unknown = sorted(set(options) - set(taken))
-    if unknown:
-        raise DepgraphError(
-            "invalid_argument", f"{describe_ids(unknown)}: not an option here (options: {describe_ids(taken, 20)})"
-        )

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from depgraph.common.arguments import refuse_moot
+from depgraph.common.arguments import refuse_moot, refuse_options
 from depgraph.common.display import Progress, quietly
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
@@ -194,6 +194,7 @@ def evaluate_file(
     from depgraph.audit.report import write_report
     from depgraph.spec.files import read_spec
 
+    refuse_options(evaluate, options)
     spec = read_spec(spec_file)
     with progress(f"evaluating {Path(predictions).name}"):
         report = evaluate(spec, predictions, **options)
