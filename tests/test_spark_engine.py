@@ -278,7 +278,14 @@ def test_derivation_refusals_get_the_single_machine_codes(tmp_path, spark):
 # --------------------------------------------------------------------------- the command line
 def test_derive_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
     """derive --engine spark with a samples file, pseudonymised ids, a carried attribute and a signature, in one
-    Spark start: the single machine's spec, signed alike; validate verifies it with its key and refuses another."""
+    Spark start: the single machine's spec, signed alike; validate verifies it with its key and refuses another.
+    The command runs with a PATH whose first ``python3`` cannot run at all: run as ``venv/bin/python -m depgraph``
+    without activating the venv, Spark would start its Python workers with it; a session depgraph starts gives
+    them the driver's (this one, with pyarrow), which the pseudonyms' hashing in the workers needs."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 'not the driver python' >&2\nexit 3\n")
+    (fake / "python3").chmod(0o755)
     graph = add_kinship(
         from_metadata(
             pd.DataFrame(
@@ -293,11 +300,13 @@ def test_derive_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
     (tmp_path / "wanted.txt").write_text("\n".join(subset) + "\n")
     key = "an example key, never use it for real"
     keyed = {**os.environ, "DG_SIGNING": key, "DG_OTHER": key.upper(), "DEPGRAPH_PSEUDONYM_KEY": PSEUDONYM_KEY}
+    no_driver = {k: v for k, v in keyed.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    no_driver["PATH"] = f"{fake}{os.pathsep}{keyed.get('PATH', '')}"
     run = subprocess.run(
         [sys.executable, "-m", "depgraph", "derive", str(tmp_path / "g.dggraph"), "--mode", "relatedness",
          "--engine", "spark", "--master", "local[1]", "--samples", str(tmp_path / "wanted.txt"),
          "--pseudonymize-ids", "--attributes", "sex", "--sign-key-env", "DG_SIGNING", "-o", str(tmp_path / "s.dgspec")],
-        capture_output=True, text=True, timeout=600, env=keyed,
+        capture_output=True, text=True, timeout=600, env=no_driver,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stderr == ""  # the JVM's log lines and warnings are not the command's to print
@@ -712,23 +721,3 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
     assert from_r["sex"] == spec.samples["sex"].tolist()
     ids = spec.sample_ids
     assert from_r["assessment"] == [ids[split.test].tolist() for split in spec.folds.splits]
-
-
-def test_the_workers_run_the_drivers_python_when_the_path_offers_another(tmp_path):
-    """Run as ``venv/bin/python -m pytest`` without activating the venv, Spark would start its Python workers with
-    the first ``python3`` on the PATH; a session depgraph starts gives them the driver's (this one, with pyarrow).
-    Here the PATH's first ``python3`` cannot run at all, and a suite's case running an Arrow UDF on the workers
-    (the Unicode-twin check) must still pass."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "python3").write_text("#!/bin/sh\necho 'not the driver python' >&2\nexit 3\n")
-    (fake / "python3").chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
-    env["PATH"] = f"{fake}{os.pathsep}{env.get('PATH', '')}"
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-         f"{__file__}::test_ids_written_twice_in_unicode_are_refused_not_split"],
-        env=env, capture_output=True, text=True, timeout=600, cwd=os.path.dirname(os.path.dirname(__file__)),
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "1 passed" in run.stdout
