@@ -107,6 +107,13 @@ def with_decimal_points(
 RECORDED_IDS = 50
 
 
+def checked_unknown(unknown: Any) -> None:
+    """``unknown=`` of a pair or coordinate table: ``"error"`` (refuse ids the graph lacks) or ``"ignore"`` (drop
+    them, and record it); anything else is ``invalid_argument``. Every reader of such a table, on every engine."""
+    if unknown not in ("error", "ignore"):
+        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+
+
 def dropped_record(n_dropped: int, strangers: np.ndarray) -> dict[str, Any]:
     return {
         "unknown_dropped": n_dropped,

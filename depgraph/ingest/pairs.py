@@ -30,6 +30,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.graph.pieces import EdgePiece, Keys
 from depgraph.ingest.checks import (
     Unknown,
+    checked_unknown,
     dropped_record,
     numeric_column,
     require_ids,
@@ -90,8 +91,7 @@ def _unknown_ids(
 ) -> np.ndarray:
     """Which of ``ids`` name nodes of ``node_type``; unknown ids raise, or with
     ``unknown="ignore"`` are only flagged (their rows are dropped by the caller)."""
-    if unknown not in ("error", "ignore"):
-        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    checked_unknown(unknown)
     if graph.count(node_type) == 0:
         raise DepgraphError(
             "reference",

@@ -20,6 +20,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.graph.pieces import EdgePiece
 from depgraph.ingest.checks import (
     Unknown,
+    checked_unknown,
     dropped_record,
     numeric_column,
     require_ids,
@@ -64,19 +65,26 @@ def spatial_pairs(
         "spatial:radius",
         distance,
     )
-    record = {
+    return piece, spatial_record(r, p, len(axes), len(points), len(i), unknown, dropped)
+
+
+def spatial_record(
+    radius: float, p: float, dimensions: int, points: int, pairs_kept: int, unknown: str, dropped: dict[str, Any]
+) -> dict[str, Any]:
+    """The graph history's record of an ``add_spatial`` step (``dropped``: :func:`dropped_record`'s), as every
+    engine writes it."""
+    return {
         "step": "add_spatial",
-        "radius": r,
+        "radius": radius,
         "inclusive": True,
         "metric": "euclidean" if p == 2 else f"minkowski(p={p})",
-        "dimensions": len(axes),
-        "points": len(points),
-        "pairs_kept": len(i),
+        "dimensions": dimensions,
+        "points": points,
+        "pairs_kept": pairs_kept,
         "unknown": unknown,
         **dropped,
         "dropped_what": "samples",
     }
-    return piece, record
 
 
 def checked_distances(radius: Any, p: Any) -> float:
@@ -141,8 +149,7 @@ def _known_samples(
             "(pass unknown='ignore' to drop them)",
             ids=strangers,
         )
-    if unknown not in ("error", "ignore"):
-        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    checked_unknown(unknown)
     known = positions >= 0
     dropped = dropped_record(len(strangers), np.asarray(strangers, dtype=object))
     return ids[known].reset_index(drop=True), points[known], dropped

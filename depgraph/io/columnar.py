@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from depgraph.errors import DepgraphError
+from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.io.files import read_json
 from depgraph.io.outputs import COLUMNAR_MANIFEST, STDOUT, TABLES, Outputs, atomic_tree, check_suffix, hidden
 from depgraph.io.schemas import json_kind
@@ -481,3 +482,18 @@ def peek_document(path: str | os.PathLike[str]) -> Peeked:
             "schema", f"{what}: the document is {json_kind(doc)}; a study graph or a split spec is a JSON object"
         )
     return Peeked(doc.get("format"), doc, columnar)
+
+
+def document_kind(path: str | os.PathLike[str], found: Peeked) -> str:
+    """What the document :func:`peek_document` ``found`` at ``path`` is, for a command taking either kind:
+    ``"split-spec"`` or ``"study-graph"``; another format is ``schema`` (a splitGraph file: said, with the command
+    that reads it)."""
+    kind = {SPEC_FORMAT: "split-spec", GRAPH_FORMAT: "study-graph"}.get(found.format)
+    if kind is None:
+        splitgraph = isinstance(found.document, dict) and "splitGraph_object" in found.document
+        raise DepgraphError(
+            "schema",
+            f"{str(path)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
+            + (" (a splitGraph file: use 'depgraph import splitgraph')" if splitgraph else ""),
+        )
+    return kind

@@ -86,10 +86,15 @@ def _text_kinds(frame: DataFrame, columns: list[str]) -> dict[str, str]:
 
 
 def _refuse_infinite(frame: DataFrame, columns: list[str], what: str) -> None:
-    """``invalid_value`` for an infinite float attribute, naming the column and the first samples."""
-    for name in columns:
-        shown = first_values(frame.where(F.abs(F.col(f"`{name}`")) == float("inf")), "sample_id", 5)
-        if shown:
+    """``invalid_value`` for an infinite float attribute, naming the column and the first samples (one pass over the
+    rows when there is none)."""
+    if not columns:
+        return
+    infinite = {name: F.abs(F.col(f"`{name}`")) == float("inf") for name in columns}
+    found = frame.agg(*[F.max(test.cast("int")).alias(name) for name, test in infinite.items()]).first()
+    for name, test in infinite.items():
+        if found is not None and found[name]:
+            shown = first_values(frame.where(test), "sample_id", 5)
             raise DepgraphError(
                 "invalid_value",
                 f"{what}: attribute {name!r} is infinite for sample(s) {', '.join(map(str, shown))}; an attribute "

@@ -31,16 +31,13 @@ LARGEST_CELL_NUMBER = 2.0**50
 PAIR_SCHEMA = "source long, target long, weight double"
 
 
-def near_pairs(points: DataFrame, axes: Sequence[str], radius: float, p: float) -> DataFrame:
+def near_pairs(
+    points: DataFrame, axes: Sequence[str], radius: float, p: float, low: Sequence[float], span: float
+) -> DataFrame:
     """``source``, ``target`` (the points' ``row``, lower first) and ``weight`` (their distance) of every two rows
     of ``points`` (``row`` and one float column per axis, none missing) at most ``radius`` apart in the Minkowski
-    ``p`` norm."""
-    bounds = points.agg(*[F.min(a).alias(f"lo{k}") for k, a in enumerate(axes)],
-                        *[F.max(a).alias(f"hi{k}") for k, a in enumerate(axes)]).first()  # fmt: skip
-    if bounds is None or bounds[0] is None:
-        return points.sparkSession.createDataFrame([], PAIR_SCHEMA)
-    low = [float(bounds[f"lo{k}"]) for k in range(len(axes))]
-    span = max(float(bounds[f"hi{k}"]) - low[k] for k in range(len(axes)))
+    ``p`` norm; ``low`` is each axis' smallest coordinate and ``span`` the largest extent of an axis (of these
+    points or of a table holding them)."""
     size = max(2.0 * radius, span / LARGEST_CELL_NUMBER)
     cells = [
         (F.floor((F.col(a) - F.lit(low[k])) / F.lit(size)) if size > 0 else F.lit(0)).cast("long").alias(f"_c{k}")

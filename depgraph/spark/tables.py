@@ -51,10 +51,10 @@ from pyspark.sql import functions as F
 
 from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexact_float_id
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.ingest.checks import RECORDED_IDS, conflicting_values, dropped_record
+from depgraph.ingest.checks import RECORDED_IDS, checked_unknown, conflicting_values, dropped_record
 from depgraph.ingest.kinship import resolve_threshold
 from depgraph.ingest.metadata import look_alike_note, unmapped_roles
-from depgraph.ingest.spatial import checked_distances, span_overflow
+from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_record
 from depgraph.io.files import describe_source
 from depgraph.io.tables import MISSING_TOKENS
 from depgraph.spark.attributes import typed_attributes
@@ -319,8 +319,7 @@ def _precedence(timepoints: DataFrame) -> DataFrame:
 def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns: Sequence[str], what: str,
            unknown: str) -> tuple[DataFrame, dict[str, Any]]:  # fmt: skip
     """``source``, ``target`` rows of a pair table's known pairs (lower row first), and the record of the drop."""
-    if unknown not in ("error", "ignore"):
-        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    checked_unknown(unknown)
     a, b = id_columns
     missing = [c for c in id_columns if c not in pairs.columns]
     if missing:
@@ -439,8 +438,7 @@ def add_spatial(
     coordinate that is not a number, missing or infinite, spans the distance sums cannot hold. The pairs are
     found in Spark (:func:`depgraph.spark.spatial.near_pairs`)."""
     r = checked_distances(radius, p)
-    if unknown not in ("error", "ignore"):
-        raise DepgraphError("invalid_argument", f"unknown= must be 'error' or 'ignore', not {unknown!r}")
+    checked_unknown(unknown)
     what = "coordinates"
     frame = read_table(coords, graph.spark, what)
     axes = [c for c in ("x", "y", "z") if c in frame.columns]
@@ -455,7 +453,7 @@ def add_spatial(
     twice = first_values(frame.groupBy("sample_id").count().where(F.col("count") > 1), "sample_id", 5)
     if twice:
         raise DepgraphError("duplicate_id", f"{what} list sample(s) {describe_ids(twice)} more than once", ids=twice)
-    _refuse_bad_coordinates(frame, axes, p, what)
+    low, span = _refuse_bad_coordinates(frame, axes, p, what)
     keys = graph.nodes[NodeType.SAMPLE].select("row", F.col("key").alias("sample_id"))
     located = checkpointed(frame.join(keys, "sample_id", "left"))
     strangers = first_values(located.where(F.col("row").isNull()), "sample_id", RECORDED_IDS)
@@ -465,11 +463,9 @@ def add_spatial(
                             f"{describe_ids(strangers, total=count)} (pass unknown='ignore' to drop them)",
                             ids=strangers)  # fmt: skip
     known = located.where(F.col("row").isNotNull())
-    pairs = checkpointed(near_pairs(known, axes, r, p))
-    record = {"step": "add_spatial", "radius": r, "inclusive": True,
-              "metric": "euclidean" if p == 2 else f"minkowski(p={p})", "dimensions": len(axes),
-              "points": known.count(), "pairs_kept": pairs.count(), "unknown": unknown,
-              **dropped_record(count, np.asarray(strangers, dtype=object)), "dropped_what": "samples"}  # fmt: skip
+    pairs = checkpointed(near_pairs(known, axes, r, p, low, span))
+    record = spatial_record(r, p, len(axes), known.count(), pairs.count(), unknown,
+                            dropped_record(count, np.asarray(strangers, dtype=object)))  # fmt: skip
     return _with_relation(graph, RelationName.SAMPLE_ADJACENT_TO, pairs, record)
 
 
@@ -494,23 +490,25 @@ def _coordinates(frame: DataFrame, axes: Sequence[str], what: str) -> DataFrame:
     return frame
 
 
-def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, what: str) -> None:
+def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, what: str) -> tuple[list[float], float]:
     """A coordinate that is not a number, infinite or missing (``invalid_value`` naming the first samples), or
     spans that overflow the distance sums (:func:`~depgraph.ingest.spatial.span_overflow`); one pass over the rows
-    when every coordinate is good."""
-    tests = [(F.col(f"_bad_{axis}") if f"_bad_{axis}" in frame.columns else F.lit(False), f"{axis} is not a number")
-             for axis in axes]  # fmt: skip
-    tests += [(F.col(a).isin(float("inf"), float("-inf")), f"{a} is infinite") for a in axes]
-    tests += [(any_of(F.col(a).isNull() | F.isnan(a) for a in axes), "missing coordinates")]
-    found = frame.agg(*[F.max(test.cast("int")).alias(f"t{k}") for k, (test, _) in enumerate(tests)],
-                      *[(F.max(a) - F.min(a)).alias(a) for a in axes]).first()  # fmt: skip
-    for k, (test, says) in enumerate(tests):
+    when every coordinate is good. Returns each axis' smallest coordinate and the largest span, which place the
+    points in cells (:func:`~depgraph.spark.spatial.near_pairs`)."""
+    tests = [(F.col(f"_bad_{a}") if f"_bad_{a}" in frame.columns else F.lit(False), f"{a} is not a number", a)
+             for a in axes]  # fmt: skip
+    tests += [(F.col(a).isin(float("inf"), float("-inf")), f"{a} is infinite", a) for a in axes]
+    tests += [(any_of(F.col(a).isNull() | F.isnan(a) for a in axes), "missing coordinates", None)]
+    found = frame.agg(*[F.max(test.cast("int")).alias(f"t{k}") for k, (test, _, _) in enumerate(tests)],
+                      *[F.min(a).alias(f"lo_{a}") for a in axes], *[F.max(a).alias(f"hi_{a}") for a in axes]
+                      ).first()  # fmt: skip
+    for k, (test, says, column) in enumerate(tests):
         if found[f"t{k}"]:
             shown = first_values(frame.where(test), "sample_id", 5)
-            column = {"column": says.split(" ")[0]} if says != "missing coordinates" else {}
             raise DepgraphError("invalid_value", f"{what}: {says} for sample(s) {describe_ids(shown)}", ids=shown,
-                                **column)  # fmt: skip
-    spans = {a: float(found[a]) for a in axes}
+                                **({} if column is None else {"column": column}))  # fmt: skip
+    low = [float(found[f"lo_{a}"]) for a in axes]
+    spans = {a: float(found[f"hi_{a}"]) - lo for a, lo in zip(axes, low, strict=True)}
     axis = max(axes, key=lambda a: spans[a])
     overflow = span_overflow(spans[axis], p, len(axes))
     if overflow is not None:
@@ -518,3 +516,4 @@ def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, wha
         raise DepgraphError("invalid_value", f"{what}: {axis} spans {extent}: distances that far apart overflow the "
                             f"Minkowski p={p:g} sums of the KD-tree (they need {needed}); rescale the coordinates",
                             column=axis)  # fmt: skip
+    return low, spans[axis]

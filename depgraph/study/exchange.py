@@ -12,10 +12,9 @@ from depgraph.adapters.frames import fold_table, samples_table, write_table
 from depgraph.adapters.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
 from depgraph.common.arguments import refuse_moot
 from depgraph.errors import DepgraphError
-from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.graph.files import peeked_graph, write_graph
 from depgraph.graph.model import StudyGraph
-from depgraph.io.columnar import output_form, peek_document
+from depgraph.io.columnar import document_kind, output_form, peek_document
 from depgraph.io.outputs import Outputs
 from depgraph.spec.files import peeked_spec, write_spec
 from depgraph.spec.model import SplitSpec
@@ -60,11 +59,7 @@ def export_file(
     if target in ("json", "parquet", "splitgraph"):
         refuse_moot(f"to {target} (it is for CSV and TSV tables)", excel_safe=excel_safe or None)
     found = peek_document(document)
-    kind = {SPEC_FORMAT: "split-spec", GRAPH_FORMAT: "study-graph"}.get(found.format)
-    if kind is None:
-        raise DepgraphError(
-            "schema", f"{str(document)!r}: 'format' is {found.format!r}; expected {SPEC_FORMAT!r} or {GRAPH_FORMAT!r}"
-        )
+    kind = document_kind(document, found)
     if target in ("json", "parquet"):
         output_form(output, kind, target)  # a spec named .dggraph, a graph named .dgspec: refused before it is read
         with plan:

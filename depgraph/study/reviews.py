@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from depgraph.common.arguments import refuse_moot, refuse_options
 from depgraph.common.display import Progress, quietly
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.formats import GRAPH_FORMAT, SPEC_FORMAT
 from depgraph.graph.files import peeked_graph, read_graph, write_graph
-from depgraph.io.columnar import peek_document
+from depgraph.io.columnar import document_kind, peek_document
 from depgraph.io.outputs import Outputs, check_suffix
 
 if TYPE_CHECKING:
@@ -54,18 +53,11 @@ def validate_file(
     from depgraph.validation.rules import validate
 
     found = peek_document(document)  # a JSON file is parsed once; a columnar one's manifest says what it is
-    if found.format == SPEC_FORMAT:
+    if document_kind(document, found) == "split-spec":
         refuse_moot("to a split spec (it flags the modes of a graph)", n_splits=n_splits)
         from depgraph.spec.files import peeked_spec  # only for a spec: a graph's validation never loads it
 
         return Validated(None, peeked_spec(document, found, verify_key=verify_key), found.document.get("digest"))
-    if found.format != GRAPH_FORMAT:
-        splitgraph = "splitGraph_object" in found.document
-        raise DepgraphError(
-            "schema",
-            f"{str(document)!r}: 'format' is {found.format!r}; expected {GRAPH_FORMAT!r} or {SPEC_FORMAT!r}"
-            + (" (a splitGraph file: use 'depgraph import splitgraph')" if splitgraph else ""),
-        )
     refuse_moot("to a study graph (it verifies a split spec's signature)", verify_key=verify_key)
     with progress("validating"):
         return Validated(validate(peeked_graph(document, found), n_splits=n_splits), None, None)
