@@ -38,6 +38,7 @@ ENGINES: dict[str, dict[str, str]] = {
         "session": "depgraph.spark.session",
         "read_graph": "depgraph.spark.graph",
         "read_spec": "depgraph.spark.spec",
+        "exposure": "depgraph.spark.exposure",
     },
 }
 #: The engines a user names: ``engine = "spark"`` in a study file, ``--engine spark`` on the command line.

@@ -18,7 +18,17 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from depgraph import DepgraphError, SplitSpec, assign_folds, derive, from_metadata, read_graph, read_spec, write_spec
+from depgraph import (
+    DepgraphError,
+    SplitSpec,
+    assign_folds,
+    derive,
+    exposure,
+    from_metadata,
+    read_graph,
+    read_spec,
+    write_spec,
+)
 from depgraph.engines import ENGINE_NAMES, ENGINES, engine_of, graph_on, running, stage
 from depgraph.folds.schemes import FoldScheme, GroupedKFold
 from depgraph.spec.privacy import derived_spec, pseudonymize
@@ -28,6 +38,7 @@ from depgraph.spec.privacy import derived_spec, pseudonymize
 STAGES = {
     "derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize,
     "spec": derived_spec, "graph": graph_on, "session": running, "read_graph": read_graph, "read_spec": read_spec,
+    "exposure": exposure,
 }  # fmt: skip
 
 
@@ -72,7 +83,9 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     assign_folds(value, "group-kfold", n_splits=3, seed=1)
     write_spec(value, tmp_path / "s.dgspec")
     pseudonymize(value, "a key the stand-in engine never checks")
-    assert [call[0] for call in value.calls] == ["derive", "assign_folds", "write_spec", "pseudonymize"]
+    exposure(value, value, examples=2)
+    assert [call[0] for call in value.calls] == ["derive", "assign_folds", "write_spec", "pseudonymize", "exposure"]
+    assert value.calls[-1][2]["examples"] == 2
     request = value.calls[0][1][0]
     assert (request.mode, request.allow_unlinked) == ("subject", True)  # checked and canonical before dispatch
     scheme = value.calls[1][1][0]

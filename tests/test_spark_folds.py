@@ -544,3 +544,61 @@ def test_keyed_hash_folds_on_spark_report_the_outcome_association(tmp_path, spar
         assert digest == got.digest == expected.digest
         first_fold = set(spec.samples["sample_id"].to_numpy()[expected.folds.splits[0].test])  # the next outcome
         metadata = metadata.assign(outcome_id=["case" if s in first_fold else "control" for s in metadata.sample_id])
+
+
+def _same_exposure(ours, theirs):
+    """Two exposure reports hold the same table, value for value, and the same block balance (χ² summed in the
+    order each engine holds the blocks: equal to the last bits or nearly)."""
+    assert ours.table.astype(object).equals(theirs.table.astype(object)), (ours.table, theirs.table)
+    pd.testing.assert_frame_equal(ours.blocks, theirs.blocks, check_exact=False, rtol=1e-12)
+    assert ours.verdict() == theirs.verdict()
+
+
+def test_exposure_on_spark_equals_the_single_machine(tmp_path, spark):
+    """depgraph.exposure of a Spark graph and spec counts what one machine counts — kept whole, spread over
+    groups, crossing per split, the examples, the block balance — for entities, pairs of samples and pairs of
+    subjects: without folds (a partition derived on Spark), with time-ordered folds that exclude samples, and with
+    repeated k-fold of a sample subset (spec files read by Spark, their folds carried); a spec naming samples the
+    graph lacks and a split made elsewhere are refused."""
+    from depgraph import add_duplicates, add_kinship, exposure
+    from depgraph.spark.spec import read_spec as read_spark_spec
+
+    metadata = TIME_WITH_GAPS[0].assign(batch_id=[f"B{i % 4}" for i in range(24)],
+                                        site_id=[f"X{i * 7 % 3}" for i in range(24)])  # fmt: skip
+    kinship = pd.DataFrame({"id1": ["P1", "P2", "P4"], "id2": ["P5", "P3", "P7"], "kinship": [0.25, 0.2, 0.1]})
+    graph = add_kinship(from_metadata(metadata), kinship, "first")
+    graph = add_duplicates(graph, pd.DataFrame({"id1": ["S0", "S9", "S13"], "id2": ["S22", "S10", "S16"]}))
+    spark_graph = spark_graph_of(graph, tmp_path, spark)
+    _same_exposure(exposure(spark_graph, derive(spark_graph, "batch")), exposure(graph, derive(graph, "batch")))
+
+    def on_spark(spec: SplitSpec, name: str):
+        write_spec(spec, tmp_path / name)
+        return read_spark_spec(tmp_path / name, spark)
+
+    timed = assign_folds(SplitSpec.from_partition(derive(graph, "subject"), graph), TIME_WITH_GAPS[1],
+                         **TIME_WITH_GAPS[2])  # fmt: skip
+    read = on_spark(timed, "timed.dgspec")
+    write_spec(read, tmp_path / "again.dgspec")
+    assert read_spec(tmp_path / "again.dgspec").digest == timed.digest  # its folds carried, written back alike
+    single = exposure(graph, timed)
+    _same_exposure(exposure(spark_graph, read), single)
+    assert any(s.n_excluded for s in timed.folds.splits) and len(single.blocks) == 4
+    crossing = single.table.set_index("relation")["crossing"]
+    assert crossing["subject_related_to"] and crossing["sample_duplicate_of"] and crossing["sample_processed_in_batch"]
+
+    subset = SplitSpec.from_partition(derive(graph, "batch", samples=[f"S{i}" for i in range(24) if i % 5]), graph)
+    repeated = assign_folds(subset, "group-kfold", n_splits=3, n_repeats=2, seed=4)
+    single = exposure(graph, repeated, examples=1)
+    _same_exposure(exposure(spark_graph, on_spark(repeated, "subset.dgspec"), examples=1), single)
+    assert single.table.set_index("relation").loc["sample_belongs_to_subject", "crossing"]
+
+    stranger = from_metadata(metadata.assign(sample_id=[f"S{i + 20}" for i in range(24)]))
+    strange = SplitSpec.from_partition(derive(stranger, "batch"), stranger)
+    with pytest.raises(DepgraphError) as single_refusal:
+        exposure(graph, strange)
+    with pytest.raises(DepgraphError) as refused:
+        exposure(spark_graph, on_spark(strange, "stranger.dgspec"))
+    assert (refused.value.code, refused.value.message) == (single_refusal.value.code, single_refusal.value.message)
+    with pytest.raises(DepgraphError, match="on one machine") as refused:
+        exposure(spark_graph, read, pd.DataFrame({"sample_id": ["S1"], "fold": [1]}))
+    assert refused.value.code == "invalid_argument"

@@ -36,6 +36,7 @@ from depgraph.common.arrays import distinct
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
 from depgraph.derivation.partition import Partition
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.files import describe_source, read_table
@@ -203,7 +204,7 @@ def assignment_roles(
 # --------------------------------------------------------------------------- exposure of a spec
 #: Relations that do not link samples, left out: those no mode follows (an ordering, a label, a feature set's
 #: provenance), except feature sets themselves, which samples processed together share.
-_SKIP = frozenset(r.name for r in RELATIONS if r.mode is None) - {RelationName.SAMPLE_USES_FEATURESET}
+SKIPPED_RELATIONS = frozenset(r.name for r in RELATIONS if r.mode is None) - {RelationName.SAMPLE_USES_FEATURESET}
 #: Relations that put samples in blocks (batch, study, timepoint, site…: the direct modes other than the
 #: dependency modes), in table order: expected to cross when the grouping does not follow them, and balanced
 #: across folds.
@@ -419,6 +420,10 @@ def exposure(
     duplicates). Crossing means a sample on the train side and one on the test
     side of the same split; excluded samples are on neither.
 
+    A :class:`~depgraph.spark.graph.SparkGraph` with a
+    :class:`~depgraph.spark.spec.SparkSpec` (or a ``SparkPartition``) is
+    counted on Spark (:mod:`depgraph.spark.exposure`), giving the same report.
+
     >>> import pandas as pd
     >>> from depgraph import add_kinship, derive, from_metadata
     >>> g = from_metadata(pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "subject_id": ["P1", "P1", "P2", "P3"]}))
@@ -427,9 +432,15 @@ def exposure(
     >>> exposure(g, spec).table[["relation", "kept_whole", "spread_over_groups"]].values.tolist()
     [['sample_belongs_to_subject', 1, 0], ['subject_related_to', 0, 1]]
     """
+    examples = whole_number(examples, "examples", minimum=0)
+    engine = engine_of(graph) or engine_of(spec)
+    if engine is not None:  # a Spark graph or spec: counted on its engine
+        return stage(engine, "exposure").exposure_request(
+            graph, spec, assignment, id_column=id_column, split_column=split_column, examples=examples,
+            encoding=encoding,
+        )  # fmt: skip
     instance(graph, StudyGraph, "exposure: the graph")
     instance(spec, (SplitSpec, Partition), "exposure: the spec")
-    examples = whole_number(examples, "examples", minimum=0)
     if isinstance(spec, Partition):
         spec = SplitSpec.from_partition(spec, graph)
     start, stop = graph.type_range(NodeType.SAMPLE)
@@ -450,7 +461,7 @@ def exposure(
     keys = graph.key_values
     rows = []
     for relation in graph.relation_counts():
-        if relation in _SKIP:
+        if relation in SKIPPED_RELATIONS:
             continue
         rel = RELATION[relation]
         src, dst, _ = graph.relation_edges(relation)
@@ -460,11 +471,21 @@ def exposure(
             rows.append(_pair_row(relation, src - start, dst - start, group, roles, keys, start, examples))
         else:  # subject pairs: through each subject's samples
             rows.append(_subject_pair_row(graph, relation, src, dst, group, roles, keys, start, examples))
-    table = ExposureTable(rows, columns=["relation", "unit", "linked", "kept_whole", "spread_over_groups",
-                                         "crossing", "crossing_by_split", "examples"])  # fmt: skip
-    table.insert(1, "followed", table["relation"].isin(spec.constraint.relations))
     first_repeat = spec_roles if assignment is not None else _spec_roles(spec, first_repeat_only=True)
-    return ExposureReport(table, _block_balance(graph, first_repeat, positions - start))
+    return exposure_report(rows, spec.constraint.relations, _block_balance(graph, first_repeat, positions - start))
+
+
+#: The columns of a row of the exposure table, as each engine counts it (``followed`` is added from the spec).
+ROW_COLUMNS = ("relation", "unit", "linked", "kept_whole", "spread_over_groups", "crossing", "crossing_by_split",
+               "examples")  # fmt: skip
+
+
+def exposure_report(rows: list[dict], followed: list[str], blocks: pd.DataFrame) -> ExposureReport:
+    """The report of ``rows`` (one per relation, :data:`ROW_COLUMNS`), the relations the spec's grouping
+    ``followed``, and the block balance: what every engine's counts become."""
+    table = ExposureTable(rows, columns=list(ROW_COLUMNS))
+    table.insert(1, "followed", table["relation"].isin(followed))
+    return ExposureReport(table, blocks)
 
 
 def _spec_roles(spec: SplitSpec, first_repeat_only: bool = False) -> np.ndarray:
@@ -611,26 +632,37 @@ def _pairs_text(keys: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> s
 def _block_balance(graph: StudyGraph, roles: np.ndarray, rows: np.ndarray) -> pd.DataFrame:
     """χ² and Cramér's V of test fold (or, for one holdout split, test side
     against train side) against each block relation."""
-    from scipy.stats import chi2_contingency
-
-    columns = ["relation", "blocks", "splits", "chi2", "dof", "p_value", "cramers_v"]
     if not len(roles):
-        return pd.DataFrame(columns=columns)
+        return block_balance([])
     fold = np.full(roles.shape[1], -1, dtype=np.int64)
     for i, role in enumerate(roles):
         fold[role == 1] = i
     if len(roles) == 1:  # a holdout: test side against train side
         fold[roles[0] == 0] = 1
-    out = []
+    counts = {}
     for relation in BLOCK_RELATIONS:
-        if not graph.has_relation(relation):
-            continue
-        block = graph.sample_targets(relation)[rows]
-        used = (block >= 0) & (fold >= 0)
-        table = pd.crosstab(fold[used], block[used]).to_numpy()
+        if graph.has_relation(relation):
+            block = graph.sample_targets(relation)[rows]
+            used = (block >= 0) & (fold >= 0)
+            counts[relation] = pd.crosstab(fold[used], block[used]).to_numpy()
+    return block_balance(list(counts.items()))
+
+
+#: The columns of the block balance table.
+BLOCK_COLUMNS = ("relation", "blocks", "splits", "chi2", "dof", "p_value", "cramers_v")
+
+
+def block_balance(counts: list[tuple[str, np.ndarray]]) -> pd.DataFrame:
+    """The block balance table of each block relation's fold × block counts (folds as rows, in fold order; blocks
+    as columns), as every engine counts them: χ² (no continuity correction) and Cramér's
+    V where there are at least two folds and two blocks."""
+    from scipy.stats import chi2_contingency
+
+    out = []
+    for relation, table in counts:
         if table.shape[0] < 2 or table.shape[1] < 2:
             continue
         chi2, p, dof, _ = chi2_contingency(table, correction=False)
         v = float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
         out.append([relation, table.shape[1], table.shape[0], float(chi2), int(dof), float(p), v])
-    return pd.DataFrame(out, columns=columns)
+    return pd.DataFrame(out, columns=list(BLOCK_COLUMNS))

@@ -215,8 +215,8 @@ def spec_request(
 def read_spec(path: str | os.PathLike[str], spark: SparkSession, verify_key: str | bytes | None = None) -> SparkSpec:
     """A columnar spec file (``.dgspec``) as a :class:`SparkSpec`: checked on the driver by the single-machine
     reader (every element, the digest, the signature with ``verify_key``, what the content says of itself: a spec
-    holds a few columns per sample, about 1 GB at 10^7 samples), its sample columns then read by Spark from the
-    file's Parquet parts. Its folds, if any, are not carried: a spec read here is one to plan folds for."""
+    holds a few columns per sample, about 1 GB at 10^7 samples), its sample columns and its folds' rows then read
+    by Spark from the file's Parquet parts."""
     if not Path(str(path)).is_dir():
         raise DepgraphError(
             "invalid_argument", f"the Spark engine reads the columnar form (a .dgspec), not {str(path)!r}"
@@ -224,7 +224,11 @@ def read_spec(path: str | os.PathLike[str], spark: SparkSession, verify_key: str
     checked = read_checked_spec(path, verify_key)
     envelope = {k: v for k, v in checked.envelope().items() if k not in ("digest", "signature")}
     frame = in_file_order(spark.read.parquet(str(Path(path) / SAMPLES)))
-    return SparkSpec(envelope, frame.select("row", *checked.samples.columns), checked.n_samples)
+    folds = None
+    if checked.folds is not None:  # the rows as written (split, role, position, sample_id), checked above
+        rows = spark.read.parquet(str(Path(path) / FOLDS)).select(*FOLD_COLUMNS)
+        folds = SparkFolds(checked.folds.outline(), rows, [])
+    return SparkSpec(envelope, frame.select("row", *checked.samples.columns), checked.n_samples, folds)
 
 
 def read_spec_request(
