@@ -35,6 +35,7 @@ FLOW = {
     "FoldPlan": "depgraph.spec.model",
     "read_spec": "depgraph.spec.files",
     "write_spec": "depgraph.spec.files",
+    "pseudonymize": "depgraph.spec.privacy",
     "assign_folds": "depgraph.folds.schemes",
     "FoldScheme": "depgraph.folds.schemes",
     "GroupedKFold": "depgraph.folds.schemes",
