@@ -104,7 +104,8 @@ def test_assign_folds_and_write_spec_dispatch_on_a_spark_spec(tmp_path, spark):
 def test_pseudonymised_specs_on_spark_equal_the_single_machine(tmp_path, spark):
     """Ids hashed in Spark, warnings' ids hashed and messages withheld, the summary counted again, attributes
     judged by the same rule: the spec and its digest are the single machine's; an identifying attribute is refused
-    with the same words (folds over pseudonyms: the parity test; the command line: the subsets test)."""
+    with the same words; folds planned before follow their samples into pseudonym order (folds planned over
+    pseudonyms: the parity test; the command line: the subsets test)."""
     from depgraph.spark.spec import SparkSpec, write_spec_request
     from depgraph.spec.privacy import pseudonymize
 
@@ -116,12 +117,14 @@ def test_pseudonymised_specs_on_spark_equal_the_single_machine(tmp_path, spark):
     partition = derive(spark_graph_of(graph, tmp_path, spark), "subject", allow_unlinked=True)
     single = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["sex"])
     assert any(w.ids for w in single.warnings)  # unlinked samples named: their ids are hashed too
-    expected = pseudonymize(single, key)
-    hashed = pseudonymize(SparkSpec.of(partition, ["sex"]), key)
+    # folds already planned follow their samples into pseudonym order, as on one machine
+    expected = pseudonymize(assign_folds(single, "group-kfold", n_splits=3, seed=1), key)
+    hashed = pseudonymize(assign_folds(SparkSpec.of(partition, ["sex"]), "group-kfold", n_splits=3, seed=1), key)
     assert isinstance(hashed, SparkSpec)
     write_spec_request(hashed, tmp_path / "p.dgspec")
     got = read_spec(tmp_path / "p.dgspec")
     assert got.digest == expected.digest and got.pseudonymization == expected.pseudonymization
+    assert [s.test.tolist() for s in got.folds.splits] == [s.test.tolist() for s in expected.folds.splits]
     identifying = SplitSpec.from_partition(derive(graph, "subject", allow_unlinked=True), graph, attributes=["mrn"])
     with pytest.raises(DepgraphError) as on_one:
         pseudonymize(identifying, key)
@@ -569,7 +572,9 @@ def test_exposure_on_spark_equals_the_single_machine(tmp_path, spark):
     graph = add_kinship(from_metadata(metadata), kinship, "first")
     graph = add_duplicates(graph, pd.DataFrame({"id1": ["S0", "S9", "S13"], "id2": ["S22", "S10", "S16"]}))
     spark_graph = spark_graph_of(graph, tmp_path, spark)
-    _same_exposure(exposure(spark_graph, derive(spark_graph, "batch")), exposure(graph, derive(graph, "batch")))
+    every = 2**63  # every example: more than a Spark row number can count
+    _same_exposure(exposure(spark_graph, derive(spark_graph, "batch"), examples=every),
+                   exposure(graph, derive(graph, "batch"), examples=every))  # fmt: skip
 
     def on_spark(spec: SplitSpec, name: str):
         write_spec(spec, tmp_path / name)

@@ -111,7 +111,8 @@ class _Counting:
     (entities, pairs) in one query, the relation a column."""
 
     def __init__(self, graph: SparkGraph, members: DataFrame, roles: DataFrame | None, n_splits: int, examples: int):
-        self.graph, self.members, self.roles, self.n_splits, self.examples = graph, members, roles, n_splits, examples
+        self.graph, self.members, self.roles, self.n_splits = graph, members, roles, n_splits
+        self.examples = min(examples, 2**31 - 1)  # a row number's bound in Spark; more than any relation shows
 
     def entities(self, relations: list[str]) -> dict[str, dict[str, Any]]:
         """An entity (subject, batch…) links its samples when it has two or more; it is spread over groups when
@@ -194,7 +195,9 @@ class _Counting:
         rows = {r: _row(r, unit, *counts.get(r, (0, 0))) for r in relations}
         item = ["item"] if unit == "entities" else ["a", "b"]
         if crossing is not None:
-            # per relation and split, and per relation over every split (the rollup's subtotal, split null)
+            # per relation and split, and per relation over every split (the rollup's subtotal, split null);
+            # distinct pairs are edges: a graph on Spark holds each edge once, as one machine's does (its readers
+            # and builders check it)
             counted = crossing.rollup("relation", "split").agg(F.countDistinct(*item).alias("n")).collect()
             by_split = {(r, s): n for r, s, n in counted if r is not None}
             for r, row in rows.items():

@@ -7,7 +7,8 @@ Each sample and group id is hashed in Spark's Python workers by the single-machi
 again in the order of their pseudonyms, as a spec lists them. Whether a carried attribute would re-identify the
 samples is counted in Spark (values held once, values copying the sample's id or its group's key) and judged by the
 single-machine rule (:func:`~depgraph.spec.privacy.identifying_reason`); the warnings' few ids are hashed on the
-driver; the summary is counted again over the hashed groups.
+driver; the summary is counted again over the hashed groups. Folds already assigned follow their samples to their
+new rows, as on one machine.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pyspark.sql import functions as F
 
 from depgraph.errors import DepgraphError
 from depgraph.spark.derive import shape_of_samples
+from depgraph.spark.folds import SparkFolds
 from depgraph.spark.frames import numbered
 from depgraph.spark.spec import SparkSpec
 from depgraph.spec.columns import SAMPLE_COLUMNS, portable_parameters
@@ -41,15 +43,14 @@ def pseudonymize_request(spec: SparkSpec, key: str | bytes) -> SparkSpec:
     """``spec`` with its sample and group ids replaced by keyed hashes; see the module."""
     if spec.envelope.get("pseudonymization") is not None:
         raise already_pseudonymised()
-    if spec.folds is not None:  # a spec's folds are planned over the ids it carries
-        raise DepgraphError("invalid_argument", "pseudonymise the spec before assigning its folds")
     secret = check_key(key)
     found = _identifying(spec.samples, [c for c in spec.columns if c not in SAMPLE_COLUMNS])
     if found:
         raise identifying_refusal(found)
     columns = spec.columns
-    kinds = ", ".join(f"`{c}` {kind}" for c, kind in spec.samples.select(*columns).dtypes)
-    hashed = numbered(spec.samples.select(*columns).mapInArrow(_hashing(secret), kinds), ["sample_id"])
+    carried = spec.samples.select(*columns, F.col("row").alias("_old"))  # each sample's row before: its folds'
+    kinds = ", ".join(f"`{c}` {kind}" for c, kind in carried.dtypes)
+    hashed = numbered(carried.mapInArrow(_hashing(secret), kinds), ["sample_id"])
     if hashed.select("sample_id").distinct().count() != spec.n_samples:  # pragma: no cover - a 128-bit collision
         raise DepgraphError("ambiguity", "two sample ids share a pseudonym; use more hex digits")
     envelope = dict(spec.envelope)
@@ -62,7 +63,22 @@ def pseudonymize_request(spec: SparkSpec, key: str | bytes) -> SparkSpec:
     constraint = envelope["constraint"]
     envelope["constraint"] = {**constraint, "parameters": portable_parameters(constraint.get("parameters") or {})}
     envelope["pseudonymization"] = pseudonymization_of(secret).model_dump(mode="json")
-    return replace(spec, envelope=envelope, samples=hashed.select("row", *columns), folds=None)
+    return replace(spec, envelope=envelope, samples=hashed.select("row", *columns), folds=_moved(spec, hashed))
+
+
+def _moved(spec: SparkSpec, hashed: DataFrame) -> SparkFolds | None:
+    """The spec's folds following their samples to their rows in pseudonym order (``hashed``: ``_old``, a
+    sample's row before, ``row`` and ``sample_id`` after), as :meth:`~depgraph.spec.model.SplitSpec.replace`
+    keeps them on one machine; the plan itself names no id."""
+    if spec.folds is None:
+        return None
+    kind = "int" if spec.n_samples < 2**31 else "long"  # the position type every writer gives the spec's size
+    moved = hashed.select(F.col("_old").alias("position"), F.col("row").cast(kind).alias("_new"),
+                          F.col("sample_id").alias("_id"))  # fmt: skip
+    rows = spec.folds.rows.join(moved, "position").select(
+        "split", "role", F.col("_new").alias("position"), F.col("_id").alias("sample_id")
+    )
+    return replace(spec.folds, rows=rows)
 
 
 def _hashing(secret: bytes) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
