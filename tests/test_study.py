@@ -483,7 +483,8 @@ def test_init_recognises_the_usual_spellings_and_writes_every_choice(tmp_path, c
     )
     assert '# not mapped (kept as sample attributes): "age"' in text
     assert declared["grouping"] == {"mode": "subject"}
-    assert declared["folds"] == {"scheme": "stratified-group-kfold", "n_splits": 5, "seed": 0, "stratify": "stratum"}
+    # five folds, unless fewer groups are possible: three subjects here
+    assert declared["folds"] == {"scheme": "stratified-group-kfold", "n_splits": 3, "seed": 0, "stratify": "stratum"}
     for table, model in TABLES.items():  # every option of every table is there, written or commented
         for key in model.model_fields:
             if (key != "columns" and table != "folds") or key in (

@@ -53,7 +53,7 @@ from depgraph.study.sections import (
     Spatial,
     study_key,
 )
-from depgraph.vocab import CANONICAL_COLUMNS, DIRECT_MODES, RelationName, direct_relation, role_of_column
+from depgraph.vocab import CANONICAL_COLUMNS, DIRECT_MODES, MODE, RelationName, direct_relation, role_of_column
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,7 +109,7 @@ def starter_text(table: pd.DataFrame, path: str, pairs: PairFiles | None = None,
     pairs = pairs or PairFiles()
     mapping, left = role_mapping([str(c) for c in table.columns])
     grouping = starter_grouping(mapping, pairs)
-    folds = starter_folds(mapping)
+    folds = starter_folds(mapping, table, grouping)
     parts = [
         _header(path),
         f'version = {STUDY_FILE_VERSION}\n# name = "..."  # the study\'s name, shown in reports (default: file name)\n'
@@ -165,11 +165,33 @@ def starter_grouping(mapping: dict[str, str], pairs: PairFiles) -> dict[str, Any
     return {"mode": direct[0] if direct else "subject"}
 
 
-def starter_folds(mapping: dict[str, str]) -> dict[str, Any]:
-    """Five folds of whole groups, stratified by the outcome when the table has one."""
+def starter_folds(mapping: dict[str, str], table: pd.DataFrame, grouping: dict[str, Any]) -> dict[str, Any]:
+    """Five folds of whole groups, stratified by the outcome when the table has one; fewer when the ``table`` holds
+    fewer possible groups (:func:`most_groups`), so a starter runs as written (at least two)."""
+    n_splits = max(2, min(5, most_groups(mapping, table, grouping)))
     if "outcome_id" in mapping:
-        return {"scheme": "stratified-group-kfold", "n_splits": 5, "seed": 0, "stratify": "stratum"}
-    return {"scheme": "group-kfold", "n_splits": 5, "seed": 0}
+        return {"scheme": "stratified-group-kfold", "n_splits": n_splits, "seed": 0, "stratify": "stratum"}
+    return {"scheme": "group-kfold", "n_splits": n_splits, "seed": 0}
+
+
+def most_groups(mapping: dict[str, str], table: pd.DataFrame, grouping: dict[str, Any]) -> int:
+    """The most groups ``grouping`` can make of ``table``'s rows: the distinct values of the column it groups by
+    (the subject's, under relatedness or a composite over subjects; a block's), each row without one a group of
+    its own; one per row when it groups by no column of the table (duplicates, neighbours).
+
+    >>> most_groups({"subject_id": "who"}, pd.DataFrame({"who": ["p", "p", "q", None]}), {"mode": "relatedness"})
+    3
+    """
+    modes = grouping.get("via") or [grouping["mode"]]
+    if {"subject", "relatedness"} & set(modes):
+        role = "subject_id"
+    else:
+        role = direct_relation(modes[0]).column if MODE[modes[0]].kind == "direct" else None
+    column = mapping.get(role) if role else None
+    if column is None or column not in table.columns:
+        return len(table)
+    values = table[column]
+    return int(values.nunique(dropna=True) + values.isna().sum())
 
 
 def _folds_table(folds: dict[str, Any]) -> str:
