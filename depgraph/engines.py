@@ -39,8 +39,13 @@ ENGINES: dict[str, dict[str, str]] = {
         "read_graph": "depgraph.spark.graph",
         "read_spec": "depgraph.spark.spec",
         "exposure": "depgraph.spark.exposure",
+        **dict.fromkeys(
+            ["from_metadata", "add_kinship", "add_duplicates", "add_relations", "add_spatial"], "depgraph.spark.tables"
+        ),
     },
 }
+#: The engine of a table a library holds, by the library's top-level package: a Spark DataFrame's is Spark.
+TABLE_ENGINES: dict[str, str] = {"pyspark": "spark"}
 #: The engines a user names: ``engine = "spark"`` in a study file, ``--engine spark`` on the command line.
 ENGINE_NAMES: tuple[str, ...] = ("single", *ENGINES)
 
@@ -49,6 +54,15 @@ def engine_of(value: Any) -> str | None:
     """The engine a value belongs to (None: the single machine's)."""
     name = getattr(type(value), "__depgraph_engine__", None)
     return name if isinstance(name, str) else None
+
+
+def engine_of_table(table: Any) -> str | None:
+    """The engine a table belongs to (None: the single machine's, which reads every other table and file).
+
+    >>> engine_of_table("metadata.csv") is None
+    True
+    """
+    return TABLE_ENGINES.get(type(table).__module__.partition(".")[0])
 
 
 def stage(engine: str, name: str) -> ModuleType:

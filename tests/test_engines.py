@@ -21,6 +21,10 @@ import pytest
 from depgraph import (
     DepgraphError,
     SplitSpec,
+    add_duplicates,
+    add_kinship,
+    add_relations,
+    add_spatial,
     assign_folds,
     derive,
     exposure,
@@ -29,7 +33,7 @@ from depgraph import (
     read_spec,
     write_spec,
 )
-from depgraph.engines import ENGINE_NAMES, ENGINES, engine_of, graph_on, running, stage
+from depgraph.engines import ENGINE_NAMES, ENGINES, TABLE_ENGINES, engine_of, graph_on, running, stage
 from depgraph.folds.schemes import FoldScheme, GroupedKFold
 from depgraph.spec.privacy import derived_spec, pseudonymize
 
@@ -38,7 +42,8 @@ from depgraph.spec.privacy import derived_spec, pseudonymize
 STAGES = {
     "derive": derive, "assign_folds": assign_folds, "write_spec": write_spec, "pseudonymize": pseudonymize,
     "spec": derived_spec, "graph": graph_on, "session": running, "read_graph": read_graph, "read_spec": read_spec,
-    "exposure": exposure,
+    "exposure": exposure, "from_metadata": from_metadata, "add_kinship": add_kinship,
+    "add_duplicates": add_duplicates, "add_relations": add_relations, "add_spatial": add_spatial,
 }  # fmt: skip
 
 
@@ -72,6 +77,9 @@ def echo_engine(monkeypatch):
     module.read = []  # files the engine was asked to read
     module.read_graph_request = lambda path, **options: module.read.append(("graph", path, options))
     module.read_spec_request = lambda path, key, **options: module.read.append(("spec", path, options))
+    module.from_metadata_request = lambda table, columns, **options: Echo(
+        [("from_metadata", (table, columns), options)]
+    )
     monkeypatch.setitem(sys.modules, "echo_engine", module)
     monkeypatch.setitem(ENGINES, "echo", dict.fromkeys(STAGES, "echo_engine"))
     return module
@@ -84,13 +92,43 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     write_spec(value, tmp_path / "s.dgspec")
     pseudonymize(value, "a key the stand-in engine never checks")
     exposure(value, value, examples=2)
-    assert [call[0] for call in value.calls] == ["derive", "assign_folds", "write_spec", "pseudonymize", "exposure"]
-    assert value.calls[-1][2]["examples"] == 2
+    add_kinship(value, "king.kin0", "first", unknown="ignore")
+    add_duplicates(value, "pairs.csv")
+    add_relations(value, "pairs.csv", "sample_adjacent_to")
+    add_spatial(value, "coords.csv", 1.5)
+    assert [call[0] for call in value.calls] == [
+        "derive",
+        "assign_folds",
+        "write_spec",
+        "pseudonymize",
+        "exposure",
+        "add_kinship",
+        "add_duplicates",
+        "add_relations",
+        "add_spatial",
+    ]
+    assert value.calls[4][2]["examples"] == 2
+    assert value.calls[5][1:] == (("king.kin0", "first"), {"unknown": "ignore"})  # options as given
+    assert value.calls[7][1] == ("pairs.csv", "sample_adjacent_to")  # the public order: pairs, then relation
     request = value.calls[0][1][0]
     assert (request.mode, request.allow_unlinked) == ("subject", True)  # checked and canonical before dispatch
     scheme = value.calls[1][1][0]
     assert isinstance(scheme, FoldScheme) and scheme == GroupedKFold(n_splits=3, seed=1)  # a scheme, not a name
     assert not (tmp_path / "s.dgspec").exists()  # written by the engine, not by the single machine
+
+
+def test_from_metadata_builds_on_the_engine_named_or_the_tables(echo_engine, monkeypatch):
+    """``engine=`` names where a table is built, with only the options given (the rest left to the engine's
+    defaults); a table of an engine's library (a Spark DataFrame) is built there unasked."""
+    built = from_metadata("metadata.csv", {"subject_id": "patient"}, engine="echo", name="cohort", session=1)
+    assert built.calls == [("from_metadata", ("metadata.csv", {"subject_id": "patient"}),
+                            {"name": "cohort", "session": 1})]  # fmt: skip
+    monkeypatch.setitem(TABLE_ENGINES, "tests", "echo")  # a table whose type comes from the tests' package
+    assert from_metadata(Echo([]), allow_multi_subject_samples=True).calls[0][2] == {
+        "allow_multi_subject_samples": True
+    }
+    with pytest.raises(DepgraphError, match="session: not an option on the single machine"):
+        from_metadata(pd.DataFrame({"sample_id": ["S1"]}), session=1)
 
 
 def test_a_run_starts_the_engine_hands_it_the_graph_and_its_partition_makes_the_spec(echo_engine, tmp_path):

@@ -117,7 +117,7 @@ def cohorts(draw):
                                                                          "id2": [b for _, b in dup]})  # fmt: skip
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cohort=cohorts())
 def test_generated_cohorts_on_spark(tmp_path_factory, spark, cohort):
     metadata, kinship, duplicates = cohort
@@ -409,7 +409,7 @@ def test_spark_failures_from_the_command_line_are_one_line(tmp_path, capsys, mon
 
 # --------------------------------------------------------------------------- DataFrame inputs
 def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
-    from depgraph.spark import tables
+    from depgraph.spark.graph import SparkGraph
     from depgraph.spark.spec import write_spec as write_spark_spec
 
     metadata = pd.DataFrame({
@@ -425,11 +425,15 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     duplicates = pd.DataFrame({"id1": ["S7"], "id2": ["S9"]})
     mapping = {"subject_id": "patient"}
     graph = add_duplicates(add_kinship(from_metadata(metadata, mapping), kinship, "first"), duplicates)
-    on_spark = tables.add_duplicates(
-        tables.add_kinship(tables.from_metadata(spark.createDataFrame(metadata), mapping),
-                           spark.createDataFrame(kinship), "first"),
+    # the public builders: a Spark DataFrame is built on Spark, and so is every step of a SparkGraph
+    on_spark = add_duplicates(
+        add_kinship(from_metadata(spark.createDataFrame(metadata), mapping), spark.createDataFrame(kinship), "first"),
         spark.createDataFrame(duplicates),
-    )  # fmt: skip
+    )
+    assert isinstance(on_spark, SparkGraph)
+    with pytest.raises(DepgraphError, match="absent: not an option on the Spark engine") as refused:
+        add_kinship(on_spark, spark.createDataFrame(kinship), "first", absent="error")
+    assert refused.value.code == "invalid_argument"
     for mode, options in (
         ("relatedness", {}),
         ("composite", {"strategy": "strict", "via": ["relatedness", "duplicate"]}),
@@ -442,9 +446,9 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     metadata.to_csv(tmp_path / "metadata.csv", index=False)
     kinship.to_parquet(tmp_path / "kinship.parquet")
     duplicates.to_csv(tmp_path / "duplicates.tsv", sep="\t", index=False)
-    from_files = tables.add_duplicates(
-        tables.add_kinship(tables.from_metadata(tmp_path / "metadata.csv", mapping, spark=spark),
-                           str(tmp_path / "kinship.parquet"), "first"),
+    from_files = add_duplicates(
+        add_kinship(from_metadata(tmp_path / "metadata.csv", mapping, engine="spark", spark=spark),
+                    str(tmp_path / "kinship.parquet"), "first"),
         tmp_path / "duplicates.tsv",
     )  # fmt: skip
     expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
@@ -453,14 +457,14 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     (tmp_path / "table.xlsx").write_bytes(b"PK")
     (tmp_path / "latin1.csv").write_bytes("sample_id,subject_id\nS1,Zoë\n".encode("latin-1"))  # not UTF-8
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "metadata.csv").read_bytes())
-    with_mark = tables.add_kinship(tables.from_metadata(tmp_path / "bom.csv", mapping, spark=spark),
-                                   tmp_path / "kinship.parquet", "first")  # fmt: skip
+    with_mark = add_kinship(from_metadata(tmp_path / "bom.csv", mapping, engine="spark", spark=spark),
+                            tmp_path / "kinship.parquet", "first")  # fmt: skip
     assert derive(with_mark, "relatedness").groups() == derive(graph, "relatedness").groups()
     refusals = (("ragged.csv", "parse"), ("latin1.csv", "parse"), ("absent.csv", "io"),
                 ("table.xlsx", "invalid_argument"))  # fmt: skip
     for source, code in refusals:
         with pytest.raises(DepgraphError) as refused:
-            tables.from_metadata(tmp_path / source, spark=spark)
+            from_metadata(tmp_path / source, engine="spark", spark=spark)
         assert refused.value.code == code, (source, refused.value)
 
 
@@ -487,8 +491,7 @@ def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
     whole-number grid whose neighbours lie exactly at the radius (kept: inclusive), on scattered points in 3-D for
     the Manhattan and Chebyshev norms, at radius 0 (identical points), with samples the graph lacks
     dropped; and a bad coordinate table refused with the single machine's code."""
-    from depgraph import add_spatial
-    from depgraph.spark import tables
+    from depgraph import add_spatial  # one function: a SparkGraph's neighbours are found on Spark
 
     rng = np.random.default_rng(7)
     n = 48
@@ -498,17 +501,17 @@ def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
     scattered = pd.DataFrame({"sample_id": ids, **{a: rng.normal(0, 1, n) for a in "xyz"}})
     twins = grid.assign(x=grid["x"] // 2, y=0)  # pairs of identical points, and a few more
     cases = [(grid, 1, 2.0), (scattered, 0.7, 1.0), (scattered, 0.5, math.inf), (twins, 0, 2.0)]
-    single_graph, spark_graph = from_metadata(metadata), tables.from_metadata(spark.createDataFrame(metadata))
+    single_graph, spark_graph = from_metadata(metadata), from_metadata(spark.createDataFrame(metadata))
     for coords, radius, p in cases:
         single = add_spatial(single_graph, coords, radius, p=p)
-        on_spark = tables.add_spatial(spark_graph, spark.createDataFrame(coords), radius, p=p)
+        on_spark = add_spatial(spark_graph, spark.createDataFrame(coords), radius, p=p)
         assert _spark_adjacency(on_spark) == _adjacency(single) != set(), (radius, p)
         assert on_spark.history[-1] == single.history[-1]
     # samples the graph lacks, dropped (the spatial mode's derivation from these edges is the single machine's:
     # test_conformance_cases_on_spark)
     extra = pd.concat([grid, pd.DataFrame({"sample_id": ["X1"], "x": [0], "y": [0]})], ignore_index=True)
     single = add_spatial(single_graph, extra, 1, unknown="ignore")
-    on_spark = tables.add_spatial(spark_graph, spark.createDataFrame(extra), 1, unknown="ignore")
+    on_spark = add_spatial(spark_graph, spark.createDataFrame(extra), 1, unknown="ignore")
     assert on_spark.history[-1] == single.history[-1] and single.history[-1]["unknown_ids"] == ["X1"]
     assert _spark_adjacency(on_spark) == _adjacency(single)
     bad = {
@@ -524,7 +527,7 @@ def test_spatial_neighbours_found_in_spark_are_the_kd_trees(spark):
         with pytest.raises(DepgraphError) as single_refusal:
             add_spatial(single_graph, coords, radius)
         with pytest.raises(DepgraphError) as spark_refusal:
-            tables.add_spatial(spark_graph, spark.createDataFrame(coords), radius)
+            add_spatial(spark_graph, spark.createDataFrame(coords), radius)
         assert spark_refusal.value.code == single_refusal.value.code, (name, spark_refusal.value)
 
 

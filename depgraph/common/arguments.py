@@ -132,9 +132,10 @@ def refuse_moot(where: str, **stated: Any) -> None:
             raise DepgraphError("invalid_argument", f"{parameter} does not apply {where}", parameter=parameter)
 
 
-def refuse_options(function: Callable[..., Any], options: Mapping[str, Any]) -> None:
+def refuse_options(function: Callable[..., Any], options: Mapping[str, Any], where: str = "here") -> None:
     """``invalid_argument`` naming an option ``function`` does not take as a keyword-only parameter (Python would
-    raise a TypeError), for a function that passes its ``**options`` on.
+    raise a TypeError), for a function that passes its ``**options`` on; ``where`` says where (``"on the Spark
+    engine"``).
 
     >>> refuse_options(lambda table, *, unknown="error": None, {"unkown": "ignore"})
     Traceback (most recent call last):
@@ -145,5 +146,5 @@ def refuse_options(function: Callable[..., Any], options: Mapping[str, Any]) -> 
     unknown = sorted(set(options) - set(taken))
     if unknown:
         raise DepgraphError(
-            "invalid_argument", f"{describe_ids(unknown)}: not an option here (options: {describe_ids(taken, 20)})"
+            "invalid_argument", f"{describe_ids(unknown)}: not an option {where} (options: {describe_ids(taken, 20)})"
         )

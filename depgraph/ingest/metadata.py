@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from depgraph.common.arguments import refuse_options
 from depgraph.common.arrays import sorted_codes
 from depgraph.common.confusables import confusable_groups
 from depgraph.common.identifiers import (
@@ -34,6 +35,7 @@ from depgraph.common.identifiers import (
     key_array,
     normalise_keys,
 )
+from depgraph.engines import engine_of_table, stage
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
 from depgraph.graph.assembly import assemble
 from depgraph.graph.model import StudyGraph, checked_overrides
@@ -91,6 +93,8 @@ def from_metadata(
     sheet: str | int | None = None,
     delimiter: str | None = None,
     mapping_complete: bool = False,
+    engine: str = "single",
+    **engine_options: Any,
 ) -> StudyGraph:
     """Build a StudyGraph from one row per sample.
 
@@ -124,6 +128,12 @@ def from_metadata(
         (``Subject_ID`` beside no ``subject_id``:
         :func:`depgraph.vocab.role_of_column`) is an ``unmapped_role_column``
         warning naming the column and the mapping that would declare it.
+    engine:
+        ``"spark"`` reads ``table`` (a path) with Spark and builds a
+        :class:`~depgraph.spark.graph.SparkGraph` (``spark=``: the session);
+        a Spark DataFrame is built on Spark whatever ``engine`` says. Spark
+        takes ``name`` and ``allow_multi_subject_samples``, and refuses the
+        other options by name (:mod:`depgraph.spark.tables`).
 
     A sample may appear on several rows only to list several feature sets or
     outcomes; any other column must agree between its rows. A timepoint
@@ -143,6 +153,14 @@ def from_metadata(
     >>> g.relation_counts()
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
+    engine = engine_of_table(table) or engine
+    if engine != "single":  # built by that engine, with the options given (those left at their default unsaid)
+        chosen = {"name": name, "outcome_scope": outcome_scope, "encoding": encoding, "sheet": sheet,
+                  "allow_multi_subject_samples": allow_multi_subject_samples, "delimiter": delimiter,
+                  "mapping_complete": mapping_complete}  # fmt: skip
+        given = {k: v for k, v in chosen.items() if v != from_metadata.__kwdefaults__[k]}
+        return stage(engine, "from_metadata").from_metadata_request(table, columns, **given, **engine_options)
+    refuse_options(from_metadata, engine_options, "on the single machine")
     what = describe_source(table, "metadata")
     frame, read_columns, notes = _read_metadata(
         table, columns, what, outcome_scope, allow_multi_subject_samples, encoding=encoding, sheet=sheet,

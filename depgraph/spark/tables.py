@@ -49,6 +49,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from depgraph.common.arguments import refuse_options
 from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexact_float_id
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS, checked_unknown, conflicting_values, dropped_record
@@ -517,3 +518,39 @@ def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, wha
                             f"Minkowski p={p:g} sums of the KD-tree (they need {needed}); rescale the coordinates",
                             column=axis)  # fmt: skip
     return low, spans[axis]
+
+
+# --------------------------------------------------------------------------- the public builders' Spark part
+#: Where the builders' options are refused: the Spark engine's builders take fewer than one machine's.
+ON_SPARK = "on the Spark engine"
+
+
+def from_metadata_request(table: Table, columns: Mapping[str, str] | None = None, **options: Any) -> SparkGraph:
+    """:func:`depgraph.from_metadata` on Spark (a Spark DataFrame, or ``engine="spark"``): :func:`from_metadata`,
+    an option it does not take refused by name."""
+    refuse_options(from_metadata, options, ON_SPARK)
+    return from_metadata(table, columns, **options)
+
+
+def add_kinship_request(graph: SparkGraph, source: Table, threshold: float | str, **options: Any) -> SparkGraph:
+    """:func:`depgraph.add_kinship` of a SparkGraph: :func:`add_kinship`."""
+    refuse_options(add_kinship, options, ON_SPARK)
+    return add_kinship(graph, source, threshold, **options)
+
+
+def add_duplicates_request(graph: SparkGraph, pairs: Table, **options: Any) -> SparkGraph:
+    """:func:`depgraph.add_duplicates` of a SparkGraph: :func:`add_duplicates`."""
+    refuse_options(add_duplicates, options, ON_SPARK)
+    return add_duplicates(graph, pairs, **options)
+
+
+def add_relations_request(graph: SparkGraph, pairs: Table, relation: str, **options: Any) -> SparkGraph:
+    """:func:`depgraph.add_relations` of a SparkGraph: :func:`add_relations`."""
+    refuse_options(add_relations, options, ON_SPARK)
+    return add_relations(graph, relation, pairs, **options)
+
+
+def add_spatial_request(graph: SparkGraph, coords: Table, radius: float, **options: Any) -> SparkGraph:
+    """:func:`depgraph.add_spatial` of a SparkGraph: :func:`add_spatial`."""
+    refuse_options(add_spatial, options, ON_SPARK)
+    return add_spatial(graph, coords, radius, **options)
