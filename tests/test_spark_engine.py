@@ -30,6 +30,7 @@ from depgraph import (
     SplitSpec,
     add_duplicates,
     add_kinship,
+    add_relations,
     derive,
     from_metadata,
     read_graph,
@@ -434,6 +435,13 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     with pytest.raises(DepgraphError, match="absent: not an option on the Spark engine") as refused:
         add_kinship(on_spark, spark.createDataFrame(kinship), "first", absent="error")
     assert refused.value.code == "invalid_argument"
+    adjacent = pd.DataFrame({"source": ["S1", "S3"], "target": ["S2", "S1"]})  # read as one machine reads it
+    assert add_relations(on_spark, spark.createDataFrame(adjacent), "sample_adjacent_to").edges[
+        "sample_adjacent_to"].count() == len(add_relations(graph, adjacent, "sample_adjacent_to").relation_edges(
+        "sample_adjacent_to")[0]) == 2  # fmt: skip
+    with pytest.raises(DepgraphError) as refused:  # a missing column is the table's fault, named
+        add_duplicates(on_spark, spark.createDataFrame(adjacent))
+    assert refused.value.code == "schema" and "id1" in refused.value.message
     for mode, options in (
         ("relatedness", {}),
         ("composite", {"strategy": "strict", "via": ["relatedness", "duplicate"]}),

@@ -318,14 +318,16 @@ def _precedence(timepoints: DataFrame) -> DataFrame:
 
 
 def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns: Sequence[str], what: str,
-           unknown: str) -> tuple[DataFrame, dict[str, Any]]:  # fmt: skip
-    """``source``, ``target`` rows of a pair table's known pairs (lower row first), and the record of the drop."""
+           unknown: str, kept: Sequence[str] = ()) -> tuple[DataFrame, dict[str, Any]]:  # fmt: skip
+    """``source``, ``target`` rows of a pair table's known pairs (lower row first), and the record of the drop;
+    the table's ``kept`` columns ride along."""
     checked_unknown(unknown)
     a, b = id_columns
     missing = [c for c in id_columns if c not in pairs.columns]
     if missing:
         raise DepgraphError("schema", f"{what} needs columns {describe_ids(list(id_columns))}; missing "
                             f"{describe_ids(missing)}")  # fmt: skip
+    pairs = pairs.select(*id_columns, *kept)
     pairs = _ids(_ids(pairs, a, what), b, what)
     for column in id_columns:
         _refuse_missing(pairs, column, what)
@@ -393,7 +395,7 @@ def add_kinship(
     shown = first_values(bad.select(F.col(value_column).cast("string").alias("v")), "v", 5)
     if shown or bad.limit(1).count():
         raise DepgraphError("invalid_value", f"{what}: kinship must be a number in [0, 1]; found {describe_ids(shown)}")
-    edges, record = _pairs(graph, pairs.select(*id_columns, "weight"), NodeType.SUBJECT, id_columns, what, unknown)
+    edges, record = _pairs(graph, pairs, NodeType.SUBJECT, id_columns, what, unknown, ["weight"])
     total = pairs.count()
     kept = edges.where(F.col("weight") >= value)
     step = {"step": "add_kinship", "source": "pairs", "pairs_in": total, "threshold": value,
@@ -406,7 +408,7 @@ def add_duplicates(
 ) -> SparkGraph:
     """Declare pairs of samples that are the same specimen or record."""
     pairs = read_table(pairs, graph.spark, "duplicates")
-    edges, record = _pairs(graph, pairs.select(*id_columns), NodeType.SAMPLE, id_columns, "duplicates", unknown)
+    edges, record = _pairs(graph, pairs, NodeType.SAMPLE, id_columns, "duplicates", unknown)
     edges = checkpointed(edges.select("source", "target").distinct())
     step = {"step": "add_duplicates", "source": "declared", "pairs_in": pairs.count(), "pairs_kept": edges.count(),
             **record}  # fmt: skip
@@ -414,16 +416,18 @@ def add_duplicates(
 
 
 def add_relations(
-    graph: SparkGraph, relation: str, pairs: Table, *, id_columns: Sequence[str] = ("id1", "id2"),
+    graph: SparkGraph, pairs: Table, relation: str, *, source_column: str = "source", target_column: str = "target",
     unknown: str = "error",
 ) -> SparkGraph:  # fmt: skip
-    """Add pairs of a relation between two nodes of one type (``sample_adjacent_to``, ``subject_related_to``…)."""
+    """Add pairs of a relation between two nodes of one type (``sample_adjacent_to``, ``subject_related_to``…),
+    read from ``source_column`` and ``target_column`` as on one machine."""
+    id_columns = (source_column, target_column)
     rule = RELATION[relation_named(relation)]
     pairs = read_table(pairs, graph.spark, rule.name)
     if rule.source != rule.target or rule.directed:
         raise DepgraphError("invalid_argument", f"add_relations on Spark takes undirected relations between nodes "
                             f"of one type, not {rule.name!r}")  # fmt: skip
-    edges, record = _pairs(graph, pairs.select(*id_columns), rule.source, id_columns, rule.name, unknown)
+    edges, record = _pairs(graph, pairs, rule.source, id_columns, rule.name, unknown)
     step = {"step": "add_relations", "relation": rule.name, "source": "pairs", "pairs_in": pairs.count(), **record}
     return _with_relation(graph, rule.name, edges.select("source", "target"), step)
 
@@ -547,7 +551,7 @@ def add_duplicates_request(graph: SparkGraph, pairs: Table, **options: Any) -> S
 def add_relations_request(graph: SparkGraph, pairs: Table, relation: str, **options: Any) -> SparkGraph:
     """:func:`depgraph.add_relations` of a SparkGraph: :func:`add_relations`."""
     refuse_options(add_relations, options, ON_SPARK)
-    return add_relations(graph, relation, pairs, **options)
+    return add_relations(graph, pairs, relation, **options)
 
 
 def add_spatial_request(graph: SparkGraph, coords: Table, radius: float, **options: Any) -> SparkGraph:
