@@ -129,6 +129,11 @@ def test_from_metadata_builds_on_the_engine_named_or_the_tables(echo_engine, mon
     }
     with pytest.raises(DepgraphError, match="session: not an option on the single machine"):
         from_metadata(pd.DataFrame({"sample_id": ["S1"]}), session=1)
+    for engine in ("bogus", None, 123):  # an engine is named, or refused naming those there are
+        with pytest.raises(DepgraphError, match="engine is 'single' or 'spark'") as refused:
+            from_metadata("metadata.csv", engine=engine)
+        assert refused.value.code == "invalid_argument"
+    assert from_metadata("metadata.csv", engine="ECHO").calls[0][0] == "from_metadata"  # any case
 
 
 def test_a_run_starts_the_engine_hands_it_the_graph_and_its_partition_makes_the_spec(echo_engine, tmp_path):

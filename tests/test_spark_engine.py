@@ -442,6 +442,26 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
     with pytest.raises(DepgraphError) as refused:  # a missing column is the table's fault, named
         add_duplicates(on_spark, spark.createDataFrame(adjacent))
     assert refused.value.code == "schema" and "id1" in refused.value.message
+    sdf = spark.createDataFrame(metadata)
+    mistakes = {  # each refused as one machine refuses it, before any Spark work where it can be
+        "a text override": (lambda: from_metadata(sdf, mapping, allow_multi_subject_samples="no"), "invalid_value"),
+        "an unknown role": (lambda: from_metadata(sdf, {"Subject": "patient"}), "invalid_argument"),
+        "a role mapped onto another": (lambda: from_metadata(sdf, {"sample_id": "patient"}), "ambiguity"),
+        "a list for columns": (lambda: from_metadata(sdf, ["subject_id"]), "invalid_argument"),
+        "a pandas table to Spark": (lambda: from_metadata(metadata, engine="spark", spark=spark), "invalid_argument"),
+        "a session that is not one": (lambda: from_metadata(tmp_path / "m.csv", engine="spark", spark="x"),
+                                      "invalid_argument"),
+        "kinship that is text": (lambda: add_kinship(on_spark, spark.createDataFrame(
+            kinship.astype({"kinship": str}).replace({"kinship": {"0.25": "close"}})), "first"), "invalid_value"),
+        "kinship that is boolean": (lambda: add_kinship(on_spark, spark.createDataFrame(
+            kinship.assign(kinship=True)), "first"), "invalid_value"),
+        "one id column twice": (lambda: add_duplicates(on_spark, spark.createDataFrame(duplicates),
+                                                       id_columns=("id1", "id1")), "invalid_argument"),
+    }  # fmt: skip
+    for name, (call, code) in mistakes.items():
+        with pytest.raises(DepgraphError) as refused:
+            call()
+        assert refused.value.code == code, (name, refused.value)
     for mode, options in (
         ("relatedness", {}),
         ("composite", {"strategy": "strict", "via": ["relatedness", "duplicate"]}),

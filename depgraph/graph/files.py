@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import distinct
 from depgraph.common.identifiers import apply_id_rules
-from depgraph.engines import stage
+from depgraph.engines import checked_engine, stage
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.assembly import assemble
 from depgraph.graph.columnar import graph_envelope, graph_from_columnar, write_columnar_graph
@@ -61,6 +61,7 @@ def read_graph(path: str | os.PathLike[str], *, engine: str = "single", **engine
     """Read a graph written by :func:`write_graph`, in either form (a JSON file, or a columnar directory). With
     ``engine="spark"``, a columnar graph read by Spark, every element checked there, as a
     :class:`~depgraph.spark.graph.SparkGraph` (``spark=``: the session, by default the active one)."""
+    engine = checked_engine(engine)
     if engine != "single":
         return stage(engine, "read_graph").read_graph_request(path, **engine_options)
     if is_columnar(path):

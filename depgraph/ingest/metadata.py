@@ -35,7 +35,7 @@ from depgraph.common.identifiers import (
     key_array,
     normalise_keys,
 )
-from depgraph.engines import engine_of_table, stage
+from depgraph.engines import checked_engine, engine_of_table, stage
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, describe_rows
 from depgraph.graph.assembly import assemble
 from depgraph.graph.model import StudyGraph, checked_overrides
@@ -153,12 +153,13 @@ def from_metadata(
     >>> g.relation_counts()
     {'sample_belongs_to_subject': 3, 'sample_collected_at_timepoint': 3, 'timepoint_precedes': 1}
     """
-    engine = engine_of_table(table) or engine
+    engine = engine_of_table(table) or checked_engine(engine)
     if engine != "single":  # built by that engine, with the options given (those left at their default unsaid)
+        checked_options(outcome_scope, allow_multi_subject_samples, name)
         chosen = {"name": name, "outcome_scope": outcome_scope, "encoding": encoding, "sheet": sheet,
                   "allow_multi_subject_samples": allow_multi_subject_samples, "delimiter": delimiter,
                   "mapping_complete": mapping_complete}  # fmt: skip
-        given = {k: v for k, v in chosen.items() if v != from_metadata.__kwdefaults__[k]}
+        given = {k: v for k, v in chosen.items() if not _is_default(v, from_metadata.__kwdefaults__[k])}
         return stage(engine, "from_metadata").from_metadata_request(table, columns, **given, **engine_options)
     refuse_options(from_metadata, engine_options, "on the single machine")
     what = describe_source(table, "metadata")
@@ -278,9 +279,7 @@ def _read_metadata(
         )
     if len(frame) == 0:
         raise DepgraphError("empty_input", f"{what} has no rows")
-    if outcome_scope not in ("sample", "subject"):
-        raise DepgraphError("invalid_argument", f"outcome_scope must be 'sample' or 'subject', not {outcome_scope!r}")
-    checked_overrides({"allow_multi_subject_samples": allow_multi_subject_samples}, "invalid_value", "from_metadata:")
+    checked_options(outcome_scope, allow_multi_subject_samples)
     frame = frame.reset_index(drop=True)
     read_columns = list(frame.columns)
     notes: list[dict[str, Any]] = []
@@ -544,14 +543,35 @@ def no_grouping_message(step: Mapping[str, Any]) -> str | None:
     return message
 
 
+def _is_default(value: Any, default: Any) -> bool:
+    """``value`` is the option's ``default`` itself, in value and kind (``0`` is not ``False``)."""
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def checked_options(outcome_scope: Any, allow_multi_subject_samples: Any, name: Any = None) -> None:
+    """``from_metadata``'s options whose values every engine checks alike: ``outcome_scope`` one of its two,
+    ``allow_multi_subject_samples`` a boolean (never ``"no"``, which Python reads as true), ``name`` text."""
+    if outcome_scope not in ("sample", "subject"):
+        raise DepgraphError("invalid_argument", f"outcome_scope must be 'sample' or 'subject', not {outcome_scope!r}")
+    checked_overrides({"allow_multi_subject_samples": allow_multi_subject_samples}, "invalid_value", "from_metadata:")
+    if name is not None and not isinstance(name, str):
+        raise DepgraphError("invalid_argument", f"the graph's name is text, not {name!r}")
+
+
 def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None, what: str = "metadata") -> pd.DataFrame:
+    return frame.rename(columns=checked_column_map(columns, list(frame.columns), what))
+
+
+def checked_column_map(columns: Mapping[str, str] | None, present: list[str], what: str = "metadata") -> dict[str, str]:
+    """``columns`` (canonical name -> the table's column) checked against the table's ``present`` columns, as the
+    renaming it asks for (the table's column -> canonical name): every engine's metadata reader calls it."""
     if columns is not None and not isinstance(columns, Mapping):
         raise DepgraphError(
             "invalid_argument",
             f"columns= maps canonical names to your columns, e.g. {{'subject_id': 'patient'}}, not {columns!r}",
         )
     if not columns:
-        return frame
+        return {}
     unknown = [c for c in columns if c not in CANONICAL_COLUMNS]
     if unknown:
         raise DepgraphError(
@@ -559,12 +579,11 @@ def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None, wh
             f"columns= maps unknown canonical name(s) {describe_ids(unknown)}; "
             f"canonical columns are {describe_ids(CANONICAL_COLUMNS, 20)}",
         )
-    absent = [user for user in columns.values() if user not in frame.columns]
+    absent = [user for user in columns.values() if user not in present]
     if absent:
         raise DepgraphError(
             "schema",
-            f"{what} has no column {describe_ids([repr(a) for a in absent])} (columns: "
-            f"{describe_ids(frame.columns, 12)})",
+            f"{what} has no column {describe_ids([repr(a) for a in absent])} (columns: {describe_ids(present, 12)})",
             columns=absent,
         )
     targets: dict[str, list[str]] = {}
@@ -579,14 +598,14 @@ def _apply_column_map(frame: pd.DataFrame, columns: Mapping[str, str] | None, wh
             "canonical column to a column of its own",
             columns=[user],
         )
-    clash = [c for c, user in columns.items() if c in frame.columns and user != c]
+    clash = [c for c, user in columns.items() if c in present and user != c]
     if clash:
         raise DepgraphError(
             "ambiguity",
             f"metadata already has a {describe_ids(clash)} column and columns= maps another column onto it",
             columns=clash,
         )
-    return frame.rename(columns={user: canonical for canonical, user in columns.items()})
+    return {user: canonical for canonical, user in columns.items()}
 
 
 def _refuse_conflicting_rows(

@@ -54,7 +54,7 @@ from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexa
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.ingest.checks import RECORDED_IDS, checked_unknown, conflicting_values, dropped_record
 from depgraph.ingest.kinship import resolve_threshold
-from depgraph.ingest.metadata import look_alike_note, unmapped_roles
+from depgraph.ingest.metadata import checked_column_map, checked_options, look_alike_note, unmapped_roles
 from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_record
 from depgraph.io.files import describe_source
 from depgraph.io.tables import MISSING_TOKENS
@@ -201,13 +201,13 @@ def from_metadata(
 ) -> SparkGraph:
     """A SparkGraph from one row per sample (see the module docstring for the columns and the refusals); ``frame``
     a DataFrame or a path :func:`read_table` reads (with ``spark``, or the active session)."""
+    checked_options("sample", allow_multi_subject_samples, name)  # the single machine's checks of both
+    if spark is not None and not isinstance(spark, SparkSession):
+        raise DepgraphError("invalid_argument", f"spark= takes a SparkSession, not {type(spark).__name__}")
     what = describe_source(frame, "metadata")  # a file named as the single-machine reader names it
-    from_text = not isinstance(frame, DataFrame) and Path(frame).suffix.lower() in DELIMITERS
+    from_text = isinstance(frame, (str, os.PathLike)) and Path(frame).suffix.lower() in DELIMITERS
     frame = read_table(frame, spark, "metadata")
-    for canonical, theirs in (columns or {}).items():
-        if theirs not in frame.columns:
-            raise DepgraphError("schema", f"{what} has no column {theirs!r} (mapped to {canonical})", column=theirs)
-        frame = frame.withColumnRenamed(theirs, canonical)
+    frame = frame.withColumnsRenamed(checked_column_map(columns, frame.columns, what))
     if "sample_id" not in frame.columns:
         raise DepgraphError("schema", f"{what} has no sample_id column (columns: {describe_ids(frame.columns, 12)})")
     read = list(frame.columns)
@@ -322,6 +322,10 @@ def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns:
     """``source``, ``target`` rows of a pair table's known pairs (lower row first), and the record of the drop;
     the table's ``kept`` columns ride along."""
     checked_unknown(unknown)
+    if isinstance(id_columns, str) or len(id_columns) != 2 or not all(isinstance(c, str) for c in id_columns):
+        raise DepgraphError("invalid_argument", f"{what}: the id columns are two column names, not {id_columns!r}")
+    if id_columns[0] == id_columns[1]:
+        raise DepgraphError("invalid_argument", f"{what}: the id columns pair {id_columns[0]!r} with itself")
     a, b = id_columns
     missing = [c for c in id_columns if c not in pairs.columns]
     if missing:
@@ -390,7 +394,11 @@ def add_kinship(
     pairs = read_table(pairs, graph.spark, what)
     if value_column not in pairs.columns:
         raise DepgraphError("schema", f"{what} needs a {value_column} column")
-    pairs = pairs.withColumn("weight", F.col(value_column).cast("double"))
+    kind = dict(pairs.dtypes)[value_column]
+    numeric = kind in INTEGER_KINDS or kind in ("float", "double") or kind.startswith("decimal")
+    if not numeric and kind != "string":  # booleans, dates…: refused as one machine refuses them
+        raise DepgraphError("invalid_value", f"{what}: {value_column} holds {kind} values, not numbers")
+    pairs = pairs.withColumn("weight", F.col(value_column).try_cast("double"))  # text that is no number: null
     bad = pairs.where(F.col("weight").isNull() | F.isnan("weight") | (F.col("weight") < 0) | (F.col("weight") > 1))
     shown = first_values(bad.select(F.col(value_column).cast("string").alias("v")), "v", 5)
     if shown or bad.limit(1).count():

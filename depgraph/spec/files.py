@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from depgraph.common.arguments import instance
 from depgraph.common.arrays import text_series
-from depgraph.engines import engine_of, stage
+from depgraph.engines import checked_engine, engine_of, stage
 from depgraph.errors import DepgraphError
 from depgraph.io.columnar import Peeked, is_columnar, output_form
 from depgraph.io.files import atomic_write_bytes, read_json, read_parsed
@@ -92,6 +92,7 @@ def read_spec(
     and the invariants every spec depgraph writes holds. Problems raise DepgraphError naming the first of them;
     see :func:`spec_from_document`. With ``engine="spark"``, a columnar spec so checked, its sample columns then
     read by Spark: a :class:`~depgraph.spark.spec.SparkSpec` to plan folds for (``spark=``: the session)."""
+    engine = checked_engine(engine)
     if engine != "single":
         return stage(engine, "read_spec").read_spec_request(path, verify_key, **engine_options)
     if is_columnar(path):
