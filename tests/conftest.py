@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -12,13 +11,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 #: splitGraph's own outputs, recorded once and kept with the tests (see its README.md).
 CONFORMANCE = REPO / "tests" / "data" / "conformance"
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the machine has cores. The suite waits on Spark's JVM about as much as it
-    computes (with one worker a core, a CI run on two cores kept them busy under half the time), so one more worker
-    fills the waits."""
-    return (os.cpu_count() or 1) + 1
 
 
 def conformance_cases() -> list[Path]:
