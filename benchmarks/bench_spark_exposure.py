@@ -14,29 +14,15 @@ benchmarks/results/spark-exposure.json.
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_spark_tables import RESULTS, run, timed  # noqa: E402
 from cohort import make_cohort  # noqa: E402
-
-RESULTS = HERE / "results"
-
-
-def _timed(times: dict[str, float], label: str, step):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    result = step()
-    times[label] = round(time.perf_counter() - start, 3)
-    print(f"  {label}: {times[label]:.2f} s", file=sys.stderr, flush=True)
-    return result
 
 
 def measure(n: int, where: Path, spark) -> dict:  # type: ignore[no-untyped-def]
@@ -60,9 +46,9 @@ def measure(n: int, where: Path, spark) -> dict:  # type: ignore[no-untyped-def]
     write_graph(graph, where / "graph.dggraph")
     write_spec(spec, where / "spec.dgspec")
     times: dict[str, float] = {}
-    single = _timed(times, "single", lambda: exposure(graph, spec))
+    single = timed(times, "single", lambda: exposure(graph, spec))
     spark_graph, spark_spec = read_graph(where / "graph.dggraph", spark), read_spec(where / "spec.dgspec", spark)
-    on_spark = _timed(times, "spark", lambda: exposure(spark_graph, spark_spec))
+    on_spark = timed(times, "spark", lambda: exposure(spark_graph, spark_spec))
     same_table = bool(on_spark.table.astype(object).equals(single.table.astype(object)))
     figures = ["chi2", "p_value", "cramers_v"]
     same_blocks = bool(np.allclose(on_spark.blocks[figures].to_numpy(float), single.blocks[figures].to_numpy(float),
@@ -73,24 +59,7 @@ def measure(n: int, where: Path, spark) -> dict:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1e5,1e6")
-    parser.add_argument("--output", default=str(RESULTS / "spark-exposure.json"))
-    args = parser.parse_args()
-    from depgraph.spark.session import local_session
-
-    spark = local_session("local[2]", {"spark.driver.memory": "2g"})
-    rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        for size in args.sizes.split(","):
-            n = int(float(size))
-            print(f"{n} samples", file=sys.stderr, flush=True)
-            rows.append(measure(n, Path(folder) / str(n), spark))
-    spark.stop()
-    machine = {"python": platform.python_version(), "machine": platform.machine()}
-    Path(args.output).write_text(json.dumps({"what": __doc__.split("\n\n")[0], "machine": machine, "rows": rows},
-                                            indent=1) + "\n")  # fmt: skip
-    print(json.dumps(rows, indent=1))
+    run(__doc__, measure, RESULTS / "spark-exposure.json")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ from cohort import make_cohort  # noqa: E402
 RESULTS = HERE / "results"
 
 
-def _timed(times: dict[str, float], label: str, step):  # type: ignore[no-untyped-def]
+def timed(times: dict[str, float], label: str, step):  # type: ignore[no-untyped-def]
+    """``step()``, its seconds kept in ``times[label]`` and printed."""
     start = time.perf_counter()
     result = step()
     times[label] = round(time.perf_counter() - start, 3)
@@ -55,11 +56,11 @@ def measure(n: int, where: Path, spark) -> dict:  # type: ignore[no-untyped-def]
     metadata = where / "metadata-attributes.csv"
     meta.to_csv(metadata, index=False)
     single: dict[str, float] = {}
-    graph = _timed(single, "from_metadata", lambda: from_metadata(metadata))
-    graph = _timed(single, "add_spatial", lambda: add_spatial(graph, files.coords, 1.0))
+    graph = timed(single, "from_metadata", lambda: from_metadata(metadata))
+    graph = timed(single, "add_spatial", lambda: add_spatial(graph, files.coords, 1.0))
     on_spark: dict[str, float] = {}
-    spark_graph = _timed(on_spark, "from_metadata", lambda: tables.from_metadata(metadata, spark=spark))
-    spark_graph = _timed(on_spark, "add_spatial", lambda: tables.add_spatial(spark_graph, files.coords, 1.0))
+    spark_graph = timed(on_spark, "from_metadata", lambda: tables.from_metadata(metadata, spark=spark))
+    spark_graph = timed(on_spark, "add_spatial", lambda: tables.add_spatial(spark_graph, files.coords, 1.0))
     record, spark_record = graph.history[-1], spark_graph.history[-1]
     same = {key: record[key] == spark_record[key] for key in ("points", "pairs_kept", "metric", "radius")}
     attributes = sorted(c for c in spark_graph.nodes["Sample"].columns if c not in ("row", "key"))
@@ -67,10 +68,13 @@ def measure(n: int, where: Path, spark) -> dict:  # type: ignore[no-untyped-def]
             "single_seconds": single, "spark_seconds": on_spark}  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run(doc: str, measure_size, output: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Spark benchmark's command line: ``measure_size(n, folder, spark)`` for each of ``--sizes`` in one
+    ``local[2]`` session with a 2 GB driver, the rows written to ``--output`` (default ``output``) under the first
+    paragraph of ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--sizes", default="1e5,1e6")
-    parser.add_argument("--output", default=str(RESULTS / "spark-tables.json"))
+    parser.add_argument("--output", default=str(output))
     args = parser.parse_args()
     from depgraph.spark.session import local_session
 
@@ -80,12 +84,16 @@ def main() -> None:
         for size in args.sizes.split(","):
             n = int(float(size))
             print(f"{n} samples", file=sys.stderr, flush=True)
-            rows.append(measure(n, Path(folder) / str(n), spark))
+            rows.append(measure_size(n, Path(folder) / str(n), spark))
     spark.stop()
     machine = {"python": platform.python_version(), "machine": platform.machine()}
-    Path(args.output).write_text(json.dumps({"what": __doc__.split("\n\n")[0], "machine": machine, "rows": rows},
+    Path(args.output).write_text(json.dumps({"what": doc.split("\n\n")[0], "machine": machine, "rows": rows},
                                             indent=1) + "\n")  # fmt: skip
     print(json.dumps(rows, indent=1))
+
+
+def main() -> None:
+    run(__doc__, measure, RESULTS / "spark-tables.json")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ are missing. The other columns are the samples' attributes, typed as the single 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -537,32 +537,20 @@ def _refuse_bad_coordinates(frame: DataFrame, axes: Sequence[str], p: float, wha
 ON_SPARK = "on the Spark engine"
 
 
-def from_metadata_request(table: Table, columns: Mapping[str, str] | None = None, **options: Any) -> SparkGraph:
-    """:func:`depgraph.from_metadata` on Spark (a Spark DataFrame, or ``engine="spark"``): :func:`from_metadata`,
-    an option it does not take refused by name."""
-    refuse_options(from_metadata, options, ON_SPARK)
-    return from_metadata(table, columns, **options)
+def _handed_over(builder: Callable[..., SparkGraph]) -> Callable[..., SparkGraph]:
+    """``builder`` as its public function hands it over (``depgraph.add_kinship`` of a SparkGraph calls
+    ``add_kinship_request``): the same arguments, in the same order, an option it does not take refused by name."""
+
+    def request(*arguments: Any, **options: Any) -> SparkGraph:
+        refuse_options(builder, options, ON_SPARK)
+        return builder(*arguments, **options)
+
+    request.__doc__ = f":func:`depgraph.{builder.__name__}` on Spark: :func:`{builder.__name__}`."
+    return request
 
 
-def add_kinship_request(graph: SparkGraph, source: Table, threshold: float | str, **options: Any) -> SparkGraph:
-    """:func:`depgraph.add_kinship` of a SparkGraph: :func:`add_kinship`."""
-    refuse_options(add_kinship, options, ON_SPARK)
-    return add_kinship(graph, source, threshold, **options)
-
-
-def add_duplicates_request(graph: SparkGraph, pairs: Table, **options: Any) -> SparkGraph:
-    """:func:`depgraph.add_duplicates` of a SparkGraph: :func:`add_duplicates`."""
-    refuse_options(add_duplicates, options, ON_SPARK)
-    return add_duplicates(graph, pairs, **options)
-
-
-def add_relations_request(graph: SparkGraph, pairs: Table, relation: str, **options: Any) -> SparkGraph:
-    """:func:`depgraph.add_relations` of a SparkGraph: :func:`add_relations`."""
-    refuse_options(add_relations, options, ON_SPARK)
-    return add_relations(graph, pairs, relation, **options)
-
-
-def add_spatial_request(graph: SparkGraph, coords: Table, radius: float, **options: Any) -> SparkGraph:
-    """:func:`depgraph.add_spatial` of a SparkGraph: :func:`add_spatial`."""
-    refuse_options(add_spatial, options, ON_SPARK)
-    return add_spatial(graph, coords, radius, **options)
+from_metadata_request = _handed_over(from_metadata)
+add_kinship_request = _handed_over(add_kinship)
+add_duplicates_request = _handed_over(add_duplicates)
+add_relations_request = _handed_over(add_relations)
+add_spatial_request = _handed_over(add_spatial)
