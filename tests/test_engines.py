@@ -31,11 +31,13 @@ from depgraph import (
     from_metadata,
     read_graph,
     read_spec,
+    validate,
     write_spec,
 )
 from depgraph.engines import ENGINE_NAMES, ENGINES, TABLE_ENGINES, engine_of, graph_on, running, stage
 from depgraph.folds.schemes import FoldScheme, GroupedKFold
 from depgraph.spec.privacy import derived_spec, pseudonymize
+from depgraph.validation.facts import StudyGraphFacts
 
 #: Every stage a public function dispatches, with the function: what an engine may take over. ``session`` starts
 #: an engine for a run of several stages (a study file's), ``graph`` hands it a graph built and validated here.
@@ -44,6 +46,7 @@ STAGES = {
     "spec": derived_spec, "graph": graph_on, "session": running, "read_graph": read_graph, "read_spec": read_spec,
     "exposure": exposure, "from_metadata": from_metadata, "add_kinship": add_kinship,
     "add_duplicates": add_duplicates, "add_relations": add_relations, "add_spatial": add_spatial,
+    "validate": validate,
 }  # fmt: skip
 
 
@@ -80,6 +83,8 @@ def echo_engine(monkeypatch):
     module.from_metadata_request = lambda table, columns, **options: Echo(
         [("from_metadata", (table, columns), options)]
     )
+    module.facts = StudyGraphFacts(from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P", "P"]})))
+    module.validate_request = lambda graph: (graph.calls.append(("validate", (), {})), module.facts)[1]
     monkeypatch.setitem(sys.modules, "echo_engine", module)
     monkeypatch.setitem(ENGINES, "echo", dict.fromkeys(STAGES, "echo_engine"))
     return module
@@ -115,6 +120,19 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     scheme = value.calls[1][1][0]
     assert isinstance(scheme, FoldScheme) and scheme == GroupedKFold(n_splits=3, seed=1)  # a scheme, not a name
     assert not (tmp_path / "s.dgspec").exists()  # written by the engine, not by the single machine
+
+
+def test_validate_words_the_answers_of_the_graphs_engine(echo_engine):
+    """The rules run once, over what the engine answers (here: the answers of a two-sample graph of one subject);
+    a request the single machine refuses never reaches the engine."""
+    value = Echo([])
+    report = validate(value, n_splits=2)
+    assert value.calls == [("validate", (), {})]
+    assert report.to_json_bytes() == validate(echo_engine.facts.graph, n_splits=2).to_json_bytes()
+    assert report.counts()["repeated_subject_samples"] == 1 and report.metrics["n_samples"] == 2
+    with pytest.raises(DepgraphError, match="levels"):
+        validate(value, levels=["nonsense"])
+    assert len(value.calls) == 1
 
 
 def test_from_metadata_builds_on_the_engine_named_or_the_tables(echo_engine, monkeypatch):

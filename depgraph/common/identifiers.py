@@ -335,7 +335,8 @@ def _key_of(value: Any) -> str | None:
 #: A cell starting with one of these characters is read as a formula by spreadsheets (Excel, LibreOffice, Google
 #: Sheets), the CSV-injection vector OWASP names: ``=``, ``+``, ``-``, ``@``, tab and carriage return.
 FORMULA_FIRST_CHARACTERS = "=+-@\t\r"
-_FORMULA_PATTERN = "^[=+\\-@\t\r]"
+#: The same as a regular expression (RE2 in Arrow and Java's in Spark read it alike).
+FORMULA_PATTERN = "^[=+\\-@\t\r]"
 
 
 def formula_like(values: pa.Array | pa.ChunkedArray | pd.Series) -> np.ndarray:
@@ -365,4 +366,4 @@ def formula_like(values: pa.Array | pa.ChunkedArray | pd.Series) -> np.ndarray:
         values = values.dictionary_decode()
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = values.cast(pa.string())
-    return pc.match_substring_regex(values, _FORMULA_PATTERN).fill_null(False).to_numpy(zero_copy_only=False)
+    return pc.match_substring_regex(values, FORMULA_PATTERN).fill_null(False).to_numpy(zero_copy_only=False)

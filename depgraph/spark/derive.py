@@ -36,6 +36,7 @@ from depgraph.derivation.timeorder import sample_time_columns
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import Issue, finding
 from depgraph.graph.assembly import assemble_sorted
+from depgraph.graph.model import StudyGraph
 from depgraph.graph.pieces import RelationEdges
 from depgraph.spark.components import HUB_DEGREE, connected_components
 from depgraph.spark.frames import SHOWN, first_values
@@ -241,6 +242,24 @@ def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
     per_sample = graph.edges[relation].groupBy(F.col("source").alias("row")).agg(F.min("target").alias("tp"))
     per_sample = checkpointed(per_sample)
     used = sorted(r[0] for r in per_sample.select("tp").distinct().collect())
+    timepoints = timepoint_graph(graph)
+    table, notes, source = sample_time_columns(timepoints, np.asarray(used, dtype=np.int64))
+    local = graph.spark.createDataFrame(
+        pd.DataFrame({"tp": used, "timepoint_id": table["timepoint_id"].astype(object),
+                      "time_index": table["time_index"], "order_rank": table["order_rank"].astype("float64")}),
+        "tp long, timepoint_id string, time_index double, order_rank double",
+    )  # fmt: skip
+    local = local.select(
+        "tp", "timepoint_id",
+        F.when(~F.isnan("time_index"), F.col("time_index")).alias("time_index"),
+        F.when(~F.isnan("order_rank"), F.col("order_rank").cast("long")).alias("order_rank"),
+    )  # fmt: skip
+    return per_sample.join(F.broadcast(local), "tp").select("row", *TIME_COLUMNS), notes, source
+
+
+def timepoint_graph(graph: SparkGraph) -> StudyGraph:
+    """The graph's timepoints and their precedence, on the driver (a study has few: at most
+    :data:`MOST_TIMEPOINTS`; more is ``invalid_argument``), as one machine holds them."""
     n = graph.count(NodeType.TIMEPOINT)
     if n > MOST_TIMEPOINTS:
         raise DepgraphError(
@@ -258,19 +277,7 @@ def time_columns(graph: SparkGraph) -> tuple[DataFrame, list[Issue], str]:
             canonical=True,
         )  # fmt: skip
     keys = {NodeType.TIMEPOINT: pa.array(nodes["key"].tolist(), type=pa.string())}
-    timepoints = assemble_sorted(keys, attributes, relations)
-    table, notes, source = sample_time_columns(timepoints, np.asarray(used, dtype=np.int64))
-    local = graph.spark.createDataFrame(
-        pd.DataFrame({"tp": used, "timepoint_id": table["timepoint_id"].astype(object),
-                      "time_index": table["time_index"], "order_rank": table["order_rank"].astype("float64")}),
-        "tp long, timepoint_id string, time_index double, order_rank double",
-    )  # fmt: skip
-    local = local.select(
-        "tp", "timepoint_id",
-        F.when(~F.isnan("time_index"), F.col("time_index")).alias("time_index"),
-        F.when(~F.isnan("order_rank"), F.col("order_rank").cast("long")).alias("order_rank"),
-    )  # fmt: skip
-    return per_sample.join(F.broadcast(local), "tp").select("row", *TIME_COLUMNS), notes, source
+    return assemble_sorted(keys, attributes, relations)
 
 
 def _with_time(graph: SparkGraph, samples: DataFrame, notes: list[Issue]) -> tuple[DataFrame, dict[str, Any]]:

@@ -45,22 +45,33 @@ class Validated(NamedTuple):
 
 
 def validate_file(
-    document: PathLike, *, n_splits: int | None = None, verify_key: bytes | None = None, progress: Progress = quietly
-) -> Validated:
+    document: PathLike, *, n_splits: int | None = None, verify_key: bytes | None = None, engine: str = "single",
+    settings: dict[str, Any] | None = None, progress: Progress = quietly,
+) -> Validated:  # fmt: skip
     """``depgraph validate``: a study graph's findings (with ``n_splits``, also the modes leaving fewer groups than
     that many folds), or a split spec read with every check of a reader (schema, every column element, digest, what
-    it says of itself) and, with ``verify_key``, its signature."""
+    it says of itself) and, with ``verify_key``, its signature. A graph is read and validated on ``engine`` (Spark
+    reads the columnar form and counts in Spark: :mod:`depgraph.spark.validation`); a spec is checked here."""
+    from depgraph.engines import running
     from depgraph.validation.rules import validate
 
     found = peek_document(document)  # a JSON file is parsed once; a columnar one's manifest says what it is
     if document_kind(document, found) == "split-spec":
         refuse_moot("to a split spec (it flags the modes of a graph)", n_splits=n_splits)
+        if engine != "single":
+            raise DepgraphError("invalid_argument", f"validate checks a split spec on this machine, not on {engine}")
         from depgraph.spec.files import peeked_spec  # only for a spec: a graph's validation never loads it
 
         return Validated(None, peeked_spec(document, found, verify_key=verify_key), found.document.get("digest"))
     refuse_moot("to a study graph (it verifies a split spec's signature)", verify_key=verify_key)
-    with progress("validating"):
-        return Validated(validate(peeked_graph(document, found), n_splits=n_splits), None, None)
+    if engine == "single":
+        with progress("validating"):
+            return Validated(validate(peeked_graph(document, found), n_splits=n_splits), None, None)
+    with running(engine, settings) as run:
+        with run.step(f"read {Path(document).name}"), progress(f"reading {Path(document).name} in Spark"):
+            graph = read_graph(document, engine=engine, **run.options)
+        with run.step("validate the graph"), progress("validating in Spark"):
+            return Validated(validate(graph, n_splits=n_splits), None, None)
 
 
 class Checked(NamedTuple):

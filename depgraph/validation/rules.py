@@ -1,7 +1,10 @@
 """Rules over a StudyGraph → ValidationReport.
 
-Each rule is a small vectorised function ``rule(graph, context) -> list[Issue]``
-registered in :data:`RULES` with the level it belongs to. The catalogue
+Each rule is a small function ``rule(context) -> list[Issue]`` registered in
+:data:`RULES` with the level it belongs to. A rule words its findings; what it
+counts it asks of the graph's engine (:class:`~depgraph.validation.facts.GraphFacts`:
+numpy on one machine, Spark for a :class:`~depgraph.spark.graph.SparkGraph`), so
+both engines give the same report. The catalogue
 covers splitGraph's (structural, semantic and leakage codes, with the same
 names) and adds what it misses: partitions that collapse to one group or are
 dominated by one group, fewer groups than the folds a caller needs, related
@@ -34,31 +37,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import orjson
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from depgraph.common.arguments import instance, names, whole_number
-from depgraph.common.arrays import present
 from depgraph.common.display import html_block, text_table
-from depgraph.common.identifiers import formula_like
-from depgraph.derivation.groups import group_sizes
 from depgraph.derivation.shapes import collapse_finding
-from depgraph.derivation.timeorder import time_order_problems
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.findings import CATALOGUE, Issue, finding, findings_table
 from depgraph.graph.model import StudyGraph
 from depgraph.ingest.coverage import absent_message, filtered_message
 from depgraph.ingest.metadata import no_grouping_message, unmapped_role_message
+from depgraph.validation.facts import GraphFacts, StudyGraphFacts
 from depgraph.vocab import (
     CANONICAL_COLUMNS,
     DEPENDENCY_MODES,
     LEVELS,
     MODE,
-    NODE_TYPES,
-    RELATION,
     RELATIONS,
     SEVERITIES,
     NodeType,
@@ -149,47 +145,11 @@ class ValidationReport:
 
 @dataclass(frozen=True)
 class _Context:
-    """What rules share: cheap lookups computed once per validation."""
+    """What rules share: the engine's answers about the graph (:mod:`depgraph.validation.facts`) and the request."""
 
-    graph: StudyGraph
+    facts: GraphFacts
     n_splits: int | None
     modes: tuple[str, ...] | None
-    _id_blocks: dict[int, np.ndarray] = field(default_factory=dict)  # node ids of a whole type, by its start
-
-    def ids(self, positions: np.ndarray) -> tuple[str, ...]:
-        """Node ids (``subject:P1``) of some node positions, built in Arrow. When a
-        finding is about much of one node type (400,000 subjects with several
-        samples, and again those related), that type's ids are built once and shared."""
-        positions = np.asarray(positions, dtype=np.int64)
-        codes = self.graph.nodes["type"].cat.codes.to_numpy()
-        if len(positions) > 10_000 and (codes[positions] == codes[positions[0]]).all():
-            start, stop = self.graph.type_range(NODE_TYPES[codes[positions[0]]])
-            if len(positions) > (stop - start) // 10:
-                return tuple(self._type_ids(start, stop)[positions - start])
-        return tuple(self._joined_ids(positions))
-
-    def _type_ids(self, start: int, stop: int) -> np.ndarray:
-        cached = self._id_blocks.get(start)
-        if cached is None:
-            cached = self._id_blocks[start] = self._joined_ids(np.arange(start, stop, dtype=np.int64))
-        return cached
-
-    def _joined_ids(self, positions: np.ndarray) -> np.ndarray:
-        at = pa.array(positions)
-        types = pa.array(self.graph.nodes["type"].cat.codes.to_numpy()).take(at)
-        prefixes = pa.array([f"{t.prefix}:" for t in NODE_TYPES]).take(types)
-        joined = pc.binary_join_element_wise(prefixes, self.graph.key_array.take(at), "")
-        return joined.to_numpy(zero_copy_only=False)
-
-    def named(self, positions: np.ndarray, limit: int = 5) -> str:
-        """The first keys of some node positions and how many more, for a message
-        (only the keys shown become Python strings)."""
-        shown = self.graph.key_array.take(pa.array(np.asarray(positions[:limit], dtype=np.int64))).to_pylist()
-        return describe_ids(shown, limit, total=len(positions))
-
-    def sample_targets(self, relation: str) -> np.ndarray:
-        """Each sample's target of a relation (``-1``: none)."""
-        return self.graph.sample_targets(relation)
 
 
 Rule = Callable[[_Context], list[Issue]]
@@ -216,6 +176,9 @@ def validate(
 
     Parameters
     ----------
+    graph:
+        A :class:`~depgraph.graph.model.StudyGraph`, or a graph of another engine (a
+        :class:`~depgraph.spark.graph.SparkGraph`: counted in Spark, the same report).
     levels, severities:
         Keep only findings of these levels / severities (default: all).
         ``valid`` is computed before this filter.
@@ -236,7 +199,9 @@ def validate(
         on request. A composite finding names the modes and relations it
         covers (``details["via"]``, ``details["relations"]``).
     """
-    instance(graph, StudyGraph, "validate: the graph")
+    engine = engine_of(graph)
+    if engine is None:
+        instance(graph, StudyGraph, "validate: the graph")
     for value, allowed, what in ((levels, LEVELS, "levels"), (severities, SEVERITIES, "severities")):
         if value is not None and not set(names(value, what)) <= set(allowed):
             raise DepgraphError(
@@ -251,7 +216,8 @@ def validate(
             raise DepgraphError(
                 "invalid_argument", f"modes {describe_ids(unknown)} are not modes ({describe_ids(list(MODE), 20)})"
             )
-    ctx = _Context(graph, n_splits, modes)
+    facts: GraphFacts = StudyGraphFacts(graph) if engine is None else stage(engine, "validate").validate_request(graph)
+    ctx = _Context(facts, n_splits, modes)
     found: list[Issue] = []
     for level, fn in RULES:
         if level != "structural" and any(i.severity == "error" for i in found):
@@ -262,15 +228,15 @@ def validate(
         i for i in found if (levels is None or i.level in levels) and (severities is None or i.severity in severities)
     ]
     metrics = {
-        "n_nodes": graph.n_nodes,
-        "n_edges": graph.n_edges,
-        "n_samples": graph.count(NodeType.SAMPLE),
+        "n_nodes": facts.n_nodes,
+        "n_edges": facts.n_edges,
+        "n_samples": facts.count(NodeType.SAMPLE),
         "n_issues": len(found),
         "n_errors": sum(i.severity == "error" for i in found),
         "n_warnings": sum(i.severity == "warning" for i in found),
         "n_advisories": sum(i.severity == "advisory" for i in found),
     }
-    return ValidationReport(tuple(kept), metrics, graph.name, valid)
+    return ValidationReport(tuple(kept), metrics, facts.name, valid)
 
 
 def _with_level(issue: Issue, level: str) -> Issue:
@@ -278,76 +244,11 @@ def _with_level(issue: Issue, level: str) -> Issue:
 
 
 # --------------------------------------------------------------------------- structural
-def _repeated_node_ids(ctx: _Context) -> list[Issue]:
-    """A node id declared twice (builders sort nodes by type and key: ids are unique when the keys rise)."""
-    g = ctx.graph
-    step = np.diff(g.nodes["type"].cat.codes.to_numpy())
-    keys = g.key_array
-    rising = pc.greater(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False) if len(keys) > 1 else np.ones(0, bool)
-    if ((step > 0) | ((step == 0) & rising)).all():
-        return []
-    ids = pd.Series(ctx.ids(np.arange(g.n_nodes)))
-    dup = ids[ids.duplicated()].unique()
-    return [finding("duplicate_node_id", f"node ids repeat: {describe_ids(dup)}", tuple(dup))] if len(dup) else []
-
-
 @rule("structural")
 def _structure(ctx: _Context) -> list[Issue]:
-    """Node ids unique, edges inside the node table, endpoint types matching
-    the relation's signature, no repeated edge."""
-    g = ctx.graph
-    out = _repeated_node_ids(ctx)
-    types = g.nodes["type"].cat.codes.to_numpy()
-    dangling_rows: list[np.ndarray] = []
-    misjoined: list[tuple[str, np.ndarray, np.ndarray]] = []
-    repeated = 0
-    offset = 0  # edge rows are counted as in StudyGraph.edges: relation by relation
-    for name, block in g.relations.items():
-        rel = RELATION[name]
-        src, dst = block.src, block.dst
-        dangling = (src < 0) | (src >= g.n_nodes) | (dst < 0) | (dst >= g.n_nodes)
-        dangling_rows.append(np.flatnonzero(dangling) + offset)
-        ok = ~dangling
-        bad = ok.copy()
-        bad[ok] = (types[src[ok]] != rel.source.rank) | (types[dst[ok]] != rel.target.rank)
-        if bad.any():
-            misjoined.append((name, src[bad], dst[bad]))
-        if len(src) > 1:
-            width = max(int(src.max()), int(dst.max()), 0) + 1
-            pair = src.astype(np.int64) * width + dst
-            if (np.diff(pair) < 0).any():  # builders keep edges sorted; a hand-made table may not be
-                pair = np.sort(pair)
-            repeated += int((pair[1:] == pair[:-1]).sum())
-        offset += len(src)
-    rows = np.concatenate(dangling_rows) if dangling_rows else np.array([], dtype=np.int64)
-    if len(rows):
-        out.append(
-            finding(
-                "dangling_edge",
-                f"{len(rows)} edge(s) point outside the node table (edge rows {describe_ids(rows)})",
-                details={"edge_rows": rows.tolist()},
-                count=len(rows),
-            )
-        )
-    if misjoined:
-        count = sum(len(s) for _, s, _ in misjoined)
-        shown = [
-            f"{ctx.ids(s[[i]])[0]} -[{name}]-> {ctx.ids(d[[i]])[0]}"
-            for name, s, d in misjoined
-            for i in range(min(3, len(s)))
-        ][:3]
-        ids = tuple(dict.fromkeys(x for _, s, d in misjoined for x in ctx.ids(s) + ctx.ids(d)))
-        out.append(
-            finding(
-                "invalid_edge_signature",
-                f"{count} edge(s) join node types their relation does not allow: {'; '.join(shown)}",
-                ids=ids,
-                count=count,
-            )
-        )
-    if repeated:
-        out.append(finding("duplicate_edge", f"{repeated} edge(s) are declared twice", count=repeated))
-    return out
+    """Node ids unique, edges inside the node table, endpoint types matching the relation's signature, no repeated
+    edge (:mod:`depgraph.validation.structure`)."""
+    return ctx.facts.structure()
 
 
 def _recorded(ctx: _Context, level: str) -> list[Issue]:
@@ -356,7 +257,7 @@ def _recorded(ctx: _Context, level: str) -> list[Issue]:
     and severity. History is free-form provenance: entries that are not such
     findings are not validation's business."""
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         notes = step.get("warnings")
         for note in notes if isinstance(notes, list) else []:
             code = note.get("code") if isinstance(note, dict) else None
@@ -393,51 +294,32 @@ def _recorded_meaning(ctx: _Context) -> list[Issue]:
 def _assignments(ctx: _Context) -> list[Issue]:
     """At most one subject/batch/study/timepoint/... per sample; samples
     missing a relation the other samples have."""
-    g = ctx.graph
     out: list[Issue] = []
-    start, stop = g.type_range(NodeType.SAMPLE)
-    n_samples = stop - start
-    allow_multi = bool(g.overrides.get("allow_multi_subject_samples"))
+    n_samples = ctx.facts.count(NodeType.SAMPLE)
+    allow_multi = bool(ctx.facts.overrides.get("allow_multi_subject_samples"))
     for rel in RELATIONS:
         if not rel.single_target or rel.source != NodeType.SAMPLE:
             continue
-        src, _, _ = g.relation_edges(rel.name)
-        if not len(src) or not n_samples:
-            continue
-        counts = np.bincount(src - start, minlength=n_samples)
-        multi = np.flatnonzero(counts > 1) + start
+        multi, missing = ctx.facts.assignments(rel.name)
         mode = rel.mode
-        if len(multi):
-            ids = ctx.ids(multi)
-            if rel.name == RelationName.SAMPLE_BELONGS_TO_SUBJECT and allow_multi:
-                out.append(
-                    finding(
-                        "multi_subject_samples_allowed",
-                        f"{len(multi)} sample(s) belong to several subjects (allowed by override): {ctx.named(multi)}",
-                        tuple(ids),
-                    )
-                )
-            else:
-                out.append(
-                    finding(
-                        f"sample_multiple_{mode}_assignments",
-                        f"{len(multi)} sample(s) have more than one {rel.target.value.lower()} ({rel.name}): "
-                        f"{ctx.named(multi)}",
-                        tuple(ids),
-                        details={"relation": rel.name},
-                    )
-                )
-        missing = np.flatnonzero(counts == 0) + start
+        if len(multi) and rel.name == RelationName.SAMPLE_BELONGS_TO_SUBJECT and allow_multi:
+            message = f"{len(multi)} sample(s) belong to several subjects (allowed by override): {multi.named()}"
+            out.append(finding("multi_subject_samples_allowed", message, multi.ids()))
+        elif len(multi):
+            message = (
+                f"{len(multi)} sample(s) have more than one {rel.target.value.lower()} ({rel.name}): {multi.named()}"
+            )
+            out.append(
+                finding(f"sample_multiple_{mode}_assignments", message, multi.ids(), details={"relation": rel.name})
+            )
         if len(missing):
             what = "timepoint" if mode == "time" else mode
+            message = (
+                f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
+                f"{mode} grouping keeps them as singletons: {missing.named()}"
+            )
             out.append(
-                finding(
-                    f"sample_missing_{mode}_assignment",
-                    f"{len(missing)} of {n_samples} sample(s) have no {what} while others do; "
-                    f"{mode} grouping keeps them as singletons: {ctx.named(missing)}",
-                    ctx.ids(missing),
-                    details={"relation": rel.name},
-                )
+                finding(f"sample_missing_{mode}_assignment", message, missing.ids(), details={"relation": rel.name})
             )
     return out
 
@@ -447,7 +329,7 @@ def _time_order(ctx: _Context) -> list[Issue]:
     """timepoint_precedes: no self-loop, no cycle, no edge against time_index."""
     return [
         finding(code, message, tuple(f"timepoint:{k}" for k in ids))
-        for code, message, ids in time_order_problems(ctx.graph)
+        for code, message, ids in ctx.facts.time_order_problems()
     ]
 
 
@@ -455,29 +337,18 @@ def _time_order(ctx: _Context) -> list[Issue]:
 DERIVATION_SCOPES: tuple[str, ...] = ("external", "per_training_split", "per_dataset")
 
 
-def _featureset_scopes(ctx: _Context) -> tuple[np.ndarray, pd.Series]:
-    """Node positions of the feature sets and their ``derivation_scope`` (missing: none)."""
-    g = ctx.graph
-    start, stop = g.type_range(NodeType.FEATURESET)
-    if stop == start or "derivation_scope" not in g.attributes.columns:
-        return np.empty(0, dtype=np.int64), pd.Series([], dtype=object)
-    return np.arange(start, stop), g.attributes["derivation_scope"].iloc[start:stop].reset_index(drop=True)
-
-
 @rule("semantic")
 def _featureset_scope_values(ctx: _Context) -> list[Issue]:
     """A derivation_scope outside splitGraph's three values (a typo hides a per-dataset feature set)."""
-    positions, scopes = _featureset_scopes(ctx)
-    bad = (scopes.notna() & ~scopes.isin(DERIVATION_SCOPES)).to_numpy()
-    if not bad.any():
+    bad, values = ctx.facts.featuresets_by_scope(DERIVATION_SCOPES, inside=False)
+    if not len(bad):
         return []
-    values = describe_ids(pd.unique(scopes[bad].astype(str)).tolist(), 3)
     return [
         finding(
             "invalid_featureset_derivation_scope",
-            f"{int(bad.sum())} feature set(s) have a derivation_scope ({values}) that is not "
-            f"{', '.join(DERIVATION_SCOPES[:-1])} or {DERIVATION_SCOPES[-1]}: {ctx.named(positions[bad])}",
-            ctx.ids(positions[bad]),
+            f"{len(bad)} feature set(s) have a derivation_scope ({describe_ids(values, 3)}) that is not "
+            f"{', '.join(DERIVATION_SCOPES[:-1])} or {DERIVATION_SCOPES[-1]}: {bad.named()}",
+            bad.ids(),
         )
     ]
 
@@ -486,7 +357,7 @@ def _featureset_scope_values(ctx: _Context) -> list[Issue]:
 def _dropped_pairs(ctx: _Context) -> list[Issue]:
     """Builder steps that dropped pairs naming ids the graph does not have."""
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         dropped = int(step.get("unknown_dropped") or 0)
         if dropped:
             ids = [str(i) for i in step.get("unknown_ids", [])]
@@ -508,17 +379,16 @@ def _dropped_pairs(ctx: _Context) -> list[Issue]:
 @rule("semantic")
 def _formula_like_ids(ctx: _Context) -> list[Issue]:
     """Node ids a spreadsheet would run as a formula (CSV injection): exports keep them exact, so say so."""
-    hits = np.flatnonzero(formula_like(ctx.graph.key_array))
+    hits = ctx.facts.formula_like_keys()
     if not len(hits):
         return []
-    shown = ctx.graph.key_array.take(pa.array(hits[:5])).to_pylist()
     return [
         finding(
             "formula_like_ids",
             f"{len(hits)} id(s) begin with =, +, -, @, a tab or a carriage return, which a spreadsheet reads as a "
-            f"formula: {describe_ids([repr(k) for k in shown], total=len(hits))}; exports keep ids exact "
+            f"formula: {describe_ids([repr(k) for k in hits.first_keys], total=len(hits))}; exports keep ids exact "
             "(export --excel-safe writes a CSV meant for spreadsheets)",
-            ctx.ids(hits),
+            hits.ids(),
         )
     ]
 
@@ -526,10 +396,10 @@ def _formula_like_ids(ctx: _Context) -> list[Issue]:
 @rule("semantic")
 def _no_grouping(ctx: _Context) -> list[Issue]:
     """Metadata without a grouping column, in a graph where nothing links the samples."""
-    if ctx.graph.n_edges:
+    if ctx.facts.n_edges:
         return []
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         message = no_grouping_message(step)
         if message:
             columns = list(step["no_grouping_column"].get("id_like_columns", []))
@@ -537,7 +407,7 @@ def _no_grouping(ctx: _Context) -> list[Issue]:
                 finding(
                     "no_grouping_column",
                     message,
-                    count=ctx.graph.count(NodeType.SAMPLE),
+                    count=ctx.facts.count(NodeType.SAMPLE),
                     details={"id_like_columns": columns},
                 )
             )
@@ -549,12 +419,12 @@ def _unmapped_role_columns(ctx: _Context) -> list[Issue]:
     """Metadata columns named like a role that nothing mapped (recorded by ``from_metadata``); a family column while
     no kinship relates anyone."""
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         for column, role in dict(step.get("unmapped_role_columns") or {}).items():
             if role in CANONICAL_COLUMNS:
                 message = unmapped_role_message(str(column), str(role))
                 out.append(finding("unmapped_role_column", message, count=1, details={"column": column, "role": role}))
-            elif role == "family" and not ctx.graph.has_relation(RelationName.SUBJECT_RELATED_TO):
+            elif role == "family" and not ctx.facts.has_relation(RelationName.SUBJECT_RELATED_TO):
                 message = (
                     f"metadata column {column!r} looks like a family id, but no kinship is declared: relatives are "
                     "grouped only through kinship, so a family may be split; add kinship (--kinship, add_kinship)"
@@ -568,14 +438,14 @@ def _kinship_coverage(ctx: _Context) -> list[Issue]:
     """Kinship steps that found subjects their file does not name (unless grouping them as unrelated was chosen),
     or a file filtered when it was written."""
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         if step.get("step") != "add_kinship":
             continue
         source = f"kinship {step.get('source')!r}"
         n = int(step.get("absent") or 0)
         if n and step.get("absent_as") == "warn":
             ids = tuple(f"subject:{i}" for i in step.get("absent_ids", []))
-            message = absent_message(source, n, ctx.graph.count(NodeType.SUBJECT), list(step["absent_ids"]))
+            message = absent_message(source, n, ctx.facts.count(NodeType.SUBJECT), list(step["absent_ids"]))
             said = message + "; they were grouped as unrelated to everyone (absent='unrelated' says so)"
             out.append(finding("subjects_without_kinship", said, ids, count=n))
         smallest = step.get("smallest_kinship")
@@ -589,7 +459,7 @@ def _kinship_coverage(ctx: _Context) -> list[Issue]:
 def _kinship_above_half(ctx: _Context) -> list[Issue]:
     """Kinship steps that kept GRM pairs above 0.5 (flagged by the GRM reader, not refused)."""
     out = []
-    for step in ctx.graph.history:
+    for step in ctx.facts.history:
         n = int(step.get("above_half") or 0)
         if n:
             ids = [f"subject:{i}" for i in step.get("above_half_ids", [])]
@@ -608,52 +478,28 @@ def _kinship_above_half(ctx: _Context) -> list[Issue]:
 
 
 # --------------------------------------------------------------------------- leakage
-def _per_target(ctx: _Context, relation: str) -> np.ndarray:
-    """Samples per target node of a sample relation (indexed by node position)."""
-    _, dst, _ = ctx.graph.relation_edges(relation)
-    return np.bincount(dst, minlength=ctx.graph.n_nodes)
-
-
 @rule("leakage")
 def _repeated_subjects(ctx: _Context) -> list[Issue]:
     """Subjects with several samples: a sample-level split would leak them."""
-    repeated = np.flatnonzero(_per_target(ctx, RelationName.SAMPLE_BELONGS_TO_SUBJECT) > 1)
+    repeated = ctx.facts.targets_with_samples(RelationName.SAMPLE_BELONGS_TO_SUBJECT, 2)
     if not len(repeated):
         return []
-    return [
-        finding(
-            "repeated_subject_samples",
-            f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
-            f"{ctx.named(repeated)}",
-            ctx.ids(repeated),
-        )
-    ]
+    message = (
+        f"{len(repeated)} subject(s) have several samples; keep them whole (subject or relatedness mode): "
+        f"{repeated.named()}"
+    )
+    return [finding("repeated_subject_samples", message, repeated.ids())]
 
 
 def _subject_spread(ctx: _Context, relation: str, code: str, what: str) -> list[Issue]:
-    g = ctx.graph
-    s_src, s_dst, _ = g.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
-    if not len(s_src) or not g.has_relation(relation):
+    if not ctx.facts.has_relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT) or not ctx.facts.has_relation(relation):
         return []
-    start, _ = g.type_range(NodeType.SAMPLE)
-    other = ctx.sample_targets(relation)[s_src - start]  # (subject, other) for every sample with both
-    both = other >= 0
-    lowest = np.full(g.n_nodes, g.n_nodes, dtype=np.int64)
-    highest = np.full(g.n_nodes, -1, dtype=np.int64)
-    np.minimum.at(lowest, s_dst[both], other[both])
-    np.maximum.at(highest, s_dst[both], other[both])
-    spanning = np.flatnonzero((highest >= 0) & (lowest != highest))  # a subject seen in two studies/sites
+    spanning = ctx.facts.subjects_spanning(relation)  # a subject seen in two studies/sites
     if not len(spanning):
         return []
     one = what[:-3] + "y" if what.endswith("ies") else what[:-1]
-    return [
-        finding(
-            code,
-            f"{len(spanning)} subject(s) have samples in several {what}; a {one} hold-out would leak them: "
-            f"{ctx.named(spanning)}",
-            ctx.ids(spanning),
-        )
-    ]
+    message = f"{len(spanning)} subject(s) have samples in several {what}; a {one} hold-out would leak them: "
+    return [finding(code, message + spanning.named(), spanning.ids())]
 
 
 @rule("leakage")
@@ -669,32 +515,26 @@ def _cross_site(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _shared_featuresets(ctx: _Context) -> list[Issue]:
     """Feature sets shared by several samples (derived jointly: a provenance link)."""
-    shared = np.flatnonzero(_per_target(ctx, RelationName.SAMPLE_USES_FEATURESET) > 1)
+    shared = ctx.facts.targets_with_samples(RelationName.SAMPLE_USES_FEATURESET, 2)
     if not len(shared):
         return []
-    return [
-        finding(
-            "shared_featureset_provenance",
-            f"{len(shared)} feature set(s) are shared by several samples: {ctx.named(shared)}",
-            ctx.ids(shared),
-        )
-    ]
+    message = f"{len(shared)} feature set(s) are shared by several samples: {shared.named()}"
+    return [finding("shared_featureset_provenance", message, shared.ids())]
 
 
 @rule("leakage")
 def _per_dataset_featuresets(ctx: _Context) -> list[Issue]:
     """Feature sets derived over the whole dataset (selected or normalised with the
     evaluation samples in view), whether one sample uses them or many (splitGraph's rule)."""
-    positions, scopes = _featureset_scopes(ctx)
-    per_dataset = (scopes == "per_dataset").to_numpy(dtype=bool)
-    if not per_dataset.any():
+    per_dataset, _ = ctx.facts.featuresets_by_scope(["per_dataset"], inside=True)
+    if not len(per_dataset):
         return []
     return [
         finding(
             "per_dataset_featureset",
-            f"{int(per_dataset.sum())} feature set(s) were derived over the whole dataset (derivation_scope "
-            f"per_dataset); derive them within each training split: {ctx.named(positions[per_dataset])}",
-            ctx.ids(positions[per_dataset]),
+            f"{len(per_dataset)} feature set(s) were derived over the whole dataset (derivation_scope "
+            f"per_dataset); derive them within each training split: {per_dataset.named()}",
+            per_dataset.ids(),
         )
     ]
 
@@ -702,33 +542,25 @@ def _per_dataset_featuresets(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _heavy_batches(ctx: _Context) -> list[Issue]:
     """Batches holding at least max(3, ceil(half the samples))."""
-    n_samples = ctx.graph.count(NodeType.SAMPLE)
-    if not n_samples or not ctx.graph.has_relation(RelationName.SAMPLE_PROCESSED_IN_BATCH):
+    n_samples = ctx.facts.count(NodeType.SAMPLE)
+    if not n_samples or not ctx.facts.has_relation(RelationName.SAMPLE_PROCESSED_IN_BATCH):
         return []
     threshold = max(3, math.ceil(n_samples * HEAVY_BATCH_SHARE))
-    heavy = np.flatnonzero(
-        _per_target(ctx, RelationName.SAMPLE_PROCESSED_IN_BATCH) >= threshold
-    )  # edges are distinct pairs
+    heavy = ctx.facts.targets_with_samples(RelationName.SAMPLE_PROCESSED_IN_BATCH, threshold)  # edges: distinct
     if not len(heavy):
         return []
-    return [
-        finding(
-            "heavy_batch_reuse",
-            f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {ctx.named(heavy)}",
-            ctx.ids(heavy),
-        )
-    ]
+    message = f"{len(heavy)} batch(es) hold at least {threshold} of {n_samples} samples: {heavy.named()}"
+    return [finding("heavy_batch_reuse", message, heavy.ids())]
 
 
 @rule("leakage")
 def _time_ordering_missing(ctx: _Context) -> list[Issue]:
-    g = ctx.graph
-    if not g.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT) or g.has_relation(
+    facts = ctx.facts
+    if not facts.has_relation(RelationName.SAMPLE_COLLECTED_AT_TIMEPOINT) or facts.has_relation(
         RelationName.TIMEPOINT_PRECEDES
     ):
         return []
-    start, stop = g.type_range(NodeType.TIMEPOINT)
-    if "time_index" in g.attributes.columns and g.attributes["time_index"].iloc[start:stop].notna().any():
+    if facts.timepoints_indexed():
         return []
     return [
         finding(
@@ -741,17 +573,16 @@ def _time_ordering_missing(ctx: _Context) -> list[Issue]:
 @rule("leakage")
 def _related_subjects(ctx: _Context) -> list[Issue]:
     """Kinship between subjects: subject grouping would put relatives apart."""
-    src, dst, _ = ctx.graph.relation_edges(RelationName.SUBJECT_RELATED_TO)
-    if not len(src):
+    if not ctx.facts.has_relation(RelationName.SUBJECT_RELATED_TO):
         return []
-    subjects = present(np.concatenate([src, dst]), ctx.graph.n_nodes)
+    pairs, subjects = ctx.facts.related_subjects()
     return [
         finding(
             "related_subjects",
-            f"{len(src)} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
-            f"use relatedness mode: {ctx.named(subjects)}",
-            ctx.ids(subjects),
-            details={"pairs": len(src)},
+            f"{pairs} related subject pair(s) among {len(subjects)} subjects; subject grouping splits relatives, "
+            f"use relatedness mode: {subjects.named()}",
+            subjects.ids(),
+            details={"pairs": pairs},
         )
     ]
 
@@ -760,25 +591,18 @@ def _related_subjects(ctx: _Context) -> list[Issue]:
 def _duplicates_across_subjects(ctx: _Context) -> list[Issue]:
     """Declared duplicates whose samples belong to different subjects: a
     re-deposit under a new subject id, which subject grouping cannot see."""
-    src, dst, _ = ctx.graph.relation_edges(RelationName.SAMPLE_DUPLICATE_OF)
-    if not len(src):
+    if not ctx.facts.has_relation(RelationName.SAMPLE_DUPLICATE_OF):
         return []
-    start, stop = ctx.graph.type_range(NodeType.SAMPLE)
-    subject_of = np.full(stop - start, -1, dtype=np.int64)
-    s_src, s_dst, _ = ctx.graph.relation_edges(RelationName.SAMPLE_BELONGS_TO_SUBJECT)
-    subject_of[s_src - start] = s_dst
-    a, b = subject_of[src - start], subject_of[dst - start]
-    across = (a != b) | (a < 0)
-    if not across.any():
+    pairs, samples = ctx.facts.duplicates_across_subjects()
+    if not pairs:
         return []
-    samples = present(np.concatenate([src[across], dst[across]]), ctx.graph.n_nodes)
     return [
         finding(
             "duplicates_across_subjects",
-            f"{int(across.sum())} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
-            f"would split them, use duplicate or composite mode: {ctx.named(samples)}",
-            ctx.ids(samples),
-            details={"pairs": int(across.sum())},
+            f"{pairs} declared duplicate pair(s) span different (or missing) subjects; subject grouping "
+            f"would split them, use duplicate or composite mode: {samples.named()}",
+            samples.ids(),
+            details={"pairs": pairs},
         )
     ]
 
@@ -815,32 +639,33 @@ class _ShapeCheck:
 def _partition_shapes(ctx: _Context) -> list[Issue]:
     """Derivations that collapse (one group), are dominated by one group, or
     leave fewer groups than the folds asked for (group sizes only: no labels)."""
-    g = ctx.graph
-    n = g.count(NodeType.SAMPLE)
+    n = ctx.facts.count(NodeType.SAMPLE)
     if n < 2:
         return []
     out: list[Issue] = []
-    for check in _shape_checks(g, ctx.modes):
+    for check in _shape_checks(ctx.facts, ctx.modes):
         try:
-            sizes = group_sizes(g, check.mode, check.via or None)
+            shape = ctx.facts.group_shape(check.mode, check.via or None)
         except DepgraphError:
             continue  # the reason (ambiguity, time order, nothing to combine) is reported by its own rule
         label, covers = check.label, check.covers()
-        collapse = collapse_finding(n, len(sizes), int(sizes.max()), sizes, f"{label}{covers}", details=check.details())
+        collapse = collapse_finding(
+            n, shape.n_groups, shape.largest, shape.sizes, f"{label}{covers}", details=check.details()
+        )
         out += [collapse] if collapse is not None else []
-        if ctx.n_splits is not None and len(sizes) < ctx.n_splits:
+        if ctx.n_splits is not None and shape.n_groups < ctx.n_splits:
             out.append(
                 finding(
                     "too_few_groups",
-                    f"mode {label}{covers} leaves {len(sizes)} group(s), fewer than {ctx.n_splits} folds",
+                    f"mode {label}{covers} leaves {shape.n_groups} group(s), fewer than {ctx.n_splits} folds",
                     count=1,
-                    details={**check.details(), "n_groups": len(sizes), "n_splits": ctx.n_splits},
+                    details={**check.details(), "n_groups": shape.n_groups, "n_splits": ctx.n_splits},
                 )
             )
     return out
 
 
-def _shape_checks(graph: StudyGraph, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
+def _shape_checks(graph: GraphFacts, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
     """The partitions to check: the modes asked for, or by default every mode the graph supports and the
     composite over its dependency modes (when it groups differently from each of them alone)."""
     present = list(declared_modes(graph.has_relation))

@@ -1,0 +1,153 @@
+"""The Spark engine's part of :func:`depgraph.validate`: the answers validation's rules ask of a graph
+(:class:`~depgraph.validation.facts.GraphFacts`), counted over a :class:`~depgraph.spark.graph.SparkGraph`'s tables.
+
+The rules and their wording are the single machine's (:mod:`depgraph.validation.rules`); what differs is how each
+answer is counted — group-bys and joins over the edge tables, a regular expression over the keys, a derivation for
+a mode's group shape. What comes back to the driver is bounded by what a report holds: counts, the nodes a finding
+names (its ids, in node order), the distinct feature-set scopes, the timepoints (a study has few), and the two
+largest group sizes. Structural findings are none: a SparkGraph is only built by the builders or read by
+:func:`~depgraph.spark.graph.read_graph`, which refuse repeated ids, dangling, mistyped and repeated edges.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from depgraph.common.identifiers import FORMULA_PATTERN
+from depgraph.derivation.request import DeriveRequest
+from depgraph.derivation.timeorder import time_order_problems
+from depgraph.spark.derive import derive_request, timepoint_graph
+from depgraph.spark.graph import SparkGraph
+from depgraph.validation.facts import SHOWN, Found, GroupCount, node_ids
+from depgraph.vocab import NODE_TYPES, RELATION, NodeType, RelationName
+
+
+def validate_request(graph: SparkGraph) -> SparkFacts:
+    """The graph's answers for :func:`depgraph.validate` (which checks its arguments and words the findings)."""
+    return SparkFacts(graph)
+
+
+class SparkFacts:
+    """:class:`~depgraph.validation.facts.GraphFacts` over a SparkGraph (each relation's edges counted once)."""
+
+    def __init__(self, graph: SparkGraph) -> None:
+        self.graph = graph
+        self.name, self.history, self.overrides = graph.name, graph.history, graph.overrides
+        self.n_nodes = sum(graph.count(t) for t in NODE_TYPES)
+        self._edges = {relation: table.count() for relation, table in graph.edges.items()}
+        self.n_edges = sum(self._edges.values())
+
+    def count(self, node_type: NodeType) -> int:
+        return self.graph.count(node_type)
+
+    def has_relation(self, relation: str) -> bool:
+        return self._edges.get(relation, 0) > 0
+
+    def structure(self) -> list[Any]:
+        return []  # refused where a SparkGraph is built or read (the module docstring)
+
+    def found(self, node_type: NodeType, rows: DataFrame) -> Found:
+        """The nodes of ``node_type`` at ``rows`` (a ``row`` column, each once)."""
+        keys = self.graph.nodes[node_type].select("row", "key")
+        return self._collected(rows.join(keys, "row").select(F.lit(node_type.rank).alias("type"), "row", "key"))
+
+    def _collected(self, keyed: DataFrame) -> Found:
+        """``type``, ``row``, ``key`` rows collected in node order."""
+        table = keyed.orderBy("type", "row").select(F.col("type").cast("int"), "key").toArrow()
+        types, keys = (table.column(c).combine_chunks() for c in ("type", "key"))
+        return Found(len(table), tuple(keys[:SHOWN].to_pylist()), lambda: tuple(node_ids(types, keys)))
+
+    def _none(self) -> Found:
+        return Found(0, (), tuple)
+
+    def _per_end(self, relation: str, end: str) -> DataFrame:
+        """``row`` (a node at ``end`` of the relation's edges), ``count`` (its edges)."""
+        return self.graph.edges[relation].groupBy(F.col(end).alias("row")).count()
+
+    def assignments(self, relation: str) -> tuple[Found, Found]:
+        if not self.has_relation(relation) or not self.count(NodeType.SAMPLE):
+            return self._none(), self._none()
+        per = self._per_end(relation, "source")
+        samples = self.graph.nodes[NodeType.SAMPLE].select("row")
+        missing = samples.join(per, "row", "left_anti")
+        return self.found(NodeType.SAMPLE, per.where("count > 1").select("row")), self.found(NodeType.SAMPLE, missing)
+
+    def targets_with_samples(self, relation: str, at_least: int) -> Found:
+        if not self.has_relation(relation):
+            return self._none()
+        heavy = self._per_end(relation, "target").where(F.col("count") >= at_least).select("row")
+        return self.found(RELATION[relation].target, heavy)
+
+    def subjects_spanning(self, relation: str) -> Found:
+        edges = self.graph.edges
+        subjects = edges[RelationName.SAMPLE_BELONGS_TO_SUBJECT].select("source", F.col("target").alias("row"))
+        other = edges[relation].groupBy("source").agg(F.min("target").alias("other"))  # a sample's smallest, as one
+        spanning = subjects.join(other, "source").groupBy("row").agg(F.countDistinct("other").alias("n"))
+        return self.found(NodeType.SUBJECT, spanning.where("n > 1").select("row"))
+
+    def _ends(self, pairs: DataFrame) -> DataFrame:
+        return pairs.select(F.col("source").alias("row")).union(pairs.select(F.col("target").alias("row"))).distinct()
+
+    def related_subjects(self) -> tuple[int, Found]:
+        pairs = self.graph.edges[RelationName.SUBJECT_RELATED_TO]
+        return self._edges[RelationName.SUBJECT_RELATED_TO], self.found(NodeType.SUBJECT, self._ends(pairs))
+
+    def duplicates_across_subjects(self) -> tuple[int, Found]:
+        edges = self.graph.edges
+        subject = edges[RelationName.SAMPLE_BELONGS_TO_SUBJECT].groupBy("source").agg(F.max("target").alias("of"))
+        a, b = (subject.select(F.col("source").alias(e), F.col("of").alias(f"{e}_of")) for e in ("source", "target"))
+        pairs = edges[RelationName.SAMPLE_DUPLICATE_OF].join(a, "source", "left").join(b, "target", "left")
+        across = pairs.where(
+            F.col("source_of").isNull() | F.col("target_of").isNull() | (F.col("source_of") != F.col("target_of"))
+        ).select("source", "target")
+        across = across.cache()
+        try:
+            return across.count(), self.found(NodeType.SAMPLE, self._ends(across))
+        finally:
+            across.unpersist()
+
+    def formula_like_keys(self) -> Found:
+        hits = [
+            table.where(F.col("key").rlike(FORMULA_PATTERN)).select(F.lit(node_type.rank).alias("type"), "row", "key")
+            for node_type, table in self.graph.nodes.items()
+            if self.count(node_type)
+        ]
+        return self._collected(functools.reduce(DataFrame.unionByName, hits)) if hits else self._none()
+
+    def featuresets_by_scope(self, scopes: Sequence[str], inside: bool) -> tuple[Found, list[str]]:
+        table = self.graph.nodes.get(NodeType.FEATURESET)
+        if table is None or not self.count(NodeType.FEATURESET) or "derivation_scope" not in table.columns:
+            return self._none(), []
+        scope = F.col("derivation_scope").cast("string")
+        chosen = table.where(scope.isin(list(scopes)) if inside else scope.isNotNull() & ~scope.isin(list(scopes)))
+        firsts = chosen.groupBy(scope.alias("scope")).agg(F.min("row").alias("first")).orderBy("first").collect()
+        return self.found(NodeType.FEATURESET, chosen.select("row")), [r["scope"] for r in firsts]
+
+    def time_order_problems(self) -> list[tuple[str, str, list[str]]]:
+        if not self.has_relation(RelationName.TIMEPOINT_PRECEDES):
+            return []
+        return time_order_problems(timepoint_graph(self.graph))
+
+    def timepoints_indexed(self) -> bool:
+        table = self.graph.nodes.get(NodeType.TIMEPOINT)
+        if table is None or "time_index" not in table.columns:
+            return False
+        index = F.col("time_index")
+        return table.where(index.isNotNull() & ~F.isnan(index.cast("double"))).limit(1).count() > 0
+
+    def group_shape(self, mode: str, via: Sequence[str] | None) -> GroupCount:
+        composite = via is not None
+        request = DeriveRequest.of(mode, strategy="strict" if composite else None, via=via, allow_unlinked=True)
+        partition = derive_request(self.graph, request)
+
+        def top_two() -> np.ndarray:
+            sizes = partition.samples.groupBy("group_id").count().orderBy(F.desc("count")).limit(2).collect()
+            return np.array([r["count"] for r in sizes], dtype=np.int64)
+
+        return GroupCount(partition.n_groups, partition.shape.largest_group_size, top_two)

@@ -1,0 +1,96 @@
+"""Validation on Spark (depgraph.spark.validation) reports what the single machine reports, byte for byte: every
+rule that counts sample-sized tables (assignments, repeated subjects, subjects across studies and sites, shared and
+per-dataset feature sets, heavy batches, kinship, duplicates across subjects, formula-like ids, group shapes), the
+rules over timepoints and over what the builders recorded, from Python and from ``depgraph validate --engine
+spark``. Expected reports come from the single machine's validation, never from the Spark code under test."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from depgraph import (
+    add_duplicates,
+    add_kinship,
+    add_relations,
+    from_metadata,
+    validate,
+    write_graph,
+)
+from depgraph.adapters.splitgraph import from_splitgraph
+from depgraph.cli.main import main
+from tests.conformance.test_splitgraph_testthat import edge, graph_doc, node
+from tests.spark_support import SPARK_MARKS, spark_graph_of
+
+pytestmark = SPARK_MARKS
+
+
+def _leaky() -> object:
+    """Subjects across studies and sites, a shared and a heavily used batch, a formula-like id, a sample without a
+    study, a kinship pair and a duplicate pair across subjects, and a subject with samples at two timepoints."""
+    metadata = pd.DataFrame(
+        {
+            "sample_id": ["S1", "S2", "S3", "S4", "S5", "=S6", "S7"],
+            "subject_id": ["P1", "P1", "P2", "P3", "P4", "P5", None],
+            "study_id": ["ST1", "ST2", "ST1", "ST1", "ST1", "ST2", None],
+            "site_id": ["A", "B", "A", "A", "A", "A", "B"],
+            "batch_id": ["B1", "B1", "B1", "B1", "B3", "B4", "B4"],
+            "timepoint_id": ["T0", "T1", "T0", "T0", "T1", "T1", "T0"],
+        }
+    )
+    kinship = pd.DataFrame({"id1": ["P2"], "id2": ["P3"], "kinship": [0.25]})
+    graph = add_kinship(from_metadata(metadata), kinship, 0.1)
+    return add_duplicates(graph, pd.DataFrame({"id1": ["S5", "S1"], "id2": ["=S6", "S7"]}))
+
+
+def _featuresets() -> object:
+    """Feature sets of every derivation scope (splitGraph's document: the one form that declares them), one shared."""
+    scopes = {"F1": "per_dataset", "F2": "typo", "F3": "external", "F4": None, "F5": "per_datset"}
+    nodes = [node("Sample", f"S{i}") for i in range(1, 7)]
+    nodes += [node("FeatureSet", f, attrs={} if s is None else {"derivation_scope": s}) for f, s in scopes.items()]
+    uses = [("S1", "F1"), ("S2", "F1"), ("S3", "F2"), ("S4", "F3"), ("S5", "F4"), ("S6", "F5")]
+    edges = [edge("sample_uses_featureset", f"sample:{s}", f"featureset:{f}", k) for k, (s, f) in enumerate(uses)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (splitGraph's own document: what it says of itself is not tested here)
+        return from_splitgraph(graph_doc(nodes, edges))
+
+
+def _time_ordered() -> object:
+    """Timepoints ordered against their time_index (an error: the leakage rules are not reached)."""
+    metadata = pd.DataFrame({"sample_id": ["a", "b"], "timepoint_id": ["T0", "T1"], "time_index": [0, 1]})
+    return add_relations(from_metadata(metadata), pd.DataFrame({"source": ["T1"], "target": ["T0"]}),
+                         "timepoint_precedes")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("make", "options"),
+    [(_leaky, {"n_splits": 3}), (_featuresets, {}), (_time_ordered, {})],
+)
+def test_validation_on_spark_is_the_single_machines(tmp_path, spark, make, options):
+    graph = make()
+    expected = validate(graph, **options)
+    assert expected.issues  # (each graph has findings for the Spark engine to match)
+    got = validate(spark_graph_of(graph, tmp_path, spark), **options)
+    assert got.to_json_bytes() == expected.to_json_bytes()
+
+
+def test_validate_engine_spark_from_the_command_line(tmp_path, capsys, spark):
+    """The same report as the single machine's, and the same exit code (1: the graph has errors); a spec is
+    checked on this machine, and a JSON graph is not Spark's to read."""
+    write_graph(_time_ordered(), tmp_path / "g.dggraph")
+    assert main(["validate", str(tmp_path / "g.dggraph"), "--json"]) == 1
+    single = capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "g.dggraph"), "--json", "--engine", "spark"]) == 1
+    assert capsys.readouterr().out == single
+    write_graph(_time_ordered(), tmp_path / "g.json")
+    assert main(["validate", str(tmp_path / "g.json"), "--engine", "spark"]) == 2
+    assert "columnar" in capsys.readouterr().err
+    assert main(["validate", str(tmp_path / "g.dggraph"), "--master", "local[1]"]) == 2
+    assert "--engine spark" in capsys.readouterr().err
+    write_graph(_leaky(), tmp_path / "leaky.dggraph")
+    assert main(["derive", str(tmp_path / "leaky.dggraph"), "--mode", "subject", "-o", str(tmp_path / "s.dgspec")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "s.dgspec"), "--engine", "spark"]) == 2
+    assert "split spec on this machine" in capsys.readouterr().err
