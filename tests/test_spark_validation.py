@@ -94,3 +94,32 @@ def test_validate_engine_spark_from_the_command_line(tmp_path, capsys, spark):
     capsys.readouterr()
     assert main(["validate", str(tmp_path / "s.dgspec"), "--engine", "spark"]) == 2
     assert "split spec on this machine" in capsys.readouterr().err
+
+
+def test_genetics_tool_files_on_spark_give_the_single_machines_graph(tmp_path, spark):
+    """A PLINK 2 KING table added to a Spark graph is read on the driver by the single machine's reader: the same
+    pairs (the relatedness spec's digest), the same record (the validation report, which reads it: a subject the
+    file does not name, with absent="warn"); a GCTA GRM with absent="error" is refused alike; a pair-table option
+    Spark does not take is refused."""
+    from depgraph import DepgraphError, DepgraphWarning
+    from depgraph.spark.graph import SparkGraph
+    from tests.spark_support import same_as_single
+    from tests.test_real_tools import DATA, individuals
+
+    subjects = [*individuals()["subject_id"], "not_genotyped"]
+    graph = from_metadata(pd.DataFrame({"sample_id": [f"S_{s}" for s in subjects], "subject_id": subjects}))
+    on_spark = spark_graph_of(graph, tmp_path, spark)
+    with pytest.warns(DepgraphWarning, match="not_genotyped"):
+        single = add_kinship(graph, DATA / "plink2.kin0.zst", "third", id_template="{FID}_{IID}")
+    with pytest.warns(DepgraphWarning, match="not_genotyped"):
+        spark_kin = add_kinship(on_spark, DATA / "plink2.kin0.zst", "third", id_template="{FID}_{IID}")
+    assert isinstance(spark_kin, SparkGraph)
+    assert validate(spark_kin).to_json_bytes() == validate(single).to_json_bytes()
+    same_as_single(single, spark_kin, tmp_path, "relatedness")
+    with pytest.raises(DepgraphError, match="not_genotyped") as refused:  # unknown is never unrelated unasked
+        add_kinship(on_spark, DATA / "plink19.grm.bin", "third", id_template="{FID}_{IID}", absent="error")
+    with pytest.raises(DepgraphError, match="not_genotyped") as expected:
+        add_kinship(graph, DATA / "plink19.grm.bin", "third", id_template="{FID}_{IID}", absent="error")
+    assert str(refused.value) == str(expected.value)
+    with pytest.raises(DepgraphError, match="id_template"):
+        add_kinship(on_spark, pd.DataFrame({"id1": ["a"], "id2": ["b"], "kinship": [0.3]}), 0.1, id_template="{FID}")

@@ -46,15 +46,19 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.common.arguments import refuse_options
+from depgraph.common.arrays import is_sparse
 from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexact_float_id
 from depgraph.errors import DepgraphError, describe_ids
+from depgraph.graph.assembly import assemble_sorted, with_edges
 from depgraph.ingest.checks import RECORDED_IDS, checked_unknown, conflicting_values, dropped_record
-from depgraph.ingest.kinship import resolve_threshold
+from depgraph.ingest.kinship import detect_format, resolve_threshold
 from depgraph.ingest.metadata import checked_column_map, checked_options, look_alike_note, unmapped_roles
+from depgraph.ingest.pairs import kinship_pairs
 from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_record
 from depgraph.io.files import describe_source
 from depgraph.io.tables import MISSING_TOKENS
@@ -381,14 +385,34 @@ def _with_relation(graph: SparkGraph, relation: str, edges: DataFrame, record: d
 
 def add_kinship(
     graph: SparkGraph,
-    pairs: Table,
+    pairs: Table | Any,
     threshold: float | str,
     *,
     id_columns: Sequence[str] = ("id1", "id2"),
     value_column: str = "kinship",
     unknown: str = "error",
+    format: str | None = None,
+    id_template: str = "{IID}",
+    encoding: str | None = None,
+    absent: str = "warn",
+    ids: Any = None,
 ) -> SparkGraph:
-    """Relate subjects whose kinship is at least ``threshold`` (inclusive; a KING degree name is its cut-off)."""
+    """Relate subjects whose kinship is at least ``threshold`` (inclusive; a KING degree name is its cut-off).
+
+    A pair table (a DataFrame, a Parquet, CSV or TSV file: ``id1``, ``id2``, ``kinship``) is read and matched in
+    Spark. A genetics tool's file (KING, plink2, PLINK 1.9, GCTA: ``format``, or found from the file as one machine
+    finds it) or a kinship matrix (with ``ids=``) is read on the driver by the single machine's reader
+    (:func:`~depgraph.ingest.pairs.kinship_pairs`: every format, ``id_template``, ``encoding``, ``absent``, the same
+    refusals, warnings and record), against the graph's subject ids collected there; the pairs kept go to Spark."""
+    if _read_on_the_driver(pairs, format, encoding):
+        options = {"format": format, "id_template": id_template, "encoding": encoding, "absent": absent, "ids": ids}
+        return _kinship_on_the_driver(graph, pairs, threshold, unknown=unknown, **options)
+    given = {"id_template": id_template != "{IID}", "encoding": encoding is not None, "absent": absent != "warn",
+             "ids": ids is not None}  # fmt: skip
+    if any(given.values()):
+        wrong = [name for name, was in given.items() if was]
+        raise DepgraphError("invalid_argument", f"{describe_ids(wrong)}: for a genetics tool's file or a matrix; a "
+                            "pair table on the Spark engine takes id_columns, value_column and unknown")  # fmt: skip
     value, named = resolve_threshold(threshold)
     what = "kinship"
     pairs = read_table(pairs, graph.spark, what)
@@ -409,6 +433,30 @@ def add_kinship(
     step = {"step": "add_kinship", "source": "pairs", "pairs_in": total, "threshold": value,
             "threshold_name": named, "inclusive": True, "pairs_kept": kept.count(), **record}  # fmt: skip
     return _with_relation(graph, RelationName.SUBJECT_RELATED_TO, kept, step)
+
+
+def _read_on_the_driver(source: Any, format: str | None, encoding: str | None) -> bool:
+    """Whether a kinship source is a matrix or a genetics tool's file (read by the single machine's reader)."""
+    if isinstance(source, np.ndarray) or is_sparse(source):
+        return True
+    if format is not None:
+        return format != "pairs"
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_file():
+        return detect_format(source, encoding=encoding) != "pairs"
+    return False
+
+
+def _kinship_on_the_driver(graph: SparkGraph, source: Any, threshold: float | str, **options: Any) -> SparkGraph:
+    """Kinship read by :func:`~depgraph.ingest.pairs.kinship_pairs` against a graph of the subjects alone (their
+    ids collected in row order: one machine's positions are then the Spark graph's rows), its pairs and record
+    handed to Spark."""
+    keys = graph.nodes[NodeType.SUBJECT].orderBy("row").select("key").toArrow().column(0).combine_chunks()
+    subjects = assemble_sorted({NodeType.SUBJECT: keys}, {}, {})
+    piece, record = kinship_pairs(subjects, source, threshold, **options)
+    src, dst, weight = with_edges(subjects, [piece], record).relation_edges(RelationName.SUBJECT_RELATED_TO)
+    table = pd.DataFrame({"source": src.astype(np.int64), "target": dst.astype(np.int64), "weight": weight})
+    edges = graph.spark.createDataFrame(table, "source long, target long, weight double")
+    return _with_relation(graph, RelationName.SUBJECT_RELATED_TO, edges, record)
 
 
 def add_duplicates(
