@@ -64,9 +64,16 @@ def _time_ordered() -> object:
                          "timepoint_precedes")  # fmt: skip
 
 
+def _two_subjects() -> object:
+    """Samples with two subjects, allowed: subject grouping takes the smallest (an advisory, and a dominant group)."""
+    metadata = pd.DataFrame({"sample_id": ["S1", "S1", "S2", "S3", "S4", "S5", "S6"],
+                             "subject_id": ["P2", "P1", "P1", "P1", "P1", "P1", "P3"]})  # fmt: skip
+    return from_metadata(metadata, allow_multi_subject_samples=True)
+
+
 @pytest.mark.parametrize(
     ("make", "options"),
-    [(_leaky, {"n_splits": 3}), (_featuresets, {}), (_time_ordered, {})],
+    [(_leaky, {"n_splits": 3}), (_featuresets, {}), (_time_ordered, {}), (_two_subjects, {"modes": ["subject"]})],
 )
 def test_validation_on_spark_is_the_single_machines(tmp_path, spark, make, options):
     graph = make()

@@ -22,10 +22,11 @@ from pyspark.sql import functions as F
 from depgraph.common.identifiers import FORMULA_PATTERN
 from depgraph.derivation.request import DeriveRequest
 from depgraph.derivation.timeorder import time_order_problems
+from depgraph.errors import DepgraphError
 from depgraph.spark.derive import derive_request, timepoint_graph
 from depgraph.spark.graph import SparkGraph
 from depgraph.validation.facts import SHOWN, Found, GroupCount, node_ids
-from depgraph.vocab import NODE_TYPES, RELATION, NodeType, RelationName
+from depgraph.vocab import MODE, NODE_TYPES, RELATION, NodeType, RelationName, direct_relation
 
 
 def validate_request(graph: SparkGraph) -> SparkFacts:
@@ -142,6 +143,8 @@ class SparkFacts:
         return table.where(index.isNotNull() & ~F.isnan(index.cast("double"))).limit(1).count() > 0
 
     def group_shape(self, mode: str, via: Sequence[str] | None) -> GroupCount:
+        if MODE[mode].kind == "direct":
+            return self._direct_shape(mode)
         composite = via is not None
         request = DeriveRequest.of(mode, strategy="strict" if composite else None, via=via, allow_unlinked=True)
         partition = derive_request(self.graph, request)
@@ -151,3 +154,25 @@ class SparkFacts:
             return np.array([r["count"] for r in sizes], dtype=np.int64)
 
         return GroupCount(partition.n_groups, partition.shape.largest_group_size, top_two)
+
+    def _direct_shape(self, mode: str) -> GroupCount:
+        """A direct mode's shape from two group-bys of its relation (no derivation): a sample's group is its target
+        (its smallest, where several subjects are allowed), an unlinked sample is a group of its own."""
+        relation, n = direct_relation(mode).name, self.count(NodeType.SAMPLE)
+        if not self.has_relation(relation):
+            return GroupCount(n, 1, lambda: np.ones(min(n, 2), dtype=np.int64))
+        per_sample = self.graph.edges[relation].groupBy("source").agg(F.min("target").alias("target"),
+                                                                      F.count(F.lit(1)).alias("targets"))  # fmt: skip
+        sizes = per_sample.groupBy("target").agg(F.count(F.lit(1)).alias("size"), F.max("targets").alias("targets"))
+        totals = sizes.agg(F.count(F.lit(1)), F.sum("size"), F.max("size"), F.max("targets")).collect()[0]
+        groups, linked, largest, most_targets = (int(v) for v in totals)
+        allowed = mode == "subject" and bool(self.overrides.get("allow_multi_subject_samples"))
+        if most_targets > 1 and not allowed:  # as derive refuses it (its own rule reports it)
+            raise DepgraphError("ambiguity", f"samples with more than one target of {relation}")
+        unlinked = n - linked
+
+        def top_two() -> np.ndarray:
+            top = [r["size"] for r in sizes.orderBy(F.desc("size")).limit(2).collect()]
+            return np.array(sorted([*top, *[1] * min(unlinked, 2)], reverse=True)[:2], dtype=np.int64)
+
+        return GroupCount(groups + unlinked, max(largest, 1 if unlinked else 0), top_two)
