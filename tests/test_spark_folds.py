@@ -561,8 +561,9 @@ def test_exposure_on_spark_equals_the_single_machine(tmp_path, spark):
     """depgraph.exposure of a Spark graph and spec counts what one machine counts — kept whole, spread over
     groups, crossing per split, the examples, the block balance — for entities, pairs of samples and pairs of
     subjects: without folds (a partition derived on Spark), with time-ordered folds that exclude samples, and with
-    repeated k-fold of a sample subset (spec files read by Spark, their folds carried); a spec naming samples the
-    graph lacks and a split made elsewhere are refused."""
+    repeated k-fold of a sample subset (spec files read by Spark, their folds carried), and splits made elsewhere
+    (an assignment's folds, a train/test holdout given as a Spark table); a spec naming samples the graph lacks and
+    an assignment naming samples the spec lacks are refused alike."""
     from depgraph import add_duplicates, add_kinship, exposure
     from depgraph.spark.spec import read_spec as read_spark_spec
 
@@ -604,6 +605,17 @@ def test_exposure_on_spark_equals_the_single_machine(tmp_path, spark):
     with pytest.raises(DepgraphError) as refused:
         exposure(spark_graph, on_spark(strange, "stranger.dgspec"))
     assert (refused.value.code, refused.value.message) == (single_refusal.value.code, single_refusal.value.message)
-    with pytest.raises(DepgraphError, match="on one machine") as refused:
-        exposure(spark_graph, read, pd.DataFrame({"sample_id": ["S1"], "fold": [1]}))
-    assert refused.value.code == "invalid_argument"
+
+    # splits made elsewhere: folds (a sample unused, one left out), a holdout given as a Spark table, a stranger
+    folds = pd.DataFrame({"sample_id": [f"S{i}" for i in range(23)], "fold": [i % 3 for i in range(22)] + ["none"]})
+    _same_exposure(exposure(spark_graph, read, folds), exposure(graph, timed, folds))
+    holdout = pd.DataFrame(
+        {"id": [f"S{i}" for i in range(24)], "set": ["test" if i % 4 else "Train" for i in range(24)]}
+    )
+    _same_exposure(exposure(spark_graph, read, spark.createDataFrame(holdout), id_column="id", split_column="set"),
+                   exposure(graph, timed, holdout, id_column="id", split_column="set"))  # fmt: skip
+    with pytest.raises(DepgraphError) as single_refusal:
+        exposure(graph, timed, folds.assign(sample_id=folds["sample_id"] + "x"))
+    with pytest.raises(DepgraphError) as refused:
+        exposure(spark_graph, read, folds.assign(sample_id=folds["sample_id"] + "x"))
+    assert (refused.value.code, refused.value.message) == (single_refusal.value.code, single_refusal.value.message)

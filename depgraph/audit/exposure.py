@@ -40,7 +40,7 @@ from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.io.files import describe_source, read_table
-from depgraph.spec.model import SplitSpec
+from depgraph.spec.model import SampleIndex, SplitSpec
 from depgraph.vocab import DEPENDENCY_MODES, DIRECT_MODES, RELATION, RELATIONS, NodeType, RelationName, direct_relation
 
 #: Split values that mean "not used" in an assignment table.
@@ -101,7 +101,11 @@ def straddling_groups(
 
 
 def _read_assignment(
-    spec: SplitSpec, assignment: object, id_column: str, split_column: str | None, encoding: str | None = None
+    spec: SplitSpec | SampleIndex,
+    assignment: object,
+    id_column: str,
+    split_column: str | None,
+    encoding: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, str]:
     """Spec positions and split values of the used rows of an assignment table,
     the number of unused rows, and the split column read."""
@@ -147,7 +151,7 @@ def _read_assignment(
 
 
 def assignment_roles(
-    spec: SplitSpec,
+    spec: SplitSpec | SampleIndex,
     assignment: object,
     id_column: str = "sample_id",
     split_column: str | None = None,

@@ -29,14 +29,22 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from depgraph.audit.exposure import BLOCK_RELATIONS, SKIPPED_RELATIONS, ExposureReport, block_balance, exposure_report
+from depgraph.audit.exposure import (
+    BLOCK_RELATIONS,
+    SKIPPED_RELATIONS,
+    ExposureReport,
+    assignment_roles,
+    block_balance,
+    exposure_report,
+)
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.spark.cohort import TESTED
+from depgraph.spark.cohort import EXCLUDED, TESTED
 from depgraph.spark.derive import SparkPartition
 from depgraph.spark.frames import SHOWN
 from depgraph.spark.graph import SparkGraph
 from depgraph.spark.session import checkpointed
 from depgraph.spark.spec import SparkSpec
+from depgraph.spec.model import SampleIndex
 from depgraph.vocab import NODE_TYPES, RELATION, RELATIONS, NodeType, RelationName
 
 
@@ -50,7 +58,9 @@ def exposure_request(
 ) -> ExposureReport:
     """:func:`depgraph.exposure` on Spark: which of ``graph``'s declared dependencies ``spec`` keeps whole, leaves
     spread over groups and, with folds, lets cross a split (see the module docstring). ``reading`` (``id_column``,
-    ``split_column``, ``encoding``) reads an assignment, which this engine does not judge."""
+    ``split_column``, ``encoding``) reads an assignment made elsewhere, judged instead of the spec's folds: read on
+    the driver by the single machine's reader (:func:`~depgraph.audit.exposure.assignment_roles`) against the spec's
+    sample ids collected there, its splits' tested and excluded samples then joined in Spark as a plan's rows."""
     if not isinstance(graph, SparkGraph):
         raise DepgraphError(
             "invalid_argument", f"exposure on Spark takes the graph as a SparkGraph, not {type(graph).__name__}"
@@ -62,18 +72,14 @@ def exposure_request(
             "invalid_argument",
             f"exposure on Spark takes the spec as a SparkSpec or SparkPartition, not {type(spec).__name__}",
         )
-    if assignment is not None:
-        raise DepgraphError(
-            "invalid_argument",
-            "the Spark engine judges a spec's own folds; judge a split made elsewhere (an assignment) on one machine",
-        )
     members = _members(graph, spec)
-    roles = None if spec.folds is None else checkpointed(_roles(members, spec.folds.rows))
-    counting = _Counting(graph, members, roles, 0 if spec.folds is None else spec.folds.n_splits, examples)
+    fold_rows, splits = _splits(spec, assignment, reading)
+    roles = None if fold_rows is None else checkpointed(_roles(members, fold_rows))
+    counting = _Counting(graph, members, roles, len(splits), examples)
     present = [r for r in RELATIONS if r.name not in SKIPPED_RELATIONS and graph.has_relation(r.name)]
     entities = [r.name for r in present if r.source == NodeType.SAMPLE and r.target != NodeType.SAMPLE]
     found = {**counting.entities(entities), **counting.pairs([r.name for r in present if r.name not in entities])}
-    blocks = block_balance(_block_counts(graph, members, roles, spec.folds.plan["splits"] if spec.folds else []))
+    blocks = block_balance(_block_counts(graph, members, roles, splits))
     return exposure_report([found[r.name] for r in present], spec.envelope["constraint"]["relations"], blocks)
 
 
@@ -93,6 +99,24 @@ def _members(graph: SparkGraph, spec: SparkSpec) -> DataFrame:
             f"the spec holds {n_unknown} sample(s) the graph lacks: {describe_ids(first, total=n_unknown)}",
         )
     return members.select("g", "position", "group_id")
+
+
+def _splits(
+    spec: SparkSpec, assignment: object | None, reading: dict[str, Any]
+) -> tuple[DataFrame | None, list[dict[str, Any]]]:
+    """The rows of the splits judged (``position``, ``split``, ``role`` of each tested or excluded sample) and the
+    splits (their ``repeat``): the spec's folds, or an assignment's splits, all of one repeat (None: no folds)."""
+    if assignment is None:
+        return (None, []) if spec.folds is None else (spec.folds.rows, spec.folds.plan["splits"])
+    if isinstance(assignment, DataFrame):  # a Spark table of the assignment: its rows read on the driver
+        assignment = assignment.toArrow().to_pandas()
+    ids = spec.samples.orderBy("row").select("sample_id").toArrow().column(0).to_numpy(zero_copy_only=False)
+    roles = assignment_roles(SampleIndex(ids), assignment, **reading)  # type: ignore[arg-type]
+    split, position = np.nonzero(roles)  # every role but training
+    rows = pd.DataFrame({"position": position.astype(np.int64), "split": split.astype(np.int32),
+                         "role": np.where(roles[split, position] == 1, TESTED, EXCLUDED)})  # fmt: skip
+    frame = spec.samples.sparkSession.createDataFrame(rows, "position long, split int, role string")
+    return frame, [{"repeat": 0}] * len(roles)
 
 
 def _roles(members: DataFrame, fold_rows: DataFrame) -> DataFrame:

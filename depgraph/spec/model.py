@@ -45,6 +45,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata as _metadata
 from typing import Any, Literal
 
@@ -581,6 +582,38 @@ def partition_fields(partition: Any, graph: Any, subset: bool) -> dict[str, Any]
     }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class SampleIndex:
+    """A spec's sample ids in row order, and the rows ids name (:meth:`SplitSpec.positions`): what finds a sample in
+    a spec, whichever engine holds the spec (the Spark engine collects a spec's ids into one to read an assignment
+    made elsewhere)."""
+
+    sample_ids: np.ndarray
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.sample_ids)
+
+    def positions(self, ids: Any, what: str = "ids", *, skip_missing: bool = False) -> np.ndarray:
+        """See :meth:`SplitSpec.positions`."""
+        keys = row_keys(in_order(ids, what))
+        positions = pd.Index(self.sample_ids).get_indexer(keys)
+        unknown_rows = positions < 0
+        if skip_missing:
+            unknown_rows &= pd.notna(keys)
+        if unknown_rows.any():
+            rows = keys[unknown_rows]
+            unknown = ["(missing)" if k is None else k for k in pd.unique(rows)]
+            raise DepgraphError(
+                "reference",
+                f"{what}: {len(rows)} row(s) name samples not in the spec: {describe_ids(unknown)}",
+                ids=unknown[:50],
+                n_ids=len(unknown),
+                rows=len(rows),
+            )
+        return positions
+
+
 class SplitSpec(GroupedSamples, _Model):
     """A split spec in memory. ``samples`` is a pandas frame of equal-length columns.
 
@@ -827,22 +860,7 @@ class SplitSpec(GroupedSamples, _Model):
         ...
         depgraph.errors.DepgraphError: [reference] ids: 1 row(s) name samples not in the spec: S4
         """
-        keys = row_keys(in_order(ids, what))
-        positions = pd.Index(self.sample_ids).get_indexer(keys)
-        unknown_rows = positions < 0
-        if skip_missing:
-            unknown_rows &= pd.notna(keys)
-        if unknown_rows.any():
-            rows = keys[unknown_rows]
-            unknown = ["(missing)" if k is None else k for k in pd.unique(rows)]
-            raise DepgraphError(
-                "reference",
-                f"{what}: {len(rows)} row(s) name samples not in the spec: {describe_ids(unknown)}",
-                ids=unknown[:50],
-                n_ids=len(unknown),
-                rows=len(rows),
-            )
-        return positions
+        return SampleIndex(self.sample_ids).positions(ids, what, skip_missing=skip_missing)
 
     def require_folds(self, what: str = "the spec") -> FoldPlan:
         """The fold plan the spec carries; ``invalid_argument`` when it carries none (``what`` says who needs it).
