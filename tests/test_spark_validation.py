@@ -83,9 +83,10 @@ def test_validation_on_spark_is_the_single_machines(tmp_path, spark, make, optio
     assert got.to_json_bytes() == expected.to_json_bytes()
 
 
-def test_validate_engine_spark_from_the_command_line(tmp_path, capsys, spark):
-    """The same report as the single machine's, and the same exit code (1: the graph has errors); a spec is
-    checked on this machine, and a JSON graph is not Spark's to read."""
+def test_validate_and_check_with_engine_spark_from_the_command_line(tmp_path, capsys, spark):
+    """validate: the same report as the single machine's, and the same exit code (1: the graph has errors); a spec
+    is checked on this machine, and a JSON graph is not Spark's to read. check --graph: the same groups straddling
+    and the same exposure printed, the same exit code; without a graph there is nothing for Spark to count."""
     write_graph(_time_ordered(), tmp_path / "g.dggraph")
     assert main(["validate", str(tmp_path / "g.dggraph"), "--json"]) == 1
     single = capsys.readouterr().out
@@ -101,6 +102,18 @@ def test_validate_engine_spark_from_the_command_line(tmp_path, capsys, spark):
     capsys.readouterr()
     assert main(["validate", str(tmp_path / "s.dgspec"), "--engine", "spark"]) == 2
     assert "split spec on this machine" in capsys.readouterr().err
+    # check: a split made elsewhere against the spec and the graph, what crosses it counted in Spark
+    folds = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4", "S5", "=S6", "S7"], "fold": [1, 1, 2, 2, 3, 3, 3]})
+    folds.to_csv(tmp_path / "folds.csv", index=False)
+    check = ["check", str(tmp_path / "s.dgspec"), str(tmp_path / "folds.csv")]
+    check += ["--graph", str(tmp_path / "leaky.dggraph")]
+    assert main(check) == 1
+    single = capsys.readouterr().out
+    assert "subject_related_to" in single
+    assert main([*check, "--engine", "spark"]) == 1
+    assert capsys.readouterr().out == single
+    assert main([*check[:3], "--engine", "spark"]) == 2
+    assert "--graph" in capsys.readouterr().err
 
 
 def test_genetics_tool_files_on_spark_give_the_single_machines_graph(tmp_path, spark):

@@ -13,8 +13,10 @@ from depgraph.cli.commandline import (
     Command,
     encoding_option,
     out,
+    stage,
     styled,
 )
+from depgraph.cli.engine import ENGINE_OPTION, MASTER_OPTION, SPARK_CONF_OPTION, chosen_engine, spark_settings
 from depgraph.study.reviews import check_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -22,6 +24,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 
 @app.command("check", cls=Command)
 def check_command(
+    ctx: typer.Context,
     document: Annotated[
         Path, typer.Argument(metavar="SPEC.json", help="The split spec to check against.", readable=False)
     ],
@@ -44,11 +47,16 @@ def check_command(
         ),
     ] = None,
     encoding: Annotated[str | None, encoding_option("the assignment table")] = None,
+    engine: Annotated[str, ENGINE_OPTION] = "single",
+    master: Annotated[str | None, MASTER_OPTION] = None,
+    spark_conf: Annotated[list[str] | None, SPARK_CONF_OPTION] = None,
 ) -> None:
     """Verify a split made elsewhere: list every spec group that straddles it. Exit 1 when one does, or (with
     --graph) when a declared dependency crosses the split."""
-    checked = check_file(document, assignment, id_column=id_column, split_column=split_column,
-                         graph_file=graph_file, encoding=encoding)  # fmt: skip
+    on = chosen_engine(ctx, engine)
+    settings = spark_settings(master, spark_conf) if on == "spark" else None
+    checked = check_file(document, assignment, id_column=id_column, split_column=split_column, graph_file=graph_file,
+                         encoding=encoding, engine=on, settings=settings, progress=stage)  # fmt: skip
     report, crossing = checked.straddling, checked.exposure
     if report.clean:
         out.print(

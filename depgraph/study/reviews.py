@@ -84,22 +84,33 @@ class Checked(NamedTuple):
 
 def check_file(
     spec_file: PathLike, assignment: PathLike, *, id_column: str = "sample_id", split_column: str | None = None,
-    graph_file: PathLike | None = None, encoding: str | None = None,
+    graph_file: PathLike | None = None, encoding: str | None = None, engine: str = "single",
+    settings: dict[str, Any] | None = None, progress: Progress = quietly,
 ) -> Checked:  # fmt: skip
     """``depgraph check``: a split made elsewhere (``assignment``: a fold or train/test value per sample) against
-    the spec's groups and, with ``graph_file``, against each declared relation."""
+    the spec's groups and, with ``graph_file``, against each declared relation — counted on ``engine`` (Spark reads
+    the columnar graph and spec; the groups the split straddles are found here, from the spec read on this
+    machine)."""
     from depgraph.audit.exposure import exposure, straddling_groups
+    from depgraph.engines import running
     from depgraph.spec.files import read_spec
 
+    if engine != "single" and graph_file is None:
+        raise DepgraphError("invalid_argument", f"--engine {engine} counts what crosses the split in the graph: "
+                            "give the graph (--graph GRAPH.dggraph)")  # fmt: skip
     spec = read_spec(spec_file)
     report = straddling_groups(spec, assignment, id_column, split_column, encoding=encoding)  # names the file
     if graph_file is None:
         return Checked(report, None)
-    crossing = exposure(
-        read_graph(graph_file), spec, assignment, id_column=id_column, split_column=report.split_column,
-        encoding=encoding,
-    )  # fmt: skip
-    return Checked(report, crossing)
+    reading = {"id_column": id_column, "split_column": report.split_column, "encoding": encoding}
+    if engine == "single":
+        return Checked(report, exposure(read_graph(graph_file), spec, assignment, **reading))
+    with running(engine, settings) as run:
+        with run.step(f"read {Path(graph_file).name}"), progress(f"reading {Path(graph_file).name} in Spark"):
+            graph = read_graph(graph_file, engine=engine, **run.options)
+            on_engine = read_spec(spec_file, engine=engine, spark=run.options["spark"])
+        with run.step("count what crosses the split"), progress("counting what crosses the split in Spark"):
+            return Checked(report, exposure(graph, on_engine, assignment, **reading))
 
 
 def diff_files(first: PathLike, second: PathLike) -> SpecDiff:
