@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -64,6 +65,20 @@ def _time_ordered() -> object:
                          "timepoint_precedes")  # fmt: skip
 
 
+def _duplicates_without_subjects() -> object:
+    """Duplicates in a graph declaring no subject: every pair is across subjects (unknown is never the same)."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"]}))
+    return add_duplicates(graph, pd.DataFrame({"id1": ["S1"], "id2": ["S2"]}))
+
+
+def _scope_of_another_type() -> object:
+    """A derivation_scope that is no text (a boolean): named as Python writes it, True."""
+    nodes = [node("Sample", "S1"), node("Sample", "S2"), node("FeatureSet", "F", attrs={"derivation_scope": True})]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return from_splitgraph(graph_doc(nodes, [edge("sample_uses_featureset", "sample:S1", "featureset:F", 1)]))
+
+
 def _two_subjects() -> object:
     """Samples with two subjects, allowed: subject grouping takes the smallest (an advisory, and a dominant group)."""
     metadata = pd.DataFrame({"sample_id": ["S1", "S1", "S2", "S3", "S4", "S5", "S6"],
@@ -73,7 +88,14 @@ def _two_subjects() -> object:
 
 @pytest.mark.parametrize(
     ("make", "options"),
-    [(_leaky, {"n_splits": 3}), (_featuresets, {}), (_time_ordered, {}), (_two_subjects, {"modes": ["subject"]})],
+    [
+        (_leaky, {"n_splits": 3}),
+        (_featuresets, {}),
+        (_time_ordered, {}),
+        (_two_subjects, {"modes": ["subject"]}),
+        (_duplicates_without_subjects, {}),
+        (_scope_of_another_type, {}),
+    ],
 )
 def test_validation_on_spark_is_the_single_machines(tmp_path, spark, make, options):
     graph = make()
@@ -141,5 +163,14 @@ def test_genetics_tool_files_on_spark_give_the_single_machines_graph(tmp_path, s
     with pytest.raises(DepgraphError, match="not_genotyped") as expected:
         add_kinship(graph, DATA / "plink19.grm.bin", "third", id_template="{FID}_{IID}", absent="error")
     assert str(refused.value) == str(expected.value)
+    with pytest.warns(DepgraphWarning, match="not_genotyped"):  # a GCTA GRM named by its prefix, as one machine
+        by_prefix = add_kinship(on_spark, DATA / "plink19", "third", id_template="{FID}_{IID}")
+    with pytest.warns(DepgraphWarning, match="not_genotyped"):
+        assert by_prefix.history == add_kinship(graph, DATA / "plink19", "third", id_template="{FID}_{IID}").history
+    nobody = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"]}))  # no subject to relate: refused alike
+    (tmp_path / "nobody").mkdir()
+    for each in (nobody, spark_graph_of(nobody, tmp_path / "nobody", spark)):
+        with pytest.raises(DepgraphError, match="no Subject nodes"):
+            add_kinship(each, np.eye(3), 0.1, ids=["P1", "P2", "P3"])
     with pytest.raises(DepgraphError, match="id_template"):
         add_kinship(on_spark, pd.DataFrame({"id1": ["a"], "id2": ["b"], "kinship": [0.3]}), 0.1, id_template="{FID}")

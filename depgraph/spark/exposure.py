@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -113,9 +114,14 @@ def _splits(
     ids = spec.samples.orderBy("row").select("sample_id").toArrow().column(0).to_numpy(zero_copy_only=False)
     roles = assignment_roles(SampleIndex(ids), assignment, **reading)  # type: ignore[arg-type]
     split, position = np.nonzero(roles)  # every role but training
-    rows = pd.DataFrame({"position": position.astype(np.int64), "split": split.astype(np.int32),
-                         "role": np.where(roles[split, position] == 1, TESTED, EXCLUDED)})  # fmt: skip
-    frame = spec.samples.sparkSession.createDataFrame(rows, "position long, split int, role string")
+    rows = pa.table(
+        {
+            "position": pa.array(position, pa.int64()),
+            "split": pa.array(split, pa.int32()),
+            "role": pa.array(np.where(roles[split, position] == 1, TESTED, EXCLUDED), pa.string()),
+        }
+    )
+    frame = spec.samples.sparkSession.createDataFrame(rows)  # (from Arrow: PySpark warns about pandas 3)
     return frame, [{"repeat": 0}] * len(roles)
 
 

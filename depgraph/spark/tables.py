@@ -46,12 +46,11 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from depgraph.common.arguments import refuse_options
-from depgraph.common.arrays import is_sparse
 from depgraph.common.identifiers import EXACT_FLOAT_INTEGERS, UNPRINTABLE, inexact_float_id
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.assembly import assemble_sorted, with_edges
@@ -60,7 +59,7 @@ from depgraph.ingest.kinship import detect_format, resolve_threshold
 from depgraph.ingest.metadata import checked_column_map, checked_options, look_alike_note, unmapped_roles
 from depgraph.ingest.pairs import kinship_pairs
 from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_record
-from depgraph.io.files import describe_source
+from depgraph.io.files import describe_source, file_name
 from depgraph.io.tables import MISSING_TOKENS
 from depgraph.spark.attributes import typed_attributes
 from depgraph.spark.frames import any_of, first_values, look_alike_groups, numbered, refuse_unicode_twins
@@ -115,7 +114,9 @@ def read_table(source: Table, spark: SparkSession | None, what: str) -> DataFram
     if isinstance(source, DataFrame):
         return source
     if not isinstance(source, (str, os.PathLike)):
-        raise DepgraphError("invalid_argument", f"{what} is a DataFrame or a path, not {type(source).__name__}")
+        kind = f"{type(source).__module__.partition('.')[0]} {type(source).__name__}"
+        raise DepgraphError("invalid_argument", f"{what} on the Spark engine is a Spark DataFrame or a path, not a "
+                            f"{kind} (spark.createDataFrame makes one)")  # fmt: skip
     path = Path(source)
     session = spark or SparkSession.getActiveSession()
     if session is None:
@@ -404,17 +405,19 @@ def add_kinship(
     finds it) or a kinship matrix (with ``ids=``) is read on the driver by the single machine's reader
     (:func:`~depgraph.ingest.pairs.kinship_pairs`: every format, ``id_template``, ``encoding``, ``absent``, the same
     refusals, warnings and record), against the graph's subject ids collected there; the pairs kept go to Spark."""
-    if _read_on_the_driver(pairs, format, encoding):
+    given = {"format": format is not None, "id_template": id_template != "{IID}", "encoding": encoding is not None,
+             "absent": absent != "warn", "ids": ids is not None}  # fmt: skip
+    if not isinstance(pairs, DataFrame) and (any(given.values()) or _read_on_the_driver(pairs, encoding)):
         options = {"format": format, "id_template": id_template, "encoding": encoding, "absent": absent, "ids": ids}
-        return _kinship_on_the_driver(graph, pairs, threshold, unknown=unknown, **options)
-    given = {"id_template": id_template != "{IID}", "encoding": encoding is not None, "absent": absent != "warn",
-             "ids": ids is not None}  # fmt: skip
+        return _kinship_on_the_driver(graph, pairs, threshold, unknown=unknown, id_columns=id_columns,
+                                      value_column=value_column, **options)  # fmt: skip
     if any(given.values()):
         wrong = [name for name, was in given.items() if was]
-        raise DepgraphError("invalid_argument", f"{describe_ids(wrong)}: for a genetics tool's file or a matrix; a "
-                            "pair table on the Spark engine takes id_columns, value_column and unknown")  # fmt: skip
+        raise DepgraphError("invalid_argument", f"{describe_ids(wrong)}: options of a file or table read on the "
+                            "driver; a Spark DataFrame of pairs takes id_columns, value_column, unknown")  # fmt: skip
     value, named = resolve_threshold(threshold)
     what = "kinship"
+    source = file_name(pairs) if isinstance(pairs, (str, os.PathLike)) else "pairs"  # as one machine records it
     pairs = read_table(pairs, graph.spark, what)
     if value_column not in pairs.columns:
         raise DepgraphError("schema", f"{what} needs a {value_column} column")
@@ -430,32 +433,35 @@ def add_kinship(
     edges, record = _pairs(graph, pairs, NodeType.SUBJECT, id_columns, what, unknown, ["weight"])
     total = pairs.count()
     kept = edges.where(F.col("weight") >= value)
-    step = {"step": "add_kinship", "source": "pairs", "pairs_in": total, "threshold": value,
+    step = {"step": "add_kinship", "source": source, "pairs_in": total, "threshold": value,
             "threshold_name": named, "inclusive": True, "pairs_kept": kept.count(), **record}  # fmt: skip
     return _with_relation(graph, RelationName.SUBJECT_RELATED_TO, kept, step)
 
 
-def _read_on_the_driver(source: Any, format: str | None, encoding: str | None) -> bool:
-    """Whether a kinship source is a matrix or a genetics tool's file (read by the single machine's reader)."""
-    if isinstance(source, np.ndarray) or is_sparse(source):
-        return True
-    if format is not None:
-        return format != "pairs"
-    if isinstance(source, (str, os.PathLike)) and Path(source).is_file():
-        return detect_format(source, encoding=encoding) != "pairs"
-    return False
+def _read_on_the_driver(source: Any, encoding: str | None) -> bool:
+    """Whether a kinship source is read on the driver by the single machine's reader: a matrix, a table this
+    process holds (pandas), a genetics tool's file (or a file prefix naming one), or a path that is not there (the
+    single machine's reader says so); a Parquet directory or a pair table's file Spark reads stays in Spark."""
+    if not isinstance(source, (str, os.PathLike)):
+        return not isinstance(source, DataFrame)
+    path = Path(source)
+    if path.is_dir():
+        return False
+    return not path.is_file() or detect_format(path, encoding=encoding) != "pairs"
 
 
 def _kinship_on_the_driver(graph: SparkGraph, source: Any, threshold: float | str, **options: Any) -> SparkGraph:
     """Kinship read by :func:`~depgraph.ingest.pairs.kinship_pairs` against a graph of the subjects alone (their
     ids collected in row order: one machine's positions are then the Spark graph's rows), its pairs and record
     handed to Spark."""
-    keys = graph.nodes[NodeType.SUBJECT].orderBy("row").select("key").toArrow().column(0).combine_chunks()
-    subjects = assemble_sorted({NodeType.SUBJECT: keys}, {}, {})
+    table = graph.nodes.get(NodeType.SUBJECT)
+    keys = pa.array([], pa.string()) if table is None else table.orderBy("row").select("key").toArrow().column(0)
+    subjects = assemble_sorted({NodeType.SUBJECT: pa.chunked_array([keys]).combine_chunks()}, {}, {})
     piece, record = kinship_pairs(subjects, source, threshold, **options)
     src, dst, weight = with_edges(subjects, [piece], record).relation_edges(RelationName.SUBJECT_RELATED_TO)
-    table = pd.DataFrame({"source": src.astype(np.int64), "target": dst.astype(np.int64), "weight": weight})
-    edges = graph.spark.createDataFrame(table, "source long, target long, weight double")
+    table = pa.table({"source": pa.array(src, pa.int64()), "target": pa.array(dst, pa.int64()),
+                      "weight": pa.array(weight, pa.float64())})  # fmt: skip
+    edges = graph.spark.createDataFrame(table)  # (from Arrow: pandas 3 is a version PySpark warns about)
     return _with_relation(graph, RelationName.SUBJECT_RELATED_TO, edges, record)
 
 

@@ -101,9 +101,13 @@ class SparkFacts:
 
     def duplicates_across_subjects(self) -> tuple[int, Found]:
         edges = self.graph.edges
-        subject = edges[RelationName.SAMPLE_BELONGS_TO_SUBJECT].groupBy("source").agg(F.max("target").alias("of"))
-        a, b = (subject.select(F.col("source").alias(e), F.col("of").alias(f"{e}_of")) for e in ("source", "target"))
-        pairs = edges[RelationName.SAMPLE_DUPLICATE_OF].join(a, "source", "left").join(b, "target", "left")
+        pairs = edges[RelationName.SAMPLE_DUPLICATE_OF]
+        if self.has_relation(RelationName.SAMPLE_BELONGS_TO_SUBJECT):  # (without subjects, every pair is across)
+            of = edges[RelationName.SAMPLE_BELONGS_TO_SUBJECT].groupBy("source").agg(F.max("target").alias("of"))
+            for end in ("source", "target"):
+                pairs = pairs.join(of.select(F.col("source").alias(end), F.col("of").alias(f"{end}_of")), end, "left")
+        else:
+            pairs = pairs.select("*", *(F.lit(None).cast("long").alias(f"{e}_of") for e in ("source", "target")))
         across = pairs.where(
             F.col("source_of").isNull() | F.col("target_of").isNull() | (F.col("source_of") != F.col("target_of"))
         ).select("source", "target")
@@ -125,10 +129,11 @@ class SparkFacts:
         table = self.graph.nodes.get(NodeType.FEATURESET)
         if table is None or not self.count(NodeType.FEATURESET) or "derivation_scope" not in table.columns:
             return self._none(), []
-        scope = F.col("derivation_scope").cast("string")
-        chosen = table.where(scope.isin(list(scopes)) if inside else scope.isNotNull() & ~scope.isin(list(scopes)))
+        scope = F.col("derivation_scope")
+        text = scope.cast("string")  # (true, 1.0E-7: only compared with the scope names, which are words)
+        chosen = table.where(text.isin(list(scopes)) if inside else scope.isNotNull() & ~text.isin(list(scopes)))
         firsts = chosen.groupBy(scope.alias("scope")).agg(F.min("row").alias("first")).orderBy("first").collect()
-        return self.found(NodeType.FEATURESET, chosen.select("row")), [r["scope"] for r in firsts]
+        return self.found(NodeType.FEATURESET, chosen.select("row")), [str(r["scope"]) for r in firsts]  # as Python
 
     def time_order_problems(self) -> list[tuple[str, str, list[str]]]:
         if not self.has_relation(RelationName.TIMEPOINT_PRECEDES):
