@@ -174,3 +174,21 @@ def test_genetics_tool_files_on_spark_give_the_single_machines_graph(tmp_path, s
             add_kinship(each, np.eye(3), 0.1, ids=["P1", "P2", "P3"])
     with pytest.raises(DepgraphError, match="id_template"):
         add_kinship(on_spark, pd.DataFrame({"id1": ["a"], "id2": ["b"], "kinship": [0.3]}), 0.1, id_template="{FID}")
+
+
+def test_metadata_without_a_grouping_column_is_reported_on_spark_as_on_one_machine(tmp_path, spark):
+    """A metadata file with no grouping column, built on Spark: the columns that look like ids are named in its
+    history as one machine names them (counted as read: text and integers), so validation says no_grouping_column
+    alike, from the Spark builder's own tables."""
+    rows = {
+        "sample_id": [f"S{i}" for i in range(9)],
+        "code": list("AABBCCDDE"),
+        "sex": list("FMFMFMFMF"),
+        "age": [30, 30, 41, 41, 52, 52, 60, 60, 70],
+        "score": [1.5, 1.5, 2.5, 2.5, 3.5, 3.5, 4.5, 4.5, 5.5],
+    }
+    pd.DataFrame(rows).to_csv(tmp_path / "metadata.csv", index=False)
+    single = validate(from_metadata(tmp_path / "metadata.csv"))
+    assert single.counts()["no_grouping_column"] == 9 and "age, code look like ids" in single.issues[0].message
+    on_spark = validate(from_metadata(tmp_path / "metadata.csv", engine="spark", spark=spark))
+    assert on_spark.to_json_bytes() == single.to_json_bytes()

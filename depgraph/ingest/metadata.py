@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -477,17 +477,26 @@ def id_like_columns(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     >>> id_like_columns(meta, ["patient", "sex", "x"])
     ['patient']
     """
-    found: list[tuple[int, str]] = []
+    counts = []
     for column in columns:
         values = frame[column]
         dtype = values.dtype
         textual = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)
-        if not textual or pd.api.types.is_bool_dtype(dtype):
-            continue
-        present = int(values.notna().sum())
-        distinct = int(values.nunique(dropna=True))
-        if 3 <= distinct < present and distinct >= math.isqrt(present):
-            found.append((distinct, column))
+        if textual and not pd.api.types.is_bool_dtype(dtype):
+            counts.append((column, int(values.notna().sum()), int(values.nunique(dropna=True))))
+    return id_like_from_counts(counts)
+
+
+def id_like_from_counts(counts: Iterable[tuple[str, int, int]]) -> list[str]:
+    """The columns that look like identifiers, from each text or integer column's ``(name, values present, distinct
+    values)`` (the rule of :func:`id_like_columns`, which the Spark engine counts in Spark).
+
+    >>> id_like_from_counts([("patient", 4, 3), ("sex", 4, 2), ("visit", 9, 3)])
+    ['patient', 'visit']
+    """
+    found = [
+        (distinct, c) for c, present, distinct in counts if 3 <= distinct < present and distinct >= math.isqrt(present)
+    ]
     return [c for _, c in sorted(found, key=lambda f: (-f[0], f[1]))]
 
 

@@ -56,7 +56,14 @@ from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.assembly import assemble_sorted, with_edges
 from depgraph.ingest.checks import RECORDED_IDS, checked_unknown, conflicting_values, dropped_record
 from depgraph.ingest.kinship import detect_format, resolve_threshold
-from depgraph.ingest.metadata import checked_column_map, checked_options, look_alike_note, unmapped_roles
+from depgraph.ingest.metadata import (
+    GROUPING_COLUMNS,
+    checked_column_map,
+    checked_options,
+    id_like_from_counts,
+    look_alike_note,
+    unmapped_roles,
+)
 from depgraph.ingest.pairs import kinship_pairs
 from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_record
 from depgraph.io.files import describe_source, file_name
@@ -218,11 +225,14 @@ def from_metadata(
     read = list(frame.columns)
     present = [c for c in ID_COLUMNS if c in frame.columns]
     attributes = [c for c in frame.columns if c not in CANONICAL_COLUMNS]
+    grouped = any(c in read for c in GROUPING_COLUMNS)
     frame = frame.select(*present, *(["time_index"] if "time_index" in frame.columns else []),
                          *[F.col(f"`{c}`") for c in attributes])  # fmt: skip
     for column in present:
         frame = _ids(frame, column, what)
+    kinds_read = dict(frame.dtypes)
     frame = typed_attributes(frame, attributes, from_text, what)
+    id_like = None if grouped else _id_like_columns(frame, attributes, kinds_read)
     if "time_index" in frame.columns:
         frame = frame.withColumn("time_index", F.col("time_index").cast("double"))
     frame = checkpointed(frame)
@@ -241,8 +251,24 @@ def from_metadata(
     graph = _assembled(frame, name, allow_multi_subject_samples, read, attributes)
     look_alike = [look_alike_note(groups, count, column, what) for column, groups, count in notes if count]
     step = {**graph.history[0], **({"warnings": look_alike} if look_alike else {})}
+    if id_like is not None:  # nothing to group by: the columns that look like ids are named (no_grouping_column)
+        step["no_grouping_column"] = {"id_like_columns": id_like}
     step.update(unmapped_roles(attributes, read, what))  # warned as on one machine
     return replace(graph, history=(step,))
+
+
+def _id_like_columns(frame: DataFrame, attributes: list[str], kinds_read: dict[str, str]) -> list[str]:
+    """The attribute columns that look like ids (:func:`~depgraph.ingest.metadata.id_like_from_counts`: text or
+    integers as typed, values present and distinct counted in one query), dates as read not among them (one machine
+    holds them as dates; Spark's attributes hold them as ISO text)."""
+    kinds = dict(frame.dtypes)
+    textual = [c for c in attributes if (kinds[c] in TEXT_KINDS or kinds[c] in INTEGER_KINDS)
+               and kinds_read[c] in TEXT_KINDS | INTEGER_KINDS]  # fmt: skip
+    if not textual:
+        return []
+    columns = [F.col(f"`{c}`") for c in textual]
+    row = frame.agg(*[F.count(c) for c in columns], *[F.countDistinct(c) for c in columns]).first()
+    return id_like_from_counts((c, int(row[i]), int(row[len(textual) + i])) for i, c in enumerate(textual))
 
 
 def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: str, attributes: list[str]) -> None:
