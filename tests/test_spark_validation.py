@@ -192,3 +192,18 @@ def test_metadata_without_a_grouping_column_is_reported_on_spark_as_on_one_machi
     assert single.counts()["no_grouping_column"] == 9 and "age, code look like ids" in single.issues[0].message
     on_spark = validate(from_metadata(tmp_path / "metadata.csv", engine="spark", spark=spark))
     assert on_spark.to_json_bytes() == single.to_json_bytes()
+
+
+def test_a_damaged_hand_made_graph_is_not_handed_to_spark(spark):
+    """A graph assembled by hand with a repeated edge is refused on its way to Spark, naming the damage: a
+    SparkGraph never holds structural damage, so validation on Spark never has any to report."""
+    from depgraph import DepgraphError, StudyGraph
+    from depgraph.spark.graph import graph_request
+
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"], "subject_id": ["P1", "P2"]}))
+    edges = pd.concat([graph.edges, graph.edges.iloc[[0]]], ignore_index=True)
+    broken = StudyGraph.from_tables(graph.nodes, graph.attributes, edges)
+    assert "duplicate_edge" in validate(broken).counts()
+    with pytest.raises(DepgraphError, match="duplicate_edge") as refused:
+        graph_request(broken, spark)
+    assert refused.value.code == "schema"

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from depgraph.errors import DepgraphError
+from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.columnar import EDGE_COLUMNS, graph_tables, manifest_document, tables_by_kind
 from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import read_listing
@@ -170,7 +170,16 @@ def graph_request(
     checked as it is made. With ``sized``, the session's shuffle partitions are fitted to the graph's samples.
 
     Not ``createDataFrame`` from Arrow: that holds every table as rows in the driver's JVM and ships them with the
-    tasks; at 10^6 samples the driver's heap filled and the job stalled."""
+    tasks; at 10^6 samples the driver's heap filled and the job stalled.
+
+    A graph assembled by hand with structural damage (a repeated id, an edge outside the node table, of the wrong
+    types or declared twice) is refused, ``schema``: no SparkGraph holds one, as the Spark reader refuses them."""
+    from depgraph.validation.facts import StudyGraphFacts  # (numpy over the graph's arrays: no Spark work)
+
+    damage = StudyGraphFacts(graph).structure()
+    if damage:
+        raise DepgraphError("schema", f"the graph is damaged ({describe_ids([i.code for i in damage])}): "
+                            f"{damage[0].message}; depgraph.validate names every problem")  # fmt: skip
     manifest, tables = graph_tables(graph)
     node_tables, edge_tables = tables_by_kind(tables, "graph")
     with tempfile.TemporaryDirectory(prefix=".depgraph-graph-", dir=scratch) as folder:
