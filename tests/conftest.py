@@ -62,11 +62,21 @@ def family_kinship() -> pd.DataFrame:
     return pd.DataFrame({"id1": ["P1", "P3"], "id2": ["P2", "P4"], "kinship": [0.25, 0.24]})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark():
-    """A local Spark session for a test file (its module): two cores, two shuffle partitions."""
+    """A local Spark session for the test process (an xdist worker runs several Spark files: one start, not one a
+    file): two cores, two shuffle partitions, set again for each test (a command run in-process may fit them to
+    its data)."""
     from depgraph.spark.session import local_session
 
     session = local_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _spark_partitions(request):
+    """The shared session's shuffle partitions back at two before each test that uses it."""
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").conf.set("spark.sql.shuffle.partitions", "2")
+    yield

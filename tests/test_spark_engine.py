@@ -432,7 +432,7 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
         spark.createDataFrame(duplicates),
     )
     assert isinstance(on_spark, SparkGraph)
-    with pytest.raises(DepgraphError, match="absent: not an option on the Spark engine") as refused:
+    with pytest.raises(DepgraphError, match="absent: options of a file or table read on the driver") as refused:
         add_kinship(on_spark, spark.createDataFrame(kinship), "first", absent="error")
     assert refused.value.code == "invalid_argument"
     adjacent = pd.DataFrame({"source": ["S1", "S3"], "target": ["S2", "S1"]})  # read as one machine reads it
@@ -475,7 +475,9 @@ def test_dataframe_inputs_give_the_single_machine_spec(tmp_path, spark):
                     str(tmp_path / "kinship.parquet"), "first"),
         tmp_path / "duplicates.tsv",
     )  # fmt: skip
-    expected = SplitSpec.from_partition(derive(graph, "relatedness"), graph)
+    files = add_kinship(from_metadata(tmp_path / "metadata.csv", mapping), str(tmp_path / "kinship.parquet"), "first")
+    files = add_duplicates(files, tmp_path / "duplicates.tsv")
+    expected = SplitSpec.from_partition(derive(files, "relatedness"), files)  # (the kinship file named, as read)
     assert write_spark_spec(derive(from_files, "relatedness"), tmp_path / "files.dgspec") == expected.digest
     (tmp_path / "ragged.csv").write_text("sample_id,subject_id\nS1,P1\nS2,P2,extra\n")
     (tmp_path / "table.xlsx").write_bytes(b"PK")
