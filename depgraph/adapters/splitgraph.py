@@ -304,6 +304,14 @@ def _attr_frame(dicts: np.ndarray, source: str, name: Namer) -> pd.DataFrame:
             values = pa.array(cells, from_pandas=True)  # Arrow infers one type, or fails on a mix
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             values = None
+        except OverflowError:  # an integer beyond 64 bits: no attribute column holds it exactly
+            i = next(i for i, c in enumerate(cells) if type(c) is int and not -(2**63) <= c < 2**63)
+            raise DepgraphError(
+                "invalid_value",
+                f"{source}: {name(i)}: attrs.{column_name} is {cells[i]}, an "
+                "integer outside the 64-bit range; write it as text to keep it exact",
+                row=i,
+            ) from None
         if values is not None and _is_scalar_type(values.type):
             columns[column_name] = values.to_pandas()
             continue

@@ -309,3 +309,14 @@ def test_a_hand_made_recommendation_is_kept_as_the_files_and_told(tmp_path):
     written = tmp_path / "spec.json"
     write_spec(spec, written)
     assert read_spec(written).warnings == spec.warnings  # the warning is one a reader knows
+
+
+def test_an_integer_attribute_beyond_64_bits_is_refused_by_name():
+    """An attribute no column holds exactly (10**20) is refused naming the node and the attribute, not an
+    OverflowError from Arrow."""
+    nodes = [{"node_id": "sample:S1", "node_type": "Sample", "node_key": "S1", "attrs": {"age": 10**20}},
+             {"node_id": "sample:S2", "node_type": "Sample", "node_key": "S2", "attrs": {"age": 3}}]  # fmt: skip
+    doc = {"splitGraph_object": "dependency_graph", "schema_version": "0.1.0", "nodes": nodes, "edges": []}
+    with pytest.raises(DepgraphError) as err:
+        from_splitgraph(doc)
+    assert err.value.code == "invalid_value" and "attrs.age" in err.value.message and "S1" in err.value.message
