@@ -481,8 +481,10 @@ def _kinship_on_the_driver(graph: SparkGraph, source: Any, threshold: float | st
     ids collected in row order: one machine's positions are then the Spark graph's rows), its pairs and record
     handed to Spark."""
     table = graph.nodes.get(NodeType.SUBJECT)
-    keys = pa.array([], pa.string()) if table is None else table.orderBy("row").select("key").toArrow().column(0)
-    subjects = assemble_sorted({NodeType.SUBJECT: pa.chunked_array([keys]).combine_chunks()}, {}, {})
+    keys = pa.array([], pa.string())
+    if table is not None:
+        keys = table.orderBy("row").select("key").toArrow().column(0).combine_chunks()
+    subjects = assemble_sorted({NodeType.SUBJECT: keys}, {}, {})
     piece, record = kinship_pairs(subjects, source, threshold, **options)
     src, dst, weight = with_edges(subjects, [piece], record).relation_edges(RelationName.SUBJECT_RELATED_TO)
     table = pa.table({"source": pa.array(src, pa.int64()), "target": pa.array(dst, pa.int64()),

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame
@@ -23,6 +22,7 @@ from depgraph.common.identifiers import FORMULA_PATTERN
 from depgraph.derivation.request import DeriveRequest
 from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import DepgraphError
+from depgraph.findings import Issue
 from depgraph.spark.derive import derive_request, timepoint_graph
 from depgraph.spark.graph import SparkGraph
 from depgraph.validation.facts import SHOWN, Found, GroupCount, node_ids
@@ -50,7 +50,7 @@ class SparkFacts:
     def has_relation(self, relation: str) -> bool:
         return self._edges.get(relation, 0) > 0
 
-    def structure(self) -> list[Any]:
+    def structure(self) -> list[Issue]:
         return []  # refused where a SparkGraph is built or read (the module docstring)
 
     def found(self, node_type: NodeType, rows: DataFrame) -> Found:

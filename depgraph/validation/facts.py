@@ -31,6 +31,7 @@ from depgraph.common.identifiers import formula_like
 from depgraph.derivation.groups import group_sizes
 from depgraph.derivation.timeorder import time_order_problems
 from depgraph.errors import describe_ids
+from depgraph.findings import Issue
 from depgraph.graph.model import StudyGraph
 from depgraph.validation.structure import structure_findings
 from depgraph.vocab import NODE_TYPES, NodeType, RelationName
@@ -86,7 +87,7 @@ class GraphFacts(Protocol):
 
     def count(self, node_type: NodeType) -> int: ...
     def has_relation(self, relation: str) -> bool: ...
-    def structure(self) -> list[Any]:
+    def structure(self) -> list[Issue]:
         """Structural findings (repeated ids, dangling or mistyped or repeated edges) the engine's graph can hold."""
         ...
 
@@ -172,7 +173,7 @@ class StudyGraphFacts:
         at = pa.array(positions)
         return node_ids(pa.array(self._codes).take(at), self.graph.key_array.take(at))
 
-    def structure(self) -> list[Any]:
+    def structure(self) -> list[Issue]:
         return structure_findings(self.graph, self.ids)
 
     def assignments(self, relation: str) -> tuple[Found, Found]:

@@ -665,10 +665,10 @@ def _partition_shapes(ctx: _Context) -> list[Issue]:
     return out
 
 
-def _shape_checks(graph: GraphFacts, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
+def _shape_checks(facts: GraphFacts, modes: tuple[str, ...] | None) -> list[_ShapeCheck]:
     """The partitions to check: the modes asked for, or by default every mode the graph supports and the
     composite over its dependency modes (when it groups differently from each of them alone)."""
-    present = list(declared_modes(graph.has_relation))
+    present = list(declared_modes(facts.has_relation))
     if modes is not None:
         every = tuple(present)
         return [_ShapeCheck(m) if m != "composite" else _ShapeCheck(m, every, every_mode=True) for m in modes]
