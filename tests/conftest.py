@@ -13,6 +13,21 @@ REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO / "tests" / "data" / "conformance"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", help="also run the tests marked slow, as CI does")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked slow (Spark's, whole commands in fresh processes, a real browser) are left out unless --slow:
+    the suite a contributor runs often stays short, and CI runs every test."""
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 def conformance_cases() -> list[Path]:
     """Every splitGraph 0.2.0 case file (none found is an error, never an empty, passing run)."""
     cases = sorted(p for p in CONFORMANCE.glob("*.json") if p.name != "splitgraph_0_4_vignettes.json")
@@ -69,7 +84,12 @@ def spark():
     its data)."""
     from depgraph.spark.session import local_session
 
-    session = local_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    # interpreted expressions rather than generated code: compiling Java for each of a test's hundreds of tiny
+    # queries is most of a test's time on two cores (-13 % for the Spark files); Spark's own tests run both ways
+    # and the answers are the same, which the engine's benchmarks, run with Spark's defaults, keep checking
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.sql.codegen.wholeStage": "false",
+                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}  # fmt: skip
+    session = local_session("local[2]", settings)
     yield session
     session.stop()
 

@@ -865,6 +865,7 @@ class _FifoReader:
         return self.data
 
 
+@pytest.mark.slow  # a writer thread's timeouts: ~5 s; CI runs it (--slow)
 def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path, study_files, capsys):
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
@@ -1146,7 +1147,7 @@ def _kill_mid_write(million_spec: Path, target: Path, signum: int) -> subprocess
     return subprocess.CompletedProcess(command, child.returncode, out.decode(), err.decode())
 
 
-@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; the suite runs it (no marker filter)
+@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; CI runs it (--slow)
 def test_sigterm_mid_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, million_spec):
     target = tmp_path / "target.json"
     target.write_bytes(b'{"the": "old spec"}\n')
@@ -1157,7 +1158,7 @@ def test_sigterm_mid_write_keeps_the_old_file_and_leaves_no_temporary_file(tmp_p
     assert _tree(tmp_path) == before
 
 
-@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; the suite runs it (no marker filter)
+@pytest.mark.slow  # a separate 10^6-sample process: ~15 s; CI runs it (--slow)
 def test_sigkill_mid_write_keeps_the_old_file_and_the_next_write_removes_the_leftover(tmp_path, study_files, capsys,
                                                                                       million_spec):  # fmt: skip
     target = study_files["plots"] / "target.json"

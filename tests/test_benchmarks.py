@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.bench_spec import measure
 
 
@@ -72,6 +74,7 @@ def test_holdout_replay_runs_and_keeps_returning_patients():
     assert joint["categories"]["mean"] < baseline["categories"]["mean"]
 
 
+@pytest.mark.slow  # fresh processes: ~13 s; CI runs it (--slow)
 def test_cli_benchmark_runs_the_users_path_in_both_forms(tmp_path):
     from benchmarks.run import CLI_FILES, CLI_STEPS, run_cli
 

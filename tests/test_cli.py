@@ -113,6 +113,7 @@ def test_validate_exits_1_on_errors(tmp_path, capsys):
     assert code == 1 and "sample_multiple_batch_assignments" in out
 
 
+@pytest.mark.slow  # the whole demo: ~7 s; CI runs it (--slow)
 def test_demo_tells_the_story_and_writes_its_files(tmp_path, capsys):
     code, out, err = run(["demo", "-o", tmp_path], capsys)
     assert (code, err) == (0, "")

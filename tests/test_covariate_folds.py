@@ -288,6 +288,7 @@ def test_folds_independent_of_the_outcome_are_reported_without_a_warning():
 
 
 # --------------------------------------------------------------------------- a million samples, vectorised
+@pytest.mark.slow  # 10^6 samples: ~8 s; CI runs it (--slow)
 def test_a_million_samples_in_seconds():
     import time
 

@@ -106,6 +106,7 @@ def test_honest_estimates_order_the_designs_and_only_the_last_is_near_the_extern
     assert (table["optimism"].iloc[:2] > 0.1).all() and abs(table["optimism"].iloc[-1]) < 0.1
 
 
+@pytest.mark.slow  # the whole demo: ~6 s; CI runs it (--slow)
 def test_the_demo_ends_with_the_honest_estimates(tmp_path, capsys):
     assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out

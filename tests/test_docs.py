@@ -64,8 +64,9 @@ def test_ci_runs_the_readme_test_command():
     quickstart = readme.split("## Quickstart", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.strip() for line in quickstart.strip().splitlines()]
     assert len(commands) == 2 and commands[0].endswith("depgraph demo")
-    ci = (REPO / ".ci" / "run").read_text().splitlines()
-    assert commands[1] in [line.strip() for line in ci]
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert f"{commands[1]} --slow" in ci  # every test, the slow ones included
+    assert "```bash\npython -m pytest --slow\n```" in readme.split("## Development", 1)[1]
 
 
 def test_documented_pseudonym_test_vector_holds():
@@ -188,6 +189,7 @@ def test_the_study_file_page_lists_every_key_and_its_examples_are_valid():
         study_document(tomllib.loads(example.split("```", 1)[0]), "docs/study-file.md")
 
 
+@pytest.mark.slow  # every command of the tour, each a fresh process: ~35 s; CI runs it (--slow)
 def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     """The tour's shell blocks, line by line in one shell from an empty folder (the demo writes the tables), then its
     Python blocks in the folder they leave: a study file started, run and checked, the same declaration step by step,

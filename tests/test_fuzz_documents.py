@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -342,6 +343,7 @@ EDITS = [
 ]
 
 
+@pytest.mark.slow  # ~6 s; CI runs it (--slow)
 @settings(FUZZ, max_examples=300)
 @given(
     name=st.sampled_from(["spec", "related", "pseudonymized"]),

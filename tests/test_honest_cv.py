@@ -19,7 +19,7 @@ from benchmarks.honest_cv import DESIGNS, main
 SEED = 1
 
 
-@pytest.mark.slow  # two replicates of 20 forests and 20 regressions each: ~12 s; the suite runs it (no marker filter)
+@pytest.mark.slow  # two replicates of 20 forests and 20 regressions each: ~12 s; CI runs it (--slow)
 def test_two_replicates_keep_the_designs_in_order(tmp_path):
     output, figure = tmp_path / "honest.json", tmp_path / "honest.png"
     main(["--replicates", "2", "--seed", str(SEED), "--output", str(output), "--figure", str(figure)])

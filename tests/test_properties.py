@@ -24,6 +24,7 @@ import networkx as nx
 import numpy as np
 import orjson
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -459,6 +460,7 @@ def cohort_and_shuffle(draw: st.DrawFn) -> tuple[Cohort, dict[str, Any], dict[st
     return c, tables, calls
 
 
+@pytest.mark.slow  # 35 cohorts through every mode: ~6 s; CI runs it (--slow)
 @examples(35)
 @given(cohort_and_shuffle())
 def test_row_order_changes_no_group_and_no_byte(case):

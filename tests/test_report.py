@@ -80,6 +80,7 @@ def test_the_html_is_self_contained_and_every_image_decodes(page):
     assert "sample_duplicate_of" in page and "Cramér" in page
 
 
+@pytest.mark.slow  # ~6 s; CI runs it (--slow)
 def test_the_report_is_byte_identical_across_runs(page, tmp_path):
     again = run_story()
     write_report(again.chapters[-1].spec, tmp_path / "again.html", again.graph_after)
@@ -94,6 +95,7 @@ def test_write_report_takes_the_spec_then_the_path(story, tmp_path):
     assert not (tmp_path / "old.html").exists()
 
 
+@pytest.mark.slow  # ~6 s; CI runs it (--slow)
 def test_leaky_grouping_is_flagged_in_the_report(story, page):
     first = story.chapters[0]  # subject-only grouping judged against the full declaration
     leaky = render_html(first.spec, story.graph_after)
@@ -102,6 +104,7 @@ def test_leaky_grouping_is_flagged_in_the_report(story, page):
     assert "class='error'" not in page
 
 
+@pytest.mark.slow  # ~7 s; CI runs it (--slow)
 def test_the_exposure_table_speaks_plain_words(story, page):
     head = "<th>linked</th><th>kept whole</th><th>spread over groups</th><th>crossing a split</th>"
     assert head in page and "severed" not in page and "exposed" not in page
@@ -133,6 +136,7 @@ def test_figures_as_png_and_svg_files(story, tmp_path):
     assert err.value.code == "invalid_argument"
 
 
+@pytest.mark.slow  # the report of a whole study, drawn twice: ~17 s; CI runs it (--slow)
 def test_report_command(story, tmp_path, capsys):
     from depgraph import write_graph
     from depgraph.spec.files import write_spec
@@ -348,6 +352,7 @@ def test_a_crafted_report_runs_nothing_in_a_browser(crafted, tmp_path):
 _PRINTABLE_IN_IDS = st.characters(exclude_categories=["Cs", "Cc", "Cf", "Zl", "Zp"])
 
 
+@pytest.mark.slow  # 25 reports: ~9 s; CI runs it (--slow)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(text=st.lists(st.text(_PRINTABLE_IN_IDS, min_size=1, max_size=40), min_size=2, max_size=4, unique=True))
 def test_any_text_in_a_spec_reaches_the_report_as_text(text):

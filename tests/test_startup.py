@@ -88,6 +88,7 @@ spec = "run.json"
 """
 
 
+@pytest.mark.slow  # a fresh process a command: ~11 s; CI runs it (--slow)
 def test_each_command_loads_only_what_it_uses(tmp_path):
     (tmp_path / "meta.csv").write_text(META)
     (tmp_path / "study.toml").write_text(STUDY)

@@ -704,7 +704,7 @@ def test_nested_cv_with_routing_gives_the_inner_splitter_only_outer_training_gro
         never_straddles(groups, splits)
 
 
-@pytest.mark.slow  # starts joblib worker processes: ~10 s; the suite runs it (no marker filter)
+@pytest.mark.slow  # starts joblib worker processes: ~10 s; CI runs it (--slow)
 def test_a_refusal_inside_a_joblib_worker_comes_back_whole():
     # 4 outer folds of 30 groups leave ~22 groups per inner fit: 25 inner folds are refused in the worker
     inner = GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=GroupKFold(25), error_score="raise")
