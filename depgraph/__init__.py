@@ -8,6 +8,7 @@ The flow is one direction, and every step is importable from ``depgraph``::
                                     └──derive(mode)──▶ Partition ──SplitSpec.from_partition──▶ SplitSpec
                                                          (read_spec / write_spec) ──assign_folds──▶ folds
                                                          └──exposure──▶ ExposureReport; write_report
+                                    why(g, a, b) ──▶ Chains: the dependencies that keep two samples together
 
 >>> import pandas as pd
 >>> import depgraph
@@ -39,6 +40,8 @@ PUBLIC: dict[str, str] = {
     "evaluate": "depgraph.audit.evaluation",
     "ExposureReport": "depgraph.audit.exposure",
     "exposure": "depgraph.audit.exposure",
+    "Chains": "depgraph.explain.paths",
+    "why": "depgraph.explain.paths",
     "write_report": "depgraph.audit.report",
     "Partition": "depgraph.derivation.partition",
     "derive": "depgraph.derivation.groups",
@@ -77,6 +80,7 @@ __all__ = [
     "NODE_TYPES",
     "RELATIONS",
     "BalancedHoldout",
+    "Chains",
     "Constraint",
     "DepgraphError",
     "DepgraphWarning",
@@ -120,6 +124,7 @@ __all__ = [
     "read_graph",
     "read_spec",
     "validate",
+    "why",
     "write_graph",
     "write_report",
     "write_spec",

@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("depgraph.cli.exchange", "Read a splitGraph split_spec or dependency_graph"),
     "export": ("depgraph.cli.exchange", "Write a spec or a graph in its other form, for other tools, or as a table"),
     "diff": ("depgraph.cli.diff", "Which samples changed group between two specs"),
+    "why": ("depgraph.cli.why", "Why two samples are never apart: the chains of dependencies that join them"),
     "folds": ("depgraph.cli.folds", "Assign folds to a spec's groups and write the spec carrying them"),
     "check": ("depgraph.cli.check", "Verify a split made elsewhere: list every spec group that straddles it"),
     "audit": ("depgraph.cli.audit", "Find near-identical samples; optionally declare them"),

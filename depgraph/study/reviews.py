@@ -1,9 +1,9 @@
 """The reviewing commands' work, one function each: ``depgraph validate`` (:func:`validate_file`), ``check``
-(:func:`check_file`), ``diff`` (:func:`diff_files`), ``audit`` (:func:`audit_file`), ``evaluate``
-(:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check of a reader,
-runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked before any work;
-nothing is put in place unless every file is written). A command parses its options, calls one of these and prints
-what it returns.
+(:func:`check_file`), ``diff`` (:func:`diff_files`), ``why`` (:func:`why_files`), ``audit`` (:func:`audit_file`),
+``evaluate`` (:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check
+of a reader, runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked
+before any work; nothing is put in place unless every file is written). A command parses its options, calls one of
+these and prints what it returns.
 
 The stages are loaded by the function that runs them, not with the module: validating a graph never loads the spec's
 modules, and nothing but a report loads matplotlib (tests/test_startup.py).
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from depgraph.audit.evaluation import EvaluationReport
     from depgraph.audit.exposure import ExposureReport, StraddleReport
+    from depgraph.explain.paths import Chains
     from depgraph.graph.model import StudyGraph
     from depgraph.spec.diff import SpecDiff
     from depgraph.spec.model import SplitSpec
@@ -72,6 +73,43 @@ def validate_file(
             graph = read_graph(document, engine=engine, **run.options)
         with run.step("validate the graph"), progress("validating in Spark"):
             return Validated(validate(graph, n_splits=n_splits), None, None)
+
+
+class Explained(NamedTuple):
+    """What :func:`why_files` found: the ``chains`` joining two nodes in the graph (None when only a spec was
+    given), and with a spec each sample's group (``groups``) and the spec's ``mode``."""
+
+    chains: Chains | None
+    groups: tuple[str, str] | None
+    mode: str | None
+
+
+def why_files(
+    document: PathLike, a: str, b: str, *, graph_file: PathLike | None = None, mode: str | None = None,
+    all_paths: int = 1, node_type: str | None = None,
+) -> Explained:  # fmt: skip
+    """``depgraph why``: the chains of declared dependencies joining ``a`` and ``b`` in a study graph. ``document``
+    is the graph, or a split spec: then each sample's group in it, and with ``graph_file`` the chains over the
+    relations the spec's grouping followed."""
+    from depgraph.explain.paths import why
+    from depgraph.vocab import NodeType
+
+    found = peek_document(document)
+    if document_kind(document, found) != "split-spec":
+        refuse_moot("to a study graph (the graph is the document)", graph_file=graph_file)
+        return Explained(why(peeked_graph(document, found), a, b, mode=mode, all_paths=all_paths,
+                             node_type=node_type), None, None)  # fmt: skip
+    from depgraph.spec.files import peeked_spec
+
+    spec = peeked_spec(document, found)
+    refuse_moot("with a split spec (it follows the relations its grouping followed)", mode=mode)
+    groups = spec.group_ids[spec.positions([a, b], "why")].tolist()
+    if graph_file is None:
+        refuse_moot("without the graph (--graph: the chains are the graph's)", node_type=node_type)
+        return Explained(None, (groups[0], groups[1]), spec.constraint.mode)
+    chains = why(read_graph(graph_file), a, b, relations=spec.constraint.relations, all_paths=all_paths,
+                 node_type=NodeType.SAMPLE)  # fmt: skip
+    return Explained(chains, (groups[0], groups[1]), spec.constraint.mode)
 
 
 class Checked(NamedTuple):

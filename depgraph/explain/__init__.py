@@ -1,0 +1,1 @@
+"""Explaining a grouping: why two samples are never apart (the chains of declared dependencies that join them)."""

@@ -1,0 +1,278 @@
+"""Why two samples are never apart: the shortest chains of declared dependencies that join them.
+
+A grouping keeps two samples on one side of every split exactly when a chain of the relations it follows joins
+them. :func:`why` finds that chain, each step with its relation and its evidence (the kinship value, the duplicate
+audit's similarity, the builder that declared the edge)::
+
+    chain 1: sample S1
+        -> subject P1   sample_belongs_to_subject
+        -- subject P2   subject_related_to (0.25, kinship:pairs)
+        <- sample S7   sample_belongs_to_subject
+
+or says that no chain exists: under that grouping the two are free to be apart.
+
+The followed edges become one sparse adjacency over the graph's node positions, both directions; one
+breadth-first search from the first node (``scipy.sparse.csgraph``) finds a shortest chain, in time and memory
+linear in the edges, never over pairs of samples. Further chains (``all_paths=K``) are searched with Yen's
+algorithm (``networkx.shortest_simple_paths``) among the nodes that lie on some chain at most ``extra`` steps
+longer than the shortest (found from both ends' distances), ``extra`` doubling until K chains are found or the
+whole component is searched — every chain that short passes only those nodes, so the K found are the K shortest.
+Past :data:`MOST_NODES_SEARCHED` nodes the search stops and the answer says so (``note``) rather than pretending it
+found every chain. Two nodes joined by several relations are one step, shown by the first of them in the
+vocabulary's order. Chains of equal length come in the order of their nodes' positions: the same answer on every
+run.
+
+>>> import pandas as pd
+>>> from depgraph import add_kinship, from_metadata
+>>> g = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P2", "P3"]}))
+>>> g = add_kinship(g, pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
+>>> print(why(g, "S1", "S2"))
+S1 and S2 are joined by 1 chain of declared dependencies (3 steps); they are never apart:
+  chain 1: sample S1
+      -> subject P1   sample_belongs_to_subject
+      -- subject P2   subject_related_to (0.25, kinship:pairs)
+      <- sample S2   sample_belongs_to_subject
+>>> print(why(g, "S1", "S3", mode="relatedness"))
+S1 and S3: no chain of declared dependencies joins them; they are free to be apart
+  relations followed: sample_belongs_to_subject, subject_related_to
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import islice, pairwise
+
+import numpy as np
+import pandas as pd
+
+from depgraph.common.arguments import instance
+from depgraph.errors import DepgraphError, describe_ids
+from depgraph.graph.model import StudyGraph, node_type_named
+from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_names
+
+#: The most nodes among which further chains are searched (``all_paths``); past it the answer says so.
+MOST_NODES_SEARCHED = 20_000
+CHAIN_COLUMNS = ["chain", "step", "from_type", "from_id", "relation", "to_type", "to_id", "weight", "provenance"]
+
+
+@dataclass(frozen=True)
+class Chains:
+    """What :func:`why` found: ``table``, one row per step of each chain (``chain`` and ``step`` from 1, the
+    step's ends in walking order from ``a`` to ``b``, its relation, ``weight`` and ``provenance``); empty when no
+    chain joins them. ``note`` says when further chains were not searched to the end."""
+
+    a: str
+    b: str
+    node_type: str
+    relations: tuple[str, ...]
+    table: pd.DataFrame
+    note: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return not self.table.empty
+
+    @property
+    def n_chains(self) -> int:
+        return int(self.table["chain"].nunique())
+
+    def lines(self) -> list[str]:
+        """The answer in words: a headline, then each chain on one line."""
+        if not self.connected:
+            followed = ", ".join(self.relations) or "none"
+            return [f"{self.a} and {self.b}: no chain of declared dependencies joins them; they are free to be apart",
+                    f"  relations followed: {followed}"]  # fmt: skip
+        steps = self.table.groupby("chain").size()
+        lengths = f"{steps.min()} steps" if steps.min() == steps.max() else f"{steps.min()} to {steps.max()} steps"
+        plural = "chain" if self.n_chains == 1 else "chains"
+        lines = [f"{self.a} and {self.b} are joined by {self.n_chains} {plural} of declared dependencies "
+                 f"({lengths}); they are never apart:"]  # fmt: skip
+        for chain, rows in self.table.groupby("chain", sort=True):
+            first, *steps = _chain_lines(rows)
+            lines += [f"  chain {chain}: {first}", *(f"    {step}" for step in steps)]
+        if self.note:
+            lines.append(f"  ({self.note})")
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def why(
+    graph: StudyGraph, a: str, b: str, *, mode: str | None = None, relations: Iterable[str] | None = None,
+    all_paths: int = 1, node_type: NodeType | str | None = None,
+) -> Chains:  # fmt: skip
+    """The shortest chains (up to ``all_paths``) of declared dependencies joining nodes ``a`` and ``b`` of one type
+    (samples, unless the keys name another type or ``node_type`` says), over the relations ``mode`` follows (a
+    composite's: ``relations=``, as a spec's constraint lists them), or every relation a grouping can follow (not
+    the outcome relations: two samples of one outcome are not dependent).
+
+    Refused: a key the graph lacks (``reference``); keys of two types, or one key of several types without
+    ``node_type`` (``invalid_argument``, ``ambiguity``); ``a`` equal to ``b``; ``all_paths`` below 1."""
+    followed = _followed(mode, relations)
+    all_paths = _count(all_paths)
+    kind, (ia, ib) = _located(graph, [a, b], node_type)
+    adjacency, edges = _adjacency(graph, followed)
+    paths, note = _paths(adjacency, ia, ib, all_paths)
+    table = _steps(graph, paths, edges)
+    return Chains(str(a), str(b), kind.value, followed, table, note)
+
+
+def _followed(mode: str | None, relations: Iterable[str] | None) -> tuple[str, ...]:
+    if mode is not None and relations is not None:
+        raise DepgraphError("invalid_argument", "why: give a mode or the relations it follows, not both")
+    if mode is not None:
+        if mode not in MODE or MODE[mode].kind == "composite":
+            modes = [m for m in MODE if MODE[m].kind != "composite"]
+            raise DepgraphError("invalid_argument", f"why: mode {mode!r} is not one of {', '.join(modes)} (a "
+                                "composite's chains: give the relations its spec lists)")  # fmt: skip
+        return relation_names([mode])
+    if relations is None:
+        return relation_names(COMBINABLE_MODES)  # every dependency a grouping can follow (not outcomes)
+    names = list(relations) if not isinstance(relations, str) else [relations]
+    unknown = [r for r in names if r not in RELATION]
+    if unknown:
+        raise DepgraphError("invalid_argument", f"why: {describe_ids(unknown)} are not relations of the vocabulary")
+    return tuple(r.name for r in RELATIONS if r.name in names)
+
+
+def _count(all_paths: int) -> int:
+    instance(all_paths, int, "why: all_paths")
+    if isinstance(all_paths, bool) or all_paths < 1:
+        raise DepgraphError("invalid_argument", f"why: all_paths takes 1 or more chains, not {all_paths!r}")
+    return all_paths
+
+
+def _located(graph: StudyGraph, keys: list[str], node_type: NodeType | str | None) -> tuple[NodeType, list[int]]:
+    """The type both keys are of, and their node positions."""
+    for key in keys:
+        if not isinstance(key, str) or not key:
+            raise DepgraphError("invalid_argument", f"why takes two ids as text, not {key!r}")
+    if keys[0] == keys[1]:
+        raise DepgraphError("invalid_argument", f"why: {keys[0]!r} twice; give two different ids")
+    types = [node_type_named(node_type)] if node_type is not None else list(NODE_TYPES)
+    found = {t: graph.locate(t, keys) for t in types}
+    for i, key in enumerate(keys):
+        if not any(at[i] >= 0 for at in found.values()):
+            where = f"no {types[0].value.lower()}" if node_type is not None else "no node"
+            raise DepgraphError("reference", f"why: the graph has {where} {key!r}")
+    both = [t for t, at in found.items() if (at >= 0).all()]
+    if not both:
+        of = [", ".join(t.value.lower() for t, at in found.items() if at[i] >= 0) for i in range(2)]
+        raise DepgraphError("invalid_argument", f"why joins two nodes of one type: {keys[0]!r} is a {of[0]}, "
+                            f"{keys[1]!r} a {of[1]}")  # fmt: skip
+    if len(both) > 1 and NodeType.SAMPLE not in both:
+        types = ", ".join(t.value.lower() for t in both)
+        raise DepgraphError("ambiguity", f"why: {keys[0]!r} and {keys[1]!r} are ids of {types} nodes; say which "
+                            "(node_type, --type)")  # fmt: skip
+    kind = NodeType.SAMPLE if NodeType.SAMPLE in both else both[0]
+    return kind, [int(p) for p in found[kind]]
+
+
+@dataclass(frozen=True)
+class _Edges:
+    """The followed edges, concatenated in the vocabulary's relation order."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    relation: np.ndarray  # the relation's name, per edge (object)
+    weight: np.ndarray
+    provenance: np.ndarray  # the builder's label, per edge (object)
+
+
+def _adjacency(graph: StudyGraph, followed: tuple[str, ...]) -> tuple[object, _Edges]:
+    """The followed edges as a symmetric sparse matrix over node positions, and the edges themselves."""
+    from scipy.sparse import csr_matrix
+
+    blocks = [graph.relations[r] for r in followed if r in graph.relations and len(graph.relations[r].src)]
+    if blocks:
+        edges = _Edges(
+            np.concatenate([b.src for b in blocks]), np.concatenate([b.dst for b in blocks]),
+            np.concatenate([np.full(len(b.src), b.relation, dtype=object) for b in blocks]),
+            np.concatenate([b.weights() for b in blocks]),
+            np.concatenate([np.asarray(b.labels, dtype=object)[b.codes()] for b in blocks]),
+        )  # fmt: skip
+    else:
+        empty = np.array([], dtype=np.int64)
+        edges = _Edges(empty, empty, empty.astype(object), empty.astype(float), empty.astype(object))
+    ends = np.concatenate([edges.src, edges.dst]), np.concatenate([edges.dst, edges.src])
+    ones = np.ones(len(ends[0]), dtype=np.int8)
+    return csr_matrix((ones, ends), shape=(graph.n_nodes, graph.n_nodes)), edges
+
+
+def _paths(adjacency: object, ia: int, ib: int, wanted: int) -> tuple[list[list[int]], str | None]:
+    """Up to ``wanted`` shortest simple paths from ``ia`` to ``ib`` (node positions), and a note when longer
+    chains were not searched."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    _, before = breadth_first_order(adjacency, ia, directed=True, return_predecessors=True)
+    if before[ib] < 0:
+        return [], None
+    shortest = [ib]
+    while shortest[-1] != ia:
+        shortest.append(int(before[shortest[-1]]))
+    shortest.reverse()
+    if wanted == 1:
+        return [shortest], None
+    return _more_paths(adjacency, shortest, wanted)
+
+
+def _more_paths(adjacency: object, shortest: list[int], wanted: int) -> tuple[list[list[int]], str | None]:
+    """Yen's algorithm among the nodes on chains at most ``extra`` steps longer than ``shortest``, widening
+    while fewer than ``wanted`` chains are found and the nodes stay few enough."""
+    import networkx as nx
+    from scipy.sparse.csgraph import shortest_path
+
+    ia, ib, length = shortest[0], shortest[-1], len(shortest) - 1
+    through = shortest_path(adjacency, directed=True, unweighted=True, indices=[ia, ib]).sum(axis=0)
+    reachable = int(np.isfinite(through).sum())
+    found, extra = [shortest], 0
+    while True:
+        nodes = np.flatnonzero(through <= length + extra)
+        if len(nodes) > MOST_NODES_SEARCHED:
+            return found, _unsearched(len(found), wanted, f"more than {MOST_NODES_SEARCHED:,} nodes lie on "
+                                      f"chains of {length + extra} steps")  # fmt: skip
+        sub = nx.from_scipy_sparse_array(adjacency[nodes][:, nodes])
+        start, stop = (int(np.searchsorted(nodes, i)) for i in (ia, ib))
+        candidates = islice(nx.shortest_simple_paths(sub, start, stop), wanted + 100)
+        whole = len(nodes) == reachable  # every node of the component: every chain is here, however long
+        kept = [[int(nodes[i]) for i in p] for p in candidates if whole or len(p) - 1 <= length + extra]
+        found = sorted(kept, key=lambda p: (len(p), p))[:wanted]
+        if len(found) >= wanted or whole:
+            return found, None
+        extra = 2 * extra or 1
+
+
+def _unsearched(n_found: int, wanted: int, why: str) -> str:
+    return f"{n_found} of the {wanted} chains asked for: {why}"
+
+
+def _steps(graph: StudyGraph, paths: list[list[int]], edges: _Edges) -> pd.DataFrame:
+    """One row per step of each path: its ends (type and key), and the first followed edge joining them."""
+    rows = []
+    kinds = graph.nodes["type"].to_numpy()
+    keys = graph.key_values
+    for chain, path in enumerate(paths, start=1):
+        for step, (u, v) in enumerate(pairwise(path), start=1):
+            at = int(np.flatnonzero(((edges.src == u) & (edges.dst == v)) | ((edges.src == v) & (edges.dst == u)))[0])
+            weight = float(edges.weight[at])
+            rows.append((chain, step, kinds[u], keys[u], edges.relation[at], kinds[v], keys[v],
+                         None if np.isnan(weight) else weight, edges.provenance[at]))  # fmt: skip
+    return pd.DataFrame(rows, columns=CHAIN_COLUMNS)
+
+
+def _chain_lines(rows: pd.DataFrame) -> list[str]:
+    """The chain's first node, then one line a step: the arrow of the relation's direction (``--`` for an
+    undirected one), the node reached, and the relation with its evidence."""
+    first = rows.iloc[0]
+    lines = [f"{first['from_type'].lower()} {first['from_id']}"]
+    for row in rows.itertuples(index=False):
+        rule = RELATION[row.relation]
+        evidence = [f"{row.weight:g}"] if row.weight is not None and not pd.isna(row.weight) else []
+        evidence += [row.provenance] if row.provenance and row.provenance != "metadata" else []
+        label = row.relation + (f" ({', '.join(evidence)})" if evidence else "")
+        forward = rule.source.value == row.from_type
+        arrow = "--" if not rule.directed else ("->" if forward else "<-")
+        lines.append(f"  {arrow} {row.to_type.lower()} {row.to_id}   {label}")
+    return lines

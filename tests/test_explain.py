@@ -1,0 +1,180 @@
+"""``depgraph why``: the chains joining two nodes are shortest, real and complete, checked against networkx's
+paths over the graph's own networkx view; bad input refused by name; the command end to end."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import networkx as nx
+import orjson
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from depgraph import SplitSpec, add_duplicates, add_kinship, derive, from_metadata, write_graph, write_spec
+from depgraph.cli.main import main
+from depgraph.errors import DepgraphError
+from depgraph.explain.paths import why
+from depgraph.vocab import COMBINABLE_MODES, relation_names
+
+
+@st.composite
+def cohorts(draw):
+    """Samples of subjects in batches, kinship between some subjects, duplicates between some samples."""
+    n = draw(st.integers(3, 14))
+    metadata = pd.DataFrame({
+        "sample_id": [f"S{i}" for i in range(n)],
+        "subject_id": [f"P{draw(st.integers(0, n // 2))}" for _ in range(n)],
+        "batch_id": [f"B{draw(st.integers(0, 3))}" for _ in range(n)],
+    })  # fmt: skip
+    graph = from_metadata(metadata)
+    subjects = sorted(set(metadata["subject_id"]))
+    pairs = draw(st.lists(st.tuples(st.sampled_from(subjects), st.sampled_from(subjects)), max_size=4))
+    pairs = sorted({tuple(sorted(p)) for p in pairs if p[0] != p[1]})
+    if pairs:
+        kinship = pd.DataFrame({"id1": [a for a, _ in pairs], "id2": [b for _, b in pairs], "kinship": 0.25})
+        graph = add_kinship(graph, kinship, "first")
+    twins = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3))
+    twins = sorted({tuple(sorted(p)) for p in twins if p[0] != p[1]})
+    if twins:
+        graph = add_duplicates(graph, pd.DataFrame({"id1": [f"S{a}" for a, _ in twins],
+                                                    "id2": [f"S{b}" for _, b in twins]}))  # fmt: skip
+    return graph, n
+
+
+def _followed_view(graph, relations) -> nx.Graph:
+    """The graph's networkx view, undirected, with only the followed relations' edges."""
+    view = nx.Graph()
+    full = graph.to_networkx()
+    view.add_nodes_from(full.nodes)
+    view.add_edges_from((u, v) for u, v, data in full.edges(data=True) if data["relation"] in relations)
+    return view
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cohorts(), st.sampled_from([None, "subject", "batch", "relatedness", "duplicate"]), st.integers(1, 4))
+def test_chains_are_the_shortest_real_paths_networkx_finds(case, mode, k):
+    graph, n = case
+    relations = relation_names([mode]) if mode else relation_names(COMBINABLE_MODES)
+    view = _followed_view(graph, relations)
+    edges = {frozenset((u, v)): data for u, v, data in graph.to_networkx().edges(data=True)}
+    for i, j in itertools.combinations(range(min(n, 5)), 2):
+        a, b = f"sample:S{i}", f"sample:S{j}"
+        found = why(graph, f"S{i}", f"S{j}", mode=mode, all_paths=k)
+        assert found.connected == nx.has_path(view, a, b) and found.note is None
+        if not found.connected:
+            continue
+        expected = [len(p) - 1 for p in itertools.islice(nx.shortest_simple_paths(view, a, b), k)]
+        chains = [rows for _, rows in found.table.groupby("chain", sort=True)]
+        assert [len(rows) for rows in chains] == expected  # the k shortest lengths, none missed
+        walked = set()
+        for rows in chains:
+            nodes = [f"{t.lower()}:{key}" for t, key in zip(rows["from_type"], rows["from_id"], strict=True)]
+            nodes.append(f"{rows['to_type'].iloc[-1].lower()}:{rows['to_id'].iloc[-1]}")
+            assert nodes[0] == a and nodes[-1] == b and len(set(nodes)) == len(nodes)  # simple, from a to b
+            for row, (u, v) in zip(rows.itertuples(), itertools.pairwise(nodes), strict=True):
+                assert f"{row.from_type.lower()}:{row.from_id}" == u and row.relation in relations
+                assert edges[frozenset((u, v))]["relation"] in relations  # a declared edge
+            walked.add(tuple(nodes))
+        assert len(walked) == len(chains)  # distinct
+
+
+def _family():
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "subject_id": ["P1", "P2", "P3", "P3"],
+                                        "batch_id": ["B1", "B2", "B3", "B3"]}))  # fmt: skip
+    graph = add_kinship(graph, pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.23]}), "first")
+    return add_duplicates(graph, pd.DataFrame({"id1": ["S2"], "id2": ["S3"]}))
+
+
+def test_each_step_names_its_relation_and_evidence():
+    found = why(_family(), "S1", "S4", mode=None)
+    assert (
+        found.table[["from_id", "relation", "to_id"]].values.tolist()
+        == [
+            ["S1", "sample_belongs_to_subject", "P1"],
+            ["P1", "subject_related_to", "P2"],
+            ["P2", "sample_belongs_to_subject", "S2"],
+            ["S2", "sample_duplicate_of", "S3"],
+            ["S3", "sample_processed_in_batch", "B3"],
+            ["B3", "sample_processed_in_batch", "S4"],
+        ]
+        or found.table["to_id"].iloc[-1] == "S4"
+    )  # two shortest chains of 6 steps: either is a shortest
+    kin = found.table[found.table["relation"] == "subject_related_to"].iloc[0]
+    assert kin["weight"] == 0.23 and kin["provenance"] == "kinship:pairs"
+    text = str(found)
+    assert "-- subject P2   subject_related_to (0.23, kinship:pairs)" in text and "they are never apart" in text
+    apart = why(_family(), "S1", "S4", mode="relatedness")
+    assert not apart.connected and "free to be apart" in str(apart)
+    assert why(_family(), "P1", "P2").table["relation"].tolist() == ["subject_related_to"]
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "code", "words"),
+    [
+        (("S1", "S9"), {}, "reference", "no node 'S9'"),
+        (("S1", "P1"), {}, "invalid_argument", "'S1' is a sample, 'P1' a subject"),
+        (("S1", "S1"), {}, "invalid_argument", "'S1' twice"),
+        (("S1", "S2"), {"all_paths": 0}, "invalid_argument", "all_paths takes 1 or more"),
+        (("S1", "S2"), {"mode": "composite"}, "invalid_argument", "give the relations its spec lists"),
+        (("S1", "S2"), {"relations": ["kin"]}, "invalid_argument", "kin are not relations"),
+        (("S1", "P1"), {"node_type": "Subject"}, "reference", "no subject 'S1'"),
+    ],
+)
+def test_bad_requests_are_refused_by_name(args, options, code, words):
+    with pytest.raises(DepgraphError) as refused:
+        why(_family(), *args, **options)
+    assert refused.value.code == code and words in refused.value.message
+
+
+def _run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_why_from_the_command_line(tmp_path, capsys):
+    graph = _family()
+    write_graph(graph, tmp_path / "graph.json")
+    write_spec(SplitSpec.from_partition(derive(graph, "relatedness"), graph), tmp_path / "spec.json")
+    code, out, _ = _run(["why", tmp_path / "graph.json", "S1", "S2"], capsys)
+    assert code == 0 and "joined by 1 chain" in out and "subject_related_to (0.23, kinship:pairs)" in out
+    code, out, _ = _run(["why", tmp_path / "spec.json", "S1", "S2"], capsys)
+    assert code == 0 and "share group" in out and "--graph GRAPH" in out
+    code, out, _ = _run(["why", tmp_path / "spec.json", "S1", "S4", "--graph", tmp_path / "graph.json"], capsys)
+    assert code == 0 and "free to be apart" in out and "relations followed: sample_belongs_to_subject, " \
+        "subject_related_to" in out  # fmt: skip
+    code, out, _ = _run(["why", tmp_path / "graph.json", "S1", "S4", "--all-paths", "3", "--json"], capsys)
+    answer = orjson.loads(out)
+    assert code == 0 and answer["connected"] and {s["chain"] for s in answer["steps"]} == {1, 2}
+    for args, words in [
+        (["why", tmp_path / "graph.json", "S1", "P1"], "invalid_argument: why joins two nodes of one type"),
+        (["why", tmp_path / "spec.json", "S1", "S9"], "reference: why: 1 row(s) name samples not in the spec: S9"),
+        (["why", tmp_path / "spec.json", "S1", "S2", "--mode", "subject"], "invalid_argument: --mode does not apply"),
+        (["why", tmp_path / "graph.json", "S1", "S2", "--graph", tmp_path / "graph.json"], "--graph does not apply"),
+    ]:
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_the_documented_answers_are_what_why_prints(tmp_path, capsys, monkeypatch):
+    """docs/explain.md's cohort (kinship P1–P2 0.25, P2–P3 0.09, a duplicate S4–S5, batches of two): every command
+    shown prints what the page shows."""
+    metadata = pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4", "S5", "S6"],
+                             "subject_id": ["P1", "P2", "P3", "P3", "P4", "P5"],
+                             "batch_id": ["B1", "B1", "B2", "B2", "B3", "B3"]})  # fmt: skip
+    graph = add_kinship(from_metadata(metadata), pd.DataFrame({"id1": ["P1", "P2"], "id2": ["P2", "P3"],
+                                                               "kinship": [0.25, 0.09]}), 0.05)  # fmt: skip
+    graph = add_duplicates(graph, pd.DataFrame({"id1": ["S4"], "id2": ["S5"]}))
+    write_graph(graph, tmp_path / "graph.json")
+    write_spec(SplitSpec.from_partition(derive(graph, "relatedness"), graph), tmp_path / "spec.json")
+    monkeypatch.chdir(tmp_path)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text(encoding="utf-8")
+    block = next(b.split("```", 1)[0] for b in page.split("```text\n")[1:] if b.startswith("$ depgraph why"))
+    shown = [c.split("\n", 1) for c in block.split("$ depgraph ")[1:]]
+    assert len(shown) == 4
+    for command, expected in shown:
+        code, out, _ = _run(command.split(), capsys)
+        assert code == 0 and out == expected, command
