@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from depgraph import SplitSpec, add_duplicates, add_kinship, derive, from_metadata, write_graph, write_spec
 from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
+from depgraph.explain.groups import explain
 from depgraph.explain.paths import why
 from depgraph.vocab import COMBINABLE_MODES, relation_names
 
@@ -172,9 +173,59 @@ def test_the_documented_answers_are_what_why_prints(tmp_path, capsys, monkeypatc
     write_spec(SplitSpec.from_partition(derive(graph, "relatedness"), graph), tmp_path / "spec.json")
     monkeypatch.chdir(tmp_path)
     page = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text(encoding="utf-8")
-    block = next(b.split("```", 1)[0] for b in page.split("```text\n")[1:] if b.startswith("$ depgraph why"))
-    shown = [c.split("\n", 1) for c in block.split("$ depgraph ")[1:]]
-    assert len(shown) == 4
+    blocks = [b.split("```", 1)[0] for b in page.split("```text\n")[1:] if b.startswith("$ depgraph ")]
+    shown = [c.split("\n", 1) for block in blocks for c in block.split("$ depgraph ")[1:]]
+    assert len(shown) == 6
     for command, expected in shown:
         code, out, _ = _run(command.split(), capsys)
         assert code == 0 and out == expected, command
+
+
+# --------------------------------------------------------------------------- explain: make-up and bridges
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cohorts(), st.sampled_from([None, "relatedness", "duplicate", "batch"]))
+def test_bridges_are_networkx_bridges_and_split_what_networkx_splits(case, mode):
+    graph, _ = case
+    relations = relation_names([mode]) if mode else relation_names(COMBINABLE_MODES)
+    view = _followed_view(graph, relations)
+    component = nx.node_connected_component(view, "sample:S0")
+    found = explain(graph, "S0", mode=mode)
+    assert sorted(found.samples) == sorted(v.split(":", 1)[1] for v in component if v.startswith("sample:"))
+    samples = found.n_samples
+    part = view.subgraph(component).copy()
+    expected = {}
+    for u, v in nx.bridges(part):
+        part.remove_edge(u, v)
+        side = sum(x.startswith("sample:") for x in nx.node_connected_component(part, u))
+        part.add_edge(u, v)
+        if min(side, samples - side):
+            expected[frozenset((u, v))] = min(side, samples - side)
+    got = {frozenset((f"{r.from_type.lower()}:{r.from_id}", f"{r.to_type.lower()}:{r.to_id}")): r.cut_off
+           for r in found.bridges.itertuples()}  # fmt: skip
+    assert got == expected
+    assert (found.bridges["cut_off"] + found.bridges["kept"] == samples).all()
+    assert found.bridges["cut_off"].is_monotonic_decreasing
+    assert sum(found.nodes.values()) == len(component)
+
+
+def test_explain_from_the_command_line(tmp_path, capsys):
+    graph = _family()
+    write_graph(graph, tmp_path / "graph.json")
+    write_spec(SplitSpec.from_partition(derive(graph, "relatedness"), graph), tmp_path / "spec.json")
+    code, out, _ = _run(["explain", tmp_path / "graph.json", "S1", "--mode", "relatedness"], capsys)
+    assert code == 0 and "group of S1 (2 samples; 50 % of the graph's 4 samples)" in out
+    assert "subject P1 -- subject P2   subject_related_to (0.23, kinship:pairs): 1 sample | 1 sample" in out
+    code, out, _ = _run(["explain", tmp_path / "spec.json", "S2"], capsys)
+    assert code == 0 and "group relatedness:S1 of the spec (relatedness): 2 samples: S1, S2" in out
+    code, out, _ = _run(["explain", tmp_path / "spec.json", "relatedness:S1", "--graph", tmp_path / "graph.json",
+                         "--json"], capsys)  # fmt: skip
+    answer = orjson.loads(out)
+    assert code == 0 and answer["samples"] == ["S1", "S2"] and answer["bridges"][0]["relation"] == "subject_related_to"
+    for args, words in [
+        (["explain", tmp_path / "graph.json", "S9"], "reference: explain: the graph has no sample 'S9'"),
+        (["explain", tmp_path / "spec.json", "nope"], "reference: explain: a group or sample: 1 row(s) name samples"),
+        (["explain", tmp_path / "graph.json", "S1", "--bridges", "-1"], "--bridges takes 0 or more"),
+        (["explain", tmp_path / "spec.json", "S1", "--mode", "batch"], "--mode does not apply"),
+    ]:
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err

@@ -47,9 +47,10 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
-from depgraph.errors import DepgraphError, describe_ids
+from depgraph.errors import DepgraphError
+from depgraph.explain.adjacency import FollowedEdges, evidence_label, followed_adjacency, followed_relations
 from depgraph.graph.model import StudyGraph, node_type_named
-from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPES, RELATION, RELATIONS, NodeType, relation_names
+from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
 #: The most nodes among which further chains are searched (``all_paths``); past it the answer says so.
 MOST_NODES_SEARCHED = 20_000
@@ -110,31 +111,13 @@ def why(
 
     Refused: a key the graph lacks (``reference``); keys of two types, or one key of several types without
     ``node_type`` (``invalid_argument``, ``ambiguity``); ``a`` equal to ``b``; ``all_paths`` below 1."""
-    followed = _followed(mode, relations)
+    followed = followed_relations(mode, relations, "why")
     all_paths = _count(all_paths)
     kind, (ia, ib) = _located(graph, [a, b], node_type)
-    adjacency, edges = _adjacency(graph, followed)
+    adjacency, edges = followed_adjacency(graph, followed)
     paths, note = _paths(adjacency, ia, ib, all_paths)
     table = _steps(graph, paths, edges)
     return Chains(str(a), str(b), kind.value, followed, table, note)
-
-
-def _followed(mode: str | None, relations: Iterable[str] | None) -> tuple[str, ...]:
-    if mode is not None and relations is not None:
-        raise DepgraphError("invalid_argument", "why: give a mode or the relations it follows, not both")
-    if mode is not None:
-        if mode not in MODE or MODE[mode].kind == "composite":
-            modes = [m for m in MODE if MODE[m].kind != "composite"]
-            raise DepgraphError("invalid_argument", f"why: mode {mode!r} is not one of {', '.join(modes)} (a "
-                                "composite's chains: give the relations its spec lists)")  # fmt: skip
-        return relation_names([mode])
-    if relations is None:
-        return relation_names(COMBINABLE_MODES)  # every dependency a grouping can follow (not outcomes)
-    names = list(relations) if not isinstance(relations, str) else [relations]
-    unknown = [r for r in names if r not in RELATION]
-    if unknown:
-        raise DepgraphError("invalid_argument", f"why: {describe_ids(unknown)} are not relations of the vocabulary")
-    return tuple(r.name for r in RELATIONS if r.name in names)
 
 
 def _count(all_paths: int) -> int:
@@ -168,37 +151,6 @@ def _located(graph: StudyGraph, keys: list[str], node_type: NodeType | str | Non
                             "(node_type, --type)")  # fmt: skip
     kind = NodeType.SAMPLE if NodeType.SAMPLE in both else both[0]
     return kind, [int(p) for p in found[kind]]
-
-
-@dataclass(frozen=True)
-class _Edges:
-    """The followed edges, concatenated in the vocabulary's relation order."""
-
-    src: np.ndarray
-    dst: np.ndarray
-    relation: np.ndarray  # the relation's name, per edge (object)
-    weight: np.ndarray
-    provenance: np.ndarray  # the builder's label, per edge (object)
-
-
-def _adjacency(graph: StudyGraph, followed: tuple[str, ...]) -> tuple[object, _Edges]:
-    """The followed edges as a symmetric sparse matrix over node positions, and the edges themselves."""
-    from scipy.sparse import csr_matrix
-
-    blocks = [graph.relations[r] for r in followed if r in graph.relations and len(graph.relations[r].src)]
-    if blocks:
-        edges = _Edges(
-            np.concatenate([b.src for b in blocks]), np.concatenate([b.dst for b in blocks]),
-            np.concatenate([np.full(len(b.src), b.relation, dtype=object) for b in blocks]),
-            np.concatenate([b.weights() for b in blocks]),
-            np.concatenate([np.asarray(b.labels, dtype=object)[b.codes()] for b in blocks]),
-        )  # fmt: skip
-    else:
-        empty = np.array([], dtype=np.int64)
-        edges = _Edges(empty, empty, empty.astype(object), empty.astype(float), empty.astype(object))
-    ends = np.concatenate([edges.src, edges.dst]), np.concatenate([edges.dst, edges.src])
-    ones = np.ones(len(ends[0]), dtype=np.int8)
-    return csr_matrix((ones, ends), shape=(graph.n_nodes, graph.n_nodes)), edges
 
 
 def _paths(adjacency: object, ia: int, ib: int, wanted: int) -> tuple[list[list[int]], str | None]:
@@ -248,7 +200,7 @@ def _unsearched(n_found: int, wanted: int, why: str) -> str:
     return f"{n_found} of the {wanted} chains asked for: {why}"
 
 
-def _steps(graph: StudyGraph, paths: list[list[int]], edges: _Edges) -> pd.DataFrame:
+def _steps(graph: StudyGraph, paths: list[list[int]], edges: FollowedEdges) -> pd.DataFrame:
     """One row per step of each path: its ends (type and key), and the first followed edge joining them."""
     rows = []
     kinds = graph.nodes["type"].to_numpy()
@@ -269,9 +221,7 @@ def _chain_lines(rows: pd.DataFrame) -> list[str]:
     lines = [f"{first['from_type'].lower()} {first['from_id']}"]
     for row in rows.itertuples(index=False):
         rule = RELATION[row.relation]
-        evidence = [f"{row.weight:g}"] if row.weight is not None and not pd.isna(row.weight) else []
-        evidence += [row.provenance] if row.provenance and row.provenance != "metadata" else []
-        label = row.relation + (f" ({', '.join(evidence)})" if evidence else "")
+        label = evidence_label(row.relation, row.weight, row.provenance)
         forward = rule.source.value == row.from_type
         arrow = "--" if not rule.directed else ("->" if forward else "<-")
         lines.append(f"  {arrow} {row.to_type.lower()} {row.to_id}   {label}")

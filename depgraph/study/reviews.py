@@ -1,5 +1,6 @@
 """The reviewing commands' work, one function each: ``depgraph validate`` (:func:`validate_file`), ``check``
-(:func:`check_file`), ``diff`` (:func:`diff_files`), ``why`` (:func:`why_files`), ``audit`` (:func:`audit_file`),
+(:func:`check_file`), ``diff`` (:func:`diff_files`), ``why`` (:func:`why_files`), ``explain``
+(:func:`explain_files`), ``audit`` (:func:`audit_file`),
 ``evaluate`` (:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check
 of a reader, runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked
 before any work; nothing is put in place unless every file is written). A command parses its options, calls one of
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
     from depgraph.audit.evaluation import EvaluationReport
     from depgraph.audit.exposure import ExposureReport, StraddleReport
+    from depgraph.explain.groups import GroupMakeup
     from depgraph.explain.paths import Chains
     from depgraph.graph.model import StudyGraph
     from depgraph.spec.diff import SpecDiff
@@ -110,6 +112,46 @@ def why_files(
     chains = why(read_graph(graph_file), a, b, relations=spec.constraint.relations, all_paths=all_paths,
                  node_type=NodeType.SAMPLE)  # fmt: skip
     return Explained(chains, (groups[0], groups[1]), spec.constraint.mode)
+
+
+class Described(NamedTuple):
+    """What :func:`explain_files` found: the ``makeup`` of the group in the graph (None when only a spec was given),
+    and with a spec the group's id and its samples there (``group``, ``members``) and the spec's ``mode``."""
+
+    makeup: GroupMakeup | None
+    group: str | None
+    members: list[str] | None
+    mode: str | None
+
+
+def explain_files(
+    document: PathLike, item: str, *, graph_file: PathLike | None = None, mode: str | None = None
+) -> Described:
+    """``depgraph explain``: the group of a sample in a study graph (``document``), its make-up and bridges. Given a
+    split spec, ``item`` is one of its groups or samples: the group's samples there, and with ``graph_file`` its
+    make-up over the relations the spec's grouping followed."""
+    from depgraph.explain.groups import explain
+
+    found = peek_document(document)
+    if document_kind(document, found) != "split-spec":
+        refuse_moot("to a study graph (the graph is the document)", graph_file=graph_file)
+        return Described(explain(peeked_graph(document, found), item, mode=mode), None, None, None)
+    from depgraph.spec.files import peeked_spec
+
+    spec = peeked_spec(document, found)
+    refuse_moot("with a split spec (it follows the relations its grouping followed)", mode=mode)
+    groups = spec.group_ids
+    if item in set(groups.tolist()):
+        if item in set(spec.sample_ids.tolist()) and groups[spec.positions([item])[0]] != item:
+            raise DepgraphError("ambiguity", f"explain: {item!r} is a group of the spec and a sample of another group")
+        group = item
+    else:
+        group = str(groups[spec.positions([item], "explain: a group or sample")][0])  # refused by name when neither
+    members = spec.sample_ids[groups == group].tolist()
+    if graph_file is None:
+        return Described(None, group, members, spec.constraint.mode)
+    makeup = explain(read_graph(graph_file), members[0], relations=spec.constraint.relations)
+    return Described(makeup, group, members, spec.constraint.mode)
 
 
 class Checked(NamedTuple):
