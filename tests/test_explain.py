@@ -13,7 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from depgraph import SplitSpec, add_duplicates, add_kinship, derive, from_metadata, write_graph, write_spec
+from depgraph import (
+    SplitSpec,
+    add_duplicates,
+    add_kinship,
+    add_spatial,
+    derive,
+    from_metadata,
+    write_graph,
+    write_spec,
+)
 from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
 from depgraph.explain.groups import explain
@@ -229,3 +238,17 @@ def test_explain_from_the_command_line(tmp_path, capsys):
     ]:
         code, out, err = _run(args, capsys)
         assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_two_relations_joining_one_pair_are_no_bridge():
+    """A duplicate pair that are also spatial neighbours stay joined when either edge goes: neither is a bridge;
+    with one of them only, the edge is the group's one bridge."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2"]}))
+    graph = add_duplicates(graph, pd.DataFrame({"id1": ["S1"], "id2": ["S2"]}))
+    assert explain(graph, "S1").bridges[["from_id", "relation", "to_id", "cut_off", "kept"]].values.tolist() == [
+        ["S1", "sample_duplicate_of", "S2", 1, 1]
+    ]
+    both = add_spatial(graph, pd.DataFrame({"sample_id": ["S1", "S2"], "x": [0.0, 0.5], "y": [0.0, 0.0]}), 1.0)
+    found = explain(both, "S2")
+    assert found.n_samples == 2 and found.bridges.empty and "no bridge" in str(found)
+    assert found.edges.set_index("relation")["count"].to_dict() == {"sample_adjacent_to": 1, "sample_duplicate_of": 1}

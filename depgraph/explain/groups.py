@@ -14,8 +14,8 @@ split its samples, each with the samples on either side, largest split first::
         …
 
 The component is found by one breadth-first search over the sparse adjacency (``scipy.sparse.csgraph``); the bridges
-by networkx's chain decomposition over that component alone (``networkx.bridges``), and the samples on each side of
-every bridge at once, from the tree the bridges make between the component's 2-edge-connected parts.
+and the samples on either side of each from one depth-first tree of it (``depth_first_order``), counted with numpy
+and one pass over the tree (:func:`_bridges` says why a tree suffices): time linear in the group's edges.
 
 >>> import pandas as pd
 >>> from depgraph import add_kinship, from_metadata
@@ -35,7 +35,14 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError
-from depgraph.explain.adjacency import FollowedEdges, evidence_label, followed_adjacency, followed_relations
+from depgraph.explain.adjacency import (
+    FollowedEdges,
+    evidence_label,
+    followed_adjacency,
+    followed_relations,
+    keys_at,
+    types_at,
+)
 from depgraph.graph.model import StudyGraph
 from depgraph.vocab import NODE_TYPES, NodeType
 
@@ -64,7 +71,8 @@ class GroupMakeup:
     def lines(self, bridges: int = 10) -> list[str]:
         """The answer in words, the first ``bridges`` bridges shown."""
         share = 100 * self.n_samples / max(self.n_graph_samples, 1)
-        lines = [f"group of {self.sample} ({self.n_samples} samples; {share:.0f} % of the graph's "
+        share_text = "under 1" if 0 < share < 1 else f"{share:.0f}"
+        lines = [f"group of {self.sample} ({_samples(self.n_samples)}; {share_text} % of the graph's "
                  f"{self.n_graph_samples} samples)",
                  "  nodes: " + ", ".join(f"{n} {_plural(t.lower(), n)}" for t, n in self.nodes.items())]  # fmt: skip
         inside = [f"{r.count} {r.relation}" + (f" ({r.lowest:g} to {r.highest:g})" if pd.notna(r.lowest) else "")
@@ -112,68 +120,93 @@ def explain(
     nodes = np.sort(breadth_first_order(adjacency, at, directed=True, return_predecessors=False))
     start, stop = graph.type_range(NodeType.SAMPLE)
     samples = nodes[(nodes >= start) & (nodes < stop)]
-    inside = np.isin(edges.src, nodes)  # an edge with one end in the component has both there
-    kinds = graph.nodes["type"].to_numpy()[nodes]
-    counted = {t.value: int((kinds == t.value).sum()) for t in NODE_TYPES if (kinds == t.value).any()}
-    bridges = _bridges(graph, adjacency, nodes, edges, (start, stop))
-    return GroupMakeup(sample, followed, graph.key_values[samples], stop - start, counted,
+    in_group = np.zeros(graph.n_nodes, dtype=bool)
+    in_group[nodes] = True
+    inside = in_group[edges.src]  # an edge with one end in the component has both there
+    counted = {t.value: int(np.count_nonzero(in_group[slice(*graph.type_range(t))])) for t in NODE_TYPES}
+    counted = {t: n for t, n in counted.items() if n}
+    bridges = _bridges(graph, adjacency, at, edges, (start, stop))
+    return GroupMakeup(sample, followed, keys_at(graph, samples), stop - start, counted,
                        _edge_counts(edges, inside), bridges)  # fmt: skip
 
 
 def _edge_counts(edges: FollowedEdges, inside: np.ndarray) -> pd.DataFrame:
-    frame = pd.DataFrame({"relation": edges.relation[inside], "weight": edges.weight[inside]})
-    return (
-        frame.groupby("relation", sort=False)
-        .agg(count=("weight", "size"), lowest=("weight", "min"), highest=("weight", "max"))
-        .reset_index()
-    )
-
-
-def _bridges(graph: StudyGraph, adjacency: object, nodes: np.ndarray, edges: FollowedEdges,
-             samples: tuple[int, int]) -> pd.DataFrame:  # fmt: skip
-    """Every bridge of the component ``nodes``, with the samples on each side, largest smaller side first."""
-    import networkx as nx
-    from scipy.sparse.csgraph import breadth_first_order, connected_components
-
-    sub = adjacency[nodes][:, nodes].tocsr()
-    found = np.array(sorted(tuple(sorted(e)) for e in nx.bridges(nx.from_scipy_sparse_array(sub))), dtype=np.int64)
-    if not len(found):
-        return pd.DataFrame(columns=BRIDGE_COLUMNS)
-    # without the bridges the component falls into 2-edge-connected parts; the bridges join them as a tree
-    cut = sub.tolil()
-    cut[found[:, 0], found[:, 1]] = 0
-    cut[found[:, 1], found[:, 0]] = 0
-    _, part = connected_components(cut.tocsr(), directed=False)
-    is_sample = (nodes >= samples[0]) & (nodes < samples[1])
-    weight = np.bincount(part, weights=is_sample, minlength=part.max() + 1)
-    from scipy.sparse import coo_matrix
-
-    ends = part[found]
-    tree = coo_matrix((np.ones(2 * len(ends)), (np.r_[ends[:, 0], ends[:, 1]], np.r_[ends[:, 1], ends[:, 0]])),
-                      shape=(len(weight),) * 2).tocsr()  # fmt: skip
-    order, parent = breadth_first_order(tree, 0, directed=False, return_predecessors=True)
-    below = weight.copy()
-    for p in order[:0:-1]:  # leaves first: each part's samples with those of the parts below it
-        below[parent[p]] += below[p]
-    child = np.where(parent[ends[:, 0]] == ends[:, 1], ends[:, 0], ends[:, 1])
-    side = below[child].astype(np.int64)
-    total = int(is_sample.sum())
-    return _bridge_table(graph, nodes[found], np.minimum(side, total - side), edges, total)
-
-
-def _bridge_table(graph: StudyGraph, ends: np.ndarray, cut_off: np.ndarray, edges: FollowedEdges,
-                  total: int) -> pd.DataFrame:  # fmt: skip
-    kinds = graph.nodes["type"].to_numpy()
-    keys = graph.key_values
+    """Per followed relation with edges in the group: how many, and their lowest and highest weight."""
     rows = []
-    for (u, v), n in zip(ends, cut_off, strict=True):
-        at = int(np.flatnonzero(((edges.src == u) & (edges.dst == v)) | ((edges.src == v) & (edges.dst == u)))[0])
-        u, v = (edges.src[at], edges.dst[at])
-        weight = float(edges.weight[at])
-        rows.append((kinds[u], keys[u], edges.relation[at], kinds[v], keys[v], None if np.isnan(weight) else weight,
-                     edges.provenance[at], int(n), total - int(n)))  # fmt: skip
-    table = pd.DataFrame(rows, columns=BRIDGE_COLUMNS)
-    table = table[table["cut_off"] > 0]  # a bridge to nodes without samples (a batch of one sample) splits no samples
+    for i, block in enumerate(edges.blocks):
+        held = inside[edges.starts[i] : edges.starts[i + 1]]
+        weights = block.weights()[held] if block.weight is not None else np.array([])
+        weights = weights[~np.isnan(weights)]
+        if held.any():
+            rows.append((block.relation, int(held.sum()), weights.min() if len(weights) else np.nan,
+                         weights.max() if len(weights) else np.nan))  # fmt: skip
+    return pd.DataFrame(rows, columns=["relation", "count", "lowest", "highest"])
+
+
+def _bridges(graph: StudyGraph, adjacency: object, at: int, edges: FollowedEdges,
+             samples: tuple[int, int]) -> pd.DataFrame:  # fmt: skip
+    """Every edge of the component of ``at`` whose removal splits its samples, with the samples on each side.
+
+    In a depth-first tree of an undirected graph every other edge joins a node to one of its ancestors, so a tree
+    edge is a bridge exactly when no other edge joins a node below it to a node above it: each other edge adds one
+    at its lower end and takes one away at its upper end, and a tree edge whose subtree sums to zero is a bridge.
+    The samples below it, summed the same way, are one side of the split. Two relations joining one pair of nodes
+    are two edges, so neither is a bridge."""
+    from scipy.sparse.csgraph import depth_first_order
+
+    order, parent = depth_first_order(adjacency, at, directed=True, return_predecessors=True)
+    place = np.full(len(parent), -1, dtype=np.int64)
+    place[order] = np.arange(len(order))
+    inside = np.flatnonzero(place[edges.src] >= 0)  # an edge with one end in the component has both there
+    src, dst = edges.src[inside], edges.dst[inside]
+    down = parent[dst] == src
+    candidate = down | (parent[src] == dst)
+    child = np.where(down, dst, src)
+    _, first = np.unique(child[candidate], return_index=True)
+    tree = np.flatnonzero(candidate)[first]  # one edge per tree link, the first of parallel ones
+    other = np.ones(len(inside), dtype=bool)
+    other[tree] = False
+    lower = np.where(place[src] > place[dst], src, dst)[other]
+    upper = np.where(place[src] > place[dst], dst, src)[other]
+    cover = np.bincount(lower, minlength=len(parent)) - np.bincount(upper, minlength=len(parent))
+    below = ((np.arange(len(parent)) >= samples[0]) & (np.arange(len(parent)) < samples[1])).astype(np.int64)
+    cover, below = _subtree_sums(order, parent, cover), _subtree_sums(order, parent, below)
+    bridge = tree[cover[child[tree]] == 0]
+    total = int(below[at])
+    side = below[child[bridge]]
+    cut_off = np.minimum(side, total - side)
+    keep = cut_off > 0  # a bridge to nodes without samples (a batch of one sample) splits no samples
+    return _bridge_table(graph, inside[bridge[keep]], cut_off[keep], edges, total)
+
+
+def _subtree_sums(order: np.ndarray, parent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each node's value summed over its subtree (``parent``: the tree's, negative at the root and outside).
+
+    Every value is added to each of its ancestors by doubling, without a loop over the nodes: the sum over k of
+    the values k levels below equals the product over j of (1 + the values 2**j levels below), each factor one
+    scatter-add along the 2**j-th ancestors, which the next factor's step squares. ``order`` holds the tree's nodes."""
+    n = len(parent)
+    up = np.where(parent >= 0, parent, n)  # the root's parent, and the parent of a node outside, is a sink
+    up = np.append(up, n)
+    held = np.zeros(n + 1, dtype=bool)
+    held[order] = True
+    sums = np.where(held, np.append(values, 0), 0).astype(np.float64)
+    while (up[:n] < n).any():
+        sums = sums + np.bincount(up, weights=sums, minlength=n + 1)
+        sums[n] = 0
+        up = up[up]
+    return sums[:n].astype(np.int64)
+
+
+def _bridge_table(graph: StudyGraph, at: np.ndarray, cut_off: np.ndarray, edges: FollowedEdges,
+                  total: int) -> pd.DataFrame:  # fmt: skip
+    src, dst = edges.src[at], edges.dst[at]
+    weight = edges.weight(at)
+    table = pd.DataFrame({"from_type": types_at(graph, src), "from_id": keys_at(graph, src),
+                          "relation": edges.relation(at), "to_type": types_at(graph, dst), "to_id": keys_at(graph, dst),
+                          "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+                          "provenance": edges.provenance(at), "cut_off": cut_off.astype(np.int64),
+                          "kept": (total - cut_off).astype(np.int64)}, columns=BRIDGE_COLUMNS)  # fmt: skip
     return table.sort_values(["cut_off", "from_id", "to_id"], ascending=[False, True, True], kind="stable").reset_index(
         drop=True
     )

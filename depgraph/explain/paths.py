@@ -48,7 +48,14 @@ import pandas as pd
 
 from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
-from depgraph.explain.adjacency import FollowedEdges, evidence_label, followed_adjacency, followed_relations
+from depgraph.explain.adjacency import (
+    FollowedEdges,
+    evidence_label,
+    followed_adjacency,
+    followed_relations,
+    keys_at,
+    types_at,
+)
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -183,8 +190,8 @@ def _more_paths(adjacency: object, shortest: list[int], wanted: int) -> tuple[li
     while True:
         nodes = np.flatnonzero(through <= length + extra)
         if len(nodes) > MOST_NODES_SEARCHED:
-            return found, _unsearched(len(found), wanted, f"more than {MOST_NODES_SEARCHED:,} nodes lie on "
-                                      f"chains of {length + extra} steps")  # fmt: skip
+            crowded = f"more than {MOST_NODES_SEARCHED:,} nodes lie on chains of {length + extra} steps"
+            return found, _unsearched(len(found), wanted, f"longer ones were not searched: {crowded}")
         sub = nx.from_scipy_sparse_array(adjacency[nodes][:, nodes])
         start, stop = (int(np.searchsorted(nodes, i)) for i in (ia, ib))
         candidates = islice(nx.shortest_simple_paths(sub, start, stop), wanted + 100)
@@ -202,16 +209,18 @@ def _unsearched(n_found: int, wanted: int, why: str) -> str:
 
 def _steps(graph: StudyGraph, paths: list[list[int]], edges: FollowedEdges) -> pd.DataFrame:
     """One row per step of each path: its ends (type and key), and the first followed edge joining them."""
-    rows = []
-    kinds = graph.nodes["type"].to_numpy()
-    keys = graph.key_values
-    for chain, path in enumerate(paths, start=1):
-        for step, (u, v) in enumerate(pairwise(path), start=1):
-            at = int(np.flatnonzero(((edges.src == u) & (edges.dst == v)) | ((edges.src == v) & (edges.dst == u)))[0])
-            weight = float(edges.weight[at])
-            rows.append((chain, step, kinds[u], keys[u], edges.relation[at], kinds[v], keys[v],
-                         None if np.isnan(weight) else weight, edges.provenance[at]))  # fmt: skip
-    return pd.DataFrame(rows, columns=CHAIN_COLUMNS)
+    ends = np.array([(u, v) for path in paths for u, v in pairwise(path)], dtype=np.int64).reshape(-1, 2)
+    at = np.array([np.flatnonzero(((edges.src == u) & (edges.dst == v)) | ((edges.src == v) & (edges.dst == u)))[0]
+                   for u, v in ends], dtype=np.int64)  # fmt: skip
+    weight = edges.weight(at)
+    return pd.DataFrame({
+        "chain": np.repeat(np.arange(1, len(paths) + 1), [len(p) - 1 for p in paths]),
+        "step": np.concatenate([np.arange(1, len(p)) for p in paths] or [np.array([], dtype=np.int64)]),
+        "from_type": types_at(graph, ends[:, 0]), "from_id": keys_at(graph, ends[:, 0]), "relation": edges.relation(at),
+        "to_type": types_at(graph, ends[:, 1]), "to_id": keys_at(graph, ends[:, 1]),
+        "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+        "provenance": edges.provenance(at),
+    }, columns=CHAIN_COLUMNS)  # fmt: skip
 
 
 def _chain_lines(rows: pd.DataFrame) -> list[str]:

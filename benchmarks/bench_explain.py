@@ -1,14 +1,16 @@
-"""``depgraph why`` at biobank scale: the whole command, from the graph file on disk to the printed chain.
+"""``depgraph why`` and ``depgraph explain`` at biobank scale: the whole command, from the graph file on disk to
+the printed answer.
 
-    python benchmarks/bench_why.py [--sizes 1e6] [--repeats 3] [--output FILE]
+    python benchmarks/bench_explain.py [--sizes 1e6] [--repeats 3] [--output FILE]
 
 For each size the pipeline cohort (benchmarks/cohort.py: subjects with several samples, kinship between siblings,
 batches, sites, studies, timepoints, duplicates) is generated and its graph written in columnar form
 (``graph.dggraph``). Timed, each in a fresh process (the median of ``--repeats`` runs): ``depgraph why`` of two
 samples of related subjects under relatedness (a chain through kinship), of two samples of one batch over every
 relation with ``--all-paths 5`` (the shortest chains through batches, sites, studies and timepoints), and of two
-samples that no kinship joins (not connected under relatedness: the whole component searched). Results go to
-benchmarks/results/why.json.
+samples that no kinship joins (not connected under relatedness); ``depgraph explain`` of the related samples' group
+under relatedness (a family) and of one sample over every relation (batches, sites and studies join the whole
+cohort into one group: every bridge of it). Results go to benchmarks/results/explain.json.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ RESULTS = HERE / "results"
 
 
 def questions(files) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
-    """Three questions about the cohort: related samples, one batch's samples, samples no kinship joins."""
+    """Questions about the cohort: related samples, one batch's samples, samples no kinship joins; two groups."""
     meta = pd.read_csv(files.metadata, dtype=str)
     kin = pd.read_csv(files.kinship, dtype=str)
     first = meta.set_index("subject_id")["sample_id"].groupby(level=0).first()
@@ -41,9 +43,11 @@ def questions(files) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     kinless = sorted(set(meta["subject_id"]) - set(kin["id1"]) - set(kin["id2"]))
     apart = [first[kinless[0]], first[kinless[1]]]
     return {
-        "related, --mode relatedness": [*related, "--mode", "relatedness"],
-        "one batch, every relation, --all-paths 5": [*batch, "--all-paths", "5"],
-        "not connected, --mode relatedness": [*apart, "--mode", "relatedness"],
+        "why: related, --mode relatedness": ["why", *related, "--mode", "relatedness"],
+        "why: one batch, every relation, --all-paths 5": ["why", *batch, "--all-paths", "5"],
+        "why: not connected, --mode relatedness": ["why", *apart, "--mode", "relatedness"],
+        "explain: a family, --mode relatedness": ["explain", related[0], "--mode", "relatedness"],
+        "explain: the whole cohort, every relation": ["explain", related[0]],
     }
 
 
@@ -59,7 +63,8 @@ def measure(n: int, where: Path, repeats: int) -> dict:
         runs = []
         for _ in range(repeats):
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "depgraph", "why", str(path), *args], check=True,
+            command, *rest = args
+            done = subprocess.run([sys.executable, "-m", "depgraph", command, str(path), *rest], check=True,
                                   capture_output=True, text=True)  # fmt: skip
             runs.append(time.perf_counter() - start)
         seconds[name] = round(statistics.median(runs), 3)
@@ -72,14 +77,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e6")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", type=Path, default=RESULTS / "why.json")
+    parser.add_argument("--output", type=Path, default=RESULTS / "explain.json")
     options = parser.parse_args()
     results = []
     for size in options.sizes.split(","):
         with tempfile.TemporaryDirectory() as where:
             results.append(measure(int(float(size)), Path(where), options.repeats))
             print(json.dumps(results[-1], indent=1))
-    options.output.write_text(json.dumps({"benchmark": "why", "results": results}, indent=1) + "\n")
+    options.output.write_text(json.dumps({"benchmark": "explain", "results": results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
