@@ -27,6 +27,7 @@ from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
 from depgraph.explain.groups import explain
 from depgraph.explain.paths import why
+from depgraph.explain.queries import edges_of, neighbors, nodes_of
 from depgraph.vocab import COMBINABLE_MODES, relation_names
 
 
@@ -184,7 +185,7 @@ def test_the_documented_answers_are_what_why_prints(tmp_path, capsys, monkeypatc
     page = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text(encoding="utf-8")
     blocks = [b.split("```", 1)[0] for b in page.split("```text\n")[1:] if b.startswith("$ depgraph ")]
     shown = [c.split("\n", 1) for block in blocks for c in block.split("$ depgraph ")[1:]]
-    assert len(shown) == 6
+    assert len(shown) == 8
     for command, expected in shown:
         code, out, _ = _run(command.split(), capsys)
         assert code == 0 and out == expected, command
@@ -252,3 +253,69 @@ def test_two_relations_joining_one_pair_are_no_bridge():
     found = explain(both, "S2")
     assert found.n_samples == 2 and found.bridges.empty and "no bridge" in str(found)
     assert found.edges.set_index("relation")["count"].to_dict() == {"sample_adjacent_to": 1, "sample_duplicate_of": 1}
+
+
+# --------------------------------------------------------------------------- neighbors and query: the graph as tables
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cohorts(), st.sampled_from(["all", "out", "in"]), st.sampled_from([None, ["subject_related_to"]]))
+def test_neighbors_are_the_edges_networkx_holds(case, direction, relations):
+    graph, _ = case
+    full = graph.to_networkx()
+    for seed in ["S0", "P0", "B0"]:
+        if not graph.locate((seed[0] == "S" and "Sample") or (seed[0] == "P" and "Subject") or "Batch", [seed])[0] >= 0:
+            continue
+        node = next(n for n in full.nodes if n.split(":", 1)[1] == seed)
+        expected = set()
+        for u, v, data in full.edges(data=True):
+            if relations and data["relation"] not in relations:
+                continue
+            way = "undirected" if not data["directed"] else ("out" if u == node else "in")
+            if node in (u, v) and (direction in ("all", way) or way == "undirected"):
+                expected.add((data["relation"], way, v if u == node else u))
+        table = neighbors(graph, [seed], relations=relations, direction=direction)
+        got = {(r.relation, r.direction, f"{r.node_type.lower()}:{r.node_id}") for r in table.itertuples()}
+        assert got == expected and len(table) == len(expected)
+
+
+def test_query_by_type_and_by_relation_is_the_graphs():
+    graph = _family()
+    full = graph.to_networkx()
+    subjects = nodes_of(graph, ["Subject"])
+    assert subjects["id"].tolist() == sorted(k for n, k in full.nodes(data="key") if n.startswith("subject:"))
+    edges = edges_of(graph, ["subject_related_to", "sample_duplicate_of"])
+    assert sorted(zip(edges["from_id"], edges["to_id"], strict=True)) == sorted(
+        (u.split(":", 1)[1], v.split(":", 1)[1]) for u, v, r in full.edges(data="relation")
+        if r in ("subject_related_to", "sample_duplicate_of")
+    )  # fmt: skip
+    assert edges_of(graph, ["sample_belongs_to_subject"], ids=["P2"])["from_id"].tolist() == ["S2"]
+    assert nodes_of(graph, "Sample", ids=["S1", "P1"])["id"].tolist() == ["S1"]
+    for call, code, words in [
+        (lambda: neighbors(graph, ["S9"]), "reference", "no node S9"),
+        (lambda: neighbors(graph, ["S1"], direction="up"), "invalid_argument", "direction is one of"),
+        (lambda: neighbors(graph, []), "invalid_argument", "give one or more ids"),
+        (lambda: edges_of(graph, ["kin"]), "invalid_argument", "kin are not relations"),
+        (lambda: nodes_of(graph, ["Nope"]), "invalid_argument", "'Nope' is not a node type"),
+    ]:
+        with pytest.raises(DepgraphError) as refused:
+            call()
+        assert refused.value.code == code and words in refused.value.message
+
+
+def test_neighbors_and_query_from_the_command_line(tmp_path, capsys):
+    write_graph(_family(), tmp_path / "graph.json")
+    code, out, _ = _run(["neighbors", tmp_path / "graph.json", "P1", "--json"], capsys)
+    assert code == 0 and [(r["relation"], r["node_id"]) for r in orjson.loads(out)] == [
+        ("sample_belongs_to_subject", "S1"), ("subject_related_to", "P2")]  # fmt: skip
+    code, out, _ = _run(["query", tmp_path / "graph.json", "--relation", "subject_related_to"], capsys)
+    assert code == 0 and out.startswith("1 row:") and "kinship:pairs" in out
+    code, out, _ = _run(["query", tmp_path / "graph.json", "--type", "Batch", "-o", tmp_path / "b.tsv"], capsys)
+    assert code == 0 and (tmp_path / "b.tsv").read_text().splitlines() == ["type\tid", "Batch\tB1", "Batch\tB2",
+                                                                           "Batch\tB3"]  # fmt: skip
+    for args, words in [
+        (["query", tmp_path / "graph.json"], "give node types (--type) or relations (--relation)"),
+        (["query", tmp_path / "graph.json", "--type", "Batch", "--relation", "x"], "(not both)"),
+        (["neighbors", tmp_path / "graph.json", "S1", "--ids", "S2"], "No such option: --ids"),
+        (["query", tmp_path / "graph.json", "--type", "Batch", "--limit", "-1"], "--limit takes 0 or more"),
+    ]:
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err

@@ -1,6 +1,6 @@
 """The reviewing commands' work, one function each: ``depgraph validate`` (:func:`validate_file`), ``check``
 (:func:`check_file`), ``diff`` (:func:`diff_files`), ``why`` (:func:`why_files`), ``explain``
-(:func:`explain_files`), ``audit`` (:func:`audit_file`),
+(:func:`explain_files`), ``neighbors`` and ``query`` (:func:`query_file`), ``audit`` (:func:`audit_file`),
 ``evaluate`` (:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check
 of a reader, runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked
 before any work; nothing is put in place unless every file is written). A command parses its options, calls one of
@@ -152,6 +152,41 @@ def explain_files(
         return Described(None, group, members, spec.constraint.mode)
     makeup = explain(read_graph(graph_file), members[0], relations=spec.constraint.relations)
     return Described(makeup, group, members, spec.constraint.mode)
+
+
+def query_file(
+    graph_file: PathLike, *, node_types: list[str] | None = None, relations: list[str] | None = None,
+    neighbors_of: list[str] | None = None, neighbor_types: list[str] | None = None, direction: str = "all",
+    seed_type: str | None = None, ids: list[str] | None = None, output: PathLike | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """``depgraph neighbors`` and ``depgraph query``: a table of the graph read from ``graph_file`` — the neighbours
+    of ``neighbors_of``, or its nodes of ``node_types``, or its edges of ``relations`` — written to ``output`` when
+    given (CSV, TSV or Parquet by its suffix)."""
+    table = _graph_table(graph_file, node_types, relations, neighbors_of, neighbor_types, direction, seed_type, ids)
+    if output is not None:
+        from depgraph.adapters.frames import write_table
+
+        write_table(table, output)
+    return table
+
+
+def _graph_table(
+    graph_file: PathLike, node_types: list[str] | None, relations: list[str] | None, neighbors_of: list[str] | None,
+    neighbor_types: list[str] | None, direction: str, seed_type: str | None, ids: list[str] | None,
+) -> pd.DataFrame:  # fmt: skip
+    from depgraph.explain.queries import edges_of, neighbors, nodes_of
+
+    if neighbors_of is not None:
+        refuse_moot("to neighbors (they are the ids' own)", node_types=node_types, ids=ids)
+        return neighbors(read_graph(graph_file), neighbors_of, relations=relations, node_types=neighbor_types,
+                         direction=direction, seed_type=seed_type)  # fmt: skip
+    if (node_types is None) == (relations is None):
+        both = " (not both)" if node_types is not None else ""
+        raise DepgraphError("invalid_argument", f"query: give node types (--type) or relations (--relation){both}")
+    graph = read_graph(graph_file)
+    if node_types is not None:
+        return nodes_of(graph, node_types, ids=ids)
+    return edges_of(graph, relations or [], ids=ids)
 
 
 class Checked(NamedTuple):
