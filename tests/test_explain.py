@@ -25,6 +25,7 @@ from depgraph import (
 )
 from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
+from depgraph.explain.compare import compare
 from depgraph.explain.groups import explain
 from depgraph.explain.paths import why
 from depgraph.explain.queries import edges_of, neighbors, nodes_of
@@ -185,7 +186,7 @@ def test_the_documented_answers_are_what_why_prints(tmp_path, capsys, monkeypatc
     page = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text(encoding="utf-8")
     blocks = [b.split("```", 1)[0] for b in page.split("```text\n")[1:] if b.startswith("$ depgraph ")]
     shown = [c.split("\n", 1) for block in blocks for c in block.split("$ depgraph ")[1:]]
-    assert len(shown) == 8
+    assert len(shown) == 9
     for command, expected in shown:
         code, out, _ = _run(command.split(), capsys)
         assert code == 0 and out == expected, command
@@ -319,3 +320,48 @@ def test_neighbors_and_query_from_the_command_line(tmp_path, capsys):
     ]:
         code, out, err = _run(args, capsys)
         assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+# --------------------------------------------------------------------------- compare: groupings side by side
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cohorts())
+def test_compare_counts_what_networkx_and_plain_python_count(case):
+    graph, _ = case
+    table = compare(graph, ["subject", "relatedness", "batch"]).set_index("grouping")
+    partitions = {}
+    for mode in ("subject", "relatedness", "batch"):
+        view = _followed_view(graph, relation_names([mode]))
+        parts = [frozenset(v for v in c if v.startswith("sample:")) for c in nx.connected_components(view)]
+        partitions[mode] = [p for p in parts if p]
+    n = graph.count("Sample")
+    for mode, parts in partitions.items():
+        largest = max(len(p) for p in parts)
+        row = table.loc[mode]
+        assert (row["groups"], row["largest"]) == (len(parts), largest)
+        assert row["effective_folds"] == min(len(parts), n // largest)
+        group_of = {s: p for p in parts for s in p}
+        first = {s: p for p in partitions["subject"] for s in p}
+        assert row["changed"] == sum(group_of[s] != first[s] for s in group_of)
+
+
+def test_compare_from_the_command_line(tmp_path, capsys):
+    write_graph(_family(), tmp_path / "graph.json")
+    code, out, _ = _run(["compare", tmp_path / "graph.json", "--modes", "subject,relatedness"], capsys)
+    assert code == 0 and out.splitlines() == [
+        "subject: 3 groups, the largest 2 samples (50%), at most 2 folds", "  changed: (the reference)",
+        "  exposed: subject_related_to 1, sample_duplicate_of 1",  # batch B3 holds the two samples of P3 only
+        "relatedness: 2 groups, the largest 2 samples (50%), at most 2 folds",
+        "  changed: 2 samples in another group than in subject",  # S1 and S2, related, together; P3's pair as was
+        "  exposed: sample_duplicate_of 1",  # S2 and S3
+    ]  # fmt: skip
+    code, out, _ = _run(["compare", tmp_path / "graph.json", "--modes", "subject,composite", "--via",
+                         "subject,duplicate", "--json"], capsys)  # fmt: skip
+    assert code == 0 and [r["grouping"] for r in orjson.loads(out)] == ["subject", "composite(subject+duplicate)"]
+    for args, words in [
+        (["compare", tmp_path / "graph.json", "--modes", "subject,spatial"], "no_relation: mode 'spatial' needs"),
+        (["compare", tmp_path / "graph.json", "--modes", "subject,subject"], "--modes names subject more than once"),
+        (["compare", tmp_path / "graph.json", "--modes", "subject", "-o", tmp_path / "c.html"], "c.html"),
+    ]:
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+    assert not (tmp_path / "c.html").exists()

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("depgraph.cli.diff", "Which samples changed group between two specs"),
     "why": ("depgraph.cli.why", "Why two samples are never apart: the chains of dependencies that join them"),
     "explain": ("depgraph.cli.explain", "What holds a group together: its make-up and its bridges"),
+    "compare": ("depgraph.cli.compare", "Groupings of one graph side by side"),
     "neighbors": ("depgraph.cli.query", "The neighbours of nodes, one row per edge"),
     "query": ("depgraph.cli.query", "The graph's nodes of some types, or edges of some relations"),
     "folds": ("depgraph.cli.folds", "Assign folds to a spec's groups and write the spec carrying them"),

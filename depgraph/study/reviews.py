@@ -1,6 +1,7 @@
 """The reviewing commands' work, one function each: ``depgraph validate`` (:func:`validate_file`), ``check``
 (:func:`check_file`), ``diff`` (:func:`diff_files`), ``why`` (:func:`why_files`), ``explain``
-(:func:`explain_files`), ``neighbors`` and ``query`` (:func:`query_file`), ``audit`` (:func:`audit_file`),
+(:func:`explain_files`), ``neighbors`` and ``query`` (:func:`query_file`),
+``compare`` (:func:`compare_file`), ``audit`` (:func:`audit_file`),
 ``evaluate`` (:func:`evaluate_file`) and ``report`` (:func:`report_file`). Each reads its files with every check
 of a reader, runs one library stage and, where it writes, writes into the ``plan`` the caller declared (checked
 before any work; nothing is put in place unless every file is written). A command parses its options, calls one of
@@ -152,6 +153,21 @@ def explain_files(
         return Described(None, group, members, spec.constraint.mode)
     makeup = explain(read_graph(graph_file), members[0], relations=spec.constraint.relations)
     return Described(makeup, group, members, spec.constraint.mode)
+
+
+def compare_file(
+    graph_file: PathLike, modes: list[str], *, via: list[str] | None = None, output: PathLike | None = None
+) -> pd.DataFrame:
+    """``depgraph compare``: the groupings ``modes`` of the graph read from ``graph_file`` side by side
+    (:func:`~depgraph.explain.compare.compare`), written to ``output`` when given (CSV, TSV or Parquet)."""
+    from depgraph.explain.compare import compare
+
+    table = compare(read_graph(graph_file), modes, via=via)
+    if output is not None:
+        from depgraph.adapters.frames import write_table
+
+        write_table(table, output)
+    return table
 
 
 def query_file(
