@@ -10,7 +10,8 @@ samples of related subjects under relatedness (a chain through kinship), of two 
 relation with ``--all-paths 5`` (the shortest chains through batches, sites, studies and timepoints), and of two
 samples that no kinship joins (not connected under relatedness); ``depgraph explain`` of the related samples' group
 under relatedness (a family) and of one sample over every relation (batches, sites and studies join the whole
-cohort into one group: every bridge of it). Results go to benchmarks/results/explain.json.
+cohort into one group: every bridge of it); ``depgraph neighbors`` of a subject and ``depgraph query`` of the kinship
+edges. Results go to benchmarks/results/explain.json.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def questions(files) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
         "why: not connected, --mode relatedness": ["why", *apart, "--mode", "relatedness"],
         "explain: a family, --mode relatedness": ["explain", related[0], "--mode", "relatedness"],
         "explain: the whole cohort, every relation": ["explain", related[0]],
+        "neighbors: a subject": ["neighbors", kin["id1"].iloc[0]],
+        "query: the kinship edges, first 5": ["query", "--relation", "subject_related_to", "--limit", "5"],
     }
 
 
