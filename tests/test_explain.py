@@ -25,10 +25,10 @@ from depgraph import (
 )
 from depgraph.cli.main import main
 from depgraph.errors import DepgraphError
-from depgraph.explain.compare import compare
-from depgraph.explain.groups import explain
-from depgraph.explain.paths import why
-from depgraph.explain.queries import edges_of, neighbors, nodes_of
+from depgraph.explanation.compare import compare
+from depgraph.explanation.groups import explain
+from depgraph.explanation.paths import why
+from depgraph.explanation.queries import edges_of, neighbors, nodes_of
 from depgraph.vocab import COMBINABLE_MODES, relation_names
 
 
@@ -72,10 +72,16 @@ def test_chains_are_the_shortest_real_paths_networkx_finds(case, mode, k):
     relations = relation_names([mode]) if mode else relation_names(COMBINABLE_MODES)
     view = _followed_view(graph, relations)
     edges = {frozenset((u, v)): data for u, v, data in graph.to_networkx().edges(data=True)}
+    if not view.number_of_edges():  # nothing declared: unknown, refused, never "free to be apart"
+        with pytest.raises(DepgraphError) as refused:
+            why(graph, "S0", "S1", mode=mode, all_paths=k)
+        assert refused.value.code == "no_relation"
+        return
     for i, j in itertools.combinations(range(min(n, 5)), 2):
         a, b = f"sample:S{i}", f"sample:S{j}"
         found = why(graph, f"S{i}", f"S{j}", mode=mode, all_paths=k)
         assert found.connected == nx.has_path(view, a, b) and found.note is None
+        assert set(found.unlinked) == {s for s, v in ((f"S{i}", a), (f"S{j}", b)) if not view.degree(v)}
         if not found.connected:
             continue
         expected = [len(p) - 1 for p in itertools.islice(nx.shortest_simple_paths(view, a, b), k)]
@@ -129,9 +135,14 @@ def test_each_step_names_its_relation_and_evidence():
         (("S1", "S9"), {}, "reference", "no node 'S9'"),
         (("S1", "P1"), {}, "invalid_argument", "'S1' is a sample, 'P1' a subject"),
         (("S1", "S1"), {}, "invalid_argument", "'S1' twice"),
-        (("S1", "S2"), {"all_paths": 0}, "invalid_argument", "all_paths takes 1 or more"),
+        (("S1", "S2"), {"all_paths": 0}, "invalid_argument", "all_paths takes 1 to 100 chains, not 0"),
+        (("S1", "S2"), {"all_paths": 101}, "invalid_argument", "all_paths takes 1 to 100 chains, not 101"),
+        (("S1", "S2"), {"relations": []}, "invalid_argument", "not none"),
+        (("S1", "S2"), {"relations": ["sample_has_outcome"]}, "invalid_argument", "not sample_has_outcome"),
+        (("S1", "S2"), {"mode": ["subject"]}, "invalid_argument", "mode ['subject'] is not one of"),
+        (("S1", "S2"), {"mode": "spatial"}, "no_relation", "declares no sample_adjacent_to edge"),
         (("S1", "S2"), {"mode": "composite"}, "invalid_argument", "give the relations its spec lists"),
-        (("S1", "S2"), {"relations": ["kin"]}, "invalid_argument", "kin are not relations"),
+        (("S1", "S2"), {"relations": ["kin"]}, "invalid_argument", "not kin"),
         (("S1", "P1"), {"node_type": "Subject"}, "reference", "no subject 'S1'"),
     ],
 )
@@ -199,6 +210,11 @@ def test_bridges_are_networkx_bridges_and_split_what_networkx_splits(case, mode)
     graph, _ = case
     relations = relation_names([mode]) if mode else relation_names(COMBINABLE_MODES)
     view = _followed_view(graph, relations)
+    if not view.number_of_edges():
+        with pytest.raises(DepgraphError) as refused:
+            explain(graph, "S0", mode=mode)
+        assert refused.value.code == "no_relation"
+        return
     component = nx.node_connected_component(view, "sample:S0")
     found = explain(graph, "S0", mode=mode)
     assert sorted(found.samples) == sorted(v.split(":", 1)[1] for v in component if v.startswith("sample:"))
@@ -365,3 +381,63 @@ def test_compare_from_the_command_line(tmp_path, capsys):
         code, out, err = _run(args, capsys)
         assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
     assert not (tmp_path / "c.html").exists()
+
+
+# --------------------------------------------------------------------------- found by a second reader
+def test_explain_stays_the_function_after_why_ran():
+    import depgraph
+
+    graph = _family()
+    depgraph.why(graph, "S1", "S2")
+    assert depgraph.explain(graph, "S1").n_samples == 4  # not the package of the same stage
+
+
+def test_a_sample_without_the_followed_edges_is_unknown_not_free():
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "subject_id": ["P1", "P1", None],
+                                        "study_id": ["T1", "T2", "T3"]}))  # fmt: skip
+    found = why(graph, "S1", "S3", mode="subject")
+    assert not found.connected and found.unlinked == ("S3",)
+    assert "S3 has no edge of the relations followed: whether they depend on each other is unknown" in str(found)
+    assert "free to be apart" not in str(found)
+    assert "its dependencies through them are unknown" in str(explain(graph, "S3", mode="subject"))
+    both = str(explain(graph, "S1", relations=["sample_belongs_to_subject", "sample_from_study"]))
+    assert "nodes: 2 samples, 1 subject, 2 studies" in both
+
+
+def test_a_spec_and_its_graph_answer_as_the_spec_grouped(tmp_path, capsys):
+    """A subset spec is answered in the graph its samples induce (a chain through a sample left out is not the
+    spec's); a graph lacking the spec's samples is refused; the spec's own checks hold without the graph."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"]}))
+    graph = add_duplicates(graph, pd.DataFrame({"id1": ["S1", "S2"], "id2": ["S2", "S3"]}))
+    write_graph(graph, tmp_path / "graph.json")
+    write_spec(SplitSpec.from_partition(derive(graph, "duplicate", samples=["S1", "S3"], allow_unlinked=True), graph),
+               tmp_path / "subset.json")  # fmt: skip
+    code, out, _ = _run(["why", tmp_path / "subset.json", "S1", "S3", "--graph", tmp_path / "graph.json"], capsys)
+    assert code == 0 and "free to be apart" in out and "never apart" not in out
+    code, out, _ = _run(["explain", tmp_path / "subset.json", "S3", "--graph", tmp_path / "graph.json"], capsys)
+    assert code == 0 and "group of S3 (1 sample;" in out and "1 sample: S3" in out and "note:" not in out
+    other = from_metadata(pd.DataFrame({"sample_id": ["S1", "S9"]}))
+    write_graph(add_duplicates(other, pd.DataFrame({"id1": ["S1"], "id2": ["S9"]})), tmp_path / "other.json")
+    for args, words in [
+        (["why", tmp_path / "subset.json", "S1", "S3", "--graph", tmp_path / "other.json"],
+         "reference: the spec names 1 sample(s) the graph other.json lacks: S3"),
+        (["explain", tmp_path / "subset.json", "S1", "--graph", tmp_path / "other.json"], "lacks: S3"),
+        (["why", tmp_path / "subset.json", "S1", "S1"], "'S1' twice"),
+        (["why", tmp_path / "subset.json", "S1", "S3", "--all-paths", "0"], "all_paths takes 1 to 100"),
+        (["why", tmp_path / "subset.json", "S1", "S3", "--type", "Batch"], "--type does not apply"),
+    ]:  # fmt: skip
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_a_rule_based_spec_that_differs_from_the_chains_says_so(tmp_path, capsys):
+    graph = _family()
+    spec = SplitSpec.from_partition(derive(graph, "composite", strategy="rule_based", via=["subject", "batch"],
+                                           priority=["batch", "subject"]), graph)  # fmt: skip
+    write_graph(graph, tmp_path / "graph.json")
+    write_spec(spec, tmp_path / "spec.json")
+    groups = spec.groups()
+    for a, b in itertools.combinations(sorted(groups), 2):
+        code, out, _ = _run(["why", tmp_path / "spec.json", a, b, "--graph", tmp_path / "graph.json"], capsys)
+        joined = "never apart:" in out.splitlines()[1]
+        assert code == 0 and (("note:" in out) == (joined != (groups[a] == groups[b]))), out

@@ -45,13 +45,15 @@ def explain_command(
         sys.stdout.write(orjson.dumps(_document(answer), option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
         return
     if answer.group is not None and answer.members is not None:
-        out.print(f"group {answer.group} of the spec ({answer.mode}): {len(answer.members)} samples: "
+        count = "1 sample" if len(answer.members) == 1 else f"{len(answer.members)} samples"
+        out.print(f"group {answer.group} of the spec ({answer.mode}): {count}: "
                   f"{describe_ids(answer.members, 10)}")  # fmt: skip
         if answer.makeup is None:
             out.print("its make-up and bridges are the graph's: give it with --graph GRAPH")
     if answer.makeup is not None:
-        for line in answer.makeup.lines(bridges):
-            out.print(line)
+        sys.stdout.write("\n".join(answer.makeup.lines(bridges)) + "\n")
+    if answer.disagreement:
+        out.print(f"note: {answer.disagreement}")
 
 
 def _document(answer: Described) -> dict[str, object]:
@@ -65,6 +67,7 @@ def _document(answer: Described) -> dict[str, object]:
         "nodes": None if makeup is None else makeup.nodes,
         "edges": None if makeup is None else _records(makeup.edges),
         "bridges": None if makeup is None else _records(makeup.bridges),
+        "disagreement": answer.disagreement,
     }
 
 

@@ -63,8 +63,9 @@ def why_command(
         if answer.chains is None:
             out.print("the chain that joins them is the graph's: give it with --graph GRAPH")
     if answer.chains is not None:
-        for line in answer.chains.lines():
-            out.print(line)
+        sys.stdout.write("\n".join(answer.chains.lines()) + "\n")  # a chain may have thousands of steps
+    if answer.disagreement:
+        out.print(f"note: {answer.disagreement}")
 
 
 def _document(answer: Explained, a: str, b: str) -> dict[str, object]:
@@ -80,4 +81,6 @@ def _document(answer: Explained, a: str, b: str) -> dict[str, object]:
         if chains is None
         else chains.table.astype(object).where(chains.table.notna(), None).to_dict("records"),
         "note": None if chains is None else chains.note,
+        "unlinked": None if chains is None else list(chains.unlinked),
+        "disagreement": answer.disagreement,
     }

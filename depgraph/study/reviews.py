@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from depgraph.audit.evaluation import EvaluationReport
     from depgraph.audit.exposure import ExposureReport, StraddleReport
-    from depgraph.explain.groups import GroupMakeup
-    from depgraph.explain.paths import Chains
+    from depgraph.explanation.groups import GroupMakeup
+    from depgraph.explanation.paths import Chains
     from depgraph.graph.model import StudyGraph
     from depgraph.spec.diff import SpecDiff
     from depgraph.spec.model import SplitSpec
@@ -80,11 +80,13 @@ def validate_file(
 
 class Explained(NamedTuple):
     """What :func:`why_files` found: the ``chains`` joining two nodes in the graph (None when only a spec was
-    given), and with a spec each sample's group (``groups``) and the spec's ``mode``."""
+    given), with a spec each sample's group (``groups``) and the spec's ``mode``, and ``disagreement``: what the
+    spec decided otherwise than the chains say (its strategy or overrides), None when they agree."""
 
     chains: Chains | None
     groups: tuple[str, str] | None
     mode: str | None
+    disagreement: str | None = None
 
 
 def why_files(
@@ -93,10 +95,11 @@ def why_files(
 ) -> Explained:  # fmt: skip
     """``depgraph why``: the chains of declared dependencies joining ``a`` and ``b`` in a study graph. ``document``
     is the graph, or a split spec: then each sample's group in it, and with ``graph_file`` the chains over the
-    relations the spec's grouping followed."""
-    from depgraph.explain.paths import why
+    relations the spec's grouping followed, in the graph its samples induce."""
+    from depgraph.explanation.paths import check_request, why
     from depgraph.vocab import NodeType
 
+    check_request(a, b, all_paths)
     found = peek_document(document)
     if document_kind(document, found) != "split-spec":
         refuse_moot("to a study graph (the graph is the document)", graph_file=graph_file)
@@ -106,23 +109,44 @@ def why_files(
 
     spec = peeked_spec(document, found)
     refuse_moot("with a split spec (it follows the relations its grouping followed)", mode=mode)
-    groups = spec.group_ids[spec.positions([a, b], "why")].tolist()
+    refuse_moot("with a split spec (its ids are samples)", node_type=node_type)
+    first, second = (str(g) for g in spec.group_ids[spec.positions([a, b], "why")])
     if graph_file is None:
-        refuse_moot("without the graph (--graph: the chains are the graph's)", node_type=node_type)
-        return Explained(None, (groups[0], groups[1]), spec.constraint.mode)
-    chains = why(read_graph(graph_file), a, b, relations=spec.constraint.relations, all_paths=all_paths,
-                 node_type=NodeType.SAMPLE)  # fmt: skip
-    return Explained(chains, (groups[0], groups[1]), spec.constraint.mode)
+        return Explained(None, (first, second), spec.constraint.mode)
+    chains = why(_graph_of(spec, graph_file), a, b, relations=spec.constraint.relations, all_paths=all_paths,
+                 node_type=NodeType.SAMPLE, samples=spec.sample_ids.tolist())  # fmt: skip
+    rule = f"its strategy ({spec.constraint.strategy or 'direct'}) or overrides"
+    disagreement = None
+    if chains.connected and first != second:
+        disagreement = f"the spec puts them in different groups although a chain joins them: {rule} decided so"
+    elif not chains.connected and first == second:
+        disagreement = f"the spec keeps them together without a chain of these relations: {rule} decided so"
+    return Explained(chains, (first, second), spec.constraint.mode, disagreement)
+
+
+def _graph_of(spec: SplitSpec, graph_file: PathLike) -> StudyGraph:
+    """The graph at ``graph_file``, which must hold every sample of ``spec`` (else it is not the spec's graph)."""
+    from depgraph.vocab import NodeType
+
+    graph = read_graph(graph_file)
+    missing = spec.sample_ids[graph.locate(NodeType.SAMPLE, spec.sample_ids) < 0]
+    if len(missing):
+        named = describe_ids(missing.tolist())
+        raise DepgraphError("reference", f"the spec names {len(missing)} sample(s) the graph {Path(graph_file).name} "
+                            f"lacks: {named}; give the graph the spec was derived from")  # fmt: skip
+    return graph
 
 
 class Described(NamedTuple):
     """What :func:`explain_files` found: the ``makeup`` of the group in the graph (None when only a spec was given),
-    and with a spec the group's id and its samples there (``group``, ``members``) and the spec's ``mode``."""
+    with a spec the group's id and its samples there (``group``, ``members``) and the spec's ``mode``, and
+    ``disagreement``: how the spec's group differs from the component, None when they are the same samples."""
 
     makeup: GroupMakeup | None
     group: str | None
     members: list[str] | None
     mode: str | None
+    disagreement: str | None = None
 
 
 def explain_files(
@@ -130,8 +154,8 @@ def explain_files(
 ) -> Described:
     """``depgraph explain``: the group of a sample in a study graph (``document``), its make-up and bridges. Given a
     split spec, ``item`` is one of its groups or samples: the group's samples there, and with ``graph_file`` its
-    make-up over the relations the spec's grouping followed."""
-    from depgraph.explain.groups import explain
+    make-up over the relations the spec's grouping followed, in the graph the spec's samples induce."""
+    from depgraph.explanation.groups import explain
 
     found = peek_document(document)
     if document_kind(document, found) != "split-spec":
@@ -141,26 +165,33 @@ def explain_files(
 
     spec = peeked_spec(document, found)
     refuse_moot("with a split spec (it follows the relations its grouping followed)", mode=mode)
-    groups = spec.group_ids
+    groups, samples = spec.group_ids, spec.sample_ids
+    is_sample = item in set(samples.tolist())
     if item in set(groups.tolist()):
-        if item in set(spec.sample_ids.tolist()) and groups[spec.positions([item])[0]] != item:
+        if is_sample and groups[spec.positions([item])[0]] != item:
             raise DepgraphError("ambiguity", f"explain: {item!r} is a group of the spec and a sample of another group")
         group = item
     else:
         group = str(groups[spec.positions([item], "explain: a group or sample")][0])  # refused by name when neither
-    members = spec.sample_ids[groups == group].tolist()
+    members = samples[groups == group].tolist()
     if graph_file is None:
         return Described(None, group, members, spec.constraint.mode)
-    makeup = explain(read_graph(graph_file), members[0], relations=spec.constraint.relations)
-    return Described(makeup, group, members, spec.constraint.mode)
+    makeup = explain(_graph_of(spec, graph_file), item if is_sample else members[0],
+                     relations=spec.constraint.relations, samples=samples.tolist())  # fmt: skip
+    disagreement = None
+    if set(makeup.samples.tolist()) != set(members):
+        disagreement = (f"the spec's group holds {len(members)} sample(s), the component over its relations "
+                        f"{makeup.n_samples}: its strategy ({spec.constraint.strategy or 'direct'}) or overrides "
+                        "decided so")  # fmt: skip
+    return Described(makeup, group, members, spec.constraint.mode, disagreement)
 
 
 def compare_file(
     graph_file: PathLike, modes: list[str], *, via: list[str] | None = None, output: PathLike | None = None
 ) -> pd.DataFrame:
     """``depgraph compare``: the groupings ``modes`` of the graph read from ``graph_file`` side by side
-    (:func:`~depgraph.explain.compare.compare`), written to ``output`` when given (CSV, TSV or Parquet)."""
-    from depgraph.explain.compare import compare
+    (:func:`~depgraph.explanation.compare.compare`), written to ``output`` when given (CSV, TSV or Parquet)."""
+    from depgraph.explanation.compare import compare
 
     table = compare(read_graph(graph_file), modes, via=via)
     if output is not None:
@@ -190,7 +221,7 @@ def _graph_table(
     graph_file: PathLike, node_types: list[str] | None, relations: list[str] | None, neighbors_of: list[str] | None,
     neighbor_types: list[str] | None, direction: str, seed_type: str | None, ids: list[str] | None,
 ) -> pd.DataFrame:  # fmt: skip
-    from depgraph.explain.queries import edges_of, neighbors, nodes_of
+    from depgraph.explanation.queries import edges_of, neighbors, nodes_of
 
     if neighbors_of is not None:
         refuse_moot("to neighbors (they are the ids' own)", node_types=node_types, ids=ids)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.explain.adjacency import keys_at, types_at
+from depgraph.explanation.adjacency import keys_at, types_at
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, RELATIONS, NodeType
 

@@ -48,13 +48,14 @@ import pandas as pd
 
 from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
-from depgraph.explain.adjacency import (
+from depgraph.explanation.adjacency import (
     FollowedEdges,
     evidence_label,
     followed_adjacency,
     followed_relations,
     keys_at,
     types_at,
+    unlinked,
 )
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
@@ -68,7 +69,8 @@ CHAIN_COLUMNS = ["chain", "step", "from_type", "from_id", "relation", "to_type",
 class Chains:
     """What :func:`why` found: ``table``, one row per step of each chain (``chain`` and ``step`` from 1, the
     step's ends in walking order from ``a`` to ``b``, its relation, ``weight`` and ``provenance``); empty when no
-    chain joins them. ``note`` says when further chains were not searched to the end."""
+    chain joins them. ``note`` says when further chains were not searched to the end; ``unlinked`` names an end no
+    followed edge touches (unknown, not free)."""
 
     a: str
     b: str
@@ -76,6 +78,7 @@ class Chains:
     relations: tuple[str, ...]
     table: pd.DataFrame
     note: str | None = None
+    unlinked: tuple[str, ...] = ()
 
     @property
     def connected(self) -> bool:
@@ -88,9 +91,13 @@ class Chains:
     def lines(self) -> list[str]:
         """The answer in words: a headline, then each chain on one line."""
         if not self.connected:
-            followed = ", ".join(self.relations) or "none"
+            followed = f"  relations followed: {', '.join(self.relations)}"
+            if self.unlinked:
+                alone = " and ".join(self.unlinked) + (" has" if len(self.unlinked) == 1 else " have")
+                return [f"{self.a} and {self.b}: {alone} no edge of the relations followed: whether they depend on "
+                        "each other is unknown, not free", followed]  # fmt: skip
             return [f"{self.a} and {self.b}: no chain of declared dependencies joins them; they are free to be apart",
-                    f"  relations followed: {followed}"]  # fmt: skip
+                    followed]  # fmt: skip
         steps = self.table.groupby("chain").size()
         lengths = f"{steps.min()} steps" if steps.min() == steps.max() else f"{steps.min()} to {steps.max()} steps"
         plural = "chain" if self.n_chains == 1 else "chains"
@@ -107,40 +114,51 @@ class Chains:
         return "\n".join(self.lines())
 
 
+#: The most chains ``all_paths`` may ask for: Yen's algorithm costs a shortest-path search per chain found.
+MOST_CHAINS = 100
+
+
 def why(
     graph: StudyGraph, a: str, b: str, *, mode: str | None = None, relations: Iterable[str] | None = None,
-    all_paths: int = 1, node_type: NodeType | str | None = None,
+    all_paths: int = 1, node_type: NodeType | str | None = None, samples: Iterable[str] | None = None,
 ) -> Chains:  # fmt: skip
     """The shortest chains (up to ``all_paths``) of declared dependencies joining nodes ``a`` and ``b`` of one type
     (samples, unless the keys name another type or ``node_type`` says), over the relations ``mode`` follows (a
     composite's: ``relations=``, as a spec's constraint lists them), or every relation a grouping can follow (not
-    the outcome relations: two samples of one outcome are not dependent).
+    the outcome relations: two samples of one outcome are not dependent); with ``samples``, in the graph those
+    samples induce (a spec's samples: edges through the other samples are not the spec's).
 
-    Refused: a key the graph lacks (``reference``); keys of two types, or one key of several types without
-    ``node_type`` (``invalid_argument``, ``ambiguity``); ``a`` equal to ``b``; ``all_paths`` below 1."""
+    An end no followed edge touches is named in ``unlinked``: whether it depends on the other is unknown, which
+    the answer says rather than "free to be apart". Refused: a key the graph lacks (``reference``); keys of two
+    types, or one key of several types without ``node_type`` (``invalid_argument``, ``ambiguity``); ``a`` equal to
+    ``b``; ``all_paths`` outside 1 to :data:`MOST_CHAINS`; a graph without any edge of the followed relations
+    (``no_relation``)."""
+    instance(graph, StudyGraph, "why: the graph")
+    check_request(a, b, all_paths)
     followed = followed_relations(mode, relations, "why")
-    all_paths = _count(all_paths)
     kind, (ia, ib) = _located(graph, [a, b], node_type)
-    adjacency, edges = followed_adjacency(graph, followed)
+    kept = None if samples is None else graph.locate(NodeType.SAMPLE, list(samples))
+    adjacency, edges = followed_adjacency(graph, followed, "why", None if kept is None else kept[kept >= 0])
     paths, note = _paths(adjacency, ia, ib, all_paths)
     table = _steps(graph, paths, edges)
-    return Chains(str(a), str(b), kind.value, followed, table, note)
+    alone = tuple(key for key, at in ((a, ia), (b, ib)) if at in unlinked(adjacency, [ia, ib]))
+    return Chains(str(a), str(b), kind.value, followed, table, note, alone)
 
 
-def _count(all_paths: int) -> int:
+def check_request(a: object, b: object, all_paths: object) -> None:
+    """Two different ids as text, and a number of chains from 1 to :data:`MOST_CHAINS`."""
+    for key in (a, b):
+        if not isinstance(key, str) or not key:
+            raise DepgraphError("invalid_argument", f"why takes two ids as text, not {key!r}")
+    if a == b:
+        raise DepgraphError("invalid_argument", f"why: {a!r} twice; give two different ids")
     instance(all_paths, int, "why: all_paths")
-    if isinstance(all_paths, bool) or all_paths < 1:
-        raise DepgraphError("invalid_argument", f"why: all_paths takes 1 or more chains, not {all_paths!r}")
-    return all_paths
+    if isinstance(all_paths, bool) or not 1 <= all_paths <= MOST_CHAINS:  # type: ignore[operator]
+        raise DepgraphError("invalid_argument", f"why: all_paths takes 1 to {MOST_CHAINS} chains, not {all_paths!r}")
 
 
 def _located(graph: StudyGraph, keys: list[str], node_type: NodeType | str | None) -> tuple[NodeType, list[int]]:
     """The type both keys are of, and their node positions."""
-    for key in keys:
-        if not isinstance(key, str) or not key:
-            raise DepgraphError("invalid_argument", f"why takes two ids as text, not {key!r}")
-    if keys[0] == keys[1]:
-        raise DepgraphError("invalid_argument", f"why: {keys[0]!r} twice; give two different ids")
     types = [node_type_named(node_type)] if node_type is not None else list(NODE_TYPES)
     found = {t: graph.locate(t, keys) for t in types}
     for i, key in enumerate(keys):
@@ -191,7 +209,7 @@ def _more_paths(adjacency: object, shortest: list[int], wanted: int) -> tuple[li
         nodes = np.flatnonzero(through <= length + extra)
         if len(nodes) > MOST_NODES_SEARCHED:
             crowded = f"more than {MOST_NODES_SEARCHED:,} nodes lie on chains of {length + extra} steps"
-            return found, _unsearched(len(found), wanted, f"longer ones were not searched: {crowded}")
+            return found, _unsearched(len(found), wanted, f"longer ones, if any, were not searched: {crowded}")
         sub = nx.from_scipy_sparse_array(adjacency[nodes][:, nodes])
         start, stop = (int(np.searchsorted(nodes, i)) for i in (ia, ib))
         candidates = islice(nx.shortest_simple_paths(sub, start, stop), wanted + 100)
@@ -208,10 +226,16 @@ def _unsearched(n_found: int, wanted: int, why: str) -> str:
 
 
 def _steps(graph: StudyGraph, paths: list[list[int]], edges: FollowedEdges) -> pd.DataFrame:
-    """One row per step of each path: its ends (type and key), and the first followed edge joining them."""
+    """One row per step of each path: its ends (type and key), and the first followed edge joining them — found
+    among the edges between the paths' nodes only (one pass over the edges, then a lookup per step)."""
     ends = np.array([(u, v) for path in paths for u, v in pairwise(path)], dtype=np.int64).reshape(-1, 2)
-    at = np.array([np.flatnonzero(((edges.src == u) & (edges.dst == v)) | ((edges.src == v) & (edges.dst == u)))[0]
-                   for u, v in ends], dtype=np.int64)  # fmt: skip
+    on_path = np.zeros(graph.n_nodes, dtype=bool)
+    on_path[ends.ravel()] = True
+    between = np.flatnonzero(on_path[edges.src] & on_path[edges.dst])
+    first: dict[tuple[int, int], int] = {}
+    for at, u, v in zip(between.tolist(), edges.src[between].tolist(), edges.dst[between].tolist(), strict=True):
+        first.setdefault((min(u, v), max(u, v)), at)
+    at = np.array([first[(min(u, v), max(u, v))] for u, v in ends.tolist()], dtype=np.int64)
     weight = edges.weight(at)
     return pd.DataFrame({
         "chain": np.repeat(np.arange(1, len(paths) + 1), [len(p) - 1 for p in paths]),

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError
-from depgraph.explain.adjacency import (
+from depgraph.explanation.adjacency import (
     FollowedEdges,
     evidence_label,
     followed_adjacency,
@@ -71,13 +72,17 @@ class GroupMakeup:
     def lines(self, bridges: int = 10) -> list[str]:
         """The answer in words, the first ``bridges`` bridges shown."""
         share = 100 * self.n_samples / max(self.n_graph_samples, 1)
-        share_text = "under 1" if 0 < share < 1 else f"{share:.0f}"
+        share_text = "under 1" if 0 < share < 1 else "over 99" if 99 < share < 100 else f"{share:.0f}"
         lines = [f"group of {self.sample} ({_samples(self.n_samples)}; {share_text} % of the graph's "
                  f"{self.n_graph_samples} samples)",
                  "  nodes: " + ", ".join(f"{n} {_plural(t.lower(), n)}" for t, n in self.nodes.items())]  # fmt: skip
         inside = [f"{r.count} {r.relation}" + (f" ({r.lowest:g} to {r.highest:g})" if pd.notna(r.lowest) else "")
                   for r in self.edges.itertuples()]  # fmt: skip
         lines.append("  edges inside: " + (", ".join(inside) or "none"))
+        if self.edges.empty:
+            lines.append(f"  {self.sample} has no edge of the relations followed: its dependencies through them are "
+                         "unknown, not none")  # fmt: skip
+            return lines
         if self.bridges.empty:
             lines.append("  no bridge: no single edge's removal would split the group")
             return lines
@@ -99,22 +104,30 @@ def _samples(n: int) -> str:
 
 
 def _plural(word: str, n: int) -> str:
-    return word if n == 1 else word + ("es" if word.endswith(("ch", "s")) else "s")
+    if n == 1:
+        return word
+    if word.endswith("y"):
+        return word[:-1] + "ies"  # study, studies
+    return word + ("es" if word.endswith(("ch", "s")) else "s")
 
 
 def explain(
-    graph: StudyGraph, sample: str, *, mode: str | None = None, relations: Iterable[str] | None = None
-) -> GroupMakeup:
+    graph: StudyGraph, sample: str, *, mode: str | None = None, relations: Iterable[str] | None = None,
+    samples: Iterable[str] | None = None,
+) -> GroupMakeup:  # fmt: skip
     """The group of ``sample`` over the relations ``mode`` follows (a composite's: ``relations=``, as a spec's
     constraint lists them; by default every relation a grouping can follow): its samples, nodes by type, edges by
-    relation and bridges. A sample the graph lacks is ``reference``."""
+    relation and bridges; with ``samples``, in the graph those samples induce (a spec's samples). A sample the
+    graph lacks is ``reference``; a graph without any edge of the followed relations ``no_relation``."""
+    instance(graph, StudyGraph, "explain: the graph")
     followed = followed_relations(mode, relations, "explain")
     if not isinstance(sample, str) or not sample:
         raise DepgraphError("invalid_argument", f"explain takes a sample id as text, not {sample!r}")
     at = int(graph.locate(NodeType.SAMPLE, [sample])[0])
     if at < 0:
         raise DepgraphError("reference", f"explain: the graph has no sample {sample!r}")
-    adjacency, edges = followed_adjacency(graph, followed)
+    kept = None if samples is None else graph.locate(NodeType.SAMPLE, list(samples))
+    adjacency, edges = followed_adjacency(graph, followed, "explain", None if kept is None else kept[kept >= 0])
     from scipy.sparse.csgraph import breadth_first_order
 
     nodes = np.sort(breadth_first_order(adjacency, at, directed=True, return_predecessors=False))

@@ -1,5 +1,5 @@
-"""The followed edges of a graph as one sparse adjacency: what :mod:`~depgraph.explain.paths` and
-:mod:`~depgraph.explain.groups` search.
+"""The followed edges of a graph as one sparse adjacency: what :mod:`~depgraph.explanation.paths` and
+:mod:`~depgraph.explanation.groups` search.
 
 A grouping follows some relations (a mode's, a spec's constraint's, or every relation a grouping can follow);
 their edges, over the graph's node positions and in both directions, make one symmetric ``scipy.sparse`` matrix
@@ -18,27 +18,30 @@ import pandas as pd
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.graph.pieces import RelationEdges
-from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPES, RELATION, RELATIONS, relation_names
+from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPES, NodeType, relation_names
 
 
 def followed_relations(mode: str | None, relations: Iterable[str] | None, what: str) -> tuple[str, ...]:
     """The relations ``mode`` follows, or ``relations`` (checked), or every relation a grouping can follow (not the
     outcome relations: two samples of one outcome are not dependent), in the vocabulary's order."""
+    dependencies = relation_names(COMBINABLE_MODES)
     if mode is not None and relations is not None:
         raise DepgraphError("invalid_argument", f"{what}: give a mode or the relations it follows, not both")
     if mode is not None:
-        if mode not in MODE or MODE[mode].kind == "composite":
+        if not isinstance(mode, str) or mode not in MODE or MODE[mode].kind == "composite":
             modes = [m for m in MODE if MODE[m].kind != "composite"]
             raise DepgraphError("invalid_argument", f"{what}: mode {mode!r} is not one of {', '.join(modes)} (for a "
                                 "composite, give the relations its spec lists)")  # fmt: skip
         return relation_names([mode])
     if relations is None:
-        return relation_names(COMBINABLE_MODES)  # every dependency a grouping can follow (not outcomes)
-    names = list(relations) if not isinstance(relations, str) else [relations]
-    unknown = [r for r in names if r not in RELATION]
-    if unknown:
-        raise DepgraphError("invalid_argument", f"{what}: {describe_ids(unknown)} are not relations of the vocabulary")
-    return tuple(r.name for r in RELATIONS if r.name in names)
+        return dependencies
+    names = [relations] if isinstance(relations, str) else list(relations) if isinstance(relations, Iterable) else []
+    wrong = [r for r in names if not isinstance(r, str) or r not in dependencies]
+    if wrong or not names:
+        given = describe_ids(wrong) if wrong else "none"
+        raise DepgraphError("invalid_argument", f"{what}: relations are one or more of the relations a grouping "
+                            f"follows ({', '.join(dependencies)}), not {given}")  # fmt: skip
+    return tuple(r for r in dependencies if r in names)
 
 
 @dataclass(frozen=True)
@@ -81,18 +84,48 @@ class FollowedEdges:
         return found
 
 
-def followed_adjacency(graph: StudyGraph, followed: tuple[str, ...]) -> tuple[object, FollowedEdges]:
-    """The followed edges as a symmetric sparse matrix over node positions, and the edges themselves."""
+def followed_adjacency(graph: StudyGraph, followed: tuple[str, ...], what: str,
+                       samples: np.ndarray | None = None) -> tuple[object, FollowedEdges]:  # fmt: skip
+    """The followed edges as a symmetric sparse matrix over node positions, and the edges themselves; with
+    ``samples`` (sample positions), the graph those samples induce: edges touching another sample are left out.
+    A graph without any edge of the followed relations is ``no_relation``: whether its samples depend on each other
+    through them is unknown, not "no"."""
     from scipy.sparse import csr_matrix
 
     blocks = tuple(graph.relations[r] for r in followed if r in graph.relations and len(graph.relations[r].src))
+    if not blocks:
+        raise DepgraphError("no_relation", f"{what}: the graph declares no {' or '.join(followed)} edge: whether its "
+                            "samples depend on each other through them is unknown")  # fmt: skip
+    if samples is not None:
+        start, stop = graph.type_range(NodeType.SAMPLE)
+        dropped = np.zeros(graph.n_nodes, dtype=bool)
+        dropped[start:stop] = True
+        dropped[samples] = False
+        blocks = tuple(_without(b, dropped) for b in blocks)
     starts = np.cumsum([0, *(len(b.src) for b in blocks)])
-    empty = np.array([], dtype=np.int64)
-    edges = FollowedEdges(np.concatenate([empty, *(b.src for b in blocks)]),
-                          np.concatenate([empty, *(b.dst for b in blocks)]), blocks, starts)  # fmt: skip
+    edges = FollowedEdges(np.concatenate([b.src for b in blocks]), np.concatenate([b.dst for b in blocks]), blocks,
+                          starts)  # fmt: skip
     ends = np.concatenate([edges.src, edges.dst]), np.concatenate([edges.dst, edges.src])
     ones = np.ones(len(ends[0]), dtype=np.int8)
     return csr_matrix((ones, ends), shape=(graph.n_nodes, graph.n_nodes)), edges
+
+
+def _without(block: RelationEdges, dropped: np.ndarray) -> RelationEdges:
+    """The block without the edges touching a dropped node."""
+    from dataclasses import replace
+
+    keep = ~(dropped[block.src] | dropped[block.dst])
+    if keep.all():
+        return block
+    return replace(block, src=block.src[keep], dst=block.dst[keep],
+                   weight=None if block.weight is None else block.weight[keep],
+                   label_codes=None if block.label_codes is None else block.label_codes[keep])  # fmt: skip
+
+
+def unlinked(adjacency: object, positions: list[int]) -> list[int]:
+    """Which of ``positions`` no followed edge touches."""
+    degree = np.diff(adjacency.indptr)  # type: ignore[attr-defined]
+    return [p for p in positions if degree[p] == 0]
 
 
 def keys_at(graph: StudyGraph, positions: np.ndarray) -> np.ndarray:
