@@ -441,3 +441,15 @@ def test_a_rule_based_spec_that_differs_from_the_chains_says_so(tmp_path, capsys
         code, out, _ = _run(["why", tmp_path / "spec.json", a, b, "--graph", tmp_path / "graph.json"], capsys)
         joined = "never apart:" in out.splitlines()[1]
         assert code == 0 and (("note:" in out) == (joined != (groups[a] == groups[b]))), out
+
+
+def test_ids_are_read_as_every_reader_reads_them():
+    """As ``derive(samples=)`` reads ids: numbers as text (``2.0`` is ``"2"``), blanks trimmed, node ids with their
+    type's prefix (``sample:1``); a blank id is ``missing_id``."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["1", "2"], "subject_id": ["P1", "P1"]}))
+    assert why(graph, 1, 2.0).table["to_id"].tolist() == ["P1", "2"] and why(graph, " 1 ", "2").connected
+    assert why(graph, "sample:1", "2").connected and explain(graph, "sample:2").n_samples == 2
+    assert neighbors(graph, [2.0])["node_id"].tolist() == ["P1"]
+    with pytest.raises(DepgraphError) as refused:
+        why(graph, "1", " ")
+    assert refused.value.code == "missing_id"

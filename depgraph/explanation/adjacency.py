@@ -18,7 +18,7 @@ import pandas as pd
 from depgraph.errors import DepgraphError, describe_ids
 from depgraph.graph.model import StudyGraph
 from depgraph.graph.pieces import RelationEdges
-from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPES, NodeType, relation_names
+from depgraph.vocab import COMBINABLE_MODES, MODE, NODE_TYPE_BY_PREFIX, NODE_TYPES, NodeType, relation_names
 
 
 def followed_relations(mode: str | None, relations: Iterable[str] | None, what: str) -> tuple[str, ...]:
@@ -126,6 +126,35 @@ def unlinked(adjacency: object, positions: list[int]) -> list[int]:
     """Which of ``positions`` no followed edge touches."""
     degree = np.diff(adjacency.indptr)  # type: ignore[attr-defined]
     return [p for p in positions if degree[p] == 0]
+
+
+def read_ids(ids: object, what: str) -> list[str]:
+    """Ids as every reader reads them (:func:`~depgraph.common.identifiers.normalise_keys`: ``1.0`` is ``"1"``,
+    blanks trimmed); a missing or blank one is ``missing_id``, none at all or what is not ids ``invalid_argument``."""
+    from depgraph.common.identifiers import normalise_keys
+
+    listed = [ids] if isinstance(ids, (str, int, float)) else ids
+    if isinstance(listed, (bytes, dict)) or not isinstance(listed, Iterable):
+        raise DepgraphError("invalid_argument", f"{what} takes ids, not {type(ids).__name__}")
+    keys = normalise_keys(pd.Series(list(listed), dtype=object), what)
+    if not len(keys):
+        raise DepgraphError("invalid_argument", f"{what}: give one or more ids")
+    if keys.isna().any():
+        raise DepgraphError("missing_id", f"{what}: an id is missing or blank (at position "
+                            f"{int(np.flatnonzero(keys.isna().to_numpy())[0])})")  # fmt: skip
+    return [str(k) for k in keys]
+
+
+def find_nodes(graph: StudyGraph, keys: list[str], types: list[NodeType]) -> np.ndarray:
+    """Node positions of ``keys`` in each of ``types`` (one row a type, -1 where a type has no such key). A key no
+    type has is also read as a node id, ``<type prefix>:<key>`` (``sample:S1``), as ``samples=`` reads ids."""
+    found = np.stack([graph.locate(t, keys) for t in types])
+    for i, key in enumerate(keys):
+        prefix, _, rest = key.partition(":")
+        kind = NODE_TYPE_BY_PREFIX.get(prefix)
+        if rest and kind in types and (found[:, i] < 0).all():
+            found[types.index(kind), i] = graph.locate(kind, [rest])[0]
+    return found
 
 
 def keys_at(graph: StudyGraph, positions: np.ndarray) -> np.ndarray:

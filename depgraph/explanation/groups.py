@@ -39,9 +39,11 @@ from depgraph.errors import DepgraphError
 from depgraph.explanation.adjacency import (
     FollowedEdges,
     evidence_label,
+    find_nodes,
     followed_adjacency,
     followed_relations,
     keys_at,
+    read_ids,
     types_at,
 )
 from depgraph.graph.model import StudyGraph
@@ -121,9 +123,10 @@ def explain(
     graph lacks is ``reference``; a graph without any edge of the followed relations ``no_relation``."""
     instance(graph, StudyGraph, "explain: the graph")
     followed = followed_relations(mode, relations, "explain")
-    if not isinstance(sample, str) or not sample:
-        raise DepgraphError("invalid_argument", f"explain takes a sample id as text, not {sample!r}")
-    at = int(graph.locate(NodeType.SAMPLE, [sample])[0])
+    if isinstance(sample, (list, tuple, set)):
+        raise DepgraphError("invalid_argument", f"explain takes one sample id, not {type(sample).__name__}")
+    (sample,) = read_ids(sample, "explain")
+    at = int(find_nodes(graph, [sample], [NodeType.SAMPLE])[0, 0])
     if at < 0:
         raise DepgraphError("reference", f"explain: the graph has no sample {sample!r}")
     kept = None if samples is None else graph.locate(NodeType.SAMPLE, list(samples))

@@ -51,9 +51,11 @@ from depgraph.errors import DepgraphError
 from depgraph.explanation.adjacency import (
     FollowedEdges,
     evidence_label,
+    find_nodes,
     followed_adjacency,
     followed_relations,
     keys_at,
+    read_ids,
     types_at,
     unlinked,
 )
@@ -134,6 +136,7 @@ def why(
     ``b``; ``all_paths`` outside 1 to :data:`MOST_CHAINS`; a graph without any edge of the followed relations
     (``no_relation``)."""
     instance(graph, StudyGraph, "why: the graph")
+    a, b = read_ids([a, b], "why")
     check_request(a, b, all_paths)
     followed = followed_relations(mode, relations, "why")
     kind, (ia, ib) = _located(graph, [a, b], node_type)
@@ -160,7 +163,7 @@ def check_request(a: object, b: object, all_paths: object) -> None:
 def _located(graph: StudyGraph, keys: list[str], node_type: NodeType | str | None) -> tuple[NodeType, list[int]]:
     """The type both keys are of, and their node positions."""
     types = [node_type_named(node_type)] if node_type is not None else list(NODE_TYPES)
-    found = {t: graph.locate(t, keys) for t in types}
+    found = dict(zip(types, find_nodes(graph, keys, types), strict=True))
     for i, key in enumerate(keys):
         if not any(at[i] >= 0 for at in found.values()):
             where = f"no {types[0].value.lower()}" if node_type is not None else "no node"

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.explanation.adjacency import keys_at, types_at
+from depgraph.explanation.adjacency import find_nodes, keys_at, read_ids, types_at
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, RELATIONS, NodeType
 
@@ -146,9 +146,9 @@ def _seeds(graph: StudyGraph, ids: Iterable[str], seed_type: NodeType | str | No
     """Node positions of ``ids``: each id of ``seed_type``, or of the one type that has it (every type with
     ``every_type``); an id no node has is ``reference``, one of several types without ``seed_type``
     ``ambiguity``."""
-    keys = [str(k) for k in _listed(ids, "ids")]
+    keys = read_ids(ids, "ids")
     types = [node_type_named(seed_type)] if seed_type is not None else list(NODE_TYPES)
-    found = np.stack([graph.locate(t, keys) for t in types])
+    found = find_nodes(graph, keys, types)
     missing = [k for k, hit in zip(keys, (found >= 0).any(axis=0), strict=True) if not hit]
     if missing:
         raise DepgraphError("reference", f"the graph has no node {describe_ids(missing)}")
