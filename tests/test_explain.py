@@ -305,9 +305,10 @@ def test_query_by_type_and_by_relation_is_the_graphs():
         if r in ("subject_related_to", "sample_duplicate_of")
     )  # fmt: skip
     assert edges_of(graph, ["sample_belongs_to_subject"], ids=["P2"])["from_id"].tolist() == ["S2"]
-    assert nodes_of(graph, "Sample", ids=["S1", "P1"])["id"].tolist() == ["S1"]
+    assert nodes_of(graph, "Sample", ids=["S3", "S1"])["id"].tolist() == ["S1", "S3"]
     for call, code, words in [
         (lambda: neighbors(graph, ["S9"]), "reference", "no node S9"),
+        (lambda: nodes_of(graph, "Sample", ids=["S1", "P1"]), "reference", "no node of type Sample P1"),
         (lambda: neighbors(graph, ["S1"], direction="up"), "invalid_argument", "direction is one of"),
         (lambda: neighbors(graph, []), "invalid_argument", "give one or more ids"),
         (lambda: edges_of(graph, ["kin"]), "invalid_argument", "kin are not relations"),
@@ -453,3 +454,29 @@ def test_ids_are_read_as_every_reader_reads_them():
     with pytest.raises(DepgraphError) as refused:
         why(graph, "1", " ")
     assert refused.value.code == "missing_id"
+
+
+def test_tables_with_missing_cells_are_written_and_unknown_groupings_warned(tmp_path, capsys):
+    """A CSV of an edge table whose weights are missing is written (it crashed); compare shows each derivation's
+    warnings (a sample without a batch is a group of one: unknown, not a group); --via without a composite, ids of
+    other types than asked and repeated ids are refused; an empty table says the graph declares none."""
+    graph = from_metadata(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "batch_id": ["B1", "B1", None],
+                                        "subject_id": ["P1", "P2", "P3"], "note": ["a", None, "c"]}))  # fmt: skip
+    write_graph(graph, tmp_path / "graph.json")
+    code, _, _ = _run(["query", tmp_path / "graph.json", "--relation", "sample_belongs_to_subject", "-o",
+                       tmp_path / "e.csv"], capsys)  # fmt: skip
+    assert code == 0 and pd.read_csv(tmp_path / "e.csv")["weight"].isna().all()
+    code, _, _ = _run(["query", tmp_path / "graph.json", "--type", "Sample", "-o", tmp_path / "s.tsv"], capsys)
+    assert code == 0 and pd.read_csv(tmp_path / "s.tsv", sep="\t")["note"].isna().tolist() == [False, True, False]
+    code, out, _ = _run(["compare", tmp_path / "graph.json", "--modes", "subject,batch"], capsys)
+    assert code == 0 and "warnings: 1 sample(s) have no batch and were kept as singleton groups: S3" in out
+    code, out, _ = _run(["query", tmp_path / "graph.json", "--relation", "sample_duplicate_of"], capsys)
+    assert code == 0 and out == "0 rows: the graph declares none\n"
+    for args, words in [
+        (["compare", tmp_path / "graph.json", "--modes", "subject", "--via", "batch"], "no composite is compared"),
+        (["query", tmp_path / "graph.json", "--type", "Batch", "--ids", "S1"], "no node of type Batch S1"),
+        (["neighbors", tmp_path / "graph.json", "P1", "P1"], "name P1 more than once"),
+        (["neighbors", tmp_path / "graph.json", "S9", "--type", "Subject"], "has no subject S9"),
+    ]:
+        code, out, err = _run(args, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err

@@ -131,7 +131,8 @@ def _holds_carriage_return(frame: pd.DataFrame) -> bool:
     for column in frame.columns:
         values = frame[column]
         if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
-            text = values.astype(str).to_numpy(dtype=object)  # the text the writer writes (numbers in mixed cells)
-            if pc.any(pc.match_substring(pa.array(text, type=pa.string()), "\r")).as_py():
+            # the text the writer writes (numbers in mixed cells), a missing cell none (pandas' str of None is NaN)
+            text = values.astype("string")
+            if pc.any(pc.match_substring(pa.array(text, type=pa.string(), from_pandas=True), "\r")).as_py():
                 return True
     return False

@@ -38,10 +38,13 @@ def compare_command(
         return
     for i, row in enumerate(table.itertuples(index=False)):
         folds = "1 fold" if row.effective_folds == 1 else f"{row.effective_folds} folds"
-        out.print(f"{row.grouping}: {row.groups} groups, the largest {row.largest} samples ({row.largest_share:.0%}), "
+        groups = "1 group" if row.groups == 1 else f"{row.groups} groups"
+        out.print(f"{row.grouping}: {groups}, the largest {row.largest} samples ({row.largest_share:.0%}), "
                   f"at most {folds}")  # fmt: skip
         changed = "(the reference)" if i == 0 else f"{row.changed} samples in another group than in {table.grouping[0]}"
         out.print(f"  changed: {changed}")
         out.print(f"  exposed: {row.exposed or 'nothing'}")
+        if row.warnings:
+            out.print(f"  warnings: {row.warnings}")
     if output is not None:
         out.print(f"wrote {output}")

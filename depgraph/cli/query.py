@@ -84,6 +84,9 @@ def _show(table: pd.DataFrame, output: Path | None, limit: int, as_json: bool) -
         sys.stdout.write(orjson.dumps(records, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
         return
     rows = "1 row" if len(table) == 1 else f"{len(table)} rows"
+    if not len(table):
+        out.print("0 rows: the graph declares none")
+        return
     out.print(rows + (f"; the first {limit}:" if len(table) > limit else ":"))
-    if len(table):
+    if limit:
         out.print(table.head(limit).to_string(index=False))

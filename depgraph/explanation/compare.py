@@ -11,7 +11,9 @@
   at most the number of groups — a grouping whose largest group is half the cohort allows two;
 - ``changed``: the samples whose group, as a set of samples, differs from the first grouping's;
 - ``exposed`` and ``exposed_links``: per declared relation the grouping does not follow, the entities or pairs it
-  spreads over several groups (:func:`~depgraph.audit.exposure.exposure`): what could cross a split.
+  spreads over several groups (:func:`~depgraph.audit.exposure.exposure`): what could cross a split;
+- ``warnings``: what the derivation warned of — samples without the mode's target kept as groups of one (their
+  grouping is unknown, and they count among the groups and the exposed), a dominant group.
 
 A composite combines ``via`` (every declared mode when not given). One group is an answer here, not an error: the
 row says so (``effective_folds`` 1).
@@ -22,6 +24,8 @@ row says so (``effective_folds`` 1).
 >>> g = add_kinship(g, pd.DataFrame({"id1": ["P1"], "id2": ["P2"], "kinship": [0.25]}), "first")
 >>> compare(g, ["subject", "relatedness"])[["grouping", "groups", "largest", "changed", "exposed"]].values.tolist()
 [['subject', 3, 2, 0, 'subject_related_to 1'], ['relatedness', 2, 3, 3, '']]
+>>> compare(g, ["subject", "relatedness"])["warnings"].tolist()[1]
+'mode relatedness: group relatedness:S1 holds 3 of 4 samples (75%), the next largest 1; any split will be lopsided'
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from depgraph.graph.model import StudyGraph
 from depgraph.spec.model import SplitSpec
 
 COMPARE_COLUMNS = ["grouping", "groups", "largest", "largest_share", "effective_folds", "changed", "exposed_links",
-                   "exposed"]  # fmt: skip
+                   "exposed", "warnings"]  # fmt: skip
 
 
 def compare(graph: StudyGraph, modes: Sequence[str], *, via: Sequence[str] | None = None) -> pd.DataFrame:
@@ -48,6 +52,9 @@ def compare(graph: StudyGraph, modes: Sequence[str], *, via: Sequence[str] | Non
         raise DepgraphError("invalid_argument", f"compare takes a list of one or more modes, not {modes!r}")
     if len(set(modes)) != len(modes):
         raise DepgraphError("invalid_argument", f"compare: {modes!r} names a mode twice")
+    if via is not None and "composite" not in modes:
+        raise DepgraphError("invalid_argument", "compare: via names the modes a composite combines; no composite is "
+                            "compared", parameter="via")  # fmt: skip
     # one group is an answer here: a composite over every declared mode is let make one (with via, derive does)
     partitions = [derive(graph, m, via=via if m == "composite" else None,
                          allow_single_group=m == "composite" and via is None) for m in modes]  # fmt: skip
@@ -65,7 +72,8 @@ def _row(graph: StudyGraph, partition: Partition, first: Partition) -> tuple:  #
     exposed = ", ".join(f"{r} {k}" for r, k in zip(spread["relation"], spread["spread_over_groups"], strict=True))
     return (name, int(partition.n_groups), largest, round(largest / n, 3) if n else 0.0,
             min(int(partition.n_groups), n // largest) if largest else 0, _changed(first, partition),
-            int(spread["spread_over_groups"].sum()), exposed)  # fmt: skip
+            int(spread["spread_over_groups"].sum()), exposed,
+            "; ".join(w.message for w in partition.warnings))  # fmt: skip
 
 
 def _changed(first: Partition, other: Partition) -> int:

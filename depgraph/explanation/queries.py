@@ -38,7 +38,7 @@ def neighbors(
     the relation, the ``direction`` of the edge from the seed (``out``: the seed is the relation's source, ``in``:
     its target, ``undirected``), the neighbour and the edge's weight and provenance. ``relations`` and
     ``node_types`` keep those of the edges and of the neighbours; ``direction`` keeps ``out`` or ``in`` edges
-    (undirected ones are kept either way). Rows in the graph's order: by seed, relation, neighbour."""
+    (undirected ones are kept either way). Rows by seed id, relation and neighbour id."""
     seeds = _seeds(graph, ids, seed_type)
     if direction not in DIRECTIONS:
         raise DepgraphError("invalid_argument", f"neighbors: direction is one of {', '.join(DIRECTIONS)}, not "
@@ -114,9 +114,13 @@ def nodes_of(graph: StudyGraph, node_types: Iterable[NodeType | str], *, ids: It
     kinds = [node_type_named(t) for t in _listed(node_types, "node types")]
     rows = np.concatenate([np.arange(*graph.type_range(t)) for t in NODE_TYPES if t in kinds] or [np.array([], int)])
     if ids is not None:
-        keep = np.zeros(graph.n_nodes, dtype=bool)
-        keep[_seeds(graph, ids, None, every_type=True)] = True
-        rows = rows[keep[rows]]
+        keys = read_ids(ids, "ids")
+        found = find_nodes(graph, keys, kinds)
+        missing = [k for k, hit in zip(keys, (found >= 0).any(axis=0), strict=True) if not hit]
+        if missing:
+            of = ", ".join(t.value for t in kinds)
+            raise DepgraphError("reference", f"the graph has no node of type {of} {describe_ids(missing)}")
+        rows = np.unique(found[found >= 0])
     table = pd.DataFrame({"type": types_at(graph, rows), "id": keys_at(graph, rows)})
     attributes = graph.attributes.iloc[rows].reset_index(drop=True).dropna(axis=1, how="all")
     return pd.concat([table, attributes], axis=1)
@@ -151,7 +155,11 @@ def _seeds(graph: StudyGraph, ids: Iterable[str], seed_type: NodeType | str | No
     found = find_nodes(graph, keys, types)
     missing = [k for k, hit in zip(keys, (found >= 0).any(axis=0), strict=True) if not hit]
     if missing:
-        raise DepgraphError("reference", f"the graph has no node {describe_ids(missing)}")
+        what = f"{types[0].value.lower()}" if seed_type is not None else "node"
+        raise DepgraphError("reference", f"the graph has no {what} {describe_ids(missing)}")
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise DepgraphError("invalid_argument", f"the ids name {describe_ids(repeated)} more than once")
     several = [k for k, n in zip(keys, (found >= 0).sum(axis=0), strict=True) if n > 1]
     if several and not every_type:
         raise DepgraphError("ambiguity", f"{describe_ids(several)} name nodes of several types; say which (--type)")
