@@ -173,6 +173,11 @@ def types_at(graph: StudyGraph, positions: np.ndarray) -> np.ndarray:
     return names[np.searchsorted(starts, np.asarray(positions, dtype=np.int64), side="right") - 1]
 
 
+def weight_column(weight: np.ndarray) -> pd.Series:
+    """Edge weights as a table column: the number, or None where the relation carries none (JSON's null)."""
+    return pd.Series(weight, dtype=object).where(~np.isnan(weight), None)
+
+
 def evidence_label(relation: str, weight: float | None, provenance: str | None) -> str:
     """``relation (weight, provenance)``: an edge's relation with what declared it (the metadata table's edges, the
     usual case, say nothing more)."""

@@ -45,6 +45,7 @@ from depgraph.explanation.adjacency import (
     keys_at,
     read_ids,
     types_at,
+    weight_column,
 )
 from depgraph.graph.model import StudyGraph
 from depgraph.vocab import NODE_TYPES, NodeType
@@ -220,7 +221,7 @@ def _bridge_table(graph: StudyGraph, at: np.ndarray, cut_off: np.ndarray, edges:
     weight = edges.weight(at)
     table = pd.DataFrame({"from_type": types_at(graph, src), "from_id": keys_at(graph, src),
                           "relation": edges.relation(at), "to_type": types_at(graph, dst), "to_id": keys_at(graph, dst),
-                          "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+                          "weight": weight_column(weight),
                           "provenance": edges.provenance(at), "cut_off": cut_off.astype(np.int64),
                           "kept": (total - cut_off).astype(np.int64)}, columns=BRIDGE_COLUMNS)  # fmt: skip
     return table.sort_values(["cut_off", "from_id", "to_id"], ascending=[False, True, True], kind="stable").reset_index(

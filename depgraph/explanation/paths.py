@@ -58,6 +58,7 @@ from depgraph.explanation.adjacency import (
     read_ids,
     types_at,
     unlinked,
+    weight_column,
 )
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
@@ -245,7 +246,7 @@ def _steps(graph: StudyGraph, paths: list[list[int]], edges: FollowedEdges) -> p
         "step": np.concatenate([np.arange(1, len(p)) for p in paths] or [np.array([], dtype=np.int64)]),
         "from_type": types_at(graph, ends[:, 0]), "from_id": keys_at(graph, ends[:, 0]), "relation": edges.relation(at),
         "to_type": types_at(graph, ends[:, 1]), "to_id": keys_at(graph, ends[:, 1]),
-        "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+        "weight": weight_column(weight),
         "provenance": edges.provenance(at),
     }, columns=CHAIN_COLUMNS)  # fmt: skip
 

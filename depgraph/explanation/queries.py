@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.errors import DepgraphError, describe_ids
-from depgraph.explanation.adjacency import find_nodes, keys_at, read_ids, types_at
+from depgraph.explanation.adjacency import find_nodes, keys_at, read_ids, types_at, weight_column
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, RELATIONS, NodeType
 
@@ -74,7 +74,7 @@ def _neighbor_rows(graph: StudyGraph, parts: list) -> pd.DataFrame:  # type: ign
         "relation": np.concatenate([np.full(len(p[3]), p[0], dtype=object) for p in parts]),
         "direction": np.concatenate([np.full(len(p[3]), p[1], dtype=object) for p in parts]),
         "node_type": types_at(graph, other), "node_id": keys_at(graph, other),
-        "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+        "weight": weight_column(weight),
         "provenance": np.concatenate([np.asarray(p[2].labels, dtype=object)[p[2].codes()[p[3]]] for p in parts]),
     }, columns=NEIGHBOR_COLUMNS)  # fmt: skip
 
@@ -102,7 +102,7 @@ def edges_of(graph: StudyGraph, relations: Iterable[str], *, ids: Iterable[str] 
         "relation": np.concatenate([np.full(len(at), name, dtype=object) for name, _, at in parts]),
         "from_type": types_at(graph, src), "from_id": keys_at(graph, src),
         "to_type": types_at(graph, dst), "to_id": keys_at(graph, dst),
-        "weight": pd.Series(weight, dtype=object).where(~np.isnan(weight), None),
+        "weight": weight_column(weight),
         "provenance": np.concatenate([np.asarray(b.labels, dtype=object)[b.codes()[at]] for _, b, at in parts]),
     }, columns=EDGE_COLUMNS)  # fmt: skip
 
