@@ -13,6 +13,11 @@ REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = REPO / "tests" / "data" / "conformance"
 
 
+#: The test files that take longest on two cores (minutes, measured with --durations), run first with --slow.
+LONGEST_FILES = {"test_spark_engine.py": 7, "test_spark_folds.py": 6, "test_spark_validation.py": 2,
+                 "test_spark_study.py": 1}  # fmt: skip
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="also run the tests marked slow, as CI does")
 
@@ -21,6 +26,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests marked slow (Spark's, whole commands in fresh processes, a real browser) are left out unless --slow:
     the suite a contributor runs often stays short, and CI runs every test."""
     if config.getoption("--slow"):
+        # the longest files first: pytest-xdist hands out whole files in this order, so the short ones fill the
+        # workers' last minutes instead of one worker starting a 7-minute Spark file while the other runs out of work
+        items.sort(key=lambda item: -LONGEST_FILES.get(item.path.name, 0))
         return
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:

@@ -363,7 +363,8 @@ def test_the_report_shows_the_flagged_block_and_its_scores(shifted_files, capsys
     assert status == 0 and f"wrote {target}" in out and table.exists()
     page = target.read_text()
     assert "<h2>Evaluation of predictions</h2>" in page
-    assert "Score shift (AUC ≥ 0.8 and balanced accuracy ≤ 0.6 at the training threshold) in: split 0 B" in page
+    assert "score shift in split 0 (repeat 0, fold 0), block B: AUC 1.00 but balanced accuracy 0.50" in page
+    assert "score shift: AUC ≥ 0.8 and balanced accuracy ≤ 0.6 at the training threshold" in page  # the rule
     image = re.search(r"<img alt='test scores per block' src='data:image/png;base64,([^']+)'>", page)
     assert image and base64.b64decode(image.group(1)).startswith(b"\x89PNG")
     scores = evaluate(depgraph.read_spec(shifted_files[0]), shifted_files[1], by="site", n_boot=0).scores
@@ -376,8 +377,10 @@ def test_the_report_without_shift_says_so(shifted_files, tmp_path):
     report = evaluate(spec, shifted_files[1], n_boot=0)  # one block, the whole test side: threshold fits site A only
     depgraph.write_report(spec, tmp_path / "r.html", evaluation=report)
     page = (tmp_path / "r.html").read_text()
-    # pooled, site A's sensitivity 1 and site B's 0 average out: balanced accuracy 2/3, no flag
-    assert report.shifted.empty and "No block flagged" in page and "Score shift" not in page
+    # pooled, site A's sensitivity 1 and site B's 0 average out: balanced accuracy 2/3, no score shift; but the
+    # pooled probabilities are far from the outcomes (site B's divided by 10): calibration in the large is flagged
+    assert report.shifted.empty and "score shift in" not in page
+    assert report.flags["rule"].tolist() == ["calibration_intercept"] and "calibration intercept" in page
 
 
 def test_a_report_named_for_another_kind_is_refused_before_any_work(shifted_files, capsys, tmp_path):

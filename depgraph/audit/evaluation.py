@@ -37,13 +37,17 @@ import os
 import warnings
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 import pandas as pd
 import scipy.sparse as sp
+from scipy import stats
 
+from depgraph.audit.calibration import CALIBRATION, calibration
+from depgraph.audit.heterogeneity import HETEROGENEITY_ALPHA, heterogeneity
 from depgraph.common.arguments import instance, real_number, whole_number
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
@@ -182,6 +186,12 @@ class EvaluationReport:
     #: one row per test prediction: ``split``, ``block`` (the ``by`` value, or :data:`ALL_BLOCKS`), ``score`` and
     #: ``positive`` — what the HTML report draws as score distributions per block
     scores: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
+    #: whether every test score is a probability (in [0, 1]): only then is calibration estimated
+    probabilities: bool = False
+    #: with ``by``: per repeat and statistic, Cochran's Q and I² across the blocks (:mod:`depgraph.audit.heterogeneity`)
+    heterogeneity: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
+    #: every flag of every rule, one row each (:data:`FLAG_COLUMNS`)
+    flags: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     @property
     def shifted(self) -> pd.DataFrame:
@@ -209,51 +219,118 @@ class EvaluationReport:
         """The table as people read it: each statistic with its interval in one cell."""
         shown = self.table[["split", "repeat", "fold", "block", "n_test", "n_groups", "n_positive"]].copy()
         shown["threshold"] = [f"{t:.4g}" for t in self.table["threshold"]]
-        for name in METRICS:
+        names = [*METRICS, *(CALIBRATION if self.probabilities else ())]
+        for name in names:
             shown[name] = [
                 _estimate(v, lo, hi)
                 for v, lo, hi in zip(
                     self.table[name], self.table[f"{name}_low"], self.table[f"{name}_high"], strict=True
                 )
             ]
-        shown["shift"] = np.where(self.table["shift"], "SHIFT", "")
+        if self.probabilities:
+            shown.insert(len(shown.columns) - len(CALIBRATION), "brier", [_estimate(b, np.nan, np.nan)
+                         for b in self.table["brier"]])  # fmt: skip
+        shown["flags"] = self._row_flags()
         return shown
 
-    def shift_lines(self) -> list[str]:
-        return [
-            f"score shift in split {r.split} (repeat {r.repeat}, fold {r.fold}), block {r.block}: AUC {r.auc:.2f} "
-            f"but balanced accuracy {r.balanced_accuracy:.2f} at the training threshold {r.threshold:.4g}"
-            for r in self.shifted.itertuples(index=False)
+    def _row_flags(self) -> list[str]:
+        """Each table row's flagged rules, by name."""
+        named: dict[tuple[int, str], list[str]] = {}
+        for r in self.flags.itertuples(index=False):
+            if r.rule != "heterogeneity":
+                named.setdefault((int(r.split), r.block), []).append(r.rule)
+        return [", ".join(named.get((int(s), b), [])) for s, b in zip(self.table["split"], self.table["block"],
+                strict=True)]  # fmt: skip
+
+    def shown_heterogeneity(self) -> pd.DataFrame:
+        """The heterogeneity table as people read it."""
+        shown = self.heterogeneity[["repeat", "statistic", "n_blocks", "df"]].copy()
+        shown["Q"] = [f"{q:.2f}" if np.isfinite(q) else "-" for q in self.heterogeneity["q"]]
+        shown["p"] = [f"{p:.2g}" if np.isfinite(p) else "-" for p in self.heterogeneity["p"]]
+        shown["I2"] = [f"{i:.0%}" if np.isfinite(i) else "-" for i in self.heterogeneity["i2"]]
+        shown["farthest"] = [
+            f"{b} (z {z:+.1f})" if b is not None else "-"
+            for b, z in zip(self.heterogeneity["farthest"], self.heterogeneity["farthest_z"], strict=True)
         ]
+        shown["flag"] = np.where(self.heterogeneity["flag"], "DISAGREE", "")
+        return shown
+
+    def rules(self) -> list[str]:
+        """The rule behind each kind of flag, as printed under the tables."""
+        found = [f"score shift: {self.rule()}"]
+        if self.probabilities:
+            found.append(f"calibration: the intercept's {self.confidence:.0%} interval excludes 0, or the slope's "
+                         "excludes 1, widened for the tests in the split (Bonferroni)")  # fmt: skip
+        else:
+            found.append("calibration: not estimated (the scores are not probabilities in [0, 1])")
+        if self.by:
+            found.append(f"heterogeneity: Cochran's Q across blocks per repeat, p below {HETEROGENEITY_ALPHA:g} "
+                         "divided by the statistics tested")  # fmt: skip
+        return found
+
+    def shift_lines(self) -> list[str]:
+        return list(self.flags.loc[self.flags["rule"] == "score_shift", "detail"])
+
+    def flag_lines(self) -> list[str]:
+        return list(self.flags["detail"])
 
     def __str__(self) -> str:
         lines = [self.summary(), text_table(self.shown())]
-        flagged = self.shift_lines()
-        lines += [*flagged, f"flag rule: {self.rule()}"] if flagged else [f"no score shift ({self.rule()})"]
+        if len(self.heterogeneity):
+            lines += [f"agreement across {self.by} blocks (test rows of each repeat pooled):",
+                      text_table(self.shown_heterogeneity())]  # fmt: skip
+        flagged = self.flag_lines()
+        lines += [f"{len(flagged)} flag(s):", *flagged] if flagged else ["no flag"]
+        lines += [f"rule: {r}" for r in self.rules()]
+        if not len(self.shifted):
+            lines.append(f"no score shift ({self.rule()})")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"EvaluationReport({self.summary()}; {int(self.table['shift'].sum())} shifted block(s))"
+        return (
+            f"EvaluationReport({self.summary()}; {len(self.flags)} flag(s), {int(self.table['shift'].sum())} "
+            "shifted block(s))"
+        )
 
     def _repr_html_(self) -> str:
-        return html_block("evaluation", [self.summary(), *self.shift_lines()], [("", self.shown())])
+        return html_block("evaluation", [self.summary(), *self.flag_lines()], [("", self.shown())])
 
     def to_json_dict(self) -> dict[str, Any]:
         """The report as JSON values (a missing statistic is ``null``)."""
-        rows = self.table.astype(object).where(self.table.notna(), None).to_dict("records")
         return {
             "threshold": self.threshold,
             "by": self.by,
             "n_boot": self.n_boot,
             "confidence": self.confidence,
             "seed": self.seed,
+            "probabilities": self.probabilities,
             "shift_rule": {"auc_at_least": SHIFT_AUC, "balanced_accuracy_at_most": SHIFT_BALANCED_ACCURACY},
-            "rows": [{k: _plain(v) for k, v in row.items()} for row in rows],
+            "heterogeneity_rule": {"family_alpha": HETEROGENEITY_ALPHA, "correction": "bonferroni"},
+            "rows": _records(self.table),
+            "heterogeneity": _records(self.heterogeneity),
+            "flags": _records(self.flags),
         }
 
     def write_json(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_json_dict` as indented JSON, atomically."""
         atomic_write_bytes(path, orjson.dumps(self.to_json_dict(), option=orjson.OPT_INDENT_2))
+
+
+def companion_tables(output: str | os.PathLike[str], by: str | None) -> dict[str, Path]:
+    """Where a table written with ``-o NAME.csv`` (any table suffix) puts the flag table and, with ``by``, the
+    heterogeneity table: ``NAME.flags.csv`` and ``NAME.heterogeneity.csv`` beside it.
+
+    >>> {k: str(v) for k, v in companion_tables("out/eval.tsv", "site_group").items()}
+    {'flags': 'out/eval.flags.tsv', 'heterogeneity': 'out/eval.heterogeneity.tsv'}
+    """
+    path = Path(output)
+    names = ["flags", *(["heterogeneity"] if by else [])]
+    return {name: path.with_name(f"{path.stem}.{name}{path.suffix}") for name in names}
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = table.astype(object).where(table.notna(), None).to_dict("records")
+    return [{k: _plain(v) for k, v in row.items()} for row in rows]
 
 
 def _estimate(value: float, low: float, high: float) -> str:
@@ -319,6 +396,27 @@ def evaluate(
     rows = read_predictions(spec, predictions, label=label, positive=positive, encoding=encoding)
     thresholds = _thresholds(spec, rows, rule, describe_source(predictions, "predictions"))
     block = _row_blocks(spec, rows, by)
+    tested = rows.test
+    probabilities = bool(np.all((rows.score[tested] >= 0) & (rows.score[tested] <= 1)))
+    records = _block_records(spec, rows, block, thresholds, by, (n_boot, confidence, seed), probabilities)
+    table = _report_table(records)
+    scores = pd.DataFrame(
+        {"split": rows.split[tested], "block": block[tested], "score": rows.score[tested],
+         "positive": rows.positive[tested]}
+    )  # fmt: skip
+    agreement = heterogeneity(_pooled(spec, rows, block, thresholds), probabilities) if by else pd.DataFrame()
+    return EvaluationReport(
+        table, str(rule), by, n_boot, float(confidence), seed, scores, probabilities, agreement,
+        flag_table(table, agreement, float(confidence)),
+    )  # fmt: skip
+
+
+def _block_records(
+    spec: SplitSpec, rows: Predictions, block: np.ndarray, thresholds: dict[int, float], by: str | None,
+    bootstrap: tuple[int, float, int], probabilities: bool,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One record per tested split and block: the counts, the metrics with their intervals and the calibration."""
+    n_boot, confidence, seed = bootstrap
     group_codes = spec.grouped().codes
     records = []
     for k in np.unique(rows.split[rows.test]):
@@ -332,18 +430,32 @@ def evaluate(
         for name, at in named:
             # the draws depend on the seed, the split and the block's name: not on which other blocks are there
             stream = np.random.default_rng([seed, int(k), zlib.crc32(name.encode("utf-8"))])
+            groups = group_codes[rows.position[at]]
             stats = block_statistics(
-                rows.score[at], rows.positive[at], group_codes[rows.position[at]], thresholds[k], n_boot, confidence,
-                stream,
-            )  # fmt: skip
+                rows.score[at], rows.positive[at], groups, thresholds[k], n_boot, confidence, stream
+            )
+            fitted = (
+                calibration(rows.score[at], rows.positive[at], groups, confidence)
+                if probabilities
+                else {"calibration_note": "scores are not probabilities in [0, 1]"}
+            )
             records.append({"split": int(k), "repeat": split.repeat, "fold": split.fold, "block": name, **stats,
-                            "threshold": thresholds[k]})  # fmt: skip
+                            "threshold": thresholds[k], **fitted})  # fmt: skip
+    return records
+
+
+def _pooled(spec: SplitSpec, rows: Predictions, block: np.ndarray, thresholds: dict[int, float]) -> pd.DataFrame:
+    """The test rows of every split, each with its repeat, block, score, class, call at its split's threshold and
+    spec group: what :func:`~depgraph.audit.heterogeneity.heterogeneity` compares across blocks."""
     tested = rows.test
-    scores = pd.DataFrame(
-        {"split": rows.split[tested], "block": block[tested], "score": rows.score[tested],
-         "positive": rows.positive[tested]}
+    split = rows.split[tested]
+    repeats = np.array([s.repeat for s in spec.folds.splits])
+    threshold = pd.Series(split).map(thresholds).to_numpy(dtype=np.float64)
+    return pd.DataFrame(
+        {"repeat": repeats[split], "block": block[tested], "score": rows.score[tested],
+         "positive": rows.positive[tested], "called": rows.score[tested] >= threshold,
+         "group": spec.grouped().codes[rows.position[tested]]}
     )  # fmt: skip
-    return EvaluationReport(_report_table(records), str(rule), by, n_boot, float(confidence), seed, scores)
 
 
 def _row_blocks(spec: SplitSpec, rows: Predictions, by: str | None) -> np.ndarray:
@@ -358,10 +470,81 @@ def _row_blocks(spec: SplitSpec, rows: Predictions, by: str | None) -> np.ndarra
 def _report_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     columns = ["split", "repeat", "fold", "block", "n_test", "n_groups", "n_positive", "threshold"]
     columns += [c for name in METRICS for c in (name, f"{name}_low", f"{name}_high")]
-    table = pd.DataFrame.from_records(records, columns=columns)
+    columns += ["brier", *(c for name in CALIBRATION for c in (name, f"{name}_low", f"{name}_high"))]
+    table = pd.DataFrame.from_records(records, columns=[*columns, "calibration_note"])
+    table[columns[8:]] = table[columns[8:]].astype(np.float64)
     with np.errstate(invalid="ignore"):
         table["shift"] = (table["auc"] >= SHIFT_AUC) & (table["balanced_accuracy"] <= SHIFT_BALANCED_ACCURACY)
     return table
+
+
+#: The flag table's columns: where (``split``, ``repeat``, ``fold``, ``block``; a heterogeneity flag is a
+#: repeat's, its split and fold missing), which ``rule``, on which ``statistic``, its ``value`` and interval, and
+#: the sentence printed.
+FLAG_COLUMNS: tuple[str, ...] = (
+    "split", "repeat", "fold", "block", "rule", "statistic", "value", "low", "high", "detail",
+)  # fmt: skip
+
+
+def flag_table(table: pd.DataFrame, agreement: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Every flag of every rule, one row each: ``score_shift`` (:data:`SHIFT_AUC`, :data:`SHIFT_BALANCED_ACCURACY`),
+    ``calibration_intercept`` / ``calibration_slope`` (:func:`calibration_flags`) and ``heterogeneity`` (Cochran's Q
+    below the Bonferroni level, :mod:`depgraph.audit.heterogeneity`)."""
+    records = []
+    for r in table[table["shift"]].itertuples(index=False):
+        detail = (
+            f"score shift in {_where(r)}: AUC {r.auc:.2f} but balanced accuracy {r.balanced_accuracy:.2f} at the "
+            f"training threshold {r.threshold:.4g}"
+        )
+        records.append({"split": r.split, "repeat": r.repeat, "fold": r.fold, "block": r.block, "rule": "score_shift",
+                        "statistic": "balanced_accuracy", "value": r.balanced_accuracy,
+                        "low": r.balanced_accuracy_low, "high": r.balanced_accuracy_high,
+                        "detail": detail})  # fmt: skip
+    records += calibration_flags(table, confidence)
+    for r in agreement[agreement["flag"]].itertuples(index=False) if len(agreement) else ():
+        records.append({"split": None, "repeat": r.repeat, "fold": None, "block": "(across blocks)",
+                        "rule": "heterogeneity", "statistic": r.statistic, "value": r.q, "low": None, "high": None,
+                        "detail": f"the blocks disagree on {r.statistic} in repeat {r.repeat}: Cochran's Q {r.q:.1f} "
+                                  f"on {r.df} df, p {r.p:.2g} < {r.alpha:.3g}, I² {r.i2:.0%}; farthest from the "
+                                  f"others: {r.farthest} (z {r.farthest_z:+.1f})"})  # fmt: skip
+    flags = pd.DataFrame.from_records(records, columns=list(FLAG_COLUMNS))
+    for column in ("split", "fold"):
+        flags[column] = flags[column].astype("Int64")
+    flags["repeat"] = flags["repeat"].astype(np.int64)
+    flags[["value", "low", "high"]] = flags[["value", "low", "high"]].astype(np.float64)
+    return flags
+
+
+#: The rules behind the flags (a flag table lists score shifts, then calibration, then heterogeneity).
+FLAG_RULES: tuple[str, ...] = ("score_shift", "calibration_intercept", "calibration_slope", "heterogeneity")
+
+
+def calibration_flags(table: pd.DataFrame, confidence: float) -> list[dict[str, Any]]:
+    """A split's block is flagged when its calibration intercept's interval excludes 0 or its slope's excludes 1,
+    the intervals widened for the tests made in that split (Bonferroni over its rows and the two statistics: the
+    chance of a flag in a well-calibrated split stays at most ``1 - confidence``). The flag carries the widened
+    interval; the table shows the unadjusted ones."""
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    records = []
+    for _, split in table.groupby("split", sort=True):
+        tests = 2 * int(split["calibration_intercept"].notna().sum())
+        widened = stats.norm.ppf(1 - (1 - confidence) / (2 * max(tests, 1)))
+        for r in split.itertuples(index=False):
+            for name, expected in (("calibration_intercept", 0.0), ("calibration_slope", 1.0)):
+                value = getattr(r, name)
+                half = (value - getattr(r, f"{name}_low")) / z * widened
+                if np.isfinite(value) and abs(value - expected) > half:
+                    records.append({"split": r.split, "repeat": r.repeat, "fold": r.fold, "block": r.block,
+                                    "rule": name, "statistic": name, "value": value, "low": value - half,
+                                    "high": value + half,
+                                    "detail": f"{name.replace('_', ' ')} {value:.2f} in {_where(r)}: its interval "
+                                              f"widened for {tests} tests, [{value - half:.2f}, {value + half:.2f}], "
+                                              f"excludes {expected:g}"})  # fmt: skip
+    return records
+
+
+def _where(row: Any) -> str:
+    return f"split {row.split} (repeat {row.repeat}, fold {row.fold}), block {row.block}"
 
 
 def _block_column(spec: SplitSpec, by: Any) -> str | None:

@@ -86,6 +86,8 @@ def figures(
         out = _figures(spec, graph, report)
         if evaluation is not None and len(evaluation.scores):
             out["scores"] = _scores(evaluation)
+            if evaluation.probabilities:
+                out["reliability"] = _reliability(evaluation)
         return out
 
 
@@ -185,6 +187,33 @@ def _scores(evaluation: EvaluationReport) -> Any:
     ax.set_ylabel("test score")
     ax.set_title(f"Test scores per {evaluation.by or 'split side'}")
     ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+#: The reliability curve's bins of predicted probability.
+RELIABILITY_BINS = 10
+
+
+def _reliability(evaluation: EvaluationReport) -> Any:
+    """Observed share of positives against the mean predicted probability, in tenths of the probability, per
+    block (every split's test rows pooled): a well-calibrated block follows the diagonal."""
+    scores = evaluation.scores
+    fig = _figure(5.5, 4.2)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8, label="perfect calibration")
+    bins = np.minimum((scores["score"].to_numpy() * RELIABILITY_BINS).astype(int), RELIABILITY_BINS - 1)
+    for block in sorted(scores["block"].unique().tolist())[:12]:
+        at = (scores["block"] == block).to_numpy()
+        per_bin = pd.DataFrame({"bin": bins[at], "p": scores["score"][at], "y": scores["positive"][at]})
+        curve = per_bin.groupby("bin").agg(p=("p", "mean"), y=("y", "mean"))
+        ax.plot(curve["p"], curve["y"], marker="o", markersize=3, linewidth=1, label=str(block))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean predicted probability (tenths)")
+    ax.set_ylabel("observed share of positives")
+    ax.set_title(f"Reliability per {evaluation.by or 'split side'} (test rows pooled)")
+    # beside the axes, never over the curves
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
 
 
@@ -343,7 +372,7 @@ def render_html(
     if report is not None:
         parts.append(_exposure_section(report, figs.get("exposure")))
     if evaluation is not None:
-        parts.append(_evaluation_section(evaluation, figs.get("scores")))
+        parts.append(_evaluation_section(evaluation, figs))
     if "time" in figs:
         parts.append("<h2>Time ordering</h2>" + _img(figs["time"], "samples per order rank"))
     if "graph" in figs:
@@ -480,30 +509,50 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
     )
 
 
-def _evaluation_section(evaluation: EvaluationReport, fig: Any) -> str:
+def _evaluation_section(evaluation: EvaluationReport, figs: dict[str, Any]) -> str:
     shown = evaluation.shown()
     pooled = evaluation.table["block"] != ALL_BLOCKS if evaluation.by else np.ones(len(shown), dtype=bool)
-    rows = shown[pooled].head(50)
-    head = "".join(f"<th>{_e(c)}</th>" for c in rows.columns)
-    flag = {True: "<tr class='error'>", False: "<tr>"}
-    body = "".join(
-        flag[bool(flagged)] + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>"
-        for row, flagged in zip(rows.itertuples(index=False), evaluation.table["shift"][pooled].head(50), strict=True)
-    )
-    more = f"<p>… and {int(pooled.sum()) - 50} more rows</p>" if pooled.sum() > 50 else ""
-    shifted = evaluation.shifted
+    flagged = shown["flags"] != ""
+    flags = evaluation.flags
     verdict = (
-        f"<p class='error'>Score shift ({_e(evaluation.rule())}) in: "
-        + _e(", ".join(f"split {s} {b}" for s, b in zip(shifted["split"], shifted["block"], strict=True)))
-        + "</p>"
-        if len(shifted)
-        else f"<p class='ok'>No block flagged ({_e(evaluation.rule())}).</p>"
+        f"<p class='error'>{len(flags)} flag(s):</p>" + _html_table(flags[["split", "repeat", "fold", "block", "rule",
+                                                                        "statistic", "value", "detail"]], 50)
+        if len(flags)
+        else "<p class='ok'>No flag.</p>"
+    )  # fmt: skip
+    rules = "<ul>" + "".join(f"<li>{_e(rule)}</li>" for rule in evaluation.rules()) + "</ul>"
+    images = "".join(
+        _img(figs[name], alt) for name, alt in (("scores", "test scores per block"),
+                                                ("reliability", "reliability curves per block")) if name in figs
+    )  # fmt: skip
+    agreement = (
+        f"<h3>Agreement across {_e(evaluation.by)} blocks</h3><p>Each repeat's test rows pooled; Cochran's Q and I² "
+        "on the logit scale.</p>" + _html_table(evaluation.shown_heterogeneity(), 50)
+        if len(evaluation.heterogeneity)
+        else ""
     )
-    image = _img(fig, "test scores per block") if fig is not None else ""
     return (
-        f"<h2>Evaluation of predictions</h2><p>{_e(evaluation.summary())}</p>{verdict}{image}"
-        f"<table><tr>{head}</tr>{body}</table>{more}"
+        f"<h2>Evaluation of predictions</h2><p>{_e(evaluation.summary())}</p>{verdict}{rules}{images}{agreement}"
+        f"<h3>Per split and block</h3>{_html_table(shown[pooled], 50, flagged[pooled].to_numpy())}"
     )
+
+
+def _html_table(table: pd.DataFrame, limit: int, flagged: np.ndarray | None = None) -> str:
+    """A table's first ``limit`` rows as HTML (rows in ``flagged`` marked), and how many more there are."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+    marks = np.zeros(len(table), dtype=bool) if flagged is None else flagged
+    body = "".join(
+        ("<tr class='error'>" if mark else "<tr>") + "".join(f"<td>{_e(_cell(v))}</td>" for v in row) + "</tr>"
+        for row, mark in zip(table.head(limit).itertuples(index=False), marks[:limit], strict=True)
+    )
+    more = f"<p>… and {len(table) - limit} more rows</p>" if len(table) > limit else ""
+    return f"<table><tr>{head}</tr>{body}</table>{more}"
+
+
+def _cell(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)) or value is pd.NA:
+        return "-"
+    return f"{value:.3g}" if isinstance(value, float) else value
 
 
 def _exposure_section(report: ExposureReport, fig: Any) -> str:

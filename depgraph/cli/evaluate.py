@@ -62,7 +62,11 @@ def evaluate_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Also write the full table: .csv, .tsv, .parquet or .json.", readable=False
+            "--output",
+            "-o",
+            help="Also write the full table, with NAME.flags.csv (and NAME.heterogeneity.csv with --by) beside it; "
+            ".tsv, .parquet alike; or .json: everything.",
+            readable=False,
         ),
     ] = None,
     encoding: Annotated[str | None, encoding_option("the predictions table")] = None,
@@ -79,8 +83,9 @@ def evaluate_command(
 ) -> None:
     """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
-    NPV, with intervals from a bootstrap over the spec's groups. A block whose AUC is high while its balanced
-    accuracy is low is flagged as a score shift (see docs/evaluation.md).
+    NPV, with intervals from a bootstrap over the spec's groups; with probabilities, the Brier score and the
+    calibration intercept and slope; with --by, whether the blocks agree (Cochran's Q, I²). Every flag (score shift,
+    calibration, heterogeneity) is listed with its rule (see docs/evaluation.md).
 
     \f
     One piece: its signature is the command's options, as typer reads them; the body parses them and calls the

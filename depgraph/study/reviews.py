@@ -363,14 +363,18 @@ def evaluate_file(
 ) -> EvaluationReport:  # fmt: skip
     """``depgraph evaluate``: the ``predictions`` made on the spec's splits evaluated
     (:func:`~depgraph.audit.evaluation.evaluate`'s ``options``); with ``output`` the full table written as a
-    ``table_format`` table (or ``json``: the whole evaluation), with ``report_file`` the spec's HTML report carrying
+    ``table_format`` table with the flag and heterogeneity tables beside it (``NAME.flags.csv``…; or ``json``: the
+    whole evaluation), with ``report_file`` the spec's HTML report carrying
     the evaluation, put in place together. Returns the evaluation."""
     from depgraph.adapters.frames import write_table
-    from depgraph.audit.evaluation import evaluate
+    from depgraph.audit.evaluation import companion_tables, evaluate
     from depgraph.audit.report import write_report
     from depgraph.spec.files import read_spec
 
     refuse_options(evaluate, options)
+    if output is not None and table_format != "json" and str(output) != "-":
+        for path in companion_tables(output, options.get("by")).values():  # checked before any work, as -o was
+            plan.file(path, binary=table_format == "parquet")
     spec = read_spec(spec_file)
     with progress(f"evaluating {Path(predictions).name}"):
         report = evaluate(spec, predictions, **options)
@@ -379,6 +383,9 @@ def evaluate_file(
             report.write_json(output)
         elif output is not None:
             write_table(report.table, output, table_format, excel_safe=excel_safe)
+            if str(output) != "-":
+                for name, path in companion_tables(output, options.get("by")).items():
+                    write_table(getattr(report, name), path, table_format, excel_safe=excel_safe)
         if report_file is not None:
             write_report(spec, report_file, evaluation=report)
     return report

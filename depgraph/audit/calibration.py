@@ -1,0 +1,107 @@
+"""Calibration of probabilities on a held-out block: the Brier score and logistic recalibration, with intervals that
+let samples of one group depend on each other.
+
+For predicted probabilities ``p`` and outcomes ``y`` of a block's test rows:
+
+* ``brier``: the mean of ``(p - y)²`` (0 is perfect; 0.25 is what ``p = 0.5`` everywhere scores at prevalence 0.5);
+* ``calibration_intercept``: ``a`` in ``logit P(y) = a + logit(p)`` (the slope held at 1) — calibration in the large:
+  0 when the probabilities are right on average, above 0 when they are too low;
+* ``calibration_slope``: ``b`` in ``logit P(y) = a + b·logit(p)`` — 1 when the probabilities spread as the outcomes
+  do, below 1 when they are too extreme (over-fitting), above 1 when too timid.
+
+Both are fitted by maximum likelihood (scipy's trust-region Newton method). Their intervals are Wald intervals from
+a **cluster-robust** (sandwich) variance over the spec's groups: samples of one group move together, as in the
+bootstrap of :mod:`depgraph.audit.evaluation`. A block holding one class has no intercept or slope (missing, with
+``calibration_note`` saying why), nor has a fit that does not converge (complete separation); the Brier score is
+always given. Probabilities of exactly 0 or 1 are taken as :data:`EDGE` from them before the logit.
+
+>>> p = np.array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9, 0.2, 0.6])
+>>> y = np.array([False, False, True, True, True, True, False, False])
+>>> found = calibration(p, y, np.arange(8), 0.95)
+>>> round(found["brier"], 4), found["calibration_note"] is None
+(0.135, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+from scipy.special import expit, logit
+
+#: Probabilities are held this far from 0 and 1 before their logit is taken.
+EDGE = 1e-9
+#: A fitted coefficient beyond this (in logits) means the fit ran off to infinity: complete separation.
+DIVERGED = 30.0
+#: The calibration columns, each but the Brier score with ``_low`` / ``_high`` interval bounds.
+CALIBRATION: tuple[str, ...] = ("calibration_intercept", "calibration_slope")
+
+
+def calibration(probability: np.ndarray, positive: np.ndarray, groups: np.ndarray, confidence: float
+                ) -> dict[str, Any]:  # fmt: skip
+    """The Brier score, calibration intercept and slope of one block, with ``confidence`` intervals from the
+    cluster-robust variance over ``groups`` (one code per row)."""
+    y = positive.astype(np.float64)
+    found: dict[str, Any] = {"brier": float(np.mean((probability - y) ** 2)) if len(y) else np.nan}
+    for name in CALIBRATION:
+        found[name] = found[f"{name}_low"] = found[f"{name}_high"] = np.nan
+    if len(y) == 0 or y.min() == y.max():
+        found["calibration_note"] = "one class" if len(y) else "no rows"
+        return found
+    lp = logit(np.clip(probability, EDGE, 1 - EDGE))
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    fits = {
+        "calibration_intercept": _logistic(np.ones((len(y), 1)), lp, y, groups),
+        # a threshold on the probabilities that parts the classes: the slope's likelihood grows without bound
+        "calibration_slope": None
+        if _separated(lp, positive)
+        else _logistic(np.column_stack([np.ones(len(y)), lp]), np.zeros(len(y)), y, groups),
+    }
+    notes = []
+    for name, fit in fits.items():
+        if fit is None:
+            notes.append(f"{name.removeprefix('calibration_')} not estimable (the classes are separated)")
+            continue
+        value, se = fit
+        found[name], found[f"{name}_low"], found[f"{name}_high"] = value, value - z * se, value + z * se
+    found["calibration_note"] = "; ".join(notes) or None
+    return found
+
+
+def _separated(lp: np.ndarray, positive: np.ndarray) -> bool:
+    """Whether every positive is at or above every negative, or at or below (complete or quasi-complete
+    separation on one covariate)."""
+    pos, neg = lp[positive], lp[~positive]
+    return bool(pos.min() >= neg.max() or pos.max() <= neg.min())
+
+
+def _logistic(design: np.ndarray, offset: np.ndarray, y: np.ndarray, groups: np.ndarray
+              ) -> tuple[float, float] | None:  # fmt: skip
+    """The last coefficient of the logistic regression of ``y`` on ``design`` with ``offset``, and its
+    cluster-robust standard error over ``groups``; ``None`` when the fit runs off to infinity."""
+
+    def loss(beta: np.ndarray) -> tuple[float, np.ndarray]:
+        eta = offset + design @ beta
+        # -log-likelihood, written so a large |eta| neither overflows nor loses the term
+        return float(np.sum(np.logaddexp(0, eta) - y * eta)), design.T @ (expit(eta) - y)
+
+    def hessian(beta: np.ndarray) -> np.ndarray:
+        mu = expit(offset + design @ beta)
+        return (design * (mu * (1 - mu))[:, None]).T @ design
+
+    fit = optimize.minimize(loss, np.zeros(design.shape[1]), jac=True, hess=hessian, method="trust-exact")
+    if not fit.success or not np.all(np.abs(fit.x) < DIVERGED):
+        return None
+    mu = expit(offset + design @ fit.x)
+    bread = np.linalg.pinv(hessian(fit.x))
+    _, codes = np.unique(groups, return_inverse=True)
+    n_groups = int(codes.max()) + 1
+    per_group = np.stack(
+        [np.bincount(codes, weights=design[:, j] * (y - mu), minlength=n_groups) for j in range(design.shape[1])],
+        axis=1,
+    )
+    # the small-sample factor G/(G-1) of the cluster-robust variance (CR1)
+    meat = per_group.T @ per_group * (n_groups / max(n_groups - 1, 1))
+    variance = bread @ meat @ bread
+    return float(fit.x[-1]), float(np.sqrt(max(variance[-1, -1], 0.0)))
