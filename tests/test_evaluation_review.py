@@ -22,6 +22,7 @@ from depgraph.audit.evaluation import FLAG_COLUMNS, evaluate
 from depgraph.audit.heterogeneity import block_estimates
 from depgraph.cli.main import main
 from depgraph.spec.files import write_spec
+from depgraph.spec.model import SplitSpec
 
 metrics = pytest.importorskip("sklearn.metrics")
 linear_model = pytest.importorskip("sklearn.linear_model")
@@ -127,7 +128,32 @@ def test_the_auc_variance_is_delongs_for_groups_of_one():
     v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
     delong = v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg)
     assert theta == pytest.approx(logit(auc))
-    assert variance * (auc * (1 - auc)) ** 2 == pytest.approx(delong, rel=0.02)
+    assert variance * (auc * (1 - auc)) ** 2 == pytest.approx(delong, rel=1e-9)
+
+
+def test_a_block_of_one_group_has_no_interval_and_stays_out_of_the_comparison():
+    p, y = calibrated(100, 5)
+    one = calibration(p, y, np.zeros(100, dtype=int), 0.95)
+    assert one["calibration_note"].startswith("one group") and np.isnan(one["calibration_intercept_low"])
+    block = pd.DataFrame({"score": p, "positive": y, "called": p > 0.5, "group": 0})
+    assert all(v is None for v in block_estimates(block, probabilities=True).values())
+
+
+def test_the_same_rows_in_another_order_give_the_same_bytes():
+    spec, predictions = cohort(3, 0.6, per_site=100)
+    first = evaluate(spec, predictions, threshold=0.5, by="site", n_boot=20)
+    again = evaluate(spec, predictions.sample(frac=1, random_state=1), threshold=0.5, by="site", n_boot=20)
+    assert json.dumps(first.to_json_dict()) == json.dumps(again.to_json_dict())
+
+
+@pytest.mark.parametrize("name", ["(all)", "(across blocks)", "(none)"])
+def test_a_block_named_like_the_evaluations_own_rows_is_refused(name):
+    spec, predictions = cohort(0, 0.0, per_site=50)
+    samples = spec.samples.assign(site_group=spec.samples["site_group"].replace("site2", name))
+    renamed = SplitSpec.build(samples, constraint=spec.constraint, recommended_resampling="grouped_cv")
+    with pytest.raises(depgraph.DepgraphError, match="rename it") as caught:
+        evaluate(renamed.with_folds(spec.folds), predictions, threshold=0.5, by="site", n_boot=0)
+    assert caught.value.code == "invalid_value"
 
 
 @pytest.mark.slow

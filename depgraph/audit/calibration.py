@@ -10,8 +10,9 @@ For predicted probabilities ``p`` and outcomes ``y`` of a block's test rows:
   do, below 1 when they are too extreme (over-fitting), above 1 when too timid.
 
 Both are fitted by maximum likelihood (scipy's trust-region Newton method). Their intervals are Wald intervals from
-a **cluster-robust** (sandwich) variance over the spec's groups: samples of one group move together, as in the
-bootstrap of :mod:`depgraph.audit.evaluation`. A block holding one class has no intercept or slope (missing, with
+a **cluster-robust** (sandwich, CR1) variance over the spec's groups, with Student's t on (groups − 1) degrees of
+freedom: samples of one group move together, as in the bootstrap of :mod:`depgraph.audit.evaluation`. A block of
+one group has no interval. A block holding one class has no intercept or slope (missing, with
 ``calibration_note`` saying why), nor has a fit that does not converge (complete separation); the Brier score is
 always given. Probabilities of exactly 0 or 1 are taken as :data:`EDGE` from them before the logit.
 
@@ -50,7 +51,12 @@ def calibration(probability: np.ndarray, positive: np.ndarray, groups: np.ndarra
         found["calibration_note"] = "one class" if len(y) else "no rows"
         return found
     lp = logit(np.clip(probability, EDGE, 1 - EDGE))
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    n_groups = len(np.unique(groups))
+    if n_groups < 2:
+        found["calibration_note"] = "one group: no interval (the spec's groups are what varies)"
+        return found
+    # Student's t on G - 1 degrees of freedom: the sandwich variance over few groups is itself uncertain
+    z = stats.t.ppf(0.5 + confidence / 2, n_groups - 1)
     fits = {
         "calibration_intercept": _logistic(np.ones((len(y), 1)), lp, y, groups),
         # a threshold on the probabilities that parts the classes: the slope's likelihood grows without bound
@@ -61,10 +67,16 @@ def calibration(probability: np.ndarray, positive: np.ndarray, groups: np.ndarra
     notes = []
     for name, fit in fits.items():
         if fit is None:
-            notes.append(f"{name.removeprefix('calibration_')} not estimable (the classes are separated)")
+            why = (
+                "the probabilities do not vary" if np.ptp(lp) == 0 and name == "calibration_slope"
+                else "the classes are separated" if name == "calibration_slope" and _separated(lp, positive)
+                else "the fit did not converge"
+            )  # fmt: skip
+            notes.append(f"{name.removeprefix('calibration_')} not estimable ({why})")
             continue
         value, se = fit
         found[name], found[f"{name}_low"], found[f"{name}_high"] = value, value - z * se, value + z * se
+        found[f"{name}_se"] = se  # for the comparison across blocks (not a column of the report)
     found["calibration_note"] = "; ".join(notes) or None
     return found
 

@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from depgraph.audit.calibration import CALIBRATION, calibration
-from depgraph.audit.heterogeneity import HETEROGENEITY_ALPHA, heterogeneity
+from depgraph.audit.heterogeneity import HETEROGENEITY_ALPHA, MISSING_BLOCK, heterogeneity
 from depgraph.common.arguments import instance, real_number, whole_number
 from depgraph.common.display import html_block, text_table
 from depgraph.common.identifiers import normalise_keys
@@ -67,6 +67,8 @@ METRICS: tuple[str, ...] = ("auc", "sensitivity", "specificity", "balanced_accur
 THRESHOLD_RULES: tuple[str, ...] = ("youden", "sensitivity", "specificity")
 #: The ``block`` of a row that covers a split's whole test side.
 ALL_BLOCKS = "(all)"
+#: The ``block`` of a heterogeneity flag.
+ACROSS_BLOCKS = "(across blocks)"
 #: At most this many bootstrap weights (resamples × distinct scores) are held at once.
 _CHUNK = 4_000_000
 
@@ -394,6 +396,9 @@ def evaluate(
     if not real_number(confidence) or not 0 < float(confidence) < 1:
         raise DepgraphError("invalid_argument", f"confidence must be a number in (0, 1), not {confidence!r}")
     rows = read_predictions(spec, predictions, label=label, positive=positive, encoding=encoding)
+    # in the spec's order, whatever the table's: sums in floating point then come out the same to the last bit
+    order = np.lexsort((rows.position, rows.split))
+    rows = Predictions(*(getattr(rows, f)[order] for f in ("position", "split", "test", "score", "positive")))
     thresholds = _thresholds(spec, rows, rule, describe_source(predictions, "predictions"))
     block = _row_blocks(spec, rows, by)
     tested = rows.test
@@ -464,7 +469,17 @@ def _row_blocks(spec: SplitSpec, rows: Predictions, by: str | None) -> np.ndarra
     if by is None:
         return np.full(len(rows.position), ALL_BLOCKS, dtype=object)
     values = pd.Series(spec.samples[by].to_numpy(dtype=object)[rows.position], dtype=object)
-    return values.fillna("(none)").astype(str).to_numpy(dtype=object)
+    named = values.dropna().astype(str)
+    reserved = sorted(set(named) & {ALL_BLOCKS, ACROSS_BLOCKS, MISSING_BLOCK})
+    if reserved:  # a block of that name would be read as the whole test side, the comparison or the unknown
+        raise DepgraphError(
+            "invalid_value",
+            f"by={by!r}: the spec names a block {describe_ids(reserved)}, a name the evaluation keeps for the whole "
+            f"test side ({ALL_BLOCKS}), the comparison across blocks ({ACROSS_BLOCKS}) and samples without a value "
+            f"({MISSING_BLOCK}): rename it",
+            column=by,
+        )
+    return values.fillna(MISSING_BLOCK).astype(str).to_numpy(dtype=object)
 
 
 def _report_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -502,7 +517,7 @@ def flag_table(table: pd.DataFrame, agreement: pd.DataFrame, confidence: float) 
                         "detail": detail})  # fmt: skip
     records += calibration_flags(table, confidence)
     for r in agreement[agreement["flag"]].itertuples(index=False) if len(agreement) else ():
-        records.append({"split": None, "repeat": r.repeat, "fold": None, "block": "(across blocks)",
+        records.append({"split": None, "repeat": r.repeat, "fold": None, "block": ACROSS_BLOCKS,
                         "rule": "heterogeneity", "statistic": r.statistic, "value": r.q, "low": None, "high": None,
                         "detail": f"the blocks disagree on {r.statistic} in repeat {r.repeat}: Cochran's Q {r.q:.1f} "
                                   f"on {r.df} df, p {r.p:.2g} < {r.alpha:.3g}, I² {r.i2:.0%}; farthest from the "
@@ -524,15 +539,17 @@ def calibration_flags(table: pd.DataFrame, confidence: float) -> list[dict[str, 
     the intervals widened for the tests made in that split (Bonferroni over its rows and the two statistics: the
     chance of a flag in a well-calibrated split stays at most ``1 - confidence``). The flag carries the widened
     interval; the table shows the unadjusted ones."""
-    z = stats.norm.ppf(0.5 + confidence / 2)
     records = []
     for _, split in table.groupby("split", sort=True):
         tests = 2 * int(split["calibration_intercept"].notna().sum())
-        widened = stats.norm.ppf(1 - (1 - confidence) / (2 * max(tests, 1)))
+        tail = (1 - confidence) / (2 * max(tests, 1))
         for r in split.itertuples(index=False):
+            # the row's interval used Student's t on (groups - 1) df: widened on the same distribution
+            df = max(int(r.n_groups) - 1, 1)
+            widened = stats.t.ppf(1 - tail, df) / stats.t.ppf(0.5 + confidence / 2, df)
             for name, expected in (("calibration_intercept", 0.0), ("calibration_slope", 1.0)):
                 value = getattr(r, name)
-                half = (value - getattr(r, f"{name}_low")) / z * widened
+                half = (value - getattr(r, f"{name}_low")) * widened
                 if np.isfinite(value) and abs(value - expected) > half:
                     records.append({"split": r.split, "repeat": r.repeat, "fold": r.fold, "block": r.block,
                                     "rule": name, "statistic": name, "value": value, "low": value - half,

@@ -34,6 +34,8 @@ from scipy.special import logit
 
 from depgraph.audit.calibration import calibration
 
+#: The block of the samples without a ``by`` value (left out of the comparison).
+MISSING_BLOCK = "(none)"
 #: The family-wise chance of a heterogeneity flag when the blocks agree (split over the statistics tested).
 HETEROGENEITY_ALPHA = 0.05
 #: The statistics compared across blocks, in the table's order.
@@ -52,6 +54,8 @@ def heterogeneity(rows: pd.DataFrame, probabilities: bool) -> pd.DataFrame:
         names = [name for name in COMPARED if probabilities or name != "calibration_intercept"]
         estimates: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in names}
         for block_name, block in pooled.groupby("block", sort=True):
+            if block_name == MISSING_BLOCK:  # samples without a value: unknown, not one more site
+                continue
             for name, estimate in block_estimates(block, probabilities).items():
                 if estimate is not None:
                     estimates[name][str(block_name)] = estimate
@@ -99,9 +103,8 @@ def block_estimates(block: pd.DataFrame, probabilities: bool) -> dict[str, tuple
     }
     if probabilities:
         fitted = calibration(block["score"].to_numpy(dtype=np.float64), positive, groups, 0.95)
-        value, low = fitted["calibration_intercept"], fitted["calibration_intercept_low"]
-        se = (value - low) / stats.norm.ppf(0.975)
-        found["calibration_intercept"] = (value, se**2) if np.isfinite(value) and se > 0 else None
+        value, se = fitted["calibration_intercept"], fitted.get("calibration_intercept_se", np.nan)
+        found["calibration_intercept"] = (value, se**2) if np.isfinite(value) and se > 1e-12 else None
     return found
 
 
@@ -114,6 +117,8 @@ def _logit_proportion(hit: np.ndarray, groups: np.ndarray) -> tuple[float, float
     share = x / n
     _, codes = np.unique(groups, return_inverse=True)
     n_groups = int(codes.max()) + 1
+    if n_groups < 2:  # one group: its variance is not estimable from the data
+        return None
     residual = np.bincount(codes, weights=hit - share, minlength=n_groups)
     variance = float(residual @ residual) / n**2 * n_groups / max(n_groups - 1, 1)
     if x in (0, n):  # half a count on each side: a finite logit, and the variance of that share
@@ -139,12 +144,14 @@ def _logit_auc(score: np.ndarray, positive: np.ndarray, groups: np.ndarray) -> t
         return None
     _, codes = np.unique(groups, return_inverse=True)
     n_groups = int(codes.max()) + 1
-    if n_groups < 2:
+    holding = [len(np.unique(codes[positive])), len(np.unique(codes[~positive]))]
+    if min(holding) < 2:
         return None
     s10 = np.bincount(codes[positive], weights=v10 - auc, minlength=n_groups)
     s01 = np.bincount(codes[~positive], weights=v01 - auc, minlength=n_groups)
-    factor = n_groups / (n_groups - 1)
-    variance = factor * (s10 @ s10 / n1**2 + s01 @ s01 / n0**2 + 2 * (s10 @ s01) / (n1 * n0))
+    # each class's sum over the groups holding it (I10, I01 in Obuchowski's notation): DeLong's for groups of one
+    f10, f01 = (h / (h - 1) for h in holding)
+    variance = f10 * s10 @ s10 / n1**2 + f01 * s01 @ s01 / n0**2 + 2 * np.sqrt(f10 * f01) * (s10 @ s01) / (n1 * n0)
     if variance <= 0:
         return None
     return float(logit(auc)), float(variance / (auc * (1 - auc)) ** 2)

@@ -192,6 +192,8 @@ def _scores(evaluation: EvaluationReport) -> Any:
 
 #: The reliability curve's bins of predicted probability.
 RELIABILITY_BINS = 10
+#: At most this many blocks' curves are drawn (the title says when there are more).
+RELIABILITY_BLOCKS = 12
 
 
 def _reliability(evaluation: EvaluationReport) -> Any:
@@ -202,16 +204,20 @@ def _reliability(evaluation: EvaluationReport) -> Any:
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8, label="perfect calibration")
     bins = np.minimum((scores["score"].to_numpy() * RELIABILITY_BINS).astype(int), RELIABILITY_BINS - 1)
-    for block in sorted(scores["block"].unique().tolist())[:12]:
+    blocks = sorted(scores["block"].unique().tolist())
+    for block in blocks[:RELIABILITY_BLOCKS]:
         at = (scores["block"] == block).to_numpy()
         per_bin = pd.DataFrame({"bin": bins[at], "p": scores["score"][at], "y": scores["positive"][at]})
         curve = per_bin.groupby("bin").agg(p=("p", "mean"), y=("y", "mean"))
-        ax.plot(curve["p"], curve["y"], marker="o", markersize=3, linewidth=1, label=str(block))
+        # matplotlib leaves a label starting with "_" out of the legend: a space keeps the block named
+        label = f" {block}" if str(block).startswith("_") else str(block)
+        ax.plot(curve["p"], curve["y"], marker="o", markersize=3, linewidth=1, label=label)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("mean predicted probability (tenths)")
     ax.set_ylabel("observed share of positives")
-    ax.set_title(f"Reliability per {evaluation.by or 'split side'} (test rows pooled)")
+    shown = f" (the first {RELIABILITY_BLOCKS} of {len(blocks)})" if len(blocks) > RELIABILITY_BLOCKS else ""
+    ax.set_title(f"Reliability per {evaluation.by or 'split side'}{shown}, test rows pooled")
     # beside the axes, never over the curves
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig

@@ -180,3 +180,5 @@ def _print_folds(plan: dict[str, Any]) -> None:
     association = plan["balance"].get("association")
     if isinstance(association, dict) and association.get("cramers_v") is not None:
         out.print(f"  folds vs {association['outcome']}: Cramér's V {association['cramers_v']}")
+    for line in plan.get("composition", []):  # the declared factors (site, batch, study...)
+        out.print(line)

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from depgraph.audit.composition import fold_composition
 from depgraph.common.display import Progress, quietly
 from depgraph.engines import running
 from depgraph.errors import DepgraphError
@@ -25,6 +26,7 @@ from depgraph.folds.schemes import assign_folds
 from depgraph.io.outputs import Outputs
 from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.files import read_spec, write_spec
+from depgraph.spec.model import SplitSpec
 
 
 class Written(NamedTuple):
@@ -89,7 +91,10 @@ def fold_file(
             planned = assign_folds(spec, scheme, **parameters)
         with run.step(f"write {output.name}"), progress(f"writing {output.name}"), plan:
             write_spec(planned, output, form, sign_key)
-    return _written(planned.folds.outline(), sign_key)
+    outline = planned.folds.outline()
+    if isinstance(planned, SplitSpec):  # what each fold holds, and the factors the folds track (warned about)
+        outline["composition"] = fold_composition(planned).lines()
+    return _written(outline, sign_key)
 
 
 def _read_if_spec(name: str, value: Any) -> Any:

@@ -1,0 +1,67 @@
+"""What each fold holds and whether the folds track a declared factor (depgraph.fold_composition, depgraph folds).
+
+Expected shares come from pandas' crosstab; the warning's threshold from the documented rule."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import depgraph
+from depgraph.audit.composition import TRACKING, fold_composition
+from depgraph.cli.main import main
+from depgraph.spec.files import write_spec
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
+
+
+def site_spec(mode: str = "subject") -> SplitSpec:
+    """120 samples of 60 subjects at 3 sites; folds that put site A mostly in fold 0."""
+    n = 120
+    site = np.repeat(["A", "B", "C"], 40)
+    frame = pd.DataFrame({"sample_id": [f"S{i:03d}" for i in range(n)],
+                          "group_id": site if mode == "site" else [f"P{i // 2:03d}" for i in range(n)],
+                          "site_group": site, "stratum": ["case", "control"] * 60})  # fmt: skip
+    resampling = "blocked_cv" if mode == "site" else "grouped_cv"
+    spec = SplitSpec.build(frame, constraint=Constraint(mode=mode), recommended_resampling=resampling)
+    fold = np.repeat(np.arange(3), 40) if mode == "site" else np.repeat(np.arange(60) % 3, 2)
+    if mode != "site":
+        fold[:40] = np.repeat([0] * 16 + [1] * 2 + [2] * 2, 2)  # site A's subjects: 16 of 20 in fold 0
+    return spec.with_folds(FoldPlan.from_roles((fold[None, :] == np.arange(3)[:, None]).astype(np.int8)))
+
+
+def test_shares_are_the_folds_crosstab_and_a_tracked_site_is_warned_about():
+    spec = site_spec()
+    with pytest.warns(depgraph.DepgraphWarning, match="the folds track site_group") as heard:
+        found = fold_composition(spec)
+    assert heard[0].message.code == "folds_track_factor"
+    label = np.argmax(np.stack([s.roles(spec.n_samples) for s in spec.folds.splits]) == 1, axis=0)
+    expected = pd.crosstab(label, spec.samples["site_group"], normalize="index")
+    got = found.wide("site_group")
+    assert np.allclose(got.to_numpy(), expected.to_numpy())
+    row = found.association.iloc[0]
+    assert row["column"] == "site_group" and row["cramers_v"] >= TRACKING and row["tracks"]
+    assert found.sizes["n_test"].sum() == spec.n_samples
+    assert set(found.shares["column"]) == {"site_group", "stratum"}
+
+
+def test_folds_split_on_the_factor_the_spec_groups_by_are_not_warned_about():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", depgraph.DepgraphWarning)
+        found = fold_composition(site_spec("site"))
+    row = found.association.iloc[0]
+    assert row["cramers_v"] == 1.0 and row["intended"] and not row["tracks"]
+    assert "(split on it)" in found.lines()[0]
+
+
+def test_the_folds_command_prints_each_factor_and_the_warning(tmp_path, capsys):
+    spec = site_spec()
+    bare = SplitSpec.build(spec.samples, constraint=spec.constraint, recommended_resampling="grouped_cv")
+    write_spec(bare, tmp_path / "s.json")
+    code = main(["folds", str(tmp_path / "s.json"), "--scheme", "group-kfold", "--n-splits", "3", "--seed", "1",
+                 "-o", str(tmp_path / "f.json")])  # fmt: skip
+    said = capsys.readouterr()
+    assert code == 0 and "folds vs site_group: Cramér's V" in said.out
+    assert "folds_track_factor" not in said.err  # balanced folds do not track the site
