@@ -218,3 +218,25 @@ def test_the_report_shows_the_flags_the_agreement_and_the_reliability_curves(tmp
     page = (tmp_path / "r.html").read_text()
     assert "<h3>Agreement across site_group blocks</h3>" in page and "reliability curves per block" in page
     assert all(rule in page for rule in report.flags["rule"]) and "the blocks disagree on" in page
+
+
+def test_predictions_without_a_test_row_are_refused_and_without_by_the_agreement_file_is_empty(tmp_path, capsys):
+    spec, predictions = cohort(0, 0.0, per_site=50)
+    with pytest.raises(depgraph.DepgraphError, match="no test rows") as caught:
+        evaluate(spec, _train_rows(spec), threshold=0.5, n_boot=0)
+    assert caught.value.code == "empty_input"
+    write_spec(spec, tmp_path / "spec.json")
+    predictions.to_csv(tmp_path / "p.csv", index=False)
+    args = ["evaluate", str(tmp_path / "spec.json"), str(tmp_path / "p.csv"), "--threshold", "0.5", "--boot", "0"]
+    assert main([*args, "-o", str(tmp_path / "e.csv")]) == 0
+    capsys.readouterr()
+    agreement = pd.read_csv(tmp_path / "e.heterogeneity.csv")
+    assert agreement.empty and "statistic" in agreement.columns
+
+
+def _train_rows(spec: SplitSpec) -> pd.DataFrame:
+    """Training rows only, one per sample and split that trains it."""
+    roles = np.stack([s.roles(spec.n_samples) for s in spec.folds.splits])
+    split, position = np.nonzero(roles == 0)
+    return pd.DataFrame({"sample_id": spec.sample_ids[position], "split": split, "role": "train", "score": 0.5,
+                         "label": position % 2})  # fmt: skip

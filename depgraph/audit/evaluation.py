@@ -318,16 +318,16 @@ class EvaluationReport:
         atomic_write_bytes(path, orjson.dumps(self.to_json_dict(), option=orjson.OPT_INDENT_2))
 
 
-def companion_tables(output: str | os.PathLike[str], by: str | None) -> dict[str, Path]:
-    """Where a table written with ``-o NAME.csv`` (any table suffix) puts the flag table and, with ``by``, the
-    heterogeneity table: ``NAME.flags.csv`` and ``NAME.heterogeneity.csv`` beside it.
+def companion_tables(output: str | os.PathLike[str]) -> dict[str, Path]:
+    """Where a table written with ``-o NAME.csv`` (any table suffix) puts the flag table and the heterogeneity
+    table (its columns only, without ``by``: never an older run's left beside the new table): ``NAME.flags.csv``
+    and ``NAME.heterogeneity.csv`` beside it.
 
-    >>> {k: str(v) for k, v in companion_tables("out/eval.tsv", "site_group").items()}
+    >>> {k: str(v) for k, v in companion_tables("out/eval.tsv").items()}
     {'flags': 'out/eval.flags.tsv', 'heterogeneity': 'out/eval.heterogeneity.tsv'}
     """
     path = Path(output)
-    names = ["flags", *(["heterogeneity"] if by else [])]
-    return {name: path.with_name(f"{path.stem}.{name}{path.suffix}") for name in names}
+    return {name: path.with_name(f"{path.stem}.{name}{path.suffix}") for name in ("flags", "heterogeneity")}
 
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -396,6 +396,11 @@ def evaluate(
     if not real_number(confidence) or not 0 < float(confidence) < 1:
         raise DepgraphError("invalid_argument", f"confidence must be a number in (0, 1), not {confidence!r}")
     rows = read_predictions(spec, predictions, label=label, positive=positive, encoding=encoding)
+    if not rows.test.any():
+        raise DepgraphError(
+            "empty_input",
+            f"{describe_source(predictions, 'predictions')} has no test rows (role test): nothing to evaluate",
+        )
     # in the spec's order, whatever the table's: sums in floating point then come out the same to the last bit
     order = np.lexsort((rows.position, rows.split))
     rows = Predictions(*(getattr(rows, f)[order] for f in ("position", "split", "test", "score", "positive")))
@@ -409,7 +414,8 @@ def evaluate(
         {"split": rows.split[tested], "block": block[tested], "score": rows.score[tested],
          "positive": rows.positive[tested]}
     )  # fmt: skip
-    agreement = heterogeneity(_pooled(spec, rows, block, thresholds), probabilities) if by else pd.DataFrame()
+    pooled = _pooled(spec, rows, block, thresholds)
+    agreement = heterogeneity(pooled if by else pooled.iloc[:0], probabilities)  # no blocks: no rows
     return EvaluationReport(
         table, str(rule), by, n_boot, float(confidence), seed, scores, probabilities, agreement,
         flag_table(table, agreement, float(confidence)),

@@ -64,8 +64,8 @@ def evaluate_command(
         typer.Option(
             "--output",
             "-o",
-            help="Also write the full table, with NAME.flags.csv (and NAME.heterogeneity.csv with --by) beside it; "
-            ".tsv, .parquet alike; or .json: everything.",
+            help="Also write the full table, with NAME.flags.csv and NAME.heterogeneity.csv beside it; .tsv, "
+            ".parquet alike; or .json: everything.",
             readable=False,
         ),
     ] = None,

@@ -373,7 +373,7 @@ def evaluate_file(
 
     refuse_options(evaluate, options)
     if output is not None and table_format != "json" and str(output) != "-":
-        for path in companion_tables(output, options.get("by")).values():  # checked before any work, as -o was
+        for path in companion_tables(output).values():  # checked before any work, as -o was
             plan.file(path, binary=table_format == "parquet")
     spec = read_spec(spec_file)
     with progress(f"evaluating {Path(predictions).name}"):
@@ -384,7 +384,7 @@ def evaluate_file(
         elif output is not None:
             write_table(report.table, output, table_format, excel_safe=excel_safe)
             if str(output) != "-":
-                for name, path in companion_tables(output, options.get("by")).items():
+                for name, path in companion_tables(output).items():
                     write_table(getattr(report, name), path, table_format, excel_safe=excel_safe)
         if report_file is not None:
             write_report(spec, report_file, evaluation=report)
