@@ -35,12 +35,13 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from depgraph.audit.evaluation import EvaluationReport, positive_label
+from depgraph.audit.evaluation import EvaluationReport, block_column, positive_label
 from depgraph.audit.evaluation import evaluate as evaluate_predictions
 from depgraph.common.arguments import in_order, instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
@@ -584,3 +585,159 @@ def _positive_scores(model: Any, X: Any, positive: Any) -> np.ndarray:
         return np.asarray(model.predict_proba(X))[:, classes.index(positive)]
     scores = np.asarray(model.decision_function(X), dtype=np.float64)
     return scores if classes.index(positive) == 1 else -scores
+
+
+# --------------------------------------------------------------------------- the permutation audit
+#: Fewer permutations than this give p-values too coarse to read (the smallest is 1 / (K + 1)).
+MIN_PERMUTATIONS = 20
+#: The permuted AUCs' median at or above 0.5 plus this says the folds let the model score without the labels'
+#: meaning: leakage or confounding the grouping did not catch.
+PERMUTATION_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class PermutationAudit:
+    """The observed score (mean test AUC over the repeat's splits), the scores of the same estimator refitted on
+    labels permuted ``n_permutations`` times within the spec's constraints (``null``), the p-value
+    ``(1 + #{null ≥ observed}) / (K + 1)``, and the coded findings."""
+
+    observed: float
+    null: np.ndarray
+    p_value: float
+    within: str | None
+    findings: list[tuple[str, str]]
+
+    def __str__(self) -> str:
+        median = float(np.nanmedian(self.null))
+        lines = [
+            f"observed AUC {self.observed:.3f}; {len(self.null)} permutations of the labels, whole spec groups "
+            f"moved together{f' within {self.within}' if self.within else ''}: median AUC {median:.3f} "
+            f"[{np.nanquantile(self.null, 0.025):.3f}, {np.nanquantile(self.null, 0.975):.3f}], p = {self.p_value:.3g}"
+        ]
+        return "\n".join(lines + [f"{code}: {message}" for code, message in self.findings])
+
+
+def permutation_audit(
+    estimator: Any, X: Any, y: Any, spec: SplitSpec, n_permutations: int = 100, *, ids: Sequence[str] | None = None,
+    within: str | None = None, positive: Any = None, repeat: int = 0, seed: int = 0,
+) -> PermutationAudit:  # fmt: skip
+    """bioLeak's permutation audit on the spec's folds: fit a clone of ``estimator`` on each training side of
+    ``repeat`` and score its test side (mean AUC), then again on labels permuted ``n_permutations`` times, each
+    permutation moving **whole spec groups** (a group takes the label vector of another group of its size, so the
+    dependence the spec declares is kept) and, with ``within`` (a spec column such as ``batch_group`` or ``site``),
+    only among groups of the same block, so the block's association with the labels is kept.
+
+    A permuted AUC near 0.5 is what honest folds give: the labels' meaning is gone. A median of permuted AUCs at
+    least 0.5 + :data:`PERMUTATION_MARGIN` is a finding (``permuted_score_above_chance``, also warned): the model
+    scores without the labels' meaning — through what ``within`` keeps (a batch or site confounded with the
+    outcome), or through leakage between the sides that the grouping did not catch. Fewer than
+    :data:`MIN_PERMUTATIONS` permutations are refused. Rows are found by sample id as in :func:`evaluate`.
+    """
+    from sklearn.base import clone
+    from sklearn.metrics import roc_auc_score
+
+    k = _permutations(n_permutations)
+    instance(spec, SplitSpec, "permutation_audit: the spec")
+    if spec.folds is None:
+        raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    _check_repeat(spec, repeat)
+    positions, labels = _audit_rows(spec, X, y, ids)
+    positive_rows = labels == positive_label(labels, positive, "permutation_audit: y")
+    sides = [
+        (np.flatnonzero(role == 0), np.flatnonzero(role == 1))
+        for split in spec.folds.splits
+        if split.repeat == repeat
+        for role in [split.roles(spec.n_samples)[positions]]
+    ]
+
+    def score(truth: np.ndarray) -> float:
+        aucs = [
+            roc_auc_score(truth[test], _positive_scores(clone(estimator).fit(_rows(X, train), truth[train]),
+                                                        _rows(X, test), True))
+            for train, test in sides
+            if len(np.unique(truth[test])) == 2 and len(np.unique(truth[train])) == 2
+        ]  # fmt: skip
+        return float(np.mean(aucs)) if aucs else np.nan
+
+    observed = score(positive_rows)
+    shuffles = group_permutations(spec, positions, within, k, seed)
+    null = np.array([score(positive_rows[order]) for order in shuffles])
+    p_value = float((1 + np.sum(null >= observed)) / (k + 1))
+    return PermutationAudit(observed, null, p_value, within, _permutation_findings(null, within))
+
+
+def _permutations(n: Any) -> int:
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < MIN_PERMUTATIONS:
+        raise DepgraphError(
+            "invalid_argument",
+            f"permutation_audit: n_permutations must be a whole number of at least {MIN_PERMUTATIONS}, not {n!r}: "
+            f"with fewer, the smallest p-value is 1/{MIN_PERMUTATIONS} or more and the p-value is meaningless",
+        )
+    return int(n)
+
+
+def _audit_rows(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's spec position (by sample id: ``ids`` or a pandas ``X``'s index) and its label."""
+    if ids is None:
+        if not isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(X.index, pd.RangeIndex):
+            raise DepgraphError(
+                "invalid_argument", "permutation_audit needs each row's sample id: pass ids=, or index X by sample id"
+            )
+        ids = X.index.to_numpy(dtype=object)
+    positions = spec.positions(in_order(ids, "permutation_audit: ids="), "permutation_audit: ids=")
+    labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
+    if len(labels) != len(positions) or len(np.unique(positions)) != len(positions):
+        raise DepgraphError(
+            "invalid_argument",
+            f"permutation_audit: X, y and ids must have one row each, one per sample ({len(positions)} ids, "
+            f"{len(labels)} y)",
+        )
+    return positions, labels
+
+
+def group_permutations(spec: SplitSpec, positions: np.ndarray, within: str | None, k: int, seed: int
+                       ) -> list[np.ndarray]:  # fmt: skip
+    """``k`` row orders (row ``i`` takes the label of row ``order[i]``) that move whole spec groups: a group's rows
+    take, in their spec order, the rows of another group of the same size (and, with ``within``, of the same
+    block); a group alone in its class keeps its own.
+
+    >>> from depgraph.spec.model import Constraint
+    >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcd")}),
+    ...                        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    >>> order = group_permutations(spec, np.arange(6), None, 1, 3)[0]
+    >>> sorted({tuple(order[:2].tolist()), tuple(order[2:4].tolist())}), sorted(order[4:].tolist())
+    ([(0, 1), (2, 3)], [4, 5])
+    """
+    group = spec.grouped().codes[positions]
+    block = np.zeros(len(positions), dtype=np.int64)
+    if within is not None:
+        block = pd.factorize(spec.samples[block_column(spec, within)].to_numpy(dtype=object)[positions])[0]
+    _, group_index, size = np.unique(group, return_inverse=True, return_counts=True)
+    row_size = size[group_index]
+    order = np.lexsort((positions, group, row_size, block))  # classes of (block, size), groups contiguous
+    key = np.stack([block[order], row_size[order]])
+    starts = np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0)])
+    ends = np.r_[starts[1:], len(order)]
+    rng = np.random.default_rng(seed)
+    shuffles = []
+    for _ in range(k):
+        taken = np.empty(len(order), dtype=np.int64)
+        for start, end in zip(starts, ends, strict=True):
+            n_groups, width = (end - start) // row_size[order[start]], row_size[order[start]]
+            members = order[start:end].reshape(n_groups, width)
+            taken[members.ravel()] = members[rng.permutation(n_groups)].ravel()
+        shuffles.append(taken)
+    return shuffles
+
+
+def _permutation_findings(null: np.ndarray, within: str | None) -> list[tuple[str, str]]:
+    median = float(np.nanmedian(null))
+    if not median >= 0.5 + PERMUTATION_MARGIN:
+        return []
+    kept = f"what {within} shares with the outcome" if within else "something other than the labels' meaning"
+    message = (
+        f"the median AUC on permuted labels is {median:.3f} (>= {0.5 + PERMUTATION_MARGIN:g}): the model scores "
+        f"through {kept} — leakage or confounding that the spec's grouping does not catch"
+    )
+    warnings.warn(DepgraphWarning("permuted_score_above_chance", message, median_auc=median), stacklevel=3)
+    return [("permuted_score_above_chance", message)]

@@ -390,7 +390,7 @@ def evaluate(
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     rule = ThresholdRule.of(threshold)
-    by = _block_column(spec, by)
+    by = block_column(spec, by)
     n_boot = whole_number(n_boot, "n_boot", minimum=0, maximum=100_000)
     seed = check_seed(seed)
     if not real_number(confidence) or not 0 < float(confidence) < 1:
@@ -570,7 +570,7 @@ def _where(row: Any) -> str:
     return f"split {row.split} (repeat {row.repeat}, fold {row.fold}), block {row.block}"
 
 
-def _block_column(spec: SplitSpec, by: Any) -> str | None:
+def block_column(spec: SplitSpec, by: Any) -> str | None:
     """The spec sample column ``by`` names (``site`` names ``site_group``)."""
     if by is None:
         return None
