@@ -13,6 +13,7 @@ import pytest
 import depgraph
 from depgraph.audit.composition import TRACKING, fold_composition
 from depgraph.cli.main import main
+from depgraph.folds.schemes import assign_folds
 from depgraph.spec.files import write_spec
 from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 
@@ -65,3 +66,23 @@ def test_the_folds_command_prints_each_factor_and_the_warning(tmp_path, capsys):
     said = capsys.readouterr()
     assert code == 0 and "folds vs site_group: Cramér's V" in said.out
     assert "folds_track_factor" not in said.err  # balanced folds do not track the site
+
+
+def test_the_report_shows_each_folds_composition_the_largest_groups_and_readable_fold_labels(tmp_path):
+    spec = site_spec()
+    with pytest.warns(depgraph.DepgraphWarning):
+        lines = fold_composition(spec).lines()
+    depgraph.write_report(spec, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert "<h3>What each fold holds</h3>" in page and "Share of each site_group among a fold" in page
+    import html
+
+    assert html.escape(lines[0].strip()) in page and "the folds track it" in page
+    assert "<h3>The 10 largest groups</h3>" in page
+    from depgraph.audit.report import split_label
+
+    assert [split_label(s, spec.folds) for s in spec.folds.splits] == ["fold 0", "fold 1", "fold 2"]
+    repeated = assign_folds(SplitSpec.build(spec.samples, constraint=spec.constraint,
+                                            recommended_resampling="grouped_cv"), "group-kfold", n_splits=2,
+                            n_repeats=2, seed=0)  # fmt: skip
+    assert split_label(repeated.folds.splits[3], repeated.folds) == "repeat 1, fold 1"

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from depgraph.audit.composition import factor_columns, fold_composition
 from depgraph.audit.evaluation import ALL_BLOCKS, EvaluationReport
 from depgraph.audit.exposure import ExposureReport, exposure
 from depgraph.common.arguments import instance
@@ -128,9 +129,16 @@ def _group_sizes(spec: SplitSpec) -> Any:
     return fig
 
 
+def split_label(split: Any, plan: Any) -> str:
+    """A split as a reader names it: ``fold 2``, or ``repeat 1, fold 2`` when the plan repeats (numbers as in the
+    spec and the fold table, from 0)."""
+    repeated = any(s.repeat for s in plan.splits)
+    return f"repeat {split.repeat}, fold {split.fold}" if repeated else f"fold {split.fold}"
+
+
 def _folds(spec: SplitSpec) -> Any:
     plan = spec.folds
-    labels = [f"r{s.repeat}f{s.fold}" for s in plan.splits]
+    labels = [split_label(s, plan) for s in plan.splits]
     strata = balance_columns(plan)
     column = next(iter(strata), None)
     fig = _figure(8, 3.8 if column is None else 6.5)
@@ -140,9 +148,10 @@ def _folds(spec: SplitSpec) -> Any:
         values = np.array([getattr(s, f"n_{role}") for s in plan.splits])
         ax.bar(labels, values, bottom=bottom, label=role, color=ROLE_COLOURS[role])
         bottom += values
+    ax.tick_params(axis="x", labelrotation=30 if len(labels) > 6 else 0)
     ax.set_ylabel("samples")
     ax.set_title(f"{plan.scheme}: {len(labels)} split(s)")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(fontsize=8, **OUTSIDE)
     if column is not None:
         metrics = strata[column]
         ax2 = fig.add_subplot(2, 1, 2)
@@ -155,7 +164,7 @@ def _folds(spec: SplitSpec) -> Any:
         ax2.set_xticks(x + 0.4 - width / 2, labels)
         ax2.set_ylabel(f"test share of {column}")
         ax2.set_title(f"worst deviation from the whole (dashed): {metrics['worst_proportion_deviation']}")
-        ax2.legend(fontsize=7, ncols=min(6, len(metrics["categories"])))
+        ax2.legend(fontsize=7, ncols=max(1, len(metrics["categories"]) // 12), **OUTSIDE)
     return fig
 
 
@@ -186,10 +195,12 @@ def _scores(evaluation: EvaluationReport) -> Any:
     ax.set_xticks(range(len(blocks)), blocks, rotation=30 if len(blocks) > 6 else 0)
     ax.set_ylabel("test score")
     ax.set_title(f"Test scores per {evaluation.by or 'split side'}")
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, **OUTSIDE)
     return fig
 
 
+#: Where every legend goes: beside the axes, never over the data.
+OUTSIDE: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.02, 1), "borderaxespad": 0}
 #: The reliability curve's bins of predicted probability.
 RELIABILITY_BINS = 10
 #: At most this many blocks' curves are drawn (the title says when there are more).
@@ -219,7 +230,7 @@ def _reliability(evaluation: EvaluationReport) -> Any:
     shown = f" (the first {RELIABILITY_BLOCKS} of {len(blocks)})" if len(blocks) > RELIABILITY_BLOCKS else ""
     ax.set_title(f"Reliability per {evaluation.by or 'split side'}{shown}, test rows pooled")
     # beside the axes, never over the curves
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    ax.legend(fontsize=7, **OUTSIDE)
     return fig
 
 
@@ -238,7 +249,7 @@ def _exposure(report: ExposureReport) -> Any:
     ax.set_yticks(y, table["relation"])
     ax.invert_yaxis()
     ax.set_xlabel("dependencies (entities or pairs linking ≥ 2 samples)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, **OUTSIDE)
     return fig
 
 
@@ -256,7 +267,7 @@ def _graph(graph: StudyGraph, spec: SplitSpec) -> Any:
         size = 25 if node_type == NodeType.SAMPLE.value else 45  # samples are many: smaller
         nx.draw_networkx_nodes(view, positions, nodelist=nodes, ax=ax, node_size=size,
                                node_color=TYPE_COLOURS[k % len(TYPE_COLOURS)], label=node_type)  # fmt: skip
-    ax.legend(fontsize=7, markerscale=0.8, loc="upper right")
+    ax.legend(fontsize=7, markerscale=0.8, **OUTSIDE)
     ax.set_axis_off()
     ax.set_title(f"study graph: {graph.n_nodes} nodes, {graph.n_edges} edges")
     return fig
@@ -275,7 +286,7 @@ def _time(spec: SplitSpec) -> Any:
             counts = pd.Series(rank[known & (role == code)].astype(int)).value_counts().reindex(levels, fill_value=0)
             ax.bar(levels.astype(str), counts.to_numpy(), bottom=bottom, color=ROLE_COLOURS[name], label=name)
             bottom += counts.to_numpy()
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, **OUTSIDE)
         ax.set_title("samples per order_rank, roles in the first split")
     else:
         counts = pd.Series(rank[known].astype(int)).value_counts().reindex(levels, fill_value=0)
@@ -372,7 +383,7 @@ def render_html(
             f"<li class='{_e(w.severity)}'><b>{_e(w.code)}</b>: {_e(w.message)}</li>" for w in spec.warnings
         )
         parts.append(f"<h2>Findings of the derivation</h2><ul>{items}</ul>")
-    parts.append("<h2>Group sizes</h2>" + _img(figs["group_sizes"], "group sizes"))
+    parts.append("<h2>Group sizes</h2>" + _img(figs["group_sizes"], "group sizes") + _largest_groups(spec))
     if spec.folds is not None:
         parts.append(_folds_section(spec, figs["folds"]))
     if report is not None:
@@ -511,8 +522,59 @@ def _folds_section(spec: SplitSpec, fig: Any) -> str:
         f"<h2>Folds: {_e(plan.scheme)}</h2><p>{_e(params)}; seed {_e(plan.seed)}</p>"
         f"{_img(fig, 'fold sizes and balance')}<ul>{balance}</ul>"
         "<table><tr><th>repeat</th><th>fold</th><th>train</th><th>test</th><th>excluded</th></tr>"
-        f"{rows}</table>{more}"
+        f"{rows}</table>{more}{_composition_section(spec)}"
     )
+
+
+#: The composition tables show at most this many categories of a column (the largest), the rest summed as "other".
+COMPOSITION_CATEGORIES = 8
+
+
+#: The report lists this many of the largest groups with their make-up.
+LARGEST_GROUPS = 10
+
+
+def _largest_groups(spec: SplitSpec) -> str:
+    """The largest groups' make-up, readable at any cohort size: samples, share of the cohort, and how many
+    distinct values of each declared block each spans."""
+    columns = [c for c in factor_columns(spec) if c != "stratum"]
+    table = spec.samples.groupby("group_id", sort=True).agg(
+        samples=("sample_id", "size"), **{c.removesuffix("_group") + "s": (c, "nunique") for c in columns}
+    )
+    table = table.sort_values("samples", ascending=False, kind="stable").head(LARGEST_GROUPS)
+    table.insert(1, "share", [f"{n / spec.n_samples:.1%}" for n in table["samples"]])
+    return f"<h3>The {len(table)} largest groups</h3>" + _html_table(table.reset_index(), LARGEST_GROUPS)
+
+
+def _composition_section(spec: SplitSpec) -> str:
+    """What each fold tests: samples and groups, the share of each category of the outcome and of each declared
+    block, and Cramér's V between fold and block (:func:`~depgraph.audit.composition.fold_composition`)."""
+    found = fold_composition(spec, warn=False)
+    if found.association.empty and found.shares.empty:
+        return ""
+    lines = "".join(
+        f"<li class='{'warning' if tracks else ''}'>{_e(line.strip())}</li>"
+        for line, tracks in zip(found.lines(), found.association["tracks"], strict=True)
+    )
+    tables = "".join(
+        f"<p><b>Share of each {_e(column)} among a fold's tests</b></p>"
+        + _html_table(_top_shares(found.wide(column)), 50)
+        for column in dict.fromkeys(found.shares["column"])
+    )
+    return (
+        f"<h3>What each fold holds</h3><ul>{lines}</ul>"
+        + _html_table(found.sizes, 50) + tables
+    )  # fmt: skip
+
+
+def _top_shares(wide: pd.DataFrame) -> pd.DataFrame:
+    """The largest categories' shares as percentages, one column each, the others summed in ``other``."""
+    order = wide.sum().sort_values(ascending=False, kind="stable").index
+    shown = wide[order[:COMPOSITION_CATEGORIES]].copy()
+    if len(order) > COMPOSITION_CATEGORIES:
+        shown["other"] = wide[order[COMPOSITION_CATEGORIES:]].sum(axis=1)
+    shown = (shown * 100).round(1).astype(str) + " %"
+    return shown.reset_index()
 
 
 def _evaluation_section(evaluation: EvaluationReport, figs: dict[str, Any]) -> str:
