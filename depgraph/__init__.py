@@ -18,8 +18,9 @@ The flow is one direction, and every step is importable from ``depgraph``::
 {'S1': 'subject:P1', 'S2': 'subject:P1', 'S3': 'subject:P2'}
 
 Adapters for optional libraries are loaded when first used, so ``import depgraph`` needs neither:
-``depgraph.SpecCV``, ``depgraph.GroupKFold`` and ``depgraph.StratifiedGroupKFold`` (drop-in scikit-learn
-splitters, ``cv=depgraph.StratifiedGroupKFold(5)``) need the ``sklearn`` extra
+``depgraph.SpecCV``, ``depgraph.GroupKFold``, ``depgraph.StratifiedGroupKFold``, ``depgraph.GroupShuffleSplit``,
+``depgraph.LeaveOneGroupOut``, ``depgraph.LeavePGroupsOut`` and ``depgraph.RepeatedStratifiedGroupKFold`` (drop-in
+scikit-learn splitters, ``cv=depgraph.StratifiedGroupKFold(5)``) need the ``sklearn`` extra
 (``pip install 'depgraph[sklearn]'``); ``depgraph.FoldSampler``, ``depgraph.GroupBatchSampler`` and
 ``depgraph.GroupDistributedSampler`` need the ``torch`` extra. Without it, using one of them raises
 ModuleNotFoundError naming the extra to install. Every other name is loaded on first use too, with the stage it
@@ -76,6 +77,10 @@ LAZY: dict[str, tuple[str, str]] = {
     "SpecCV": ("depgraph.adapters.sklearn", "sklearn"),
     "GroupKFold": ("depgraph.adapters.sklearn", "sklearn"),
     "StratifiedGroupKFold": ("depgraph.adapters.sklearn", "sklearn"),
+    "GroupShuffleSplit": ("depgraph.adapters.sklearn", "sklearn"),
+    "LeaveOneGroupOut": ("depgraph.adapters.sklearn", "sklearn"),
+    "LeavePGroupsOut": ("depgraph.adapters.sklearn", "sklearn"),
+    "RepeatedStratifiedGroupKFold": ("depgraph.adapters.sklearn", "sklearn"),
     "FoldSampler": ("depgraph.adapters.torch", "torch"),
     "GroupBatchSampler": ("depgraph.adapters.torch", "torch"),
     "GroupDistributedSampler": ("depgraph.adapters.torch", "torch"),
@@ -101,13 +106,17 @@ __all__ = [
     "GroupDistributedSampler",
     "GroupKFold",
     "GroupMakeup",
+    "GroupShuffleSplit",
     "GroupedHoldout",
     "GroupedKFold",
     "HashFolds",
     "Issue",
     "LeaveOneBlockOut",
+    "LeaveOneGroupOut",
+    "LeavePGroupsOut",
     "NodeType",
     "Partition",
+    "RepeatedStratifiedGroupKFold",
     "SpecCV",
     "SplitSpec",
     "StratifiedGroupKFold",

@@ -50,7 +50,13 @@ from depgraph.spec.model import SplitSpec
 
 try:  # the sklearn extra: without it, say which extra to install rather than "No module named 'sklearn'"
     from sklearn.model_selection import BaseCrossValidator, PredefinedSplit
-    from sklearn.model_selection._split import GroupsConsumerMixin  # what scikit-learn's group splitters use
+    from sklearn.model_selection import GroupShuffleSplit as SkGroupShuffleSplit
+    from sklearn.model_selection import LeaveOneGroupOut as SkLeaveOneGroupOut
+    from sklearn.model_selection import LeavePGroupsOut as SkLeavePGroupsOut
+    from sklearn.model_selection._split import (
+        GroupsConsumerMixin,  # what scikit-learn's group splitters use
+        _RepeatedSplits,  # what its Repeated*KFold are made of
+    )
     from sklearn.utils import check_random_state
 except ModuleNotFoundError as exc:
     raise missing_extra(__name__, "sklearn", exc) from None
@@ -415,6 +421,68 @@ class StratifiedGroupKFold(_BalancedGroupSplitter):
                 stacklevel=3,
             )
         return rank[codes]
+
+
+class _CheckedGroups:
+    """scikit-learn's splitter, its ``groups`` first checked as depgraph checks every id column (a missing group,
+    a label of another kind, ids written twice in look-alike text are refused by name rather than split), then
+    handed to scikit-learn unchanged: the splits, the messages and the parameters are scikit-learn's own."""
+
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(train, test)`` row positions as scikit-learn's splitter of this name does."""
+        rows = X.shape[0] if hasattr(X, "shape") else len(X)
+        if groups is not None and rows:  # no rows: scikit-learn's own message
+            _group_codes(groups, _n_samples(X, groups), type(self).__name__)
+        return super().split(X, y, groups)  # type: ignore[misc]
+
+
+class GroupShuffleSplit(_CheckedGroups, SkGroupShuffleSplit):
+    """scikit-learn's ``GroupShuffleSplit`` (random train/test splits of whole groups, ``test_size`` a share of the
+    groups), its groups checked by depgraph.
+
+    Use it for repeated random holdouts of groups; for k folds that test every group once use :class:`GroupKFold`,
+    and for a holdout balanced by samples and strata the ``holdout`` / ``balanced-holdout`` fold schemes.
+
+    >>> [test.tolist() for _, test in GroupShuffleSplit(2, test_size=1, random_state=0).split(
+    ...     range(6), groups=list("aabbcc"))]
+    [[4, 5], [4, 5]]
+    """
+
+
+class LeaveOneGroupOut(_CheckedGroups, SkLeaveOneGroupOut):
+    """scikit-learn's ``LeaveOneGroupOut`` (one split per group, that group tested), its groups checked by depgraph.
+
+    Use it when the groups are few and each is a unit of deployment (a site, a study); the ``logo`` fold scheme does
+    the same on a spec's block column.
+
+    >>> [test.tolist() for _, test in LeaveOneGroupOut().split(range(4), groups=["s1", "s2", "s1", "s2"])]
+    [[0, 2], [1, 3]]
+    """
+
+
+class LeavePGroupsOut(_CheckedGroups, SkLeavePGroupsOut):
+    """scikit-learn's ``LeavePGroupsOut`` (every combination of ``n_groups`` groups tested once), its groups checked
+    by depgraph. The number of splits grows as a binomial coefficient: for more than a few groups prefer
+    :class:`GroupKFold`.
+
+    >>> LeavePGroupsOut(n_groups=2).get_n_splits(groups=["a", "b", "c"])
+    3
+    """
+
+
+class RepeatedStratifiedGroupKFold(GroupsConsumerMixin, _RepeatedSplits):
+    """:class:`StratifiedGroupKFold` repeated ``n_repeats`` times with different shuffles (scikit-learn has
+    ``RepeatedStratifiedKFold`` but no grouped one): ``n_splits × n_repeats`` splits, each repeat testing every
+    group once, the class balance kept in each fold, whole groups on one side. The parameters are
+    ``RepeatedStratifiedKFold``'s.
+
+    >>> cv = RepeatedStratifiedGroupKFold(n_splits=2, n_repeats=3, random_state=0)
+    >>> cv, cv.get_n_splits()
+    (RepeatedStratifiedGroupKFold(n_repeats=3, n_splits=2, random_state=0), 6)
+    """
+
+    def __init__(self, *, n_splits: int = 5, n_repeats: int = 10, random_state: Any = None) -> None:
+        super().__init__(StratifiedGroupKFold, n_repeats=n_repeats, random_state=random_state, n_splits=n_splits)
 
 
 def _n_samples(X: Any, groups: Any) -> int:

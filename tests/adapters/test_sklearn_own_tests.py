@@ -1,0 +1,99 @@
+"""depgraph's drop-ins for GroupShuffleSplit, LeaveOneGroupOut and LeavePGroupsOut pass scikit-learn's own test
+module for its splitters, run unchanged but for one import that puts depgraph's classes in the place of
+scikit-learn's; RepeatedStratifiedGroupKFold (which scikit-learn lacks) is held to what its repeated splitters
+promise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+import depgraph  # noqa: E402
+from depgraph.adapters.sklearn import (  # noqa: E402
+    GroupShuffleSplit,
+    LeaveOneGroupOut,
+    LeavePGroupsOut,
+    RepeatedStratifiedGroupKFold,
+    StratifiedGroupKFold,
+)
+
+DROP_INS = "from depgraph.adapters.sklearn import GroupShuffleSplit, LeaveOneGroupOut, LeavePGroupsOut  # noqa\n"
+CANARY = """
+
+def test_the_splitters_under_test_are_depgraphs():
+    for cls in (GroupShuffleSplit, LeaveOneGroupOut, LeavePGroupsOut):
+        assert cls.__module__ == "depgraph.adapters.sklearn", cls
+"""
+
+
+@pytest.mark.slow  # scikit-learn's whole test module in a fresh process: ~20 s; CI runs it (--slow)
+def test_scikit_learns_own_splitter_tests_pass_on_the_drop_ins(tmp_path):
+    source = Path(sklearn.__file__).parent / "model_selection" / "tests" / "test_split.py"
+    text = source.read_text()
+    marker = "NO_GROUP_SPLITTERS = ["
+    assert marker in text and "LeavePGroupsOut(n_groups=1)" in text
+    (tmp_path / "test_split_depgraph.py").write_text(text.replace(marker, DROP_INS + "\n" + marker, 1) + CANARY)
+    # scikit-learn's conftest gives this fixture; its default seed
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef global_random_seed():\n    return 42\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=",
+         "test_split_depgraph.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    summary = run.stdout.strip().splitlines()[-1]
+    assert run.returncode == 0, run.stdout[-3000:]
+    passed = int(summary.split(" passed")[0].split()[-1])
+    assert passed >= 200 and "failed" not in summary and "error" not in summary, summary
+
+
+def test_groups_are_checked_before_scikit_learn_splits_them():
+    for splitter in (GroupShuffleSplit(2, random_state=0), LeaveOneGroupOut(), LeavePGroupsOut(2)):
+        with pytest.raises(depgraph.DepgraphError, match="missing label") as caught:
+            list(splitter.split(np.zeros(4), groups=["a", None, "b", "c"]))
+        assert caught.value.code == "missing_id"
+
+
+def test_the_drop_ins_give_scikit_learns_splits():
+    from sklearn import model_selection as ms
+
+    rng = np.random.default_rng(0)
+    X, groups = np.zeros((40, 1)), rng.integers(0, 7, 40)
+    for ours, theirs in ((GroupShuffleSplit(3, test_size=0.3, random_state=1), ms.GroupShuffleSplit(3, test_size=0.3,
+                          random_state=1)), (LeaveOneGroupOut(), ms.LeaveOneGroupOut()),
+                         (LeavePGroupsOut(3), ms.LeavePGroupsOut(3))):  # fmt: skip
+        got = [(a.tolist(), b.tolist()) for a, b in ours.split(X, groups=groups)]
+        assert got == [(a.tolist(), b.tolist()) for a, b in theirs.split(X, groups=groups)]
+        assert repr(ours) == repr(theirs)
+
+
+def test_repeated_stratified_group_kfold_repeats_whole_group_folds_with_new_shuffles():
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(30), 3)
+    y = np.repeat(rng.integers(0, 2, 30), 3)
+    X = np.zeros((90, 1))
+    cv = RepeatedStratifiedGroupKFold(n_splits=3, n_repeats=4, random_state=7)
+    splits = list(cv.split(X, y, groups))
+    assert len(splits) == cv.get_n_splits() == 12
+    assert repr(cv) == "RepeatedStratifiedGroupKFold(n_repeats=4, n_splits=3, random_state=7)"
+    tests_per_repeat = [splits[r * 3 : (r + 1) * 3] for r in range(4)]
+    for repeat in tests_per_repeat:
+        assert sorted(np.concatenate([test for _, test in repeat]).tolist()) == list(range(90))  # each row once
+        for train, test in repeat:
+            assert not set(groups[train]) & set(groups[test])  # whole groups on one side
+    partitions = {tuple(sorted(tuple(sorted(set(groups[t]))) for _, t in repeat)) for repeat in tests_per_repeat}
+    assert len(partitions) > 1  # the repeats shuffle anew
+    again = [t.tolist() for _, t in RepeatedStratifiedGroupKFold(n_splits=3, n_repeats=4, random_state=7).split(
+        X, y, groups)]  # fmt: skip
+    assert again == [t.tolist() for _, t in splits]
+    first = [t.tolist() for _, t in StratifiedGroupKFold(3, shuffle=True, random_state=7).split(X, y, groups)]
+    assert len(first) == 3  # each repeat is a StratifiedGroupKFold
+    with pytest.raises(ValueError):
+        list(cv.split(X, y))
