@@ -297,10 +297,6 @@ class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
     def _classes(self, y: Any, n: int, codes: np.ndarray, n_groups: int) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def __repr__(self) -> str:
-        # "depgraph." tells it from scikit-learn's splitter of the same name in logs and reprs
-        return f"depgraph.{super().__repr__()}"
-
 
 class GroupKFold(_BalancedGroupSplitter):
     """scikit-learn's ``GroupKFold``, with depgraph's balanced assignment of whole groups.
