@@ -86,3 +86,21 @@ def test_the_report_shows_each_folds_composition_the_largest_groups_and_readable
                                             recommended_resampling="grouped_cv"), "group-kfold", n_splits=2,
                             n_repeats=2, seed=0)  # fmt: skip
     assert split_label(repeated.folds.splits[3], repeated.folds) == "repeat 1, fold 1"
+
+
+def test_the_report_compares_groupings_when_asked(tmp_path, capsys, family_meta, family_kinship):
+    graph = depgraph.add_kinship(depgraph.from_metadata(family_meta), family_kinship, "first")
+    depgraph.write_graph(graph, tmp_path / "g.json")
+    spec = SplitSpec.from_partition(depgraph.derive(graph, "subject"), graph)
+    write_spec(spec, tmp_path / "s.json")
+    args = ["report", str(tmp_path / "s.json"), "-o", str(tmp_path / "r.html")]
+    assert main([*args, "--graph", str(tmp_path / "g.json"), "--compare", "subject,relatedness"]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "<h2>Groupings compared</h2>" in page and "alt='groupings compared'" in page
+    expected = depgraph.compare(graph, ["subject", "relatedness"])
+    assert all(f"<td>{n}</td>" in page for n in expected["groups"])
+    capsys.readouterr()
+    (tmp_path / "r.html").unlink()
+    assert main([*args, "--compare", "subject"]) == 2  # no graph to derive them from
+    err = capsys.readouterr().err
+    assert "give --graph too" in err and len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()

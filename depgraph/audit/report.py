@@ -234,6 +234,23 @@ def _reliability(evaluation: EvaluationReport) -> Any:
     return fig
 
 
+def _comparison(table: pd.DataFrame) -> Any:
+    """Each grouping's number of groups and its largest group's share of the samples, side by side."""
+    fig = _figure(8, 3.4)
+    names = [str(g) for g in table["grouping"]]
+    left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    left.bar(names, table["groups"], color="#4C72B0")
+    left.set_ylabel("groups")
+    left.set_title("groups per grouping")
+    right.bar(names, table["largest_share"], color="#DD8452")
+    right.set_ylim(0, 1)
+    right.set_ylabel("share of the samples")
+    right.set_title("the largest group's share")
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelrotation=30 if len(names) > 3 else 0)
+    return fig
+
+
 def _exposure(report: ExposureReport) -> Any:
     table = report.table
     fig = _figure(8, 0.5 + 0.45 * len(table))
@@ -362,8 +379,10 @@ def render_html(
     graph: StudyGraph | None = None,
     title: str | None = None,
     evaluation: EvaluationReport | None = None,
+    comparison: pd.DataFrame | None = None,
 ) -> str:
-    """The report as one HTML document (images embedded, no external resource).
+    """The report as one HTML document (images embedded, no external resource). ``comparison``: groupings side by
+    side (what :func:`depgraph.compare` returns), shown as a table and a figure.
 
     Every value read from the spec or the graph (names, ids, messages, scheme, parameters, columns,
     balance keys and values, exposure examples) is HTML-escaped, and a Content-Security-Policy
@@ -372,8 +391,12 @@ def render_html(
     instance(spec, SplitSpec, "the report's spec")
     instance(title, (str, type(None)), "title")
     instance(evaluation, (EvaluationReport, type(None)), "the report's evaluation")
+    instance(comparison, (pd.DataFrame, type(None)), "the report's comparison")
     report = exposure(graph, spec) if graph is not None else None
     figs = figures(spec, graph, report, evaluation)
+    if comparison is not None:
+        with _plain_text():
+            figs["comparison"] = _comparison(comparison)
     c = spec.constraint
     how = f"{c.mode}/{c.strategy}" if c.strategy else c.mode
     title = title or f"depgraph report: {spec.graph_name or 'study'} ({how})"
@@ -388,6 +411,8 @@ def render_html(
         parts.append(_folds_section(spec, figs["folds"]))
     if report is not None:
         parts.append(_exposure_section(report, figs.get("exposure")))
+    if comparison is not None:
+        parts.append(_comparison_section(comparison, figs["comparison"]))
     if evaluation is not None:
         parts.append(_evaluation_section(evaluation, figs))
     if "time" in figs:
@@ -577,6 +602,14 @@ def _top_shares(wide: pd.DataFrame) -> pd.DataFrame:
     return shown.reset_index()
 
 
+def _comparison_section(table: pd.DataFrame, fig: Any) -> str:
+    return (
+        "<h2>Groupings compared</h2><p>Each grouping derived from the graph: its groups, its largest group, the folds "
+        "it allows (⌊samples / largest⌋), the samples whose group differs from the first grouping's, and what it "
+        "leaves exposed.</p>" + _img(fig, "groupings compared") + _html_table(table, 50)
+    )
+
+
 def _evaluation_section(evaluation: EvaluationReport, figs: dict[str, Any]) -> str:
     shown = evaluation.shown()
     pooled = evaluation.table["block"] != ALL_BLOCKS if evaluation.by else np.ones(len(shown), dtype=bool)
@@ -696,13 +729,15 @@ def write_report(
     *,
     title: str | None = None,
     evaluation: EvaluationReport | None = None,
+    comparison: pd.DataFrame | None = None,
 ) -> None:
     """Write the HTML report of ``spec`` (and ``graph``, for exposure and the drawing) to ``path``, atomically.
 
     The spec comes first, then where it goes, as in ``write_spec(spec, path)`` and ``write_graph(graph, path)``;
     the graph, which a report may do without, comes after (as in :func:`figures`). With ``evaluation`` (what
     :func:`~depgraph.audit.evaluation.evaluate` returns) the report adds the predictions' metrics per split and
-    block, the blocks flagged for a score shift, and the test scores per block beside the training thresholds.
+    block, the blocks flagged for a score shift, and the test scores per block beside the training thresholds. With
+    ``comparison`` (what :func:`depgraph.compare` returns) it adds the groupings compared.
     """
     instance(spec, SplitSpec, "write_report(spec, path): the spec")
-    atomic_write_bytes(path, render_html(spec, graph, title, evaluation).encode("utf-8"))
+    atomic_write_bytes(path, render_html(spec, graph, title, evaluation, comparison).encode("utf-8"))

@@ -9,6 +9,7 @@ import typer
 
 from depgraph.cli.commandline import (
     Command,
+    name_list,
     out,
     outputs_plan,
     stage,
@@ -31,10 +32,17 @@ def report_command(
     plots_dir: Annotated[
         Path | None, typer.Option(help="Also write every figure as PNG and SVG here.", readable=False)
     ] = None,
+    compare_modes: Annotated[
+        str | None,
+        typer.Option(
+            "--compare", metavar="MODE,MODE", help="With --graph: also compare these groupings (as depgraph compare)."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report (figures embedded) a reviewer can open offline."""
     plan = outputs_plan(output, writes=None, inputs=(document, graph_file))
     if plots_dir is not None:
         plan.directory(plots_dir, "plot directory")
-    report_file(document, output, plan=plan, graph_file=graph_file, plots_dir=plots_dir, progress=stage)
+    report_file(document, output, plan=plan, graph_file=graph_file, plots_dir=plots_dir,
+                compare_modes=name_list(compare_modes, "--compare"), progress=stage)  # fmt: skip
     out.print(f"wrote {output}" + (f" and the figures in {plots_dir}" if plots_dir is not None else ""))

@@ -285,17 +285,22 @@ def diff_files(first: PathLike, second: PathLike) -> SpecDiff:
 
 def report_file(
     spec_file: PathLike, output: PathLike, *, plan: Outputs, graph_file: PathLike | None = None,
-    plots_dir: PathLike | None = None, progress: Progress = quietly,
+    plots_dir: PathLike | None = None, compare_modes: list[str] | None = None, progress: Progress = quietly,
 ) -> None:  # fmt: skip
     """``depgraph report``: the spec's self-contained HTML report (with ``graph_file``: the exposure tables and the
-    drawing) written to ``output``, and with ``plots_dir`` every figure as PNG and SVG there."""
+    drawing; with ``compare_modes`` too, those groupings of the graph compared) written to ``output``, and with
+    ``plots_dir`` every figure as PNG and SVG there."""
     from depgraph.audit.report import figures, save_figures, write_report
+    from depgraph.explanation.compare import compare
     from depgraph.spec.files import read_spec
 
+    if compare_modes and graph_file is None:
+        raise DepgraphError("invalid_argument", "--compare derives the groupings from the graph: give --graph too")
     spec = read_spec(spec_file)
     graph = read_graph(graph_file) if graph_file is not None else None
+    comparison = compare(graph, compare_modes) if compare_modes else None
     with progress(f"drawing {Path(output).name}"), plan:  # the report and the figures are put in place together
-        write_report(spec, output, graph)
+        write_report(spec, output, graph, comparison=comparison)
         if plots_dir is not None:
             save_figures(figures(spec, graph), plots_dir)
         check_suffix(output, ("HTML",))  # after the plan has seen the figures: a report written over one is `io`
