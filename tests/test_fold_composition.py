@@ -104,3 +104,23 @@ def test_the_report_compares_groupings_when_asked(tmp_path, capsys, family_meta,
     assert main([*args, "--compare", "subject"]) == 2  # no graph to derive them from
     err = capsys.readouterr().err
     assert "give --graph too" in err and len(err.splitlines()) == 1 and not (tmp_path / "r.html").exists()
+
+
+def test_samples_no_split_uses_are_left_out_and_overlapping_tests_get_no_v():
+    """Site A excluded from every split of a 3-fold plan whose folds mix B and C alike: no tracking; a custom plan
+    testing a sample twice in one repeat: each split's own sizes, no V."""
+    spec = site_spec()
+    site = spec.samples["site_group"].to_numpy()
+    fold = np.repeat(np.arange(40) % 2, 2)[:80]
+    roles = np.full((2, 120), 2, dtype=np.int8)
+    roles[:, 40:] = (fold[None, :] == np.arange(2)[:, None]).astype(np.int8)
+    excluded = spec.with_folds(FoldPlan.from_roles(roles))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", depgraph.DepgraphWarning)
+        found = fold_composition(excluded)
+    assert found.association["cramers_v"].iloc[0] < TRACKING and not (site[roles[0] < 2] == "A").any()
+    overlapping = np.zeros((2, 120), dtype=np.int8)
+    overlapping[0, :60], overlapping[1, 30:90] = 1, 1
+    found = fold_composition(spec.with_folds(FoldPlan.from_roles(overlapping)), warn=False)
+    assert found.sizes["n_test"].tolist() == [60, 60] and np.isnan(found.association["cramers_v"].iloc[0])
+    assert "no Cramér's V" in found.lines()[0]

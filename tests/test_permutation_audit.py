@@ -80,10 +80,46 @@ def test_a_permutation_moves_whole_groups_onto_groups_of_their_size_and_block(si
 
 
 def test_rows_without_sample_ids_are_refused():
-    spec, X, y = confounded(20)
+    spec, X, y = confounded()
     with pytest.raises(depgraph.DepgraphError, match="sample id"):
         sklearn_split.permutation_audit(linear_model.LogisticRegression(), X.to_numpy(), y, spec, 20)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(depgraph.DepgraphError, match="no such sample column"):
             sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, y, spec, 20, within="nope")
+
+
+def test_groups_of_one_label_move_whatever_their_size_and_the_audit_says_how_many_moved():
+    """Groups of 1 to 12 samples, each size once, each group one label: every label can still move."""
+    sizes = list(range(1, 13))
+    rows = [(g, j) for g, size in enumerate(sizes) for j in range(size)]
+    frame = pd.DataFrame({"sample_id": [f"S{i:03d}" for i in range(len(rows))],
+                          "group_id": [f"G{g:03d}" for g, _ in rows]})  # fmt: skip
+    spec = SplitSpec.build(frame, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+    labels = np.array([g % 2 for g, _ in rows])
+    orders = sklearn_split.group_permutations(spec, np.arange(len(rows)), None, 20, 0, labels)
+    group = np.array([g for g, _ in rows])
+    moved = np.mean([np.mean(group[o] != group) for o in orders])
+    assert moved > 0.7
+    for order in orders:  # each group took one other group's single label
+        assert all(len(set(order[group == g].tolist())) == 1 for g in range(len(sizes)))
+
+
+def test_a_group_spanning_blocks_bad_seeds_and_misaligned_labels_are_refused():
+    spec, X, y = confounded()
+    moved = spec.samples.assign(batch_group=spec.samples["batch_group"].where(spec.samples.index != 0, "B9"))
+    spanning = SplitSpec.build(moved, constraint=spec.constraint, recommended_resampling="grouped_cv")
+    spanning = spanning.with_folds(spec.folds)
+    with pytest.raises(depgraph.DepgraphError, match="more than one batch_group block") as caught:
+        sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, y, spanning, 20, within="batch_group")
+    assert "P0000" in str(caught.value)
+    for seed in (-1, 1.5, None):
+        with pytest.raises(depgraph.DepgraphError):
+            sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, y, spec, 20, seed=seed)
+    labelled = pd.Series(y, index=X.index)
+    shuffled = labelled.sample(frac=1, random_state=0)  # the same labels by id, in another order: aligned
+    a = sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, labelled, spec, 20, seed=2)
+    b = sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, shuffled, spec, 20, seed=2)
+    assert a.observed == b.observed and np.array_equal(a.null, b.null)
+    with pytest.raises(depgraph.DepgraphError, match="indexed by other ids"):
+        sklearn_split.permutation_audit(linear_model.LogisticRegression(), X, labelled.iloc[1:], spec, 20)

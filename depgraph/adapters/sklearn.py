@@ -45,7 +45,7 @@ from depgraph.audit.evaluation import EvaluationReport, block_column, positive_l
 from depgraph.audit.evaluation import evaluate as evaluate_predictions
 from depgraph.common.arguments import in_order, instance
 from depgraph.errors import DepgraphError, DepgraphWarning, describe_ids, missing_extra
-from depgraph.folds.schemes import MAX_SEED, kfold_of_samples
+from depgraph.folds.schemes import MAX_SEED, check_seed, kfold_of_samples
 from depgraph.spec.model import SplitSpec
 
 try:  # the sklearn extra: without it, say which extra to install rather than "No module named 'sklearn'"
@@ -420,9 +420,9 @@ class StratifiedGroupKFold(_BalancedGroupSplitter):
 
 
 class _CheckedGroups:
-    """scikit-learn's splitter, its ``groups`` first checked as depgraph checks every id column (a missing group,
-    a label of another kind, ids written twice in look-alike text are refused by name rather than split), then
-    handed to scikit-learn unchanged: the splits, the messages and the parameters are scikit-learn's own."""
+    """scikit-learn's splitter, its ``groups`` first checked as depgraph's own splitters check them (a missing group
+    or a label of another kind is refused by name rather than made a group), then handed to scikit-learn unchanged:
+    the splits, the messages and the parameters are scikit-learn's own."""
 
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield ``(train, test)`` row positions as scikit-learn's splitter of this name does."""
@@ -670,13 +670,17 @@ class PermutationAudit:
     p_value: float
     within: str | None
     findings: list[tuple[str, str]]
+    #: the share of rows whose label came from another group, on average over the permutations: a low share (few
+    #: groups alike in size or block) leaves the null close to the observed score
+    moved: float = 1.0
 
     def __str__(self) -> str:
         median = float(np.nanmedian(self.null))
         lines = [
             f"observed AUC {self.observed:.3f}; {len(self.null)} permutations of the labels, whole spec groups "
             f"moved together{f' within {self.within}' if self.within else ''}: median AUC {median:.3f} "
-            f"[{np.nanquantile(self.null, 0.025):.3f}, {np.nanquantile(self.null, 0.975):.3f}], p = {self.p_value:.3g}"
+            f"[{np.nanquantile(self.null, 0.025):.3f}, {np.nanquantile(self.null, 0.975):.3f}], "
+            f"p = {self.p_value:.3g}; {self.moved:.0%} of the labels moved to another group on average"
         ]
         return "\n".join(lines + [f"{code}: {message}" for code, message in self.findings])
 
@@ -701,6 +705,7 @@ def permutation_audit(
     from sklearn.metrics import roc_auc_score
 
     k = _permutations(n_permutations)
+    seed = check_seed(seed)
     instance(spec, SplitSpec, "permutation_audit: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
@@ -723,11 +728,21 @@ def permutation_audit(
         ]  # fmt: skip
         return float(np.mean(aucs)) if aucs else np.nan
 
+    lacking = [i for i, (train, test) in enumerate(sides)
+               if len(np.unique(positive_rows[test])) < 2 or len(np.unique(positive_rows[train])) < 2]  # fmt: skip
+    if lacking:
+        raise DepgraphError(
+            "invalid_value",
+            f"permutation_audit: split(s) {describe_ids([str(i) for i in lacking])} of repeat {repeat} lack a class "
+            "on their training or test side: their AUC is undefined",
+        )
     observed = score(positive_rows)
-    shuffles = group_permutations(spec, positions, within, k, seed)
+    shuffles = group_permutations(spec, positions, within, k, seed, positive_rows)
     null = np.array([score(positive_rows[order]) for order in shuffles])
-    p_value = float((1 + np.sum(null >= observed)) / (k + 1))
-    return PermutationAudit(observed, null, p_value, within, _permutation_findings(null, within))
+    valid = null[np.isfinite(null)]  # a permutation may leave a split one class: that draw has no score
+    p_value = float((1 + np.sum(valid >= observed)) / (len(valid) + 1))
+    moved = float(np.mean([np.mean(order != np.arange(len(order))) for order in shuffles]))
+    return PermutationAudit(observed, null, p_value, within, _permutation_findings(null, within), moved)
 
 
 def _permutations(n: Any) -> int:
@@ -749,6 +764,13 @@ def _audit_rows(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None) -> t
             )
         ids = X.index.to_numpy(dtype=object)
     positions = spec.positions(in_order(ids, "permutation_audit: ids="), "permutation_audit: ids=")
+    if isinstance(y, pd.Series) and not isinstance(y.index, pd.RangeIndex):  # labelled by sample id: aligned
+        if y.index.has_duplicates or set(map(str, y.index)) != set(map(str, ids)):
+            raise DepgraphError(
+                "invalid_argument",
+                "permutation_audit: y is indexed by other ids than X's rows: index y as X, or pass a plain array",
+            )
+        y = y.set_axis(y.index.map(str)).reindex([str(i) for i in ids])
     labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
     if len(labels) != len(positions) or len(np.unique(positions)) != len(positions):
         raise DepgraphError(
@@ -759,11 +781,12 @@ def _audit_rows(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None) -> t
     return positions, labels
 
 
-def group_permutations(spec: SplitSpec, positions: np.ndarray, within: str | None, k: int, seed: int
-                       ) -> list[np.ndarray]:  # fmt: skip
-    """``k`` row orders (row ``i`` takes the label of row ``order[i]``) that move whole spec groups: a group's rows
-    take, in their spec order, the rows of another group of the same size (and, with ``within``, of the same
-    block); a group alone in its class keeps its own.
+def group_permutations(spec: SplitSpec, positions: np.ndarray, within: str | None, k: int, seed: int,
+                       labels: np.ndarray | None = None) -> list[np.ndarray]:  # fmt: skip
+    """``k`` row orders (row ``i`` takes the label of row ``order[i]``) that move whole spec groups. A group whose
+    rows share one label (``labels``; a subject's outcome) takes the label of another such group, whatever its size;
+    a group whose rows' labels differ takes, in its rows' spec order, the rows of another group of its size. With
+    ``within`` (a spec column), groups exchange labels only inside their block; a group spanning blocks is refused.
 
     >>> from depgraph.spec.model import Constraint
     >>> spec = SplitSpec.build(pd.DataFrame({"sample_id": list("abcdef"), "group_id": list("aabbcd")}),
@@ -772,26 +795,56 @@ def group_permutations(spec: SplitSpec, positions: np.ndarray, within: str | Non
     >>> sorted({tuple(order[:2].tolist()), tuple(order[2:4].tolist())}), sorted(order[4:].tolist())
     ([(0, 1), (2, 3)], [4, 5])
     """
-    group = spec.grouped().codes[positions]
-    block = np.zeros(len(positions), dtype=np.int64)
-    if within is not None:
-        block = pd.factorize(spec.samples[block_column(spec, within)].to_numpy(dtype=object)[positions])[0]
-    _, group_index, size = np.unique(group, return_inverse=True, return_counts=True)
-    row_size = size[group_index]
-    order = np.lexsort((positions, group, row_size, block))  # classes of (block, size), groups contiguous
-    key = np.stack([block[order], row_size[order]])
-    starts = np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0)])
-    ends = np.r_[starts[1:], len(order)]
+    _, group = np.unique(spec.grouped().codes[positions], return_inverse=True)
+    block = _group_blocks(spec, positions, within, group)
+    n_groups = int(group.max()) + 1
+    size = np.bincount(group, minlength=n_groups)
+    ends = np.cumsum(size)
+    by_group = np.lexsort((positions, group))  # each group's rows together, in spec order
+    first = by_group[ends - size]
+    if labels is None:
+        constant = np.zeros(n_groups, dtype=bool)
+    else:
+        codes = pd.factorize(pd.Series(labels, dtype=object).astype(str), sort=True)[0][by_group]
+        constant = np.minimum.reduceat(codes, ends - size) == np.maximum.reduceat(codes, ends - size)
+    group_block = block[first]
     rng = np.random.default_rng(seed)
     shuffles = []
     for _ in range(k):
-        taken = np.empty(len(order), dtype=np.int64)
-        for start, end in zip(starts, ends, strict=True):
-            n_groups, width = (end - start) // row_size[order[start]], row_size[order[start]]
-            members = order[start:end].reshape(n_groups, width)
-            taken[members.ravel()] = members[rng.permutation(n_groups)].ravel()
+        taken = np.arange(len(positions))
+        for b in np.unique(group_block).tolist():
+            alike = np.flatnonzero(constant & (group_block == b))  # one label each: any other such group's
+            source = alike[rng.permutation(len(alike))]
+            mine = np.isin(group, alike)
+            taken[mine] = first[source[np.searchsorted(alike, group[mine])]]
+            for width in np.unique(size[~constant & (group_block == b)]).tolist():
+                members = np.flatnonzero(~constant & (group_block == b) & (size == width))
+                rows = np.stack([by_group[ends[g] - width : ends[g]] for g in members])
+                taken[rows.ravel()] = rows[rng.permutation(len(members))].ravel()
         shuffles.append(taken)
     return shuffles
+
+
+def _group_blocks(spec: SplitSpec, positions: np.ndarray, within: str | None, group: np.ndarray) -> np.ndarray:
+    """Each row's block code (by the block's name: the same whatever the rows' order); all 0 without ``within``;
+    ``invalid_value`` naming the groups whose rows lie in more than one block."""
+    if within is None:
+        return np.zeros(len(positions), dtype=np.int64)
+    column = block_column(spec, within)
+    values = pd.Series(spec.samples[column].to_numpy(dtype=object)[positions], dtype=object)
+    block = pd.factorize(values.fillna("(none)").astype(str), sort=True)[0]
+    spans = pd.Series(block).groupby(group).nunique()
+    if (spans > 1).any():
+        ids = spec.samples["group_id"].to_numpy(dtype=object)[positions]
+        named = sorted({str(i) for i in ids[np.isin(group, spans.index[spans > 1])]})
+        raise DepgraphError(
+            "invalid_value",
+            f"permutation_audit: within={within!r}: {len(named)} spec group(s) have samples in more than one "
+            f"{column} block ({describe_ids(named)}): a group's label cannot move within one block; permute "
+            "without within, or within a column each group lies in",
+            ids=named[:50],
+        )
+    return block.astype(np.int64)
 
 
 def _permutation_findings(null: np.ndarray, within: str | None) -> list[tuple[str, str]]:

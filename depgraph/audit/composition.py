@@ -3,14 +3,14 @@
 For a spec carrying folds, per repeat and fold: the test samples and groups, and the share of each category of the
 outcome (``stratum``) and of each declared block (``site_group``, ``batch_group``, ``study_group``…) among them; and,
 per repeat and factor, the bias-corrected **Cramér's V** between a sample's fold (the fold testing it; samples a
-repeat never tests form one more category) and the factor.
+repeat trains on but never tests form one more category; samples it never uses are left out) and the factor.
 
 **The warning** ``folds_track_factor`` (:data:`TRACKING`): V ≥ 0.2 between the folds and a factor the spec does not
 group by and the scheme was not asked to split on. Folds that track a site test each model mostly on sites it saw
 less of in training: the estimate mixes the model's error with the shift between sites, and a reader takes it for
 the first alone. Tracking is intended, and not warned about, when the spec's groups follow the factor (its mode, or
-a composite's ``via``) or the scheme's parameters name the column (``logo`` by site); it is not warned about
-either when a fold tests fewer than :data:`WARNED_FROM` samples (chance alone gives a large V there).
+a composite's ``via``) or the scheme splits on the column (``logo``'s ``by``, ``hash``'s ``key``); it is not warned
+about either when a fold tests fewer than :data:`WARNED_FROM` samples (chance alone gives a large V there).
 
 >>> import pandas as pd
 >>> from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from depgraph.common.arguments import instance
 from depgraph.errors import DepgraphError, DepgraphWarning
 from depgraph.folds.covariates import cramers_v
 from depgraph.spec.balance import categories
@@ -44,8 +45,6 @@ TRACKING = 0.2
 #: A repeat whose smallest fold tests fewer samples than this is not warned about: with so few, chance alone gives
 #: a large V (its line is printed all the same).
 WARNED_FROM = 20
-#: The label of the samples a repeat never tests.
-NOT_TESTED = "(not tested)"
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,9 @@ class FoldComposition:
         """One line per repeat and factor, as ``depgraph folds`` prints them."""
         return [
             f"  folds vs {r.column}" + (f" (repeat {r.repeat})" if self.association["repeat"].max() else "")
-            + f": Cramér's V {r.cramers_v:.3f}" + (" (split on it)" if r.intended else "")
+            + (f": Cramér's V {r.cramers_v:.3f}" if np.isfinite(r.cramers_v) else
+               ": no Cramér's V (the repeat tests a sample twice)")
+            + (" (split on it)" if r.intended else "")
             + (f" >= {TRACKING}: the folds track it" if r.tracks else "")
             for r in self.association.itertuples(index=False)
         ]  # fmt: skip
@@ -83,29 +84,27 @@ def factor_columns(spec: SplitSpec) -> list[str]:
 def fold_composition(spec: SplitSpec, *, warn: bool = True) -> FoldComposition:
     """The composition of ``spec``'s folds (see the module docstring); with ``warn``, a ``folds_track_factor``
     :class:`~depgraph.errors.DepgraphWarning` per factor the folds track."""
+    instance(spec, SplitSpec, "fold_composition: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     groups = spec.grouped().codes
     columns = {c: categories(spec.samples, c) for c in factor_columns(spec)}
-    sizes, shares, association = [], [], []
-    for repeat, label in _fold_labels(spec).items():
-        for fold in np.unique(label[label >= 0]).tolist():
-            tested = label == fold
-            sizes.append({"repeat": repeat, "fold": fold, "n_test": int(tested.sum()),
-                          "n_groups": len(np.unique(groups[tested]))})  # fmt: skip
-            for column, (codes, names) in columns.items():
-                counts = np.bincount(codes[tested], minlength=len(names))
-                total = max(int(tested.sum()), 1)
-                shares += [{"repeat": repeat, "fold": fold, "column": column, "category": str(name), "n": int(n),
-                            "share": n / total} for name, n in zip(names, counts, strict=True)]  # fmt: skip
-        for column, (codes, _) in columns.items():
-            if column != "stratum":  # the outcome's association is the plan's own (fold_outcome_association)
-                v = round(cramers_v(label, codes), 4)
-                intended = _intended(spec, column)
-                smallest = np.bincount(label[label >= 0]).min() if (label >= 0).any() else 0
-                tracks = bool(v >= TRACKING and not intended and smallest >= WARNED_FROM)
-                association.append({"repeat": repeat, "column": column, "cramers_v": v, "intended": intended,
-                                    "tracks": tracks})  # fmt: skip
+    sizes, shares = [], []
+    for split in spec.folds.splits:  # each split's own test side: right even where a custom plan's tests overlap
+        tested = split.roles(spec.n_samples) == 1
+        sizes.append({"repeat": split.repeat, "fold": split.fold, "n_test": int(tested.sum()),
+                      "n_groups": len(np.unique(groups[tested]))})  # fmt: skip
+        total = max(int(tested.sum()), 1)
+        for column, (codes, names) in columns.items():
+            counts = np.bincount(codes[tested], minlength=len(names))
+            shares += [{"repeat": split.repeat, "fold": split.fold, "column": column, "category": str(name),
+                        "n": int(n), "share": n / total} for name, n in zip(names, counts, strict=True)]  # fmt: skip
+    association = [
+        _association(spec, repeat, label, column, codes)
+        for repeat, label in _fold_labels(spec).items()
+        for column, (codes, _) in columns.items()
+        if column != "stratum"  # the outcome's association is the plan's own (fold_outcome_association)
+    ]
     found = FoldComposition(
         pd.DataFrame(sizes, columns=["repeat", "fold", "n_test", "n_groups"]),
         pd.DataFrame(shares, columns=["repeat", "fold", "column", "category", "n", "share"]),
@@ -116,23 +115,56 @@ def fold_composition(spec: SplitSpec, *, warn: bool = True) -> FoldComposition:
     return found
 
 
-def _fold_labels(spec: SplitSpec) -> dict[int, np.ndarray]:
-    """Per repeat, each sample's fold: the fold of the split testing it, -1 when the repeat never tests it."""
-    labels: dict[int, np.ndarray] = {}
+def _association(spec: SplitSpec, repeat: int, label: np.ndarray | None, column: str, codes: np.ndarray
+                 ) -> dict[str, object]:  # fmt: skip
+    """Cramér's V between a repeat's fold labels and a column, over the samples the repeat trains or tests (one
+    excluded from every split is in no fold); NaN when the repeat tests a sample twice (no fold label)."""
+    intended = _intended(spec, column)
+    if label is None:
+        return {"repeat": repeat, "column": column, "cramers_v": np.nan, "intended": intended, "tracks": False}
+    used = label != EXCLUDED
+    v = round(cramers_v(label[used], codes[used]), 4)
+    tested = label[label >= 0]
+    n_folds = int(tested.max()) + 1 if len(tested) else 0
+    smallest = np.bincount(tested, minlength=n_folds).min() if n_folds else 0
+    tracks = bool(v >= TRACKING and not intended and smallest >= WARNED_FROM)
+    return {"repeat": repeat, "column": column, "cramers_v": v, "intended": intended, "tracks": tracks}
+
+
+#: A repeat's label of a sample it never uses (excluded from every split): in no fold, left out of V.
+EXCLUDED = -2
+
+
+def _fold_labels(spec: SplitSpec) -> dict[int, np.ndarray | None]:
+    """Per repeat, each sample's fold: the fold of the split testing it, -1 when the repeat trains on it but never
+    tests it, :data:`EXCLUDED` when the repeat never uses it; ``None`` when a sample is tested twice in the repeat."""
+    labels: dict[int, np.ndarray | None] = {}
     for split in spec.folds.splits:
-        label = labels.setdefault(split.repeat, np.full(spec.n_samples, -1, dtype=np.int64))
-        label[split.roles(spec.n_samples) == 1] = split.fold
+        role = split.roles(spec.n_samples)
+        label = labels.setdefault(split.repeat, np.full(spec.n_samples, EXCLUDED, dtype=np.int64))
+        if label is None:
+            continue
+        if (label[role == 1] >= 0).any():
+            labels[split.repeat] = None
+            continue
+        label[(role == 0) & (label == EXCLUDED)] = -1
+        label[role == 1] = split.fold
     return labels
 
 
+#: The fold parameters that name the columns a scheme splits on (logo's block column, hash's key columns).
+SPLITTING_PARAMETERS = ("by", "key")
+
+
 def _intended(spec: SplitSpec, column: str) -> bool:
-    """Whether the spec groups by the factor of ``column`` or its scheme was asked to split on the column."""
+    """Whether the spec groups by the factor of ``column`` or its scheme splits on the column."""
     mode = column.removesuffix("_group")
     constraint = spec.constraint
     if constraint is not None and (constraint.mode == mode or mode in (constraint.via or [])):
         return True
-    named = [v for value in spec.folds.parameters.values() for v in (value if isinstance(value, list) else [value])]
-    return column in named or mode in named
+    parameters = spec.folds.parameters
+    named = [v for p in SPLITTING_PARAMETERS for v in np.atleast_1d(parameters.get(p, [])).tolist()]
+    return column in named
 
 
 def _warn(found: FoldComposition) -> None:

@@ -559,12 +559,17 @@ COMPOSITION_CATEGORIES = 8
 LARGEST_GROUPS = 10
 
 
+def _distinct_with_unknown(values: pd.Series) -> int:
+    return int(values.nunique(dropna=False))
+
+
 def _largest_groups(spec: SplitSpec) -> str:
     """The largest groups' make-up, readable at any cohort size: samples, share of the cohort, and how many
-    distinct values of each declared block each spans."""
+    distinct values of each declared block each spans (a missing value counts as one: unknown is not none)."""
     columns = [c for c in factor_columns(spec) if c != "stratum"]
     table = spec.samples.groupby("group_id", sort=True).agg(
-        samples=("sample_id", "size"), **{c.removesuffix("_group") + "s": (c, "nunique") for c in columns}
+        samples=("sample_id", "size"),
+        **{c.removesuffix("_group") + "s": (c, lambda v: v.nunique(dropna=False)) for c in columns},
     )
     table = table.sort_values("samples", ascending=False, kind="stable").head(LARGEST_GROUPS)
     table.insert(1, "share", [f"{n / spec.n_samples:.1%}" for n in table["samples"]])
@@ -597,7 +602,7 @@ def _top_shares(wide: pd.DataFrame) -> pd.DataFrame:
     order = wide.sum().sort_values(ascending=False, kind="stable").index
     shown = wide[order[:COMPOSITION_CATEGORIES]].copy()
     if len(order) > COMPOSITION_CATEGORIES:
-        shown["other"] = wide[order[COMPOSITION_CATEGORIES:]].sum(axis=1)
+        shown["(other categories)"] = wide[order[COMPOSITION_CATEGORIES:]].sum(axis=1)
     shown = (shown * 100).round(1).astype(str) + " %"
     return shown.reset_index()
 
