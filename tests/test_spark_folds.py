@@ -7,6 +7,7 @@ under test."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -62,7 +63,10 @@ def test_folds_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main([*common, "-o", str(tmp_path / "single.dgspec")]) == 0
     single_run = capsys.readouterr()
-    assert on_spark_run.stdout == single_run.out.replace("single.dgspec", "spark.dgspec")
+    # the fold composition (one machine's lines "folds vs <block>_group: ...") is not computed on Spark (docs/spark.md)
+    composition = re.compile(r"^  folds vs \w+_group: .*\n", re.MULTILINE)
+    assert composition.search(single_run.out)
+    assert on_spark_run.stdout == composition.sub("", single_run.out).replace("single.dgspec", "spark.dgspec")
     assert "prior_side_changed" in on_spark_run.stderr and "prior_side_changed" in single_run.err
     single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
     assert on_spark.digest == single.digest and on_spark.signature == single.signature

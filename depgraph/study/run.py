@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from depgraph.audit.composition import fold_composition
 from depgraph.audit.report import write_report
 from depgraph.derivation.groups import derive, selected_samples
 from depgraph.derivation.partition import Partition
@@ -87,6 +88,8 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
         if file.folds is not None:
             with said_of(declaration, "[folds]"), run.step(f"assign {file.folds.scheme} folds"):
                 spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
+                if isinstance(spec, SplitSpec):  # the factors the folds track, warned about as depgraph folds does
+                    fold_composition(spec)
         with run.step(f"write {file.outputs.spec}"):
             if plan is not None:
                 return StudyRun(graph, report, partition, write_outputs(plan, declaration, graph, spec, secrets.sign))
