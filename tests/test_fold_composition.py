@@ -19,17 +19,17 @@ from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 
 
 def site_spec(mode: str = "subject") -> SplitSpec:
-    """120 samples of 60 subjects at 3 sites; folds that put site A mostly in fold 0."""
-    n = 120
-    site = np.repeat(["A", "B", "C"], 40)
+    """240 samples of 120 subjects at 3 sites; folds that put site A mostly in fold 0 (by subject: 32 of its 40)."""
+    n = 240
+    site = np.repeat(["A", "B", "C"], 80)
     frame = pd.DataFrame({"sample_id": [f"S{i:03d}" for i in range(n)],
                           "group_id": site if mode == "site" else [f"P{i // 2:03d}" for i in range(n)],
-                          "site_group": site, "stratum": ["case", "control"] * 60})  # fmt: skip
+                          "site_group": site, "stratum": ["case", "control"] * 120})  # fmt: skip
     resampling = "blocked_cv" if mode == "site" else "grouped_cv"
     spec = SplitSpec.build(frame, constraint=Constraint(mode=mode), recommended_resampling=resampling)
-    fold = np.repeat(np.arange(3), 40) if mode == "site" else np.repeat(np.arange(60) % 3, 2)
+    fold = np.repeat(np.arange(3), 80) if mode == "site" else np.repeat(np.arange(120) % 3, 2)
     if mode != "site":
-        fold[:40] = np.repeat([0] * 16 + [1] * 2 + [2] * 2, 2)  # site A's subjects: 16 of 20 in fold 0
+        fold[:80] = np.repeat([0] * 32 + [1] * 4 + [2] * 4, 2)
     return spec.with_folds(FoldPlan.from_roles((fold[None, :] == np.arange(3)[:, None]).astype(np.int8)))
 
 
@@ -53,7 +53,7 @@ def test_folds_split_on_the_factor_the_spec_groups_by_are_not_warned_about():
         warnings.simplefilter("error", depgraph.DepgraphWarning)
         found = fold_composition(site_spec("site"))
     row = found.association.iloc[0]
-    assert row["cramers_v"] == 1.0 and row["intended"] and not row["tracks"]
+    assert row["intended"] and not row["tracks"]  # three groups: three observations, V near 0 after correction
     assert "(split on it)" in found.lines()[0]
 
 
@@ -107,20 +107,35 @@ def test_the_report_compares_groupings_when_asked(tmp_path, capsys, family_meta,
 
 
 def test_samples_no_split_uses_are_left_out_and_overlapping_tests_get_no_v():
-    """Site A excluded from every split of a 3-fold plan whose folds mix B and C alike: no tracking; a custom plan
+    """Site A excluded from every split of a 2-fold plan whose folds mix B and C alike: no tracking; a custom plan
     testing a sample twice in one repeat: each split's own sizes, no V."""
     spec = site_spec()
     site = spec.samples["site_group"].to_numpy()
-    fold = np.repeat(np.arange(40) % 2, 2)[:80]
-    roles = np.full((2, 120), 2, dtype=np.int8)
-    roles[:, 40:] = (fold[None, :] == np.arange(2)[:, None]).astype(np.int8)
+    fold = np.repeat(np.arange(80) % 2, 2)
+    roles = np.full((2, 240), 2, dtype=np.int8)
+    roles[:, 80:] = (fold[None, :] == np.arange(2)[:, None]).astype(np.int8)
     excluded = spec.with_folds(FoldPlan.from_roles(roles))
     with warnings.catch_warnings():
         warnings.simplefilter("error", depgraph.DepgraphWarning)
         found = fold_composition(excluded)
     assert found.association["cramers_v"].iloc[0] < TRACKING and not (site[roles[0] < 2] == "A").any()
-    overlapping = np.zeros((2, 120), dtype=np.int8)
-    overlapping[0, :60], overlapping[1, 30:90] = 1, 1
+    overlapping = np.zeros((2, 240), dtype=np.int8)
+    overlapping[0, :120], overlapping[1, 60:180] = 1, 1
     found = fold_composition(spec.with_folds(FoldPlan.from_roles(overlapping)), warn=False)
-    assert found.sizes["n_test"].tolist() == [60, 60] and np.isnan(found.association["cramers_v"].iloc[0])
+    assert found.sizes["n_test"].tolist() == [120, 120] and np.isnan(found.association["cramers_v"].iloc[0])
     assert "no Cramér's V" in found.lines()[0]
+
+
+def test_v_counts_a_group_once_per_category_so_copies_inside_groups_change_nothing():
+    """Every sample deposited three times in its group: the folds still place the same groups, V is unchanged
+    (counted over samples, the copies would shrink the chance correction and inflate V)."""
+    spec = site_spec()
+    tripled = pd.concat([spec.samples.assign(sample_id=spec.samples["sample_id"] + f"-{k}") for k in range(3)])
+    tripled = tripled.sort_values("sample_id", kind="stable").reset_index(drop=True)
+    big = SplitSpec.build(tripled, constraint=spec.constraint, recommended_resampling="grouped_cv")
+    tested = np.argmax(np.stack([s.roles(spec.n_samples) for s in spec.folds.splits]) == 1, axis=0)
+    fold_of = dict(zip(spec.samples["group_id"], tested, strict=True))
+    fold = np.array([fold_of[g] for g in big.samples["group_id"]])
+    big = big.with_folds(FoldPlan.from_roles((fold[None, :] == np.arange(3)[:, None]).astype(np.int8)))
+    once = fold_composition(spec, warn=False).association["cramers_v"].iloc[0]
+    assert fold_composition(big, warn=False).association["cramers_v"].iloc[0] == once

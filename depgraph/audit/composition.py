@@ -2,15 +2,17 @@
 
 For a spec carrying folds, per repeat and fold: the test samples and groups, and the share of each category of the
 outcome (``stratum``) and of each declared block (``site_group``, ``batch_group``, ``study_group``…) among them; and,
-per repeat and factor, the bias-corrected **Cramér's V** between a sample's fold (the fold testing it; samples a
-repeat trains on but never tests form one more category; samples it never uses are left out) and the factor.
+per repeat and factor, the bias-corrected **Cramér's V** between fold (the fold testing a sample; samples a repeat
+trains on but never tests form one more category; samples it never uses are left out) and the factor, each group's
+samples of one category counted once (the folds place whole groups: a family of ten at one site is one
+observation).
 
 **The warning** ``folds_track_factor`` (:data:`TRACKING`): V ≥ 0.2 between the folds and a factor the spec does not
 group by and the scheme was not asked to split on. Folds that track a site test each model mostly on sites it saw
 less of in training: the estimate mixes the model's error with the shift between sites, and a reader takes it for
 the first alone. Tracking is intended, and not warned about, when the spec's groups follow the factor (its mode, or
 a composite's ``via``) or the scheme splits on the column (``logo``'s ``by``, ``hash``'s ``key``); it is not warned
-about either when a fold tests fewer than :data:`WARNED_FROM` samples (chance alone gives a large V there).
+about either when a fold tests fewer than :data:`WARNED_FROM` groups (chance alone gives a large V there).
 
 >>> import pandas as pd
 >>> from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
@@ -42,8 +44,8 @@ from depgraph.vocab import BLOCK_MODES
 #: outcome's 0.3 (:data:`~depgraph.folds.covariates.STRONG_ASSOCIATION`): a site or batch mix that differs between
 #: folds confounds the estimate even when moderate.
 TRACKING = 0.2
-#: A repeat whose smallest fold tests fewer samples than this is not warned about: with so few, chance alone gives
-#: a large V (its line is printed all the same).
+#: A repeat whose smallest fold tests fewer groups (of one category) than this is not warned about: with so few,
+#: chance alone gives a large V (its line is printed all the same).
 WARNED_FROM = 20
 
 
@@ -52,7 +54,7 @@ class FoldComposition:
     """``sizes``: per repeat and fold, ``n_test`` and ``n_groups``; ``shares``: per repeat, fold, column and
     category, ``n`` and ``share`` of the fold's test samples; ``association``: per repeat and column, ``cramers_v``,
     ``intended`` and ``tracks`` (V ≥ :data:`TRACKING`, not intended, every fold testing at least
-    :data:`WARNED_FROM` samples)."""
+    :data:`WARNED_FROM` groups)."""
 
     sizes: pd.DataFrame
     shares: pd.DataFrame
@@ -118,13 +120,16 @@ def fold_composition(spec: SplitSpec, *, warn: bool = True) -> FoldComposition:
 def _association(spec: SplitSpec, repeat: int, label: np.ndarray | None, column: str, codes: np.ndarray
                  ) -> dict[str, object]:  # fmt: skip
     """Cramér's V between a repeat's fold labels and a column, over the samples the repeat trains or tests (one
-    excluded from every split is in no fold); NaN when the repeat tests a sample twice (no fold label)."""
+    excluded from every split is in no fold), each group's samples of one category counted once: the folds place
+    whole groups, so a family of ten at one site is one observation, not ten. NaN when the repeat tests a sample
+    twice (no fold label)."""
     intended = _intended(spec, column)
     if label is None:
         return {"repeat": repeat, "column": column, "cramers_v": np.nan, "intended": intended, "tracks": False}
     used = label != EXCLUDED
-    v = round(cramers_v(label[used], codes[used]), 4)
-    tested = label[label >= 0]
+    units = np.unique(np.stack([spec.grouped().codes[used], label[used], codes[used]]), axis=1)
+    v = round(cramers_v(units[1], units[2]), 4)
+    tested = units[1][units[1] >= 0]
     n_folds = int(tested.max()) + 1 if len(tested) else 0
     smallest = np.bincount(tested, minlength=n_folds).min() if n_folds else 0
     tracks = bool(v >= TRACKING and not intended and smallest >= WARNED_FROM)
