@@ -179,6 +179,8 @@ def test_the_command_prints_the_flags_and_writes_them_beside_the_table(tmp_path,
             "--boot", "0"]  # fmt: skip
     assert main([*args, "-o", str(tmp_path / "e.tsv")]) == 0
     out = capsys.readouterr().out
+    # the files the command says it wrote are the ones on disk (the CLI words them, companion_tables names them)
+    assert f"wrote {tmp_path / 'e.tsv'} (and e.flags.tsv, e.heterogeneity.tsv)" in out
     flags = pd.read_csv(tmp_path / "e.flags.tsv", sep="\t")
     assert list(flags.columns) == list(FLAG_COLUMNS) and len(flags) and all(d in out for d in flags["detail"])
     agreement = pd.read_csv(tmp_path / "e.heterogeneity.tsv", sep="\t")

@@ -212,10 +212,12 @@ class EvaluationReport:
             else "no intervals (n_boot=0)"
         )
         by = f", per {self.by}" if self.by else ""
-        return (
-            f"{splits} split(s){by}; threshold chosen by {self.threshold} on each split's training predictions; "
-            f"{intervals}"
-        )
+        return f"{splits} split(s){by}; {self._threshold_words()}; {intervals}"
+
+    def _threshold_words(self) -> str:
+        if ThresholdRule.of(self.threshold).kind == "fixed":
+            return f"a fixed threshold of {self.threshold}"
+        return f"threshold chosen by {self.threshold} on each split's training predictions"
 
     def shown(self) -> pd.DataFrame:
         """The table as people read it: each statistic with its interval in one cell."""

@@ -107,7 +107,10 @@ def evaluate_command(
     out.print(str(report))
     for written in (output, report_file):
         if written is not None:
-            out.print(f"wrote {written}" + (EXCEL_SAFE_NOTE if excel_safe and written is output else ""))
+            beside = f" (and {written.stem}.flags{written.suffix}, {written.stem}.heterogeneity{written.suffix})"
+            companions = written is output and kind not in ("json", None) and str(output) != "-"
+            out.print(f"wrote {written}" + (beside if companions else "")
+                      + (EXCEL_SAFE_NOTE if excel_safe and written is output else ""))  # fmt: skip
 
 
 def _table_kind(output: Path | None) -> str | None:
