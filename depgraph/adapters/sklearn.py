@@ -596,13 +596,7 @@ def evaluate(
     instance(spec, SplitSpec, "evaluate: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
-    if ids is None:
-        if not isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(X.index, pd.RangeIndex):
-            raise DepgraphError(
-                "invalid_argument", "evaluate needs each row's sample id: pass ids=, or index X by sample id"
-            )
-        ids = X.index.to_numpy(dtype=object)
-    positions = spec.positions(in_order(ids, "evaluate: ids="), "evaluate: ids=")
+    ids, positions = _row_positions(spec, X, ids, "evaluate")
     labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
     if len(labels) != len(positions) or (hasattr(X, "__len__") and len(X) != len(positions)):
         raise DepgraphError(
@@ -629,6 +623,17 @@ def evaluate(
         spec, pd.concat(pieces, ignore_index=True), threshold=threshold, by=by, n_boot=n_boot, seed=seed,
         confidence=confidence,
     )  # fmt: skip
+
+
+def _row_positions(spec: SplitSpec, X: Any, ids: Sequence[str] | None, what: str) -> tuple[Any, np.ndarray]:
+    """Each row's sample id (``ids``, else a pandas ``X``'s index) and its position in ``spec``."""
+    if ids is None:
+        if not isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(X.index, pd.RangeIndex):
+            raise DepgraphError(
+                "invalid_argument", f"{what} needs each row's sample id: pass ids=, or index X by sample id"
+            )
+        ids = X.index.to_numpy(dtype=object)
+    return ids, spec.positions(in_order(ids, f"{what}: ids="), f"{what}: ids=")
 
 
 def _rows(X: Any, rows: np.ndarray) -> Any:
@@ -757,13 +762,7 @@ def _permutations(n: Any) -> int:
 
 def _audit_rows(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
     """Each row's spec position (by sample id: ``ids`` or a pandas ``X``'s index) and its label."""
-    if ids is None:
-        if not isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(X.index, pd.RangeIndex):
-            raise DepgraphError(
-                "invalid_argument", "permutation_audit needs each row's sample id: pass ids=, or index X by sample id"
-            )
-        ids = X.index.to_numpy(dtype=object)
-    positions = spec.positions(in_order(ids, "permutation_audit: ids="), "permutation_audit: ids=")
+    ids, positions = _row_positions(spec, X, ids, "permutation_audit")
     if isinstance(y, pd.Series) and not isinstance(y.index, pd.RangeIndex):  # labelled by sample id: aligned
         if y.index.has_duplicates or set(map(str, y.index)) != set(map(str, ids)):
             raise DepgraphError(
