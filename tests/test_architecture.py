@@ -271,9 +271,9 @@ def test_the_vocabulary_check_sees_literals_and_only_them(source: str, expected:
 
 #: What a command may call from outside the command line besides its one library function: errors, turning an
 #: option's text into a value (a key from its environment variable, a scheme's or a table's name, the schemes taking
-#: an option, the study file's input tables) and the words of a finding it prints.
+#: an option, the study file's input tables) and the words of a finding or a share it prints.
 PARSING = {"DepgraphError", "describe_ids", "key_from_env", "canonical_scheme_name", "table_format", "schemes_taking",
-           "depgraph.study.inputs", "no_grouping_message", "TABLE_FORMATS"}  # fmt: skip
+           "depgraph.study.inputs", "no_grouping_message", "TABLE_FORMATS", "share"}  # fmt: skip
 
 
 def _command_calls(tree: ast.Module) -> dict[str, set[str]]:

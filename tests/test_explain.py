@@ -208,15 +208,41 @@ def test_the_documented_answers_are_what_why_prints(tmp_path, capsys, monkeypatc
 @given(cohorts(), st.sampled_from([None, "relatedness", "duplicate", "batch"]))
 def test_bridges_are_networkx_bridges_and_split_what_networkx_splits(case, mode):
     graph, _ = case
+    _bridges_match_networkx(graph, "S0", mode)
+
+
+@st.composite
+def kin_chains(draw):
+    """One sample a subject, the subjects in a chain of kinship with a few edges skipping ahead: search trees up
+    to 60 levels deep, so that common ancestors are found over several powers of two."""
+    n = draw(st.integers(2, 60))
+    graph = from_metadata(pd.DataFrame({"sample_id": [f"S{i}" for i in range(n)],
+                                        "subject_id": [f"P{i}" for i in range(n)]}))  # fmt: skip
+    skips = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(2, 9)), max_size=6))
+    pairs = {(i, i + 1) for i in range(n - 1)} | {(i, i + k) for i, k in skips if i + k < n}
+    pairs = sorted(pairs)
+    kinship = pd.DataFrame({"id1": [f"P{a}" for a, _ in pairs], "id2": [f"P{b}" for _, b in pairs],
+                            "kinship": 0.25})  # fmt: skip
+    return add_kinship(graph, kinship, "first"), f"S{draw(st.integers(0, n - 1))}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kin_chains())
+def test_bridges_of_deep_search_trees_are_networkx_bridges(case):
+    graph, sample = case
+    _bridges_match_networkx(graph, sample, "relatedness")
+
+
+def _bridges_match_networkx(graph, sample: str, mode: str | None) -> None:
     relations = relation_names([mode]) if mode else relation_names(COMBINABLE_MODES)
     view = _followed_view(graph, relations)
     if not view.number_of_edges():
         with pytest.raises(DepgraphError) as refused:
-            explain(graph, "S0", mode=mode)
+            explain(graph, sample, mode=mode)
         assert refused.value.code == "no_relation"
         return
-    component = nx.node_connected_component(view, "sample:S0")
-    found = explain(graph, "S0", mode=mode)
+    component = nx.node_connected_component(view, f"sample:{sample}")
+    found = explain(graph, sample, mode=mode)
     assert sorted(found.samples) == sorted(v.split(":", 1)[1] for v in component if v.startswith("sample:"))
     samples = found.n_samples
     part = view.subgraph(component).copy()
@@ -480,3 +506,11 @@ def test_tables_with_missing_cells_are_written_and_unknown_groupings_warned(tmp_
     ]:
         code, out, err = _run(args, capsys)
         assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_a_share_is_never_rounded_to_none_or_all():
+    from depgraph.common.display import share
+
+    assert [share(x) for x in (0, 12 / 10**6, 0.004, 0.5, 0.996, 1)] == [
+        "0%", "under 1%", "under 1%", "50%", "over 99%", "100%"
+    ]  # fmt: skip

@@ -10,6 +10,7 @@ import orjson
 import typer
 
 from depgraph.cli.commandline import Command, name_list, out
+from depgraph.common.display import share
 from depgraph.study.reviews import compare_file
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -39,7 +40,7 @@ def compare_command(
     for i, row in enumerate(table.itertuples(index=False)):
         folds = "1 fold" if row.effective_folds == 1 else f"{row.effective_folds} folds"
         groups = "1 group" if row.groups == 1 else f"{row.groups} groups"
-        out.print(f"{row.grouping}: {groups}, the largest {row.largest} samples ({row.largest_share:.0%}), "
+        out.print(f"{row.grouping}: {groups}, the largest {row.largest} samples ({share(row.largest_share)}), "
                   f"at most {folds}")  # fmt: skip
         changed = "(the reference)" if i == 0 else f"{row.changed} samples in another group than in {table.grouping[0]}"
         out.print(f"  changed: {changed}")

@@ -56,6 +56,16 @@ def ids_repr(ids: Sequence[Any], limit: int = FIRST_IDS) -> str:
     return f"[{shown}{', ... and ' + str(more) + ' more' if more else ''}]"
 
 
+def share(fraction: float) -> str:
+    """A share in whole percent, never rounded to 0 or 100 when it is not: ``"under 1%"``, ``"over 99%"``."""
+    percent = 100 * fraction
+    if 0 < percent < 1:
+        return "under 1%"
+    if 99 < percent < 100:
+        return "over 99%"
+    return f"{percent:.0f}%"
+
+
 def _number(value: float) -> str:
     return f"{value:.3g}"
 

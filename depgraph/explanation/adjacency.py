@@ -2,9 +2,11 @@
 :mod:`~depgraph.explanation.groups` search.
 
 A grouping follows some relations (a mode's, a spec's constraint's, or every relation a grouping can follow);
-their edges, over the graph's node positions and in both directions, make one symmetric ``scipy.sparse`` matrix
-that a breadth-first search walks in time linear in the edges. The edges themselves are kept beside it, in the
-vocabulary's relation order, so a step found in the matrix is told by its relation, weight and provenance.
+their edges, over the graph's node positions, make one ``scipy.sparse`` matrix holding each edge once, from its
+source's row to its target's column, that ``scipy.sparse.csgraph`` searches as undirected (``directed=False``) in
+time linear in the edges. Each edge is held once, not in both directions, because at biobank scale building the
+matrix is most of an answer's time and memory. The edges themselves are kept beside it, in the vocabulary's relation
+order, so a step found in the matrix is told by its relation, weight and provenance.
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ class FollowedEdges:
 
 def followed_adjacency(graph: StudyGraph, followed: tuple[str, ...], what: str,
                        samples: np.ndarray | None = None) -> tuple[object, FollowedEdges]:  # fmt: skip
-    """The followed edges as a symmetric sparse matrix over node positions, and the edges themselves; with
+    """The followed edges as a sparse matrix over node positions (each edge once: search it with
+    ``directed=False``), and the edges themselves; with
     ``samples`` (sample positions), the graph those samples induce: edges touching another sample are left out.
     A graph without any edge of the followed relations is ``no_relation``: whether its samples depend on each other
     through them is unknown, not "no"."""
@@ -103,11 +106,10 @@ def followed_adjacency(graph: StudyGraph, followed: tuple[str, ...], what: str,
         dropped[samples] = False
         blocks = tuple(_without(b, dropped) for b in blocks)
     starts = np.cumsum([0, *(len(b.src) for b in blocks)])
-    edges = FollowedEdges(np.concatenate([b.src for b in blocks]), np.concatenate([b.dst for b in blocks]), blocks,
-                          starts)  # fmt: skip
-    ends = np.concatenate([edges.src, edges.dst]), np.concatenate([edges.dst, edges.src])
-    ones = np.ones(len(ends[0]), dtype=np.int8)
-    return csr_matrix((ones, ends), shape=(graph.n_nodes, graph.n_nodes)), edges
+    src, dst = (np.concatenate([getattr(b, end) for b in blocks], dtype=np.intp) for end in ("src", "dst"))
+    edges = FollowedEdges(src, dst, blocks, starts)
+    ones = np.ones(len(src))  # float64, what csgraph searches: no copy of it there
+    return csr_matrix((ones, (src, dst)), shape=(graph.n_nodes, graph.n_nodes)), edges
 
 
 def _without(block: RelationEdges, dropped: np.ndarray) -> RelationEdges:
@@ -122,10 +124,9 @@ def _without(block: RelationEdges, dropped: np.ndarray) -> RelationEdges:
                    label_codes=None if block.label_codes is None else block.label_codes[keep])  # fmt: skip
 
 
-def unlinked(adjacency: object, positions: list[int]) -> list[int]:
-    """Which of ``positions`` no followed edge touches."""
-    degree = np.diff(adjacency.indptr)  # type: ignore[attr-defined]
-    return [p for p in positions if degree[p] == 0]
+def unlinked(edges: FollowedEdges, positions: list[int]) -> list[int]:
+    """Which of ``positions`` (a few) no followed edge touches."""
+    return [p for p in positions if not ((edges.src == p).any() or (edges.dst == p).any())]
 
 
 def read_ids(ids: object, what: str) -> list[str]:

@@ -14,8 +14,9 @@ split its samples, each with the samples on either side, largest split first::
         …
 
 The component is found by one breadth-first search over the sparse adjacency (``scipy.sparse.csgraph``); the bridges
-and the samples on either side of each from one depth-first tree of it (``depth_first_order``), counted with numpy
-and one pass over the tree (:func:`_bridges` says why a tree suffices): time linear in the group's edges.
+and the samples on either side of each from that search's tree (:mod:`~depgraph.explanation.trees`), each edge
+outside it covering the tree's path between its ends (:func:`_bridges` says why that suffices), in numpy passes over
+the group's edges and nodes.
 
 >>> import pandas as pd
 >>> from depgraph import add_kinship, from_metadata
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
+from depgraph.common.display import share
 from depgraph.errors import DepgraphError
 from depgraph.explanation.adjacency import (
     FollowedEdges,
@@ -47,6 +49,7 @@ from depgraph.explanation.adjacency import (
     types_at,
     weight_column,
 )
+from depgraph.explanation.trees import SearchTree, common_ancestors, search, subtree_sums
 from depgraph.graph.model import StudyGraph
 from depgraph.vocab import NODE_TYPES, NodeType
 
@@ -74,9 +77,8 @@ class GroupMakeup:
 
     def lines(self, bridges: int = 10) -> list[str]:
         """The answer in words, the first ``bridges`` bridges shown."""
-        share = 100 * self.n_samples / max(self.n_graph_samples, 1)
-        share_text = "under 1" if 0 < share < 1 else "over 99" if 99 < share < 100 else f"{share:.0f}"
-        lines = [f"group of {self.sample} ({_samples(self.n_samples)}; {share_text} % of the graph's "
+        part = share(self.n_samples / max(self.n_graph_samples, 1)).replace("%", " %")
+        lines = [f"group of {self.sample} ({_samples(self.n_samples)}; {part} of the graph's "
                  f"{self.n_graph_samples} samples)",
                  "  nodes: " + ", ".join(f"{n} {_plural(t.lower(), n)}" for t, n in self.nodes.items())]  # fmt: skip
         inside = [f"{r.count} {r.relation}" + (f" ({r.lowest:g} to {r.highest:g})" if pd.notna(r.lowest) else "")
@@ -132,9 +134,8 @@ def explain(
         raise DepgraphError("reference", f"explain: the graph has no sample {sample!r}")
     kept = None if samples is None else graph.locate(NodeType.SAMPLE, list(samples))
     adjacency, edges = followed_adjacency(graph, followed, "explain", None if kept is None else kept[kept >= 0])
-    from scipy.sparse.csgraph import breadth_first_order
-
-    nodes = np.sort(breadth_first_order(adjacency, at, directed=True, return_predecessors=False))
+    tree = search(adjacency, at)
+    nodes = np.sort(tree.order)
     start, stop = graph.type_range(NodeType.SAMPLE)
     samples = nodes[(nodes >= start) & (nodes < stop)]
     in_group = np.zeros(graph.n_nodes, dtype=bool)
@@ -142,7 +143,7 @@ def explain(
     inside = in_group[edges.src]  # an edge with one end in the component has both there
     counted = {t.value: int(np.count_nonzero(in_group[slice(*graph.type_range(t))])) for t in NODE_TYPES}
     counted = {t: n for t, n in counted.items() if n}
-    bridges = _bridges(graph, adjacency, at, edges, (start, stop))
+    bridges = _bridges(graph, tree, edges, np.flatnonzero(inside), (start, stop))
     return GroupMakeup(sample, followed, keys_at(graph, samples), stop - start, counted,
                        _edge_counts(edges, inside), bridges)  # fmt: skip
 
@@ -160,59 +161,48 @@ def _edge_counts(edges: FollowedEdges, inside: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["relation", "count", "lowest", "highest"])
 
 
-def _bridges(graph: StudyGraph, adjacency: object, at: int, edges: FollowedEdges,
+def _bridges(graph: StudyGraph, tree: SearchTree, edges: FollowedEdges, inside: np.ndarray,
              samples: tuple[int, int]) -> pd.DataFrame:  # fmt: skip
-    """Every edge of the component of ``at`` whose removal splits its samples, with the samples on each side.
+    """Every edge of the component (``inside``: its edges' positions) whose removal splits its samples, with the
+    samples on each side.
 
-    In a depth-first tree of an undirected graph every other edge joins a node to one of its ancestors, so a tree
-    edge is a bridge exactly when no other edge joins a node below it to a node above it: each other edge adds one
-    at its lower end and takes one away at its upper end, and a tree edge whose subtree sums to zero is a bridge.
-    The samples below it, summed the same way, are one side of the split. Two relations joining one pair of nodes
-    are two edges, so neither is a bridge."""
-    from scipy.sparse.csgraph import depth_first_order
-
-    order, parent = depth_first_order(adjacency, at, directed=True, return_predecessors=True)
-    place = np.full(len(parent), -1, dtype=np.int64)
-    place[order] = np.arange(len(order))
-    inside = np.flatnonzero(place[edges.src] >= 0)  # an edge with one end in the component has both there
-    src, dst = edges.src[inside], edges.dst[inside]
+    Every edge outside a spanning tree closes a cycle: the tree's path between its ends, through their lowest
+    common ancestor. A tree edge is a bridge exactly when no such cycle runs through it. Each other edge adds one at
+    both its ends and takes two away at their common ancestor, so a tree edge (a node and its parent) lies on a
+    cycle exactly when the node's subtree sums to more than zero. The samples in the subtree are one side of the
+    split. Two relations joining one pair of nodes are two edges, so neither is a bridge."""
+    parent = tree.parent
+    every = len(inside) == len(edges.src)  # the whole graph one group: no copy of its edges
+    src, dst = (edges.src, edges.dst) if every else (edges.src[inside], edges.dst[inside])
     down = parent[dst] == src
-    candidate = down | (parent[src] == dst)
+    candidate = np.flatnonzero(down | (parent[src] == dst))
     child = np.where(down, dst, src)
-    _, first = np.unique(child[candidate], return_index=True)
-    tree = np.flatnonzero(candidate)[first]  # one edge per tree link, the first of parallel ones
+    in_tree = _first_per_child(candidate, child[candidate], len(parent))
     other = np.ones(len(inside), dtype=bool)
-    other[tree] = False
-    lower = np.where(place[src] > place[dst], src, dst)[other]
-    upper = np.where(place[src] > place[dst], dst, src)[other]
-    cover = np.bincount(lower, minlength=len(parent)) - np.bincount(upper, minlength=len(parent))
-    below = ((np.arange(len(parent)) >= samples[0]) & (np.arange(len(parent)) < samples[1])).astype(np.int64)
-    cover, below = _subtree_sums(order, parent, cover), _subtree_sums(order, parent, below)
-    bridge = tree[cover[child[tree]] == 0]
-    total = int(below[at])
+    other[in_tree] = False
+    meet = common_ancestors(tree, src, dst, other)
+    n = len(parent)
+    ends = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)  # every edge's ends, less the tree's
+    ends -= np.bincount(src[in_tree], minlength=n) + np.bincount(dst[in_tree], minlength=n)
+    cover = ends - 2 * np.bincount(meet, minlength=n)
+    nodes = np.arange(n)
+    below = ((nodes >= samples[0]) & (nodes < samples[1])).astype(np.int64)
+    cover, below = subtree_sums(tree, cover), subtree_sums(tree, below)
+    bridge = in_tree[cover[child[in_tree]] == 0]
+    total = int(below[tree.root])
     side = below[child[bridge]]
     cut_off = np.minimum(side, total - side)
     keep = cut_off > 0  # a bridge to nodes without samples (a batch of one sample) splits no samples
     return _bridge_table(graph, inside[bridge[keep]], cut_off[keep], edges, total)
 
 
-def _subtree_sums(order: np.ndarray, parent: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Each node's value summed over its subtree (``parent``: the tree's, negative at the root and outside).
-
-    Every value is added to each of its ancestors by doubling, without a loop over the nodes: the sum over k of
-    the values k levels below equals the product over j of (1 + the values 2**j levels below), each factor one
-    scatter-add along the 2**j-th ancestors, which the next factor's step squares. ``order`` holds the tree's nodes."""
-    n = len(parent)
-    up = np.where(parent >= 0, parent, n)  # the root's parent, and the parent of a node outside, is a sink
-    up = np.append(up, n)
-    held = np.zeros(n + 1, dtype=bool)
-    held[order] = True
-    sums = np.where(held, np.append(values, 0), 0).astype(np.float64)
-    while (up[:n] < n).any():
-        sums = sums + np.bincount(up, weights=sums, minlength=n + 1)
-        sums[n] = 0
-        up = up[up]
-    return sums[:n].astype(np.int64)
+def _first_per_child(candidate: np.ndarray, child: np.ndarray, n: int) -> np.ndarray:
+    """One edge per tree link (``candidate``: the edges joining a node to its parent, ``child`` that node), the
+    first of parallel ones."""
+    if np.bincount(child, minlength=n).max(initial=0) <= 1:  # no parallel edges: every candidate
+        return candidate
+    _, first = np.unique(child, return_index=True)
+    return candidate[np.sort(first)]
 
 
 def _bridge_table(graph: StudyGraph, at: np.ndarray, cut_off: np.ndarray, edges: FollowedEdges,

@@ -11,7 +11,7 @@ audit's similarity, the builder that declared the edge)::
 
 or says that no chain exists: under that grouping the two are free to be apart.
 
-The followed edges become one sparse adjacency over the graph's node positions, both directions; one
+The followed edges become one sparse adjacency over the graph's node positions, searched as undirected; one
 breadth-first search from the first node (``scipy.sparse.csgraph``) finds a shortest chain, in time and memory
 linear in the edges, never over pairs of samples. Further chains (``all_paths=K``) are searched with Yen's
 algorithm (``networkx.shortest_simple_paths``) among the nodes that lie on some chain at most ``extra`` steps
@@ -60,6 +60,7 @@ from depgraph.explanation.adjacency import (
     unlinked,
     weight_column,
 )
+from depgraph.explanation.trees import SearchTree, depths, search
 from depgraph.graph.model import StudyGraph, node_type_named
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -145,7 +146,7 @@ def why(
     adjacency, edges = followed_adjacency(graph, followed, "why", None if kept is None else kept[kept >= 0])
     paths, note = _paths(adjacency, ia, ib, all_paths)
     table = _steps(graph, paths, edges)
-    alone = tuple(key for key, at in ((a, ia), (b, ib)) if at in unlinked(adjacency, [ia, ib]))
+    alone = tuple(key for key, at in ((a, ia), (b, ib)) if at in unlinked(edges, [ia, ib]))
     return Chains(str(a), str(b), kind.value, followed, table, note, alone)
 
 
@@ -185,9 +186,8 @@ def _located(graph: StudyGraph, keys: list[str], node_type: NodeType | str | Non
 def _paths(adjacency: object, ia: int, ib: int, wanted: int) -> tuple[list[list[int]], str | None]:
     """Up to ``wanted`` shortest simple paths from ``ia`` to ``ib`` (node positions), and a note when longer
     chains were not searched."""
-    from scipy.sparse.csgraph import breadth_first_order
-
-    _, before = breadth_first_order(adjacency, ia, directed=True, return_predecessors=True)
+    tree = search(adjacency, ia)
+    before = tree.parent
     if before[ib] < 0:
         return [], None
     shortest = [ib]
@@ -196,18 +196,20 @@ def _paths(adjacency: object, ia: int, ib: int, wanted: int) -> tuple[list[list[
     shortest.reverse()
     if wanted == 1:
         return [shortest], None
-    return _more_paths(adjacency, shortest, wanted)
+    return _more_paths(adjacency, tree, shortest, wanted)
 
 
-def _more_paths(adjacency: object, shortest: list[int], wanted: int) -> tuple[list[list[int]], str | None]:
-    """Yen's algorithm among the nodes on chains at most ``extra`` steps longer than ``shortest``, widening
-    while fewer than ``wanted`` chains are found and the nodes stay few enough."""
+def _more_paths(adjacency: object, tree: SearchTree, shortest: list[int],
+                wanted: int) -> tuple[list[list[int]], str | None]:  # fmt: skip
+    """Yen's algorithm among the nodes on chains at most ``extra`` steps longer than ``shortest`` (``tree``: the
+    search from its first node), widening while fewer than ``wanted`` chains are found and the nodes stay few
+    enough."""
     import networkx as nx
-    from scipy.sparse.csgraph import shortest_path
 
     ia, ib, length = shortest[0], shortest[-1], len(shortest) - 1
-    through = shortest_path(adjacency, directed=True, unweighted=True, indices=[ia, ib]).sum(axis=0)
-    reachable = int(np.isfinite(through).sum())
+    from_a, from_b = depths(tree), depths(search(adjacency, ib))  # steps from either end: both breadth-first
+    reachable = int(np.count_nonzero(from_a >= 0))
+    through = np.where(from_a >= 0, from_a + from_b, np.iinfo(np.int32).max)
     found, extra = [shortest], 0
     while True:
         nodes = np.flatnonzero(through <= length + extra)
