@@ -39,6 +39,7 @@ ENGINES: dict[str, dict[str, str]] = {
         "read_graph": "depgraph.spark.graph",
         "read_spec": "depgraph.spark.spec",
         "exposure": "depgraph.spark.exposure",
+        "fold_composition": "depgraph.spark.composition",
         "validate": "depgraph.spark.validation",
         **dict.fromkeys(
             ["from_metadata", "add_kinship", "add_duplicates", "add_relations", "add_spatial"], "depgraph.spark.tables"

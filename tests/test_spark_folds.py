@@ -63,10 +63,8 @@ def test_folds_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main([*common, "-o", str(tmp_path / "single.dgspec")]) == 0
     single_run = capsys.readouterr()
-    # the fold composition (one machine's lines "folds vs <block>_group: ...") is not computed on Spark (docs/spark.md)
-    composition = re.compile(r"^  folds vs \w+_group: .*\n", re.MULTILINE)
-    assert composition.search(single_run.out)
-    assert on_spark_run.stdout == composition.sub("", single_run.out).replace("single.dgspec", "spark.dgspec")
+    assert re.search(r"^  folds vs \w+_group: Cramér's V", single_run.out, re.MULTILINE)  # the composition too
+    assert on_spark_run.stdout == single_run.out.replace("single.dgspec", "spark.dgspec")
     assert "prior_side_changed" in on_spark_run.stderr and "prior_side_changed" in single_run.err
     single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
     assert on_spark.digest == single.digest and on_spark.signature == single.signature
@@ -559,6 +557,47 @@ def _same_exposure(ours, theirs):
     assert ours.table.astype(object).equals(theirs.table.astype(object)), (ours.table, theirs.table)
     pd.testing.assert_frame_equal(ours.blocks, theirs.blocks, check_exact=False, rtol=1e-12)
     assert ours.verdict() == theirs.verdict()
+
+
+def test_fold_composition_on_spark_equals_the_single_machine(tmp_path, spark):
+    """depgraph.fold_composition of a Spark spec gives one machine's tables and warnings: time-ordered folds that
+    exclude samples, repeated k-fold, leave-one-study-out (intended: never warned about), and hand-made folds that
+    track the site (warned about on both)."""
+    from depgraph import fold_composition
+    from depgraph.spark.spec import read_spec as read_spark_spec
+    from depgraph.spec.model import Constraint, FoldPlan
+
+    metadata = TIME_WITH_GAPS[0].assign(batch_id=[f"B{i % 4}" for i in range(24)],
+                                        site_id=[f"X{i * 7 % 3}" for i in range(24)])  # fmt: skip
+    graph = from_metadata(metadata)
+    base = SplitSpec.from_partition(derive(graph, "subject"), graph)
+    tracked = SplitSpec.build(pd.DataFrame({"sample_id": [f"S{i:02d}" for i in range(60)],
+                                            "group_id": [f"G{i:02d}" for i in range(60)],
+                                            "site_group": ["A"] * 30 + ["B"] * 30}),
+                              constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")  # fmt: skip
+    roles = np.array([[1] * 27 + [0] * 30 + [1] * 3, [0] * 27 + [1] * 30 + [0] * 3])
+    by_study = SplitSpec.from_partition(derive(graph, "study", allow_unlinked=True), graph)
+    plans = {
+        "timed": assign_folds(base, TIME_WITH_GAPS[1], **TIME_WITH_GAPS[2]),
+        "repeated": assign_folds(base, "group-kfold", n_splits=3, n_repeats=2, seed=4),
+        "by_study": assign_folds(by_study, STUDIES_LEFT_OUT[1], **STUDIES_LEFT_OUT[2]),
+        "tracked": tracked.with_folds(FoldPlan.from_roles(roles)),
+    }
+    for name, spec in plans.items():
+        write_spec(spec, tmp_path / f"{name}.dgspec")
+        with warnings.catch_warnings(record=True) as single_warned:
+            warnings.simplefilter("always")
+            expected = fold_composition(spec)
+        with warnings.catch_warnings(record=True) as spark_warned:
+            warnings.simplefilter("always")
+            got = fold_composition(read_spark_spec(tmp_path / f"{name}.dgspec", spark))
+        for table in ("sizes", "shares", "association"):
+            pd.testing.assert_frame_equal(getattr(got, table), getattr(expected, table), check_dtype=False, obj=name)
+        told = [[(w.message.code, str(w.message)) for w in warned] for warned in (spark_warned, single_warned)]
+        assert told[0] == told[1], name
+        assert got.lines() == expected.lines()
+    assert [w.message.code for w in spark_warned] == ["folds_track_factor"] and len(expected.association) == 1
+    assert len(fold_composition(read_spark_spec(tmp_path / "repeated.dgspec", spark), warn=False).association) == 6
 
 
 def test_exposure_on_spark_equals_the_single_machine(tmp_path, spark):

@@ -28,16 +28,18 @@ about either when a fold tests fewer than :data:`WARNED_FROM` groups (chance alo
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from depgraph.common.arguments import instance
+from depgraph.engines import engine_of, stage
 from depgraph.errors import DepgraphError, DepgraphWarning
-from depgraph.folds.covariates import cramers_v
+from depgraph.folds.covariates import cramers_v_of_table
 from depgraph.spec.balance import categories
-from depgraph.spec.model import SplitSpec
+from depgraph.spec.model import Constraint, SplitSpec
 from depgraph.vocab import BLOCK_MODES
 
 #: Folds whose bias-corrected Cramér's V with a declared factor reaches this are said to track it. 0.2 is below the
@@ -77,36 +79,51 @@ class FoldComposition:
         return chosen.pivot_table(index=["repeat", "fold"], columns="category", values="share", fill_value=0.0)
 
 
-def factor_columns(spec: SplitSpec) -> list[str]:
-    """The spec's declared block columns (``site_group``…) and its outcome (``stratum``), those it holds."""
-    wanted = [f"{mode}_group" for mode in BLOCK_MODES] + ["stratum"]
-    return [c for c in wanted if c in spec.samples.columns]
+def factor_columns(columns: Iterable[str]) -> list[str]:
+    """Of a spec's sample ``columns``, its declared block columns (``site_group``…) and its outcome (``stratum``)."""
+    held = set(columns)
+    return [c for c in [f"{mode}_group" for mode in BLOCK_MODES] + ["stratum"] if c in held]
 
 
 def fold_composition(spec: SplitSpec, *, warn: bool = True) -> FoldComposition:
     """The composition of ``spec``'s folds (see the module docstring); with ``warn``, a ``folds_track_factor``
-    :class:`~depgraph.errors.DepgraphWarning` per factor the folds track."""
-    instance(spec, SplitSpec, "fold_composition: the spec")
+    :class:`~depgraph.errors.DepgraphWarning` per factor the folds track. A Spark spec's is counted in Spark."""
+    engine = engine_of(spec)
+    if engine is None:
+        instance(spec, SplitSpec, "fold_composition: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
+    if engine is not None:
+        return stage(engine, "fold_composition").fold_composition_request(spec, warn=warn)
     groups = spec.grouped().codes
-    columns = {c: categories(spec.samples, c) for c in factor_columns(spec)}
+    columns = {c: categories(spec.samples, c) for c in factor_columns(spec.samples.columns)}
     sizes, shares = [], []
     for split in spec.folds.splits:  # each split's own test side: right even where a custom plan's tests overlap
         tested = split.roles(spec.n_samples) == 1
         sizes.append({"repeat": split.repeat, "fold": split.fold, "n_test": int(tested.sum()),
                       "n_groups": len(np.unique(groups[tested]))})  # fmt: skip
-        total = max(int(tested.sum()), 1)
         for column, (codes, names) in columns.items():
             counts = np.bincount(codes[tested], minlength=len(names))
-            shares += [{"repeat": split.repeat, "fold": split.fold, "column": column, "category": str(name),
-                        "n": int(n), "share": n / total} for name, n in zip(names, counts, strict=True)]  # fmt: skip
+            shares += share_rows(split.repeat, split.fold, column, names, counts)
+    intended = intended_columns(spec.constraint, spec.folds.parameters)
     association = [
-        _association(spec, repeat, label, column, codes)
+        _association(spec, repeat, label, column, codes, column in intended)
         for repeat, label in _fold_labels(spec).items()
         for column, (codes, _) in columns.items()
         if column != "stratum"  # the outcome's association is the plan's own (fold_outcome_association)
     ]
+    return composition_of(sizes, shares, association, warn)
+
+
+def share_rows(repeat: int, fold: int, column: str, names: Iterable[object], counts: np.ndarray) -> list[dict]:
+    """The ``shares`` rows of one fold and column: each category's test samples and share of the fold's."""
+    total = max(int(counts.sum()), 1)
+    return [{"repeat": repeat, "fold": fold, "column": column, "category": str(name), "n": int(n), "share": n / total}
+            for name, n in zip(names, counts, strict=True)]  # fmt: skip
+
+
+def composition_of(sizes: list[dict], shares: list[dict], association: list[dict], warn: bool) -> FoldComposition:
+    """The tables as one :class:`FoldComposition` (an engine's counts too), warned about with ``warn``."""
     found = FoldComposition(
         pd.DataFrame(sizes, columns=["repeat", "fold", "n_test", "n_groups"]),
         pd.DataFrame(shares, columns=["repeat", "fold", "column", "category", "n", "share"]),
@@ -117,21 +134,35 @@ def fold_composition(spec: SplitSpec, *, warn: bool = True) -> FoldComposition:
     return found
 
 
-def _association(spec: SplitSpec, repeat: int, label: np.ndarray | None, column: str, codes: np.ndarray
-                 ) -> dict[str, object]:  # fmt: skip
+def _association(spec: SplitSpec, repeat: int, label: np.ndarray | None, column: str, codes: np.ndarray,
+                 intended: bool) -> dict[str, object]:  # fmt: skip
     """Cramér's V between a repeat's fold labels and a column, over the samples the repeat trains or tests (one
     excluded from every split is in no fold), each group's samples of one category counted once: the folds place
     whole groups, so a family of ten at one site is one observation, not ten. NaN when the repeat tests a sample
     twice (no fold label)."""
-    intended = _intended(spec, column)
     if label is None:
-        return {"repeat": repeat, "column": column, "cramers_v": np.nan, "intended": intended, "tracks": False}
+        return association_row(repeat, column, None, None, intended)
     used = label != EXCLUDED
     units = np.unique(np.stack([spec.grouped().codes[used], label[used], codes[used]]), axis=1)
-    v = round(cramers_v(units[1], units[2]), 4)
-    tested = units[1][units[1] >= 0]
-    n_folds = int(tested.max()) + 1 if len(tested) else 0
-    smallest = np.bincount(tested, minlength=n_folds).min() if n_folds else 0
+    folds, rows = np.unique(units[1], return_inverse=True)
+    _, columns = np.unique(units[2], return_inverse=True)
+    table = np.zeros((len(folds), int(columns.max(initial=-1)) + 1), dtype=np.int64)
+    np.add.at(table, (rows.reshape(-1), columns.reshape(-1)), 1)
+    return association_row(repeat, column, folds, table, intended)
+
+
+def association_row(repeat: int, column: str, folds: np.ndarray | None, table: np.ndarray | None,
+                    intended: bool) -> dict[str, object]:  # fmt: skip
+    """One ``association`` row from a repeat's contingency table of units (rows: the fold labels ``folds``, -1 for
+    trained and never tested; columns: the categories present), or NaN when ``table`` is None (a sample tested twice).
+    The folds track the column when V ≥ :data:`TRACKING`, it is not ``intended``, and every fold tests at least
+    :data:`WARNED_FROM` units."""
+    if table is None:
+        return {"repeat": repeat, "column": column, "cramers_v": np.nan, "intended": intended, "tracks": False}
+    v = round(cramers_v_of_table(table), 4)
+    per_fold = table.sum(axis=1)[folds >= 0]
+    n_folds = int(folds.max()) + 1 if len(per_fold) else 0
+    smallest = np.bincount(folds[folds >= 0], weights=per_fold, minlength=n_folds).min() if n_folds else 0
     tracks = bool(v >= TRACKING and not intended and smallest >= WARNED_FROM)
     return {"repeat": repeat, "column": column, "cramers_v": v, "intended": intended, "tracks": tracks}
 
@@ -161,15 +192,12 @@ def _fold_labels(spec: SplitSpec) -> dict[int, np.ndarray | None]:
 SPLITTING_PARAMETERS = ("by", "key")
 
 
-def _intended(spec: SplitSpec, column: str) -> bool:
-    """Whether the spec groups by the factor of ``column`` or its scheme splits on the column."""
-    mode = column.removesuffix("_group")
-    constraint = spec.constraint
-    if constraint is not None and (constraint.mode == mode or mode in (constraint.via or [])):
-        return True
-    parameters = spec.folds.parameters
+def intended_columns(constraint: Constraint | None, parameters: dict[str, object]) -> set[str]:
+    """The columns the folds are meant to follow: the block columns of the modes the spec groups by (its mode, a
+    composite's ``via``), and the columns its scheme splits on."""
+    modes = [] if constraint is None else [constraint.mode, *(constraint.via or [])]
     named = [v for p in SPLITTING_PARAMETERS for v in np.atleast_1d(parameters.get(p, [])).tolist()]
-    return column in named
+    return {f"{mode}_group" for mode in modes} | {str(v) for v in named}
 
 
 def _warn(found: FoldComposition) -> None:

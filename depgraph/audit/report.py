@@ -566,7 +566,7 @@ def _distinct_with_unknown(values: pd.Series) -> int:
 def _largest_groups(spec: SplitSpec) -> str:
     """The largest groups' make-up, readable at any cohort size: samples, share of the cohort, and how many
     distinct values of each declared block each spans (a missing value counts as one: unknown is not none)."""
-    columns = [c for c in factor_columns(spec) if c != "stratum"]
+    columns = [c for c in factor_columns(spec.samples.columns) if c != "stratum"]
     table = spec.samples.groupby("group_id", sort=True).agg(
         samples=("sample_id", "size"),
         **{c.removesuffix("_group") + "s": (c, lambda v: v.nunique(dropna=False)) for c in columns},

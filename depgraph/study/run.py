@@ -88,8 +88,7 @@ def run_declaration(declaration: Declaration, *, write: bool = True) -> StudyRun
         if file.folds is not None:
             with said_of(declaration, "[folds]"), run.step(f"assign {file.folds.scheme} folds"):
                 spec = assign_folds(spec, file.folds.scheme, **fold_parameters(file.folds, declaration, secrets.salt))
-                if isinstance(spec, SplitSpec):  # the factors the folds track, warned about as depgraph folds does
-                    fold_composition(spec)
+                fold_composition(spec)  # the factors the folds track, warned about as depgraph folds does
         with run.step(f"write {file.outputs.spec}"):
             if plan is not None:
                 return StudyRun(graph, report, partition, write_outputs(plan, declaration, graph, spec, secrets.sign))

@@ -26,7 +26,6 @@ from depgraph.folds.schemes import assign_folds
 from depgraph.io.outputs import Outputs
 from depgraph.spec.digest import signing_key_fingerprint
 from depgraph.spec.files import read_spec, write_spec
-from depgraph.spec.model import SplitSpec
 
 
 class Written(NamedTuple):
@@ -92,8 +91,7 @@ def fold_file(
         with run.step(f"write {output.name}"), progress(f"writing {output.name}"), plan:
             write_spec(planned, output, form, sign_key)
     outline = planned.folds.outline()
-    if isinstance(planned, SplitSpec):  # what each fold holds, and the factors the folds track (warned about)
-        outline["composition"] = fold_composition(planned).lines()
+    outline["composition"] = fold_composition(planned).lines()  # the factors the folds track are warned about
     return _written(outline, sign_key)
 
 
