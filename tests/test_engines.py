@@ -28,6 +28,7 @@ from depgraph import (
     assign_folds,
     derive,
     exposure,
+    fold_composition,
     from_metadata,
     read_graph,
     read_spec,
@@ -46,7 +47,7 @@ STAGES = {
     "spec": derived_spec, "graph": graph_on, "session": running, "read_graph": read_graph, "read_spec": read_spec,
     "exposure": exposure, "from_metadata": from_metadata, "add_kinship": add_kinship,
     "add_duplicates": add_duplicates, "add_relations": add_relations, "add_spatial": add_spatial,
-    "validate": validate,
+    "validate": validate, "fold_composition": fold_composition,
 }  # fmt: skip
 
 
@@ -56,6 +57,7 @@ class Echo:
 
     __depgraph_engine__ = "echo"
     calls: list
+    folds: object = "a plan"  # a spec of the stand-in engine carries folds
 
 
 @pytest.fixture
@@ -101,6 +103,7 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
     add_duplicates(value, "pairs.csv")
     add_relations(value, "pairs.csv", "sample_adjacent_to")
     add_spatial(value, "coords.csv", 1.5)
+    fold_composition(value, warn=False)
     assert [call[0] for call in value.calls] == [
         "derive",
         "assign_folds",
@@ -111,7 +114,9 @@ def test_every_public_stage_hands_an_engines_value_to_that_engine(echo_engine, t
         "add_duplicates",
         "add_relations",
         "add_spatial",
+        "fold_composition",
     ]
+    assert value.calls[9][2] == {"warn": False}
     assert value.calls[4][2]["examples"] == 2
     assert value.calls[5][1:] == (("king.kin0", "first"), {"unknown": "ignore"})  # options as given
     assert value.calls[7][1] == ("pairs.csv", "sample_adjacent_to")  # the public order: pairs, then relation
