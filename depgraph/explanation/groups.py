@@ -31,9 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from depgraph.common.arguments import instance
 from depgraph.common.display import share
@@ -58,22 +60,27 @@ BRIDGE_COLUMNS = ["from_type", "from_id", "relation", "to_type", "to_id", "weigh
 
 @dataclass(frozen=True)
 class GroupMakeup:
-    """What :func:`explain` found: the group's samples (``samples``, in node order), its nodes by type
-    (``nodes``: type → count), its followed edges by relation (``edges``: relation, count, lowest and highest
-    weight), and its ``bridges``: one row per edge whose removal splits it, the samples on the smaller side
-    (``cut_off``) and on the other (``kept``), largest split first."""
+    """What :func:`explain` found: the group's samples (``samples``, in node order; ``sample_keys`` in Arrow),
+    its nodes by type (``nodes``: type → count), its followed edges by relation (``edges``: relation, count, lowest
+    and highest weight), and its ``bridges``: one row per edge whose removal splits it, the samples on the smaller
+    side (``cut_off``) and on the other (``kept``), largest split first."""
 
     sample: str
     relations: tuple[str, ...]
-    samples: np.ndarray
+    sample_keys: pa.Array  # the samples' keys in Arrow: a million of them are not made Python strings unless asked
     n_graph_samples: int
     nodes: dict[str, int]
     edges: pd.DataFrame
     bridges: pd.DataFrame
 
+    @cached_property
+    def samples(self) -> np.ndarray:
+        """The group's sample ids, in node order."""
+        return self.sample_keys.to_numpy(zero_copy_only=False)
+
     @property
     def n_samples(self) -> int:
-        return len(self.samples)
+        return len(self.sample_keys)
 
     def lines(self, bridges: int = 10) -> list[str]:
         """The answer in words, the first ``bridges`` bridges shown."""
@@ -144,7 +151,7 @@ def explain(
     counted = {t.value: int(np.count_nonzero(in_group[slice(*graph.type_range(t))])) for t in NODE_TYPES}
     counted = {t: n for t, n in counted.items() if n}
     bridges = _bridges(graph, tree, edges, np.flatnonzero(inside), (start, stop))
-    return GroupMakeup(sample, followed, keys_at(graph, samples), stop - start, counted,
+    return GroupMakeup(sample, followed, graph.key_array.take(pa.array(samples)), stop - start, counted,
                        _edge_counts(edges, inside), bridges)  # fmt: skip
 
 
