@@ -240,15 +240,14 @@ def _edge_block(
         if n == 0 and table.num_rows:
             raise DepgraphError("reference", f"{where}.{column} names {node_type.value} nodes, and the graph has none")
         rows = integer_column(table.column(column), f"{where}.{column}").to_numpy(zero_copy_only=False)
-        outside = (rows < 0) | (rows >= n)
-        if outside.any():  # an endpoint that names no node: a dangling reference, as an unknown key is in JSON
-            i = int(np.flatnonzero(outside)[0])
+        if len(rows) and (rows.min() < 0 or rows.max() >= n):  # a dangling reference, as an unknown key is in JSON
+            i = int(np.flatnonzero((rows < 0) | (rows >= n))[0])
             raise DepgraphError(
                 "reference",
                 f"{where}.{column}[{i}] is {int(rows[i])}, which is not a row of nodes.{node_type.value} ({n} rows)",
                 relation=relation,
             )
-        ends.append(rows.astype(np.int64, copy=False) + starts[node_type])
+        ends.append(np.add(rows, starts[node_type], dtype=np.int64))
     src, dst = ends
     _check_order(src, dst, rule.directed, where)
     weight = None
