@@ -172,4 +172,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *PUBLIC, *LAZY})
+    """The public API only (``__all__``), as ``dir(depgraph)`` and an editor's completion show it."""
+    return sorted(__all__)

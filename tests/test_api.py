@@ -177,3 +177,44 @@ def test_without_matplotlib_the_report_says_how_to_mend_the_install(tmp_path) ->
         "pip install matplotlib"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]
+
+
+def test_dir_lists_the_public_api_and_nothing_else() -> None:
+    """``dir(depgraph)`` is ``__all__``: no module, helper or table of the package's own plumbing."""
+    assert dir(depgraph) == sorted(depgraph.__all__)
+    assert not {"PUBLIC", "LAZY", "importlib", "Any", "errors", "version", "missing_extra"} & set(dir(depgraph))
+
+
+@pytest.mark.slow
+def test_the_wheel_and_sdist_carry_types_license_changelog_and_metadata(tmp_path) -> None:
+    """The distributions pip builds: the wheel holds ``py.typed``, the schemas and the LICENSE; its metadata the
+    classifiers (Python versions, OS, typing), the SPDX license and the ``all`` extra; the sdist the changelog."""
+    import subprocess
+    import sys
+    import tarfile
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("depgraph-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "depgraph/py.typed" in names and "depgraph/schema/split-spec.schema.json" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    for line in ("License-Expression: MIT", "Classifier: Typing :: Typed",
+                 "Classifier: Operating System :: OS Independent", "Classifier: Programming Language :: Python :: 3.13",
+                 "Provides-Extra: all"):  # fmt: skip
+        assert line in metadata.splitlines(), line
+    every = {line.split(";")[0] for line in metadata.splitlines() if line.endswith("extra == 'all'")}
+    assert every == {"Requires-Dist: scikit-learn>=1.4", "Requires-Dist: torch>=2.1", "Requires-Dist: pyspark>=4"}
+    sdist = subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(root)],
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert sdist.returncode == 0, sdist.stderr
+    (archive,) = tmp_path.glob("depgraph-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        held = {Path(n).name for n in tar.getnames()}
+    assert {"CHANGELOG.md", "LICENSE", "py.typed", "split-spec.schema.json"} <= held
