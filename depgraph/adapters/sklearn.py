@@ -207,7 +207,29 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
 
 
 # --------------------------------------------------------------------------- drop-in splitters
-class _BalancedGroupSplitter(GroupsConsumerMixin, BaseCrossValidator):
+class _Parameters:
+    """``sklearn.base.clone`` of a drop-in: a new splitter built from the constructor's parameters (scikit-learn's
+    ``__sklearn_clone__`` protocol). The drop-ins have no ``get_params``/``set_params``, as scikit-learn's splitters
+    have none: an estimator taking ``cv=`` would list the splitter's parameters among its own (``cv__n_splits``), and
+    ``LassoCV``, ``ElasticNetCV`` and their multi-task kin hand their own parameters to the path they fit, which then
+    refuses those."""
+
+    def __sklearn_clone__(self) -> Any:
+        held = getattr(self, "cvargs", {})  # a repeated splitter keeps its splitter's parameters there
+        params = {name: held[name] if name in held else getattr(self, name) for name in _parameter_names(type(self))}
+        return type(self)(**params)
+
+
+def _parameter_names(cls: type) -> list[str]:
+    """The constructor's named parameters, in order (as scikit-learn's ``BaseEstimator`` finds them)."""
+    import inspect
+
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+    return [p.name for p in signature.parameters.values() if p.name != "self" and p.kind not in kinds]
+
+
+class _BalancedGroupSplitter(_Parameters, GroupsConsumerMixin, BaseCrossValidator):
     """What GroupKFold and StratifiedGroupKFold share: parameters, groups, the k folds."""
 
     _stratified: ClassVar[bool] = False
@@ -432,7 +454,7 @@ class _CheckedGroups:
         return super().split(X, y, groups)  # type: ignore[misc]
 
 
-class GroupShuffleSplit(_CheckedGroups, SkGroupShuffleSplit):
+class GroupShuffleSplit(_Parameters, _CheckedGroups, SkGroupShuffleSplit):
     """scikit-learn's ``GroupShuffleSplit`` (random train/test splits of whole groups, ``test_size`` a share of the
     groups), its groups checked by depgraph.
 
@@ -445,7 +467,7 @@ class GroupShuffleSplit(_CheckedGroups, SkGroupShuffleSplit):
     """
 
 
-class LeaveOneGroupOut(_CheckedGroups, SkLeaveOneGroupOut):
+class LeaveOneGroupOut(_Parameters, _CheckedGroups, SkLeaveOneGroupOut):
     """scikit-learn's ``LeaveOneGroupOut`` (one split per group, that group tested), its groups checked by depgraph.
 
     Use it when the groups are few and each is a unit of deployment (a site, a study); the ``logo`` fold scheme does
@@ -456,7 +478,7 @@ class LeaveOneGroupOut(_CheckedGroups, SkLeaveOneGroupOut):
     """
 
 
-class LeavePGroupsOut(_CheckedGroups, SkLeavePGroupsOut):
+class LeavePGroupsOut(_Parameters, _CheckedGroups, SkLeavePGroupsOut):
     """scikit-learn's ``LeavePGroupsOut`` (every combination of ``n_groups`` groups tested once), its groups checked
     by depgraph. The number of splits grows as a binomial coefficient: for more than a few groups prefer
     :class:`GroupKFold`.
@@ -466,7 +488,7 @@ class LeavePGroupsOut(_CheckedGroups, SkLeavePGroupsOut):
     """
 
 
-class RepeatedStratifiedGroupKFold(GroupsConsumerMixin, _RepeatedSplits):
+class RepeatedStratifiedGroupKFold(_Parameters, GroupsConsumerMixin, _RepeatedSplits):
     """:class:`StratifiedGroupKFold` repeated ``n_repeats`` times with different shuffles (scikit-learn has
     ``RepeatedStratifiedKFold`` but no grouped one): ``n_splits × n_repeats`` splits, each repeat testing every
     group once, the class balance kept in each fold, whole groups on one side. The parameters are

@@ -97,3 +97,42 @@ def test_repeated_stratified_group_kfold_repeats_whole_group_folds_with_new_shuf
     assert len(first) == 3  # each repeat is a StratifiedGroupKFold
     with pytest.raises(ValueError):
         list(cv.split(X, y))
+
+
+DROP_IN_EXAMPLES = [
+    depgraph.GroupKFold(3, shuffle=True, random_state=4),
+    depgraph.StratifiedGroupKFold(2),
+    RepeatedStratifiedGroupKFold(n_splits=3, n_repeats=2, random_state=1),
+    GroupShuffleSplit(4, test_size=0.25, random_state=2),
+    LeaveOneGroupOut(),
+    LeavePGroupsOut(2),
+]
+
+
+@pytest.mark.parametrize("splitter", DROP_IN_EXAMPLES, ids=lambda s: type(s).__name__)
+def test_a_drop_in_clones_into_an_equal_splitter_and_has_scikit_learns_shape(splitter):
+    """``sklearn.base.clone`` gives a new splitter of the same class, repr and splits (scikit-learn's own splitters
+    cannot be cloned); like them, a drop-in has no get_params or set_params, which an estimator taking cv= would
+    otherwise take for its own parameters (LassoCV then fails)."""
+    from sklearn import model_selection as ms
+    from sklearn.base import clone
+
+    twin = clone(splitter)
+    assert type(twin) is type(splitter) and twin is not splitter and repr(twin) == repr(splitter)
+    X, y, groups = np.zeros((24, 1)), np.tile([0, 1], 12), np.repeat(np.arange(8), 3)
+    assert [t.tolist() for _, t in twin.split(X, y, groups)] == [t.tolist() for _, t in splitter.split(X, y, groups)]
+    assert not hasattr(splitter, "get_params") and not hasattr(splitter, "set_params")
+    assert not hasattr(ms.GroupKFold(2), "get_params")  # scikit-learn's shape, which the drop-ins keep
+
+
+def test_a_search_and_a_cross_validation_take_the_drop_ins():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    rng = np.random.default_rng(3)
+    X, groups = rng.normal(size=(60, 2)), np.repeat(np.arange(20), 3)
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=depgraph.StratifiedGroupKFold(3))
+    assert search.fit(X, y, groups=groups).best_params_["C"] in (0.1, 1.0)
+    scores = cross_val_score(LogisticRegression(), X, y, groups=groups, cv=depgraph.GroupKFold(4))
+    assert len(scores) == 4
