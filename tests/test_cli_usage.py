@@ -318,3 +318,63 @@ def test_messages_name_cli_options(files, capsys, monkeypatch, args, code, messa
     assert not PYTHON_SPELLINGS.search(err), err
     for name in INPUTS:  # a file is named once
         assert err.count(name) <= 1, err
+
+
+# --------------------------------------------------------------------------- did you mean; shell completion
+@pytest.mark.parametrize(("args", "line"), [
+    (["dervie", "g.json"], "No such command 'dervie'; did you mean 'derive'?"),
+    (["explian", "g.json", "S1"], "No such command 'explian'; did you mean 'explain'?"),
+    (["zzz"], "No such command 'zzz'."),
+    (["derive", "g.json", "--mod", "subject"], "No such option: --mod; did you mean --mode?"),
+    (["derive", "g.json", "--zzzz"], "No such option: --zzzz"),
+])  # fmt: skip
+def test_a_mistyped_command_or_option_is_named_with_the_nearest_one(capsys, args, line):
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"depgraph: invalid_argument: {line}\n"
+
+
+def test_completion_completes_commands_and_their_options(monkeypatch, capsys):
+    """What the shell asks through the variable typer's completion sets (bash's words here): the commands, loaded
+    lazily, and a command's options."""
+    monkeypatch.setenv("_DEPGRAPH_COMPLETE", "complete_bash")
+    for words, cword, expected in (("depgraph der", "1", ["derive"]), ("depgraph ex", "1", ["export", "explain"]),
+                                   ("depgraph derive --mo", "2", ["--mode"])):  # fmt: skip
+        monkeypatch.setenv("COMP_WORDS", words)
+        monkeypatch.setenv("COMP_CWORD", cword)
+        with pytest.raises(SystemExit) as done:
+            main([])
+        assert done.value.code == 0 and capsys.readouterr().out.split() == expected, words
+
+
+@pytest.mark.parametrize("shell", ["tcsh", None])
+def test_completion_in_a_shell_it_cannot_complete_names_the_shells_it_can(monkeypatch, capsys, tmp_path, shell):
+    import shellingham
+
+    def detect() -> tuple[str, str]:
+        if shell is None:
+            raise shellingham.ShellDetectionFailure()
+        return shell, f"/bin/{shell}"
+
+    monkeypatch.setattr(shellingham, "detect_shell", detect)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for option in ("--install-completion", "--show-completion"):
+        assert main([option]) == 2
+        captured = capsys.readouterr()
+        said = f"the shell running depgraph is {shell}" if shell else "no shell could be told running depgraph"
+        assert captured.err == (f"depgraph: invalid_argument: shell completion: {said}; depgraph completes bash, "
+                                "zsh, fish, powershell and pwsh\n")  # fmt: skip
+    assert not list(tmp_path.iterdir())  # nothing installed
+
+
+def test_completion_installs_for_bash(monkeypatch, capsys, tmp_path):
+    import shellingham
+
+    monkeypatch.setattr(shellingham, "detect_shell", lambda: ("bash", "/bin/bash"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as done:
+        main(["--install-completion"])
+    assert done.value.code == 0
+    script = (tmp_path / ".bash_completions" / "depgraph.sh").read_text()
+    assert "_DEPGRAPH_COMPLETE=complete_bash" in script and "complete -o default -F" in script
+    assert ".bash_completions/depgraph.sh" in (tmp_path / ".bashrc").read_text()

@@ -14,6 +14,7 @@ imported when that command runs (or shows its help), with only the libraries it 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import json
 import os
@@ -64,6 +65,14 @@ class Group(typer.core.TyperGroup):
     def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMANDS)
 
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
+        """The command ``args`` name; a name that is none, with the nearest command's name when one is close."""
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            near = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            ctx.fail(f"No such command {name!r}" + (f"; did you mean {near[0]!r}?" if near else "."))
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
             return None
@@ -90,7 +99,7 @@ app = typer.Typer(
     name="depgraph",
     help="Declare what must never be split between training and evaluation data; derive leakage-free groups.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish|powershell|pwsh]
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     cls=Group,
@@ -110,6 +119,27 @@ def depgraph_command(
     ] = False,
 ) -> None:
     """Declare what must never be split between training and evaluation data; derive leakage-free groups."""
+
+
+#: The shells ``depgraph --install-completion`` / ``--show-completion`` complete in (typer's).
+COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _refuse_unsupported_shell(argv: list[str]) -> None:
+    """``--install-completion`` and ``--show-completion`` complete the shell running depgraph; one that typer
+    cannot complete is refused naming the shells it can (typer itself would print only that it cannot)."""
+    if not {"--install-completion", "--show-completion"} & set(argv):
+        return
+    import shellingham
+
+    try:
+        shell = shellingham.detect_shell()[0]
+    except shellingham.ShellDetectionFailure:
+        shell = None
+    if shell not in COMPLETION_SHELLS:
+        running = f"the shell running depgraph is {shell}" if shell else "no shell could be told running depgraph"
+        raise DepgraphError("invalid_argument", f"shell completion: {running}; depgraph completes "
+                            f"{', '.join(COMPLETION_SHELLS[:-1])} and {COMPLETION_SHELLS[-1]}")  # fmt: skip
 
 
 # --------------------------------------------------------------------------- entry point
@@ -148,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     group = typer.main.get_command(app)
     heard: list[warnings.WarningMessage] = []
     try:
+        _refuse_unsupported_shell(sys.argv[1:] if argv is None else argv)
         with _interruptible(), warnings.catch_warnings(record=True) as heard:  # warnings told once done (_tell)
             warnings.simplefilter("always", DepgraphWarning)
             result: Any = group.main(args=argv, prog_name="depgraph", standalone_mode=False)
@@ -169,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.format_message())  # type: ignore[attr-defined]
             return 0
         message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoSuchOption" and getattr(exc, "possibilities", None):  # click's near names
+            near = " or ".join(sorted(exc.possibilities))  # type: ignore[attr-defined]
+            message = f"No such option: {exc.option_name}; did you mean {near}?"  # type: ignore[attr-defined]
         print(f"depgraph: invalid_argument: {message}", file=sys.stderr)
         return 2
     _tell(heard)
