@@ -1,4 +1,4 @@
-"""The benchmark scripts keep working (run tiny here; the measurements live in benchmarks/ and README)."""
+"""The benchmark scripts keep working (run tiny here; the measurements live in benchmarks/ and docs/performance.md)."""
 
 from __future__ import annotations
 

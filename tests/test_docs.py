@@ -149,12 +149,12 @@ def test_readme_torch_samplers_run(walkthrough: dict) -> None:
 
 
 def test_readme_imports_what_depgraph_exports_from_depgraph() -> None:
-    """Every ```python block of the README imports a name ``depgraph`` exports from ``depgraph`` itself, and every
-    name it imports from ``depgraph`` is one it exports."""
-    readme = (REPO / "README.md").read_text()
+    """Every ```python block of the README and the docs imports a name ``depgraph`` exports from ``depgraph``
+    itself, and every name it imports from ``depgraph`` is one it exports."""
+    pages = "\n".join(p.read_text() for p in [REPO / "README.md", *sorted(DOCS.glob("*.md"))])
     imports = [
         node
-        for block in re.findall(r"^```python\n(.*?)^```$", readme, flags=re.S | re.M)
+        for block in re.findall(r"^```python\n(.*?)^```$", pages, flags=re.S | re.M)
         for node in ast.walk(ast.parse(block))
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "depgraph"
     ]
