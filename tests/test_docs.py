@@ -59,6 +59,14 @@ def test_relation_and_mode_tables_match_the_vocabulary():
         assert f"| `{mode.name}`" in text and mode.recommended_resampling in text
 
 
+def test_the_readme_reads_in_five_minutes():
+    """A newcomer's page: at most 250 lines; each topic's page is linked from it."""
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for page in DOCS.glob("*.md"):
+        assert f"(docs/{page.name})" in readme, page.name
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
     quickstart = readme.split("## Quickstart", 1)[1].split("```bash", 1)[1].split("```", 1)[0]

@@ -388,3 +388,28 @@ def test_a_report_named_for_another_kind_is_refused_before_any_work(shifted_file
     status, _out, err = run(capsys, ["evaluate", *shifted_files, "--report", target])
     assert status == 2 and err.startswith("depgraph: invalid_argument: output") and not target.exists()
     assert len(err.splitlines()) == 1
+
+
+def test_in_an_80_column_terminal_the_output_fits_and_wide_prints_it_whole(shifted_files, capsys, monkeypatch):
+    """In a terminal the table is cut at a gap between columns (a last line says how many it hides) and a long
+    line wraps with its continuation indented; --wide, or a pipe, prints every line whole, the same text."""
+    from depgraph.cli.commandline import out
+
+    args = ["evaluate", *shifted_files, "--by", "site", "--boot", "50"]
+    _, piped, _ = run(capsys, args)
+    assert max(map(len, piped.splitlines())) > 120  # the table is wide
+    monkeypatch.setattr(out, "_force_terminal", True)
+    monkeypatch.setattr(out, "_width", 80)
+    monkeypatch.setattr(out, "_color_system", None)  # plain text, as a terminal without colours shows it
+    _, narrow, _ = run(capsys, args)
+    lines = narrow.splitlines()
+    assert max(map(len, lines)) <= 80
+    header = next(line for line in piped.splitlines() if line.lstrip().startswith("split"))
+    cut = next(line for line in lines if line.lstrip().startswith("split"))
+    assert header.startswith(cut) and header[len(cut)] == " "  # cut at a gap between two columns
+    hidden = len(header[len(cut) :].split())
+    assert f"… {hidden} more columns past the terminal's 80: --wide shows the whole table" in narrow
+    flag = next(line for line in piped.splitlines() if line.startswith("score shift in split"))
+    assert len(flag) > 80 and " ".join(narrow.split()).count(" ".join(flag.split())) == 1  # wrapped, not cut
+    _, wide, _ = run(capsys, [*args, "--wide"])
+    assert wide == piped

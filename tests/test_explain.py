@@ -365,6 +365,21 @@ def test_neighbors_and_query_from_the_command_line(tmp_path, capsys):
         assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
 
 
+def test_a_query_table_wider_than_the_terminal_is_cut_unless_wide(tmp_path, capsys, monkeypatch):
+    from depgraph.cli.commandline import out
+
+    write_graph(_family(), tmp_path / "graph.json")
+    args = ["query", tmp_path / "graph.json", "--relation", "subject_related_to"]
+    _, piped, _ = _run(args, capsys)
+    monkeypatch.setattr(out, "_force_terminal", True)
+    monkeypatch.setattr(out, "_color_system", None)
+    monkeypatch.setattr(out, "_width", 40)
+    _, narrow, _ = _run(args, capsys)
+    assert max(map(len, narrow.splitlines())) <= 40
+    assert "4 more columns past the terminal's 40: --wide shows the whole table" in " ".join(narrow.split())
+    assert _run([*args, "--wide"], capsys)[1] == piped and max(map(len, piped.splitlines())) > 40
+
+
 # --------------------------------------------------------------------------- compare: groupings side by side
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cohorts())

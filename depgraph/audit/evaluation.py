@@ -253,7 +253,7 @@ class EvaluationReport:
         shown["p"] = [f"{p:.2g}" if np.isfinite(p) else "-" for p in self.heterogeneity["p"]]
         shown["I2"] = [f"{i:.0%}" if np.isfinite(i) else "-" for i in self.heterogeneity["i2"]]
         shown["farthest"] = [
-            f"{b} (z {z:+.1f})" if b is not None else "-"
+            f"{b} (z {z:+.1f})" if isinstance(b, str) and np.isfinite(z) else "-"  # none when no block is tested
             for b, z in zip(self.heterogeneity["farthest"], self.heterogeneity["farthest_z"], strict=True)
         ]
         shown["flag"] = np.where(self.heterogeneity["flag"], "DISAGREE", "")
@@ -279,16 +279,21 @@ class EvaluationReport:
         return list(self.flags["detail"])
 
     def __str__(self) -> str:
-        lines = [self.summary(), text_table(self.shown())]
+        return "\n".join(text for _, text in self.parts())
+
+    def parts(self) -> list[tuple[str, str]]:
+        """The printed answer as ``("line", text)`` and ``("table", aligned text)`` pieces, in order: what a
+        terminal too narrow for a table cuts (the command line) while a line wraps."""
+        parts = [("line", self.summary()), ("table", text_table(self.shown()))]
         if len(self.heterogeneity):
-            lines += [f"agreement across {self.by} blocks (test rows of each repeat pooled):",
-                      text_table(self.shown_heterogeneity())]  # fmt: skip
+            parts += [("line", f"agreement across {self.by} blocks (test rows of each repeat pooled):"),
+                      ("table", text_table(self.shown_heterogeneity()))]  # fmt: skip
         flagged = self.flag_lines()
-        lines += [f"{len(flagged)} flag(s):", *flagged] if flagged else ["no flag"]
+        lines = [f"{len(flagged)} flag(s):", *flagged] if flagged else ["no flag"]
         lines += [f"rule: {r}" for r in self.rules()]
         if not len(self.shifted):
             lines.append(f"no score shift ({self.rule()})")
-        return "\n".join(lines)
+        return parts + [("line", line) for line in lines]
 
     def __repr__(self) -> str:
         return (

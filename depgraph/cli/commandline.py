@@ -11,6 +11,7 @@ import contextlib
 import math
 import os
 import re
+import textwrap
 import threading
 import warnings
 from collections.abc import Iterator
@@ -35,9 +36,75 @@ if TYPE_CHECKING:  # pragma: no cover - types only: a command loads what it uses
     from depgraph.graph.model import StudyGraph
     from depgraph.validation.rules import ValidationReport
 
+
+class Output(Console):
+    """The commands' standard output. In a terminal, a line of text wider than the terminal wraps at a space, its
+    continuation indented under it, and a table (:meth:`print_table`) is cut at a gap between its columns, a last
+    line saying how many columns it hides; within :meth:`widened` (a command's ``--wide``) nothing is wrapped or cut.
+    Piped or redirected, every line is printed whole: what a script reads does not depend on a terminal's width."""
+
+    wide = False
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if self._fitted() and len(objects) == 1 and isinstance(objects[0], str):
+            objects = ("\n".join(wrapped(line, self.width) for line in objects[0].split("\n")),)
+        super().print(*objects, **options)
+
+    def print_table(self, text: str) -> None:
+        """``text``, an aligned table (a header line, then rows), cut to the terminal's width when it is wider."""
+        if not self._fitted():
+            super().print(text)
+            return
+        lines = text.split("\n")
+        cut = table_cut(lines, self.width)
+        if cut is None:
+            super().print(text)
+            return
+        hidden = sum(1 for token in re.finditer(r"\S+", lines[0]) if token.start() >= cut)
+        super().print("\n".join(line[:cut].rstrip() for line in lines))
+        self.print(f"… {hidden} more column{'s' if hidden != 1 else ''} past the terminal's {self.width}: "
+                   "--wide shows the whole table")  # fmt: skip
+
+    @contextlib.contextmanager
+    def widened(self, wide: bool) -> Iterator[None]:
+        """Within the block, with ``wide``, lines and tables are printed whole in a terminal too."""
+        before, self.wide = self.wide, wide
+        try:
+            yield
+        finally:
+            self.wide = before
+
+    def _fitted(self) -> bool:
+        return self.is_terminal and not self.wide
+
+
+def wrapped(line: str, width: int) -> str:
+    """``line`` wrapped at spaces to ``width``, each continuation indented two more than the line (a word longer
+    than the width, an id, stays whole)."""
+    if len(line) <= width:
+        return line
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.fill(line, width, subsequent_indent=indent + "  ", break_long_words=False,
+                         break_on_hyphens=False)  # fmt: skip
+
+
+def table_cut(lines: list[str], width: int) -> int | None:
+    """The widest position before ``width`` at which every line has a space (a gap between two columns); None when
+    the table fits, or has no such gap."""
+    if max(map(len, lines), default=0) <= width:
+        return None
+    for cut in range(width, 0, -1):  # the text before position cut is shown: at most width characters
+        if all(cut >= len(line) or line[cut] == " " for line in lines) and any(cut < len(line) for line in lines):
+            return cut
+    return None
+
+
+#: ``--wide`` of a command printing a table: the whole table in a terminal too.
+WIDE = typer.Option("--wide", help="Print the whole table however wide (a terminal's own width cuts it).")
+
 # Output shows ids and file names, which may look like rich markup ("P[/y]1"): markup is off, and the few styled
 # words are styled by Text spans (see styled), never by markup in a string.
-out = Console(highlight=False, soft_wrap=True, markup=False)
+out = Output(highlight=False, soft_wrap=True, markup=False)
 progress_console = Console(stderr=True)
 #: Stages show a spinner with elapsed time once they have run this long (seconds), on terminals only.
 PROGRESS_DELAY = 2.0

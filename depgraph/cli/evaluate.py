@@ -11,6 +11,7 @@ from depgraph.adapters.frames import TABLE_FORMATS
 from depgraph.cli.commandline import (
     EXCEL_SAFE_NOTE,
     TABLE_KINDS,
+    WIDE,
     Command,
     check_suffix,
     encoding_option,
@@ -80,6 +81,7 @@ def evaluate_command(
         ),
     ] = None,
     excel_safe: Annotated[bool, excel_safe_option()] = False,
+    wide: Annotated[bool, WIDE] = False,
 ) -> None:
     """Evaluate predictions made on the spec's splits: per split (and per held-out block with --by), AUC and, at a
     threshold chosen on that split's training predictions only, sensitivity, specificity, balanced accuracy, PPV and
@@ -104,7 +106,9 @@ def evaluate_command(
         excel_safe=excel_safe, progress=stage, threshold=threshold, by=by, label=label, positive=positive,
         n_boot=boot, seed=seed, confidence=confidence, encoding=encoding,
     )  # fmt: skip
-    out.print(str(report))
+    with out.widened(wide):
+        for kind, text in report.parts():
+            out.print_table(text) if kind == "table" else out.print(text)
     for written in (output, report_file):
         if written is not None:
             beside = f" (and {written.stem}.flags{written.suffix}, {written.stem}.heterogeneity{written.suffix})"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from depgraph.cli.commandline import Command, name_list, out
+from depgraph.cli.commandline import WIDE, Command, name_list, out
 from depgraph.errors import DepgraphError
 from depgraph.study.reviews import query_file
 
@@ -41,6 +41,7 @@ def neighbors_command(
     output: Annotated[Path | None, OUTPUT] = None,
     limit: Annotated[int, LIMIT] = 20,
     as_json: Annotated[bool, JSON] = False,
+    wide: Annotated[bool, WIDE] = False,
 ) -> None:
     """The neighbours of nodes, one row per edge: the seed, the relation, the edge's direction from the seed
     (out, in, undirected), the neighbour, the edge's weight and provenance (splitGraph's query_neighbors)."""
@@ -48,7 +49,8 @@ def neighbors_command(
     table = query_file(graph, neighbors_of=ids, relations=name_list(relation, "--relation"),
                        neighbor_types=name_list(neighbor_type, "--neighbor-type"), direction=direction,
                        seed_type=node_type, output=output)  # fmt: skip
-    _show(table, output, limit, as_json)
+    with out.widened(wide):
+        _show(table, output, limit, as_json)
 
 
 @app.command("query", cls=Command, short_help="The graph's nodes of some types, or edges of some relations.")
@@ -60,13 +62,15 @@ def query_command(
     output: Annotated[Path | None, OUTPUT] = None,
     limit: Annotated[int, LIMIT] = 20,
     as_json: Annotated[bool, JSON] = False,
+    wide: Annotated[bool, WIDE] = False,
 ) -> None:
     """The graph's nodes of some types (ids and attributes), or its edges of some relations (ends, weight,
     provenance), as a table (splitGraph's query_node_type and query_edge_type)."""
     _check_limit(limit)
     table = query_file(graph, node_types=name_list(node_type, "--type"), relations=name_list(relation, "--relation"),
                        ids=name_list(ids, "--ids"), output=output)  # fmt: skip
-    _show(table, output, limit, as_json)
+    with out.widened(wide):
+        _show(table, output, limit, as_json)
 
 
 def _check_limit(limit: int) -> None:
@@ -89,4 +93,4 @@ def _show(table: pd.DataFrame, output: Path | None, limit: int, as_json: bool) -
         return
     out.print(rows + (f"; the first {limit}:" if len(table) > limit else ":"))
     if limit:
-        out.print(table.head(limit).to_string(index=False))
+        out.print_table(table.head(limit).to_string(index=False))
