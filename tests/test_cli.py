@@ -220,7 +220,14 @@ def test_export_to_splitgraph_says_what_it_leaves_out(study, capsys):
         "depgraph: warning: splitgraph_export_drops: splitGraph 0.2.0's dependency_graph cannot hold "
         f"{related} subject_related_to edge(s): left out\n"
     )
-    assert run(["export", graph, "--to", "splitgraph", "-o", study / "new.json"], capsys)[2] == ""  # 0.4.0 holds all
+    code, _, err = run(["export", graph, "--to", "splitgraph", "-o", study / "released.json"], capsys)
+    assert code == 0 and "splitGraph 0.2.0's dependency_graph cannot hold" in err  # the release, by default
+    released, old = (orjson.loads((study / name).read_bytes()) for name in ("released.json", "old.json"))
+    for written in (released, old):
+        del written["metadata"]["created_at"]
+    assert released == old
+    new = ["export", graph, "--to", "splitgraph", "--splitgraph-version", "0.4.0", "-o", study / "new.json"]
+    assert run(new, capsys)[2] == ""  # 0.4.0 holds all
 
 
 def test_import_and_export_refuse_unknown_targets(tmp_path, capsys):

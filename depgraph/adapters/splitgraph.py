@@ -19,11 +19,12 @@ Mapping choices:
 * splitGraph's warnings are sentences; on import they become coded
   ``SpecWarning`` s (``unlinked_samples``, ``mostly_singletons``, else
   ``splitgraph_warning``) and on export coded warnings become sentences again.
-* ``splitgraph_version="0.2.0"`` writes a graph for splitGraph 0.2.0, whose
-  vocabulary lacks Site, Region and Platform nodes and the site, region,
-  platform, kinship, adjacency and duplicate relations: those nodes and
-  edges are left out and listed in the returned note. The default, ``0.4.0``,
-  has depgraph's whole vocabulary.
+* ``splitgraph_version="0.2.0"``, the default (the release users install),
+  writes a graph for splitGraph 0.2.0, whose vocabulary lacks Site, Region
+  and Platform nodes and the site, region, platform, kinship, adjacency and
+  duplicate relations: those nodes and edges are left out and listed in the
+  returned note. ``"0.4.0"`` (splitGraph's development version) has
+  depgraph's whole vocabulary.
 
 Reading checks every field of every row (columns at a time, in Arrow and
 numpy) and refuses a malformed file with a coded error naming the row; what
@@ -77,6 +78,9 @@ from depgraph.vocab import (
 
 SCHEMA_VERSION = "0.1.0"
 SPLITGRAPH_VERSIONS = ("0.2.0", "0.4.0")
+#: The splitGraph a graph is written for by default: 0.2.0, the release users install (0.4.0, its development
+#: version, holds depgraph's whole vocabulary, and 0.2.0 cannot load its files).
+DEFAULT_SPLITGRAPH_VERSION = "0.2.0"
 _NEW_IN_03 = {NodeType.SITE, NodeType.REGION}
 _NEW_IN_04 = {NodeType.PLATFORM}
 #: splitGraph 0.2.0 lacks the relations to the newer node types and the weighted ones (kinship, adjacency,
@@ -1008,7 +1012,9 @@ def _json_values(series: pd.Series) -> list[Any]:
     return [v.item() if isinstance(v, np.generic) else v for v in values]
 
 
-def graph_to_splitgraph(graph: StudyGraph, splitgraph_version: str = "0.4.0") -> tuple[dict[str, Any], list[str]]:
+def graph_to_splitgraph(
+    graph: StudyGraph, splitgraph_version: str = DEFAULT_SPLITGRAPH_VERSION
+) -> tuple[dict[str, Any], list[str]]:
     """splitGraph's ``dependency_graph`` JSON for ``graph``, and a note of what
     the target splitGraph version cannot hold (left out, and told as a
     ``splitgraph_export_drops`` :class:`SplitGraphWarning`)."""
@@ -1113,7 +1119,7 @@ def write_splitgraph_spec(spec: SplitSpec, path: str | os.PathLike[str]) -> None
 
 
 def write_splitgraph_graph(
-    graph: StudyGraph, path: str | os.PathLike[str], splitgraph_version: str = "0.4.0"
+    graph: StudyGraph, path: str | os.PathLike[str], splitgraph_version: str = DEFAULT_SPLITGRAPH_VERSION
 ) -> list[str]:
     """Write ``graph`` as splitGraph ``dependency_graph`` JSON, atomically; returns what was left out."""
     doc, notes = graph_to_splitgraph(graph, splitgraph_version)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from depgraph.adapters.frames import TABLE_FORMATS, table_format
+from depgraph.adapters.splitgraph import DEFAULT_SPLITGRAPH_VERSION
 from depgraph.cli.commandline import (
     EXCEL_SAFE_NOTE,
     TABLE_KINDS,
@@ -75,8 +76,9 @@ def export_command(
     to: Annotated[str, typer.Option("--to", help=f"{', '.join(TARGETS[:-1])} or {TARGETS[-1]}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.", readable=False)],
     splitgraph_version: Annotated[
-        str, typer.Option(help="Graphs: the splitGraph release to write for (0.2.0 or 0.4.0).")
-    ] = "0.4.0",
+        str,
+        typer.Option(help="Graphs: the splitGraph to write for: 0.2.0 (the release) or 0.4.0 (in development)."),
+    ] = DEFAULT_SPLITGRAPH_VERSION,
     excel_safe: Annotated[bool, excel_safe_option()] = False,
 ) -> None:
     """Write a spec or a graph in its other form (json: one file; parquet: the columnar form, a directory of

@@ -9,7 +9,12 @@ from __future__ import annotations
 import os
 
 from depgraph.adapters.frames import fold_table, samples_table, write_table
-from depgraph.adapters.splitgraph import read_splitgraph, write_splitgraph_graph, write_splitgraph_spec
+from depgraph.adapters.splitgraph import (
+    DEFAULT_SPLITGRAPH_VERSION,
+    read_splitgraph,
+    write_splitgraph_graph,
+    write_splitgraph_spec,
+)
 from depgraph.common.arguments import refuse_moot
 from depgraph.errors import DepgraphError
 from depgraph.graph.files import peeked_graph, write_graph
@@ -74,7 +79,8 @@ def export_file(
                 "invalid_argument", f"a study graph exports only to json, parquet or splitgraph, not {target}"
             )
         with plan:  # what splitGraph cannot hold is told as a splitgraph_export_drops warning
-            write_splitgraph_graph(peeked_graph(document, found), output, splitgraph_version or "0.4.0")
+            version = splitgraph_version or DEFAULT_SPLITGRAPH_VERSION
+            write_splitgraph_graph(peeked_graph(document, found), output, version)
         return
     refuse_moot(
         "to a split spec (it applies to graphs exported --to splitgraph)", splitgraph_version=splitgraph_version
