@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import depgraph
 from depgraph.audit.evaluation import METRICS, ThresholdRule, block_statistics, evaluate
 from depgraph.cli.main import main
+from depgraph.errors import DepgraphError
 from depgraph.folds.schemes import assign_folds
 from depgraph.spec.files import write_spec
 from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
@@ -280,6 +281,27 @@ def test_the_scikit_learn_helper_fits_per_split_on_training_rows():
             rows.append((ids[i], k, "test" if role[i] else "train", model.predict_proba(X.iloc[[i]])[0, 1], y[i]))
     by_hand = pd.DataFrame(rows, columns=["sample_id", "split", "role", "score", "label"])
     pd.testing.assert_frame_equal(report.table, evaluate(spec, by_hand, n_boot=0).table)
+
+
+def test_the_scikit_learn_helper_takes_y_by_sample_id_not_by_position():
+    """A y Series indexed by sample id in another order than X's rows is aligned by id (it was read by position,
+    pairing rows with other samples' labels); a y indexed by other ids is refused."""
+    from sklearn.linear_model import LogisticRegression
+
+    from depgraph.adapters.sklearn import evaluate as evaluate_estimator
+
+    rng = np.random.default_rng(5)
+    n = 60
+    ids = [f"S{i:03d}" for i in range(n)]
+    y = pd.Series(rng.integers(0, 2, n), index=ids)
+    X = pd.DataFrame({"a": y.to_numpy() * 2 + rng.normal(0, 1, n)}, index=ids)
+    spec = assign_folds(make_spec(ids, [f"g{i // 3:02d}" for i in range(n)]), "group-kfold", n_splits=3, seed=0)
+    aligned = evaluate_estimator(LogisticRegression(), X, y, spec, n_boot=0).table
+    reversed_y = y.iloc[::-1]
+    pd.testing.assert_frame_equal(evaluate_estimator(LogisticRegression(), X, reversed_y, spec, n_boot=0).table,
+                                  aligned)  # fmt: skip
+    with pytest.raises(DepgraphError, match="evaluate: y is indexed by other ids than X's rows"):
+        evaluate_estimator(LogisticRegression(), X, y.set_axis([f"T{i}" for i in range(n)]), spec, n_boot=0)
 
 
 # --------------------------------------------------------------------------- the command line

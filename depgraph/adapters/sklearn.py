@@ -618,12 +618,7 @@ def evaluate(
     instance(spec, SplitSpec, "evaluate: the spec")
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
-    ids, positions = _row_positions(spec, X, ids, "evaluate")
-    labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
-    if len(labels) != len(positions) or (hasattr(X, "__len__") and len(X) != len(positions)):
-        raise DepgraphError(
-            "invalid_argument", f"evaluate: X, y and ids must have one row each ({len(positions)} ids, {len(labels)} y)"
-        )
+    positions, labels = _rows_and_labels(spec, X, y, ids, "evaluate")
     chosen = positive_label(labels, positive, "evaluate: y")
     pieces = []
     for k, split in enumerate(spec.folds.splits):
@@ -737,7 +732,7 @@ def permutation_audit(
     if spec.folds is None:
         raise DepgraphError("invalid_argument", "the spec carries no folds: assign folds first (depgraph folds)")
     _check_repeat(spec, repeat)
-    positions, labels = _audit_rows(spec, X, y, ids)
+    positions, labels = _rows_and_labels(spec, X, y, ids, "permutation_audit")
     positive_rows = labels == positive_label(labels, positive, "permutation_audit: y")
     sides = [
         (np.flatnonzero(role == 0), np.flatnonzero(role == 1))
@@ -782,22 +777,24 @@ def _permutations(n: Any) -> int:
     return int(n)
 
 
-def _audit_rows(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's spec position (by sample id: ``ids`` or a pandas ``X``'s index) and its label."""
-    ids, positions = _row_positions(spec, X, ids, "permutation_audit")
+def _rows_and_labels(spec: SplitSpec, X: Any, y: Any, ids: Sequence[str] | None,
+                     what: str) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Each row's spec position (by sample id: ``ids`` or a pandas ``X``'s index) and its label: a ``y`` Series
+    indexed by sample ids is taken by id, in X's order, never by position."""
+    ids, positions = _row_positions(spec, X, ids, what)
     if isinstance(y, pd.Series) and not isinstance(y.index, pd.RangeIndex):  # labelled by sample id: aligned
         if y.index.has_duplicates or set(map(str, y.index)) != set(map(str, ids)):
             raise DepgraphError(
-                "invalid_argument",
-                "permutation_audit: y is indexed by other ids than X's rows: index y as X, or pass a plain array",
-            )
+                "invalid_argument", f"{what}: y is indexed by other ids than X's rows: index y as X, or pass a "
+                "plain array",
+            )  # fmt: skip
         y = y.set_axis(y.index.map(str)).reindex([str(i) for i in ids])
     labels = y.to_numpy() if isinstance(y, (pd.Series, pd.Index)) else np.asarray(y)
-    if len(labels) != len(positions) or len(np.unique(positions)) != len(positions):
+    rows = len(X) if hasattr(X, "__len__") else len(positions)
+    if len(labels) != len(positions) or rows != len(positions) or len(np.unique(positions)) != len(positions):
         raise DepgraphError(
             "invalid_argument",
-            f"permutation_audit: X, y and ids must have one row each, one per sample ({len(positions)} ids, "
-            f"{len(labels)} y)",
+            f"{what}: X, y and ids must have one row each, one per sample ({len(positions)} ids, {len(labels)} y)",
         )
     return positions, labels
 
