@@ -220,6 +220,14 @@ class _Parameters:
         return type(self)(**params)
 
 
+def _check_n_splits(k: Any, name: str) -> None:
+    """``n_splits`` of a k-fold splitter named ``name``: an integer of at least 2."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise DepgraphError("invalid_argument", f"{name}: n_splits must be an integer of at least 2, not {k!r}")
+    if k < 2:
+        raise DepgraphError("invalid_argument", f"{name}: k-fold cross-validation needs n_splits=2 or more, not {k}")
+
+
 def _parameter_names(cls: type) -> list[str]:
     """The constructor's named parameters, in order (as scikit-learn's ``BaseEstimator`` finds them)."""
     import inspect
@@ -243,13 +251,7 @@ class _BalancedGroupSplitter(_Parameters, GroupsConsumerMixin, BaseCrossValidato
 
     def _check_parameters(self) -> None:
         name = type(self).__name__
-        k = self.n_splits
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise DepgraphError("invalid_argument", f"{name}: n_splits must be an integer of at least 2, not {k!r}")
-        if k < 2:
-            raise DepgraphError(
-                "invalid_argument", f"{name}: k-fold cross-validation needs n_splits=2 or more, not {k}"
-            )
+        _check_n_splits(self.n_splits, name)
         if not isinstance(self.shuffle, (bool, np.bool_)):
             raise DepgraphError("invalid_argument", f"{name}: shuffle must be True or False, not {self.shuffle!r}")
         state = self.random_state
@@ -500,6 +502,7 @@ class RepeatedStratifiedGroupKFold(_Parameters, GroupsConsumerMixin, _RepeatedSp
     """
 
     def __init__(self, *, n_splits: int = 5, n_repeats: int = 10, random_state: Any = None) -> None:
+        _check_n_splits(n_splits, type(self).__name__)  # refused here, in its own name, not at split
         super().__init__(StratifiedGroupKFold, n_repeats=n_repeats, random_state=random_state, n_splits=n_splits)
 
 

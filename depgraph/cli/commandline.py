@@ -390,13 +390,17 @@ def column_map(pairs: list[str] | None) -> dict[str, str]:
 
 
 def name_list(text: str | None, option: str) -> list[str] | None:
-    """``a,b`` as ``["a", "b"]`` (the callee checks the names); a list with no name, or naming one twice, is
-    refused: ``--via subject,subject`` or ``--balance ,`` say something else than the user meant."""
+    """``a,b`` as ``["a", "b"]`` (the callee checks the names); a list with no name, an empty one or one named
+    twice is refused: ``--via subject,subject``, ``--modes a,,b`` or ``--balance ,`` say something else than the
+    user meant."""
     if text is None:
         return None
-    names = [m.strip() for m in text.split(",") if m.strip()]
-    if not names:
+    names = [m.strip() for m in text.split(",")]
+    if not any(names):
         raise DepgraphError("invalid_argument", f"{option} {text!r} lists no name", option=option)
+    if not all(names):  # "a,,b" or "a,b,": a name left out by mistake, not nothing
+        raise DepgraphError("invalid_argument", f"{option} {text!r} holds an empty name (name {names.index('') + 1} "
+                            "of the list): separate names with one comma", option=option)  # fmt: skip
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise DepgraphError(

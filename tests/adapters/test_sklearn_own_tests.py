@@ -136,3 +136,10 @@ def test_a_search_and_a_cross_validation_take_the_drop_ins():
     assert search.fit(X, y, groups=groups).best_params_["C"] in (0.1, 1.0)
     scores = cross_val_score(LogisticRegression(), X, y, groups=groups, cv=depgraph.GroupKFold(4))
     assert len(scores) == 4
+
+
+def test_repeated_stratified_group_kfold_refuses_a_fold_count_in_its_own_name():
+    for k in (1, 2.5, True):
+        with pytest.raises(depgraph.DepgraphError) as refused:
+            RepeatedStratifiedGroupKFold(n_splits=k)
+        assert refused.value.message.startswith("RepeatedStratifiedGroupKFold: ")
