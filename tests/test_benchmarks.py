@@ -103,7 +103,8 @@ def test_explain_benchmark_asks_its_questions_of_the_pipeline_cohort(tmp_path):
 
     row = measure(2000, tmp_path, repeats=1)
     lines = row["first_lines"]
-    assert len(row["seconds"]) == 7 and all(s > 0 for s in row["seconds"].values())
+    assert len(row["seconds"]) == 8 and all(s > 0 for s in row["seconds"].values())
+    assert lines["compare: subject, relatedness, batch"].startswith("subject: ")
     assert "never apart" in lines["why: related, --mode relatedness"]
     assert "free to be apart" in lines["why: not connected, --mode relatedness"]
     assert "(2000 samples; 100 %" in lines["explain: the whole cohort, every relation"]
