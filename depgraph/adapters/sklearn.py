@@ -207,7 +207,7 @@ def to_predefined_split(spec: SplitSpec, ids: Sequence[str], repeat: int = 0) ->
 
 
 # --------------------------------------------------------------------------- drop-in splitters
-class _Parameters:
+class _Cloneable:
     """``sklearn.base.clone`` of a drop-in: a new splitter built from the constructor's parameters (scikit-learn's
     ``__sklearn_clone__`` protocol). The drop-ins have no ``get_params``/``set_params``, as scikit-learn's splitters
     have none: an estimator taking ``cv=`` would list the splitter's parameters among its own (``cv__n_splits``), and
@@ -237,7 +237,7 @@ def _parameter_names(cls: type) -> list[str]:
     return [p.name for p in signature.parameters.values() if p.name != "self" and p.kind not in kinds]
 
 
-class _BalancedGroupSplitter(_Parameters, GroupsConsumerMixin, BaseCrossValidator):
+class _BalancedGroupSplitter(_Cloneable, GroupsConsumerMixin, BaseCrossValidator):
     """What GroupKFold and StratifiedGroupKFold share: parameters, groups, the k folds."""
 
     _stratified: ClassVar[bool] = False
@@ -456,7 +456,7 @@ class _CheckedGroups:
         return super().split(X, y, groups)  # type: ignore[misc]
 
 
-class GroupShuffleSplit(_Parameters, _CheckedGroups, SkGroupShuffleSplit):
+class GroupShuffleSplit(_Cloneable, _CheckedGroups, SkGroupShuffleSplit):
     """scikit-learn's ``GroupShuffleSplit`` (random train/test splits of whole groups, ``test_size`` a share of the
     groups), its groups checked by depgraph.
 
@@ -469,7 +469,7 @@ class GroupShuffleSplit(_Parameters, _CheckedGroups, SkGroupShuffleSplit):
     """
 
 
-class LeaveOneGroupOut(_Parameters, _CheckedGroups, SkLeaveOneGroupOut):
+class LeaveOneGroupOut(_Cloneable, _CheckedGroups, SkLeaveOneGroupOut):
     """scikit-learn's ``LeaveOneGroupOut`` (one split per group, that group tested), its groups checked by depgraph.
 
     Use it when the groups are few and each is a unit of deployment (a site, a study); the ``logo`` fold scheme does
@@ -480,7 +480,7 @@ class LeaveOneGroupOut(_Parameters, _CheckedGroups, SkLeaveOneGroupOut):
     """
 
 
-class LeavePGroupsOut(_Parameters, _CheckedGroups, SkLeavePGroupsOut):
+class LeavePGroupsOut(_Cloneable, _CheckedGroups, SkLeavePGroupsOut):
     """scikit-learn's ``LeavePGroupsOut`` (every combination of ``n_groups`` groups tested once), its groups checked
     by depgraph. The number of splits grows as a binomial coefficient: for more than a few groups prefer
     :class:`GroupKFold`.
@@ -490,7 +490,7 @@ class LeavePGroupsOut(_Parameters, _CheckedGroups, SkLeavePGroupsOut):
     """
 
 
-class RepeatedStratifiedGroupKFold(_Parameters, GroupsConsumerMixin, _RepeatedSplits):
+class RepeatedStratifiedGroupKFold(_Cloneable, GroupsConsumerMixin, _RepeatedSplits):
     """:class:`StratifiedGroupKFold` repeated ``n_repeats`` times with different shuffles (scikit-learn has
     ``RepeatedStratifiedKFold`` but no grouped one): ``n_splits × n_repeats`` splits, each repeat testing every
     group once, the class balance kept in each fold, whole groups on one side. The parameters are

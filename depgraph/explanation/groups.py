@@ -142,11 +142,9 @@ def explain(
     kept = None if samples is None else graph.locate(NodeType.SAMPLE, list(samples))
     adjacency, edges = followed_adjacency(graph, followed, "explain", None if kept is None else kept[kept >= 0])
     tree = search(adjacency, at)
-    nodes = np.sort(tree.order)
+    in_group = tree.members
     start, stop = graph.type_range(NodeType.SAMPLE)
-    samples = nodes[(nodes >= start) & (nodes < stop)]
-    in_group = np.zeros(graph.n_nodes, dtype=bool)
-    in_group[nodes] = True
+    samples = start + np.flatnonzero(in_group[start:stop])  # in node order
     inside = in_group[edges.src]  # an edge with one end in the component has both there
     counted = {t.value: int(np.count_nonzero(in_group[slice(*graph.type_range(t))])) for t in NODE_TYPES}
     counted = {t: n for t, n in counted.items() if n}

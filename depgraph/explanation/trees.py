@@ -47,6 +47,13 @@ class SearchTree:
     parent: np.ndarray
 
     @cached_property
+    def members(self) -> np.ndarray:
+        """Whether each node of the graph is in the tree (the component searched)."""
+        held = np.zeros(len(self.parent), dtype=bool)
+        held[self.order] = True
+        return held
+
+    @cached_property
     def ancestors(self) -> list[np.ndarray]:
         """Each node's 1st, 2nd, 4th, 8th … ancestor, one array per power of two until none has one. The root's,
         and those beyond it, are a sink node (position ``len(parent)``, its own ancestor)."""
@@ -78,9 +85,7 @@ def depths(tree: SearchTree) -> np.ndarray:
         climbs = step < n
         depth[climbs] += 1 << k
         at = np.where(climbs, step, at)
-    held = np.zeros(n, dtype=bool)
-    held[tree.order] = True
-    return np.where(held, depth, -1)
+    return np.where(tree.members, depth, -1)
 
 
 def common_ancestors(tree: SearchTree, u: np.ndarray, v: np.ndarray, chosen: np.ndarray | None = None) -> np.ndarray:
@@ -128,9 +133,7 @@ def subtree_sums(tree: SearchTree, values: np.ndarray) -> np.ndarray:
     the values k levels below equals the product over j of (1 + the values 2**j levels below), each factor one
     scatter-add along the 2**j-th ancestors."""
     n = len(tree.parent)
-    held = np.zeros(n + 1, dtype=bool)
-    held[tree.order] = True
-    sums = np.where(held, np.append(values, 0), 0).astype(np.float64)  # exact below 2**53
+    sums = np.append(np.where(tree.members, values, 0), 0).astype(np.float64)  # exact below 2**53; the sink last
     for up in tree.ancestors:
         sums = sums + np.bincount(up, weights=sums, minlength=n + 1)
         sums[n] = 0
