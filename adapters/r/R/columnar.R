@@ -1,0 +1,178 @@
+# A columnar spec: the directory spec.dgspec/ holding manifest.json (the document without its long arrays),
+# samples.parquet and, with folds, folds.parquet (one row per tested or excluded sample of each split). Its digest
+# is the JSON document's: the columns are spelt from the Parquet tables by their Arrow types, as depgraph spells them.
+depgraph_read_columnar <- function(path, verify_key) {
+  manifest_path <- file.path(path, "manifest.json")
+  if (!file.exists(manifest_path)) {
+    depgraph_abort("io", sprintf("'%s' is a directory, and not a columnar spec: it holds no manifest.json", path),
+                   path = path)
+  }
+  text <- depgraph_read_text(manifest_path)
+  manifest <- depgraph_parse(text, manifest_path)
+  depgraph_check_header(manifest, path)
+  if (!is.null(manifest$samples)) {
+    depgraph_abort("schema", sprintf("'%s': the manifest holds 'samples': they are in samples.parquet", path))
+  }
+  samples <- depgraph_table(path, manifest, "samples.parquet")
+  if (!identical(names(samples)[1:2], c("sample_id", "group_id"))) {
+    depgraph_abort("schema", sprintf("'%s': samples.parquet does not begin with sample_id, group_id", path))
+  }
+  positions <- depgraph_columnar_positions(path, manifest, samples$sample_id)
+  content <- function(manifest) depgraph_columnar_content(manifest, samples, positions, path)
+  expected <- depgraph_digest_of(manifest, text, content)
+  frame <- samples
+  attr(frame, "arrow_types") <- NULL
+  depgraph_spec(frame, manifest, positions, path, expected, verify_key)
+}
+
+# The JSON document a columnar spec stands for: its manifest but the table list, the sample columns (spelt from
+# samples.parquet) and each split's positions (from folds.parquet).
+depgraph_columnar_content <- function(manifest, samples, positions, path) {
+  written <- manifest[setdiff(names(manifest), "tables")]
+  types <- attr(samples, "arrow_types")
+  written$samples <- lapply(stats::setNames(nm = names(samples)), function(name) {
+    structure(depgraph_spell_typed(samples[[name]], types[[name]], name, path), class = "depgraph_spelt")
+  })
+  for (i in seq_along(positions)) {
+    written$folds$splits[[i]]$test <- I(positions[[i]]$test)
+    written$folds$splits[[i]]$excluded <- I(positions[[i]]$excluded)
+  }
+  written
+}
+
+# A column as the JSON array depgraph spells from the Arrow type it was stored as: text quoted, integers as
+# integers (whole doubles when R holds 64-bit integers as doubles), floats in their shortest spelling, booleans,
+# null where missing.
+depgraph_spell_typed <- function(values, type, name, path) {
+  kind <- if (grepl("string", type, fixed = TRUE)) "text" else if (grepl("^u?int[0-9]+$", type)) "integer" else
+    if (type %in% c("double", "float", "halffloat")) "float" else if (type == "bool") "boolean" else
+    if (type == "null") "null" else NA_character_
+  if (is.na(kind)) depgraph_abort("schema", sprintf("'%s': samples.%s is stored as %s", path, name, type), path = path)
+  if (kind == "integer" && !is.integer(values)) {
+    values <- as.double(values)  # an integer64 (arrow) or a double (reticulate): exact to 2^53
+    if (any(abs(values) > 2^53, na.rm = TRUE)) {
+      depgraph_abort("integrity", sprintf("'%s': samples.%s holds integers beyond 2^53, which R cannot check",
+                                          path, name), path = path)
+    }
+  }
+  switch(kind,
+    text = depgraph_spell(as.character(values), joined = TRUE),
+    integer = depgraph_spell(values, joined = TRUE, whole = TRUE),
+    float = depgraph_spell(as.double(values), joined = TRUE),
+    boolean = depgraph_spell(as.logical(values), joined = TRUE),
+    null = depgraph_spell(rep(NA, length(values)), joined = TRUE)
+  )
+}
+
+# Each split's test and excluded positions from folds.parquet, every row checked: its split one of the manifest's,
+# its role test or excluded, its position a row of samples.parquet holding the sample its sample_id names.
+depgraph_columnar_positions <- function(path, manifest, sample_ids) {
+  if (is.null(manifest$folds)) return(list())
+  splits <- depgraph_splits(manifest, path)
+  folds <- depgraph_table(path, manifest, "folds.parquet")
+  if (!identical(names(folds), c("split", "role", "position", "sample_id"))) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet holds the columns %s", path,
+                                     paste(names(folds), collapse = ", ")), path = path)
+  }
+  role <- as.character(folds$role)
+  if (anyNA(role) || !all(role %in% c("test", "excluded"))) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet holds a role other than test and excluded", path),
+                   path = path)
+  }
+  at <- as.integer(folds$position)
+  split <- as.integer(folds$split)
+  if (anyNA(at) || anyNA(split) || any(split < 0L | split >= length(splits))) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet names a split the manifest does not list", path),
+                   path = path)
+  }
+  if (length(at) && (min(at) < 0L || max(at) >= length(sample_ids) ||
+                     any(as.character(folds$sample_id) != sample_ids[at + 1L]))) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet names a sample its position does not hold", path),
+                   path = path)
+  }
+  lapply(seq_along(splits) - 1L, function(i) {
+    list(test = at[split == i & role == "test"], excluded = at[split == i & role == "excluded"])
+  })
+}
+
+# One table of a columnar spec, held to what the manifest says of it (rows, columns in order); its Arrow types
+# in attr(, "arrow_types").
+depgraph_table <- function(path, manifest, name) {
+  listed <- manifest$tables[[name]]
+  if (is.null(listed)) depgraph_abort("schema", sprintf("'%s': its manifest.json lists no %s", path, name), path = path)
+  table <- depgraph_read_parquet(file.path(path, name))
+  if (!identical(names(table), as.character(unlist(listed$columns))) || !identical(nrow(table), listed$rows)) {
+    depgraph_abort("schema", sprintf("'%s': %s does not hold the rows and columns its manifest.json lists", path,
+                                     name), path = path)
+  }
+  table
+}
+
+# A Parquet table (a file, or a directory of parts in name order) as a data.frame (text as character, integers as
+# integer or double, missing values NA) with each column's Arrow type in attr(, "arrow_types"): with the arrow
+# package when installed, else with Python's pyarrow through reticulate.
+depgraph_read_parquet <- function(path) {
+  parts <- if (dir.exists(path)) sort(list.files(path, pattern = "\\.parquet$", full.names = TRUE)) else path
+  if (!length(parts) || !all(file.exists(parts))) {
+    depgraph_abort("io", sprintf("'%s' does not exist", path), path = path)
+  }
+  read_one <- if (requireNamespace("arrow", quietly = TRUE)) {
+    depgraph_arrow_reader()
+  } else if (requireNamespace("reticulate", quietly = TRUE) && reticulate::py_module_available("pyarrow")) {
+    depgraph_pyarrow_reader()
+  } else {
+    depgraph_abort("missing_package", paste0(
+      "reading a columnar spec needs the arrow package (install.packages(\"arrow\")), or reticulate with ",
+      "Python's pyarrow (which depgraph installs)"
+    ), package = "arrow")
+  }
+  tables <- lapply(parts, read_one)
+  frame <- do.call(rbind, tables)
+  attr(frame, "arrow_types") <- attr(tables[[1L]], "arrow_types")
+  frame
+}
+
+depgraph_arrow_reader <- function() {
+  function(part) {
+    table <- arrow::read_parquet(part, as_data_frame = FALSE)
+    types <- vapply(table$schema$fields, function(field) field$type$ToString(), character(1))
+    frame <- as.data.frame(table)
+    for (i in seq_along(frame)) if (is.factor(frame[[i]])) frame[[i]] <- as.character(frame[[i]])
+    attr(frame, "arrow_types") <- stats::setNames(as.list(types), names(frame))
+    frame
+  }
+}
+
+depgraph_pyarrow_reader <- function() {
+  pa <- reticulate::import("pyarrow", convert = FALSE)
+  pq <- reticulate::import("pyarrow.parquet", convert = FALSE)
+  function(part) {
+    table <- pq$read_table(part)
+    names <- reticulate::py_to_r(table$column_names)
+    types <- lapply(seq_along(names) - 1L, function(i) reticulate::py_to_r(table$schema$field(i)$type$`__str__`()))
+    columns <- lapply(seq_along(names) - 1L, function(i) {
+      column <- table$column(i)
+      # reticulate makes a Python int an R integer, wrapping what 32 bits cannot hold: integers cross as doubles
+      # (exact to 2^53; pyarrow refuses a cast that is not)
+      wide <- grepl("^u?int[0-9]+$", types[[i + 1L]])
+      if (wide) column <- depgraph_exact_doubles(column, pa, names[i + 1L], part)
+      values <- reticulate::py_to_r(column$to_pylist())
+      if (is.list(values)) {  # a column with gaps (None) arrives as a list
+        values[depgraph_types(values) == "NULL"] <- list(NA)
+        values <- unlist(values, use.names = FALSE)
+      }
+      if (wide && all(abs(values) < 2^31, na.rm = TRUE)) values <- as.integer(values)
+      values
+    })
+    frame <- as.data.frame(stats::setNames(columns, names), stringsAsFactors = FALSE, check.names = FALSE)
+    attr(frame, "arrow_types") <- stats::setNames(types, names)
+    frame
+  }
+}
+
+depgraph_exact_doubles <- function(column, pa, name, part) {
+  tryCatch(column$cast(pa$float64()), error = function(e) {
+    depgraph_abort("integrity", sprintf("'%s': %s holds integers beyond 2^53, which R cannot check", part, name),
+                   path = part)
+  })
+}

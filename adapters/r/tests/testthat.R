@@ -1,0 +1,4 @@
+library(testthat)
+library(depgraphR)
+
+test_check("depgraphR")

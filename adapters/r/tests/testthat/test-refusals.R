@@ -1,0 +1,54 @@
+test_that("a spec edited after it was written is refused: its digest does not match", {
+  spec <- read_depgraph_spec(example_spec())
+  moved <- spec$group_id[1]
+  edited <- edited_spec(function(text) sub(sprintf("\"%s\"", moved), "\"subject:someone-else\"", text, fixed = TRUE))
+  expect_error(read_depgraph_spec(edited), class = "depgraph_error_integrity", regexp = "digest does not match")
+  refused <- tryCatch(read_depgraph_spec(edited), depgraph_error = function(e) e)
+  expect_s3_class(refused, "depgraph_error")
+  expect_identical(refused$code, "integrity")
+})
+
+test_that("a spec of a future major version is refused, naming its version", {
+  future <- edited_spec(function(text) sub("\"format_version\": \"1.[0-9]+.[0-9]+\"", "\"format_version\": \"2.0.0\"",
+                                           text))
+  expect_error(read_depgraph_spec(future), class = "depgraph_error_version", regexp = "format_version 2.0.0")
+})
+
+test_that("a document that is not a spec, not JSON, or absent is refused by name", {
+  other <- edited_spec(function(text) sub("depgraph.split-spec", "something.else", text, fixed = TRUE))
+  expect_error(read_depgraph_spec(other), class = "depgraph_error_schema", regexp = "not a depgraph split spec")
+  broken <- edited_spec(function(text) substr(text, 1L, 200L))
+  expect_error(read_depgraph_spec(broken), class = "depgraph_error_parse")
+  expect_error(read_depgraph_spec(tempfile()), class = "depgraph_error_io", regexp = "does not exist")
+  expect_error(read_depgraph_spec(c("a", "b")), class = "depgraph_error_invalid_argument")
+})
+
+test_that("an object repeating a key is refused: R and other readers would read different values", {
+  twice <- edited_spec(function(text) sub("\"samples\": {", "\"samples\": {\"sample_id\": [\"X\"]},\n  \"samples\": {",
+                                          text, fixed = TRUE))
+  expect_error(read_depgraph_spec(twice), class = "depgraph_error_schema", regexp = "repeats the key 'samples'")
+})
+
+test_that("columns of unequal lengths are refused", {
+  short <- edited_spec(function(text) sub("\"group_id\": \\[\"[^\"]+\",", "\"group_id\": [", text))
+  expect_error(read_depgraph_spec(short), class = "depgraph_error_schema", regexp = "unequal lengths")
+})
+
+test_that("sample ids absent from one side are refused, naming them", {
+  spec <- read_depgraph_spec(example_spec())
+  partial <- data.frame(sample_id = spec$sample_id[-(1:2)], stringsAsFactors = FALSE)
+  if (requireNamespace("rsample", quietly = TRUE)) {
+    expect_error(depgraph_rset(spec, data = partial), class = "depgraph_error_reference",
+                 regexp = spec$sample_id[1], fixed = TRUE)
+  }
+  stranger <- data.frame(sample_id = c(spec$sample_id[1], "nobody"), stringsAsFactors = FALSE)
+  expect_error(depgraph_groups(spec, stranger), class = "depgraph_error_reference", regexp = "nobody")
+  expect_error(depgraph_groups(spec, data.frame(id = 1)), class = "depgraph_error_invalid_argument")
+})
+
+test_that("asking for the folds of a spec that has none says so", {
+  spec <- read_depgraph_spec(fixture("no_folds.json"))
+  expect_null(attr(spec, "depgraph")$folds)
+  expect_error(depgraph_fold_table(spec), class = "depgraph_error_invalid_argument", regexp = "carries no folds")
+  expect_error(depgraph_fold_table(data.frame(sample_id = "a")), class = "depgraph_error_invalid_argument")
+})

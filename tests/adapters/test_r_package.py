@@ -1,0 +1,340 @@
+"""The R package depgraphR (adapters/r), installed as a user installs it, reads what Python wrote: the data.frame,
+every rsample split and the digest, recomputed in R; R CMD check passes; splitGraph 0.2.0 loads what depgraph exports
+for it. (Its own testthat tests, run by R CMD check, read the same conformance specs from the other side.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import orjson
+import pandas as pd
+import pytest
+
+from depgraph import derive, from_metadata
+from depgraph.spec.files import spec_bytes, spec_document, write_spec
+from depgraph.spec.model import FoldPlan, SplitSpec
+from tests.conftest import REPO
+
+RSCRIPT = shutil.which("Rscript")
+if RSCRIPT is None and os.environ.get("CI"):
+    raise RuntimeError("CI must install R (r-base-core, r-cran-jsonlite, r-cran-digest, ...): .ci/run does")
+pytestmark = pytest.mark.skipif(RSCRIPT is None, reason="Rscript not installed (CI installs it)")
+PACKAGE = REPO / "adapters" / "r"
+
+
+@pytest.fixture(scope="session")
+def r_library(tmp_path_factory) -> str:
+    """depgraphR installed with ``R CMD INSTALL adapters/r`` into a library of its own (once per test process)."""
+    library = tmp_path_factory.mktemp("r-library")
+    installed = subprocess.run(
+        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(library), str(PACKAGE)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return str(library)
+
+
+def r_env(r_library: str) -> dict[str, str]:
+    # a columnar spec's Parquet tables: R's arrow when installed, else this Python's pyarrow through reticulate
+    libraries = os.pathsep.join(p for p in (r_library, os.environ.get("R_LIBS", "")) if p)
+    return {**os.environ, "R_LIBS": libraries, "RETICULATE_PYTHON": sys.executable}
+
+
+@pytest.fixture
+def run_r(r_library, tmp_path):
+    """Run R code with depgraphR attached; the finished process."""
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        script = tmp_path / "probe.R"
+        script.write_text(f"library(depgraphR)\n{code}\n")
+        return subprocess.run([RSCRIPT, "--vanilla", str(script)], capture_output=True, text=True, timeout=120,
+                              env=r_env(r_library))  # fmt: skip
+
+    return run
+
+
+#: The two forms of a spec the R reader reads: one JSON file, or the columnar directory (manifest + Parquet).
+FORMS = pytest.mark.parametrize("name", ["spec.json", "spec.dgspec"], ids=["json", "columnar"])
+
+
+@pytest.fixture
+def spec_with_folds(family_meta):
+    meta = family_meta.assign(outcome_id=["case", "control"] * 5)
+    meta.loc[3, "batch_id"] = None
+    meta.loc[4, ["timepoint_id", "time_index"]] = None
+    g = from_metadata(meta)
+    spec = SplitSpec.from_partition(derive(g, "subject"), g)
+    role = np.array(
+        [[1, 1, 0, 0, 0, 0, 2, 0, 0, 0], [0, 0, 1, 1, 0, 2, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1, 0, 2]], dtype=np.int8
+    )
+    return spec.with_folds(FoldPlan.from_roles(role, scheme="manual", folds_per_repeat=2))
+
+
+@FORMS
+def test_r_reads_the_samples_table(run_r, tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
+        f'write.csv(spec, "{tmp_path / "from_r.csv"}", row.names = FALSE, na = "")\n'
+        'cat(attr(spec, "depgraph")$constraint$mode, attr(spec, "depgraph")$digest, class(spec$order_rank), "\\n")',
+    )
+    assert result.returncode == 0, result.stderr
+    mode, digest, rank_class = result.stdout.split()
+    assert (mode, digest, rank_class) == ("subject", spec_with_folds.digest, "integer")
+    from_r = pd.read_csv(tmp_path / "from_r.csv", dtype=str, keep_default_na=False)
+    expected = spec_with_folds.samples
+    assert from_r.columns.tolist() == expected.columns.tolist()
+    for column in expected.columns:
+        ours = ["" if pd.isna(v) else (str(int(v)) if isinstance(v, float) and float(v).is_integer() else str(v))
+                for v in expected[column]]  # fmt: skip
+        assert from_r[column].tolist() == ours, column
+
+
+@FORMS
+def test_r_builds_the_same_rsample_splits(run_r, tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
+        "rset <- depgraph_rset(spec)\n"
+        "out <- lapply(seq_along(rset$splits), function(i) list(id = rset$id[i],\n"
+        "  analysis = rsample::analysis(rset$splits[[i]])$sample_id,\n"
+        "  assessment = rsample::assessment(rset$splits[[i]])$sample_id))\n"
+        f'writeLines(jsonlite::toJSON(out, auto_unbox = TRUE), "{tmp_path / "splits.json"}")\n'
+        f'write.csv(depgraph_fold_table(spec), "{tmp_path / "table.csv"}", row.names = FALSE)',
+    )
+    assert result.returncode == 0, result.stderr
+    splits = orjson.loads((tmp_path / "splits.json").read_bytes())
+    ids = spec_with_folds.sample_ids
+    role = spec_with_folds.folds.role_matrix(spec_with_folds.n_samples)
+    assert [s["id"] for s in splits] == ["Repeat1_Fold1", "Repeat1_Fold2", "Repeat2_Fold1"]
+    for i, split in enumerate(splits):
+        assert split["analysis"] == ids[role[i] == 0].tolist()
+        assert split["assessment"] == ids[role[i] == 1].tolist()
+    table = pd.read_csv(tmp_path / "table.csv")
+    assert table.columns.tolist() == ["sample_id", "repeat", "fold", "role"]
+    assert (table["role"].value_counts().to_dict() ==
+            {name: int((role == code).sum()) for code, name in enumerate(("train", "test", "excluded"))})  # fmt: skip
+
+
+@FORMS
+def test_r_matches_rows_of_the_users_data(run_r, tmp_path, spec_with_folds, name):
+    write_spec(spec_with_folds, tmp_path / name)
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / name}")\n'
+        "my <- data.frame(sample_id = rev(spec$sample_id), y = seq_len(nrow(spec)))\n"
+        "rset <- depgraph_rset(spec, data = my)\n"
+        "held <- rsample::assessment(rset$splits[[1]])\n"
+        "cat(paste(held$sample_id, held$y, sep = '='), sep = ',')",
+    )
+    assert result.returncode == 0, result.stderr
+    role = spec_with_folds.folds.role_matrix(spec_with_folds.n_samples)
+    n = spec_with_folds.n_samples
+    position = {sid: n - i for i, sid in enumerate(spec_with_folds.sample_ids)}  # my data is in reverse order
+    expected = [f"{sid}={position[sid]}" for sid in spec_with_folds.sample_ids[role[0] == 1]]
+    assert result.stdout.split(",") == expected
+
+
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda d: d.__setitem__("format_version", "2.0.0"), "format_version 2.0.0"),
+        (lambda d: d.__setitem__("format", "something.else"), "not a depgraph split spec"),
+        (lambda d: d["samples"]["group_id"].pop(), "unequal lengths"),
+    ],
+)
+def test_r_refuses_what_it_cannot_trust(run_r, tmp_path, spec_with_folds, edit, message):
+    doc = spec_document(spec_with_folds)
+    edit(doc)
+    (tmp_path / "bad.json").write_bytes(orjson.dumps(doc))
+    result = run_r(f'read_depgraph_spec("{tmp_path / "bad.json"}")')
+    assert result.returncode != 0 and message in result.stderr
+
+
+def test_r_rebuilds_a_real_fold_plan(run_r, tmp_path, family_meta):
+    from depgraph.folds.schemes import assign_folds
+
+    g = from_metadata(family_meta)
+    spec = assign_folds(SplitSpec.from_partition(derive(g, "subject"), g), "group-kfold", n_splits=3, n_repeats=2)
+    write_spec(spec, tmp_path / "spec.json")
+    result = run_r(
+        f'rset <- depgraph_rset(read_depgraph_spec("{tmp_path / "spec.json"}"))\n'
+        "for (i in seq_along(rset$splits)) cat(rset$id[i], paste(rsample::assessment(rset$splits[[i]])$sample_id,"
+        " collapse = ','), '\\n')",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line.split() for line in result.stdout.strip().splitlines()]
+    expected = [
+        [f"Repeat{s.repeat + 1}_Fold{s.fold + 1}", ",".join(spec.sample_ids[s.test])] for s in spec.folds.splits
+    ]
+    assert lines == expected
+
+
+@pytest.mark.parametrize(
+    "where,key",
+    [("top", "samples"), ("nested", "folds.splits[1].test")],
+)
+def test_r_refuses_an_object_that_repeats_a_key(run_r, tmp_path, spec_with_folds, where, key):
+    text = spec_bytes(spec_with_folds)
+    if where == "top":  # a decoy "samples" before the real one: R's `$` would read the decoy
+        decoy = b'"samples": {"sample_id": ["X"], "group_id": ["X"]},\n  "samples": {'
+        text = text.replace(b'"samples": {', decoy, 1)
+    else:
+        second = spec_with_folds.folds.splits[1].to_json_dict()
+        plain = orjson.dumps(second)
+        text = text.replace(plain, plain[:-1] + b',"test":[0]}', 1)
+    assert text != spec_bytes(spec_with_folds)
+    (tmp_path / "twice.json").write_bytes(text)
+    result = run_r(f'read_depgraph_spec("{tmp_path / "twice.json"}")')
+    assert result.returncode != 0 and f"repeats the key '{key}'" in result.stderr, result.stderr
+
+
+def test_r_carries_the_signature_through(run_r, tmp_path, spec_with_folds):
+    signed = spec_with_folds.signed("a key shared by the consortium, long enough")
+    write_spec(signed, tmp_path / "signed.json")
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / "signed.json"}")\n'
+        'meta <- attr(spec, "depgraph")\n'
+        "cat(meta$signature$method, meta$signature$key_fingerprint, meta$signature$value, meta$digest)",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "hmac-sha256",
+        signed.signature.key_fingerprint,
+        signed.signature.value,
+        signed.digest,
+    ]
+
+
+def test_r_refuses_a_columnar_spec_that_contradicts_itself(run_r, tmp_path, spec_with_folds):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "spec.dgspec"
+    write_spec(spec_with_folds, folder)
+    folds = pq.read_table(folder / "folds.parquet")
+    wrong = folds.column("sample_id").to_pylist()
+    wrong[0] = "not-this-one"
+    pq.write_table(folds.set_column(3, "sample_id", pa.array(wrong)), folder / "folds.parquet")
+    result = run_r(f'read_depgraph_spec("{folder}")')
+    assert result.returncode != 0 and "names a sample its position does not hold" in result.stderr, result.stderr
+    (folder / "manifest.json").unlink()
+    result = run_r(f'read_depgraph_spec("{folder}")')
+    assert result.returncode != 0 and "holds no manifest.json" in result.stderr, result.stderr
+
+
+def tricky_spec() -> SplitSpec:
+    """A spec whose columns hold every kind of value a spec's digest must spell exactly: integers beyond 32 bits
+    and negative, floats from 5e-324 to 1e300, booleans and gaps, text with quotes, backslashes, control and
+    non-ASCII characters, a column of gaps only, and sample ids of digits past R's integer range."""
+    from depgraph.spec.model import Constraint
+
+    n = 8
+    rng = np.random.default_rng(5)
+    samples = pd.DataFrame({
+        "sample_id": [f"{10_000_000_000 + i}" for i in range(n)],
+        "group_id": ["a", "a", "b", 'q"uote', "back\\slash", "b", "é-ü-中", "a"],
+        "label": ["tab\there", "line\nbreak", "ctl\x01\x1f", "\x7f", "\u2028", "/", "", None],
+        "time_index": [5e-324, 1e-5, 1.5e-7, 6.0, 1e16, 123456.789, -0.0, 1e300],
+        "count": pd.array([3_000_000_000, -7, 0, None, 2**53, -(2**40), 1, 2], dtype="Int64"),
+        "flag": pd.array([True, False, None, True, True, False, None, False], dtype="boolean"),
+        "score": rng.normal(size=n) * 10.0 ** rng.integers(-8, 20, size=n),
+        "note": [None] * n,
+    })  # fmt: skip
+    return SplitSpec.build(samples, constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")
+
+
+@FORMS
+def test_r_recomputes_the_digest_of_every_kind_of_value(run_r, tmp_path, name):
+    spec = tricky_spec()
+    write_spec(spec, tmp_path / name)
+    result = run_r(f'cat(attr(read_depgraph_spec("{tmp_path / name}"), "depgraph")$digest)')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == spec.digest
+    doc = spec_document(spec)  # one value changed, the file's digest kept: R must notice
+    doc["samples"]["count"][0] = 3_000_000_001
+    (tmp_path / "edited.json").write_bytes(orjson.dumps(doc))
+    result = run_r(f'read_depgraph_spec("{tmp_path / "edited.json"}")')
+    assert result.returncode != 0 and "digest does not match the content" in result.stderr, result.stderr
+
+
+def test_r_spells_numbers_as_depgraph_spells_them(run_r, tmp_path):
+    rng = np.random.default_rng(2026)
+    sign = rng.integers(0, 2, size=20_000, dtype=np.uint64) << np.uint64(63)
+    bits = rng.integers(0, 2**63, size=20_000, dtype=np.uint64) | sign
+    values = bits.view(np.float64)
+    values = values[np.isfinite(values)]
+    scaled = rng.normal(size=5_000) * 10.0 ** rng.integers(-6, 17, size=5_000)
+    everyday = np.array([round(v, int(d)) for v, d in zip(scaled, rng.integers(0, 8, size=5_000), strict=True)])
+    values = np.concatenate([values, everyday, [0.1, 0.2, 0.3, 1 / 3, 2.0**53, 1e15, 1e16, 1e-5, 1e-6]])
+    values.astype("<f8").tofile(tmp_path / "values.bin")
+    result = run_r(
+        f'v <- readBin("{tmp_path / "values.bin"}", "double", n = {len(values)}, size = 8, endian = "little")\n'
+        f'writeLines(depgraphR:::depgraph_spell(v), "{tmp_path / "spelt.txt"}")'
+    )
+    assert result.returncode == 0, result.stderr
+    spelt = (tmp_path / "spelt.txt").read_text().splitlines()
+    expected = [orjson.dumps(float(v)).decode() for v in values]
+    wrong = [(e, s) for e, s in zip(expected, spelt, strict=True) if e != s]
+    assert not wrong, wrong[:5]
+
+
+def test_r_names_the_ids_a_users_data_lacks(run_r, tmp_path, spec_with_folds):
+    write_spec(spec_with_folds, tmp_path / "spec.json")
+    result = run_r(
+        f'spec <- read_depgraph_spec("{tmp_path / "spec.json"}")\n'
+        "mine <- data.frame(sample_id = spec$sample_id[-1])\n"
+        "e <- tryCatch(depgraph_rset(spec, data = mine), depgraph_error = function(e) e)\n"
+        "cat(class(e)[1], e$code, conditionMessage(e), sep = '|')"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("|") == [
+        "depgraph_error_reference", "reference", f"data lacks 1 sample(s) of the spec: {spec_with_folds.sample_ids[0]}"
+    ]  # fmt: skip
+
+
+def splitgraph_installed(r_library: str) -> bool:
+    probe = subprocess.run([RSCRIPT, "-e", 'quit(status = !requireNamespace("splitGraph", quietly = TRUE))'],
+                           capture_output=True, env=r_env(r_library))  # fmt: skip
+    return probe.returncode == 0
+
+
+def test_splitgraph_0_2_0_loads_the_spec_depgraph_exports_for_it(run_r, r_library, tmp_path, spec_with_folds):
+    """Runs where R has splitGraph (not on CRAN's Debian packages nor PyPI: R_LIBS pointing at an install of it)."""
+    if not splitgraph_installed(r_library):
+        pytest.skip("splitGraph is not installed in R")
+    write_spec(spec_with_folds, tmp_path / "spec.json")
+    exported = subprocess.run(
+        [sys.executable, "-m", "depgraph", "export", str(tmp_path / "spec.json"), "--to", "splitgraph",
+         "-o", str(tmp_path / "splitgraph.json")], capture_output=True, text=True,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    result = run_r(
+        'stopifnot(packageVersion("splitGraph") == "0.2.0")\n'
+        f'loaded <- splitGraph::read_split_spec("{tmp_path / "splitgraph.json"}")\n'
+        f'converted <- depgraph_as_split_spec(read_depgraph_spec("{tmp_path / "spec.json"}"))\n'
+        "for (x in list(loaded, converted)) cat(class(x)[1], splitGraph::validate_split_spec(x)$valid,\n"
+        "  paste(x$sample_data$group_id, collapse = ','), '\\n')"
+    )
+    assert result.returncode == 0, result.stderr
+    groups = ",".join(spec_with_folds.samples["group_id"].astype(str))
+    assert [line.split() for line in result.stdout.strip().splitlines()] == [["split_spec", "TRUE", groups]] * 2
+
+
+@pytest.mark.slow
+def test_r_cmd_check_passes_without_error_or_warning(tmp_path):
+    """``R CMD build`` then ``R CMD check --no-manual``: the help pages, examples and the package's testthat tests."""
+    env = {**os.environ, "_R_CHECK_FORCE_SUGGESTS_": "false", "RETICULATE_PYTHON": sys.executable}
+    built = subprocess.run(["R", "CMD", "build", "--no-build-vignettes", str(PACKAGE)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    (tarball,) = tmp_path.glob("depgraphR_*.tar.gz")
+    checked = subprocess.run(["R", "CMD", "check", "--no-manual", tarball.name], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+    log = checked.stdout + checked.stderr
+    assert checked.returncode == 0, log
+    status = [line for line in log.splitlines() if line.startswith("Status:")]
+    assert status and "ERROR" not in status[0] and "WARNING" not in status[0], log
