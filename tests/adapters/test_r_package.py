@@ -30,8 +30,11 @@ PACKAGE = REPO / "adapters" / "r"
 def r_library(tmp_path_factory) -> str:
     """depgraphR installed with ``R CMD INSTALL adapters/r`` into a library of its own (once per test process)."""
     library = tmp_path_factory.mktemp("r-library")
+    # a copy: R CMD INSTALL compiles src/ in place, and test processes install at once
+    source = tmp_path_factory.mktemp("r-source") / "depgraphR"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("*.o", "*.so"))
     installed = subprocess.run(
-        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(library), str(PACKAGE)],
+        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(library), str(source)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -338,3 +341,12 @@ def test_r_cmd_check_passes_without_error_or_warning(tmp_path):
     assert checked.returncode == 0, log
     status = [line for line in log.splitlines() if line.startswith("Status:")]
     assert status and "ERROR" not in status[0] and "WARNING" not in status[0], log
+
+
+def test_the_r_reader_benchmark_runs(r_library, tmp_path):
+    from pathlib import Path
+
+    from benchmarks.bench_r_reader import measure
+
+    row = measure(2000, 1, tmp_path, Path(r_library))
+    assert row["n_samples"] == 2000 and all(row[k] >= 0 for k in ("r_json_s", "r_columnar_s", "python_json_s"))

@@ -205,11 +205,7 @@ depgraph_spec <- function(samples, doc, positions, path, expected, verify_key) {
     ), path = path)
   }
   if (!is.null(verify_key)) depgraph_check_signature(doc$signature, expected, verify_key, path)
-  if (anyDuplicated(samples$sample_id)) {
-    twice <- unique(samples$sample_id[duplicated(samples$sample_id)])
-    depgraph_abort("integrity", sprintf("'%s': sample ids repeat: %s", path, depgraph_describe_ids(twice)),
-                   path = path)
-  }
+  depgraph_check_content(samples, doc, path)
   attr(samples, "depgraph") <- list(
     format_version = doc$format_version,
     digest = doc$digest,
@@ -220,15 +216,16 @@ depgraph_spec <- function(samples, doc, positions, path, expected, verify_key) {
     warnings = depgraph_simplify(doc$warnings),
     pseudonymization = depgraph_simplify(doc$pseudonymization),
     signature = depgraph_simplify(doc$signature),
-    folds = depgraph_fold_plan(doc$folds, positions, nrow(samples), path)
+    folds = depgraph_fold_plan(doc$folds, positions, samples$group_id, path)
   )
   samples
 }
 
 # The folds object with its splits as a table and `role`, one row per split and one column per sample
-# (0 train, 1 test, 2 excluded), from each split's 0-based positions.
-depgraph_fold_plan <- function(folds, positions, n, path) {
+# (0 train, 1 test, 2 excluded), from each split's 0-based positions, checked.
+depgraph_fold_plan <- function(folds, positions, group_id, path) {
   if (is.null(folds)) return(NULL)
+  n <- length(group_id)
   role <- matrix(0L, nrow = length(positions), ncol = n)
   for (i in seq_along(positions)) {
     at <- c(positions[[i]]$test, positions[[i]]$excluded)
@@ -247,7 +244,51 @@ depgraph_fold_plan <- function(folds, positions, n, path) {
   plan$splits <- data.frame(`repeat` = field("repeat"), fold = field("fold"), n_train = field("n_train"),
                             n_test = field("n_test"), n_excluded = field("n_excluded"), check.names = FALSE)
   plan$role <- role
+  depgraph_check_folds(plan, group_id, path)
   plan
+}
+
+# What the content says of itself, checked even when the digest matches (anyone can recompute a digest): sample ids
+# unique and in byte order (a 1.0.x spec promised unique only), a summary that counts the samples and groups.
+depgraph_check_content <- function(samples, doc, path) {
+  ids <- samples$sample_id
+  if (anyDuplicated(ids)) {
+    twice <- unique(ids[duplicated(ids)])
+    depgraph_abort("integrity", sprintf("'%s': sample ids repeat: %s", path, depgraph_describe_ids(twice)),
+                   path = path)
+  }
+  if (!startsWith(doc$format_version, "1.0.") && !identical(sort(ids, method = "radix"), ids)) {
+    depgraph_abort("integrity", sprintf("'%s': sample ids are not in byte order; a spec keeps them so", path),
+                   path = path)
+  }
+  said <- doc$summary
+  counted <- c(n_samples = nrow(samples), n_groups = length(unique(samples$group_id)))
+  for (field in names(counted)) {
+    if (!identical(as.integer(said[[field]] %||% NA_integer_), unname(counted[[field]]))) {
+      depgraph_abort("integrity", sprintf("'%s': its summary says %s %s; the samples hold %d", path, field,
+                                          format(said[[field]]), counted[[field]]), path = path)
+    }
+  }
+}
+
+# Every split as the plan lists it: its counts those of its positions, someone tested, and no group on both sides.
+depgraph_check_folds <- function(plan, group_id, path) {
+  for (i in seq_len(nrow(plan$role))) {
+    role <- plan$role[i, ]
+    counts <- c(n_train = sum(role == 0L), n_test = sum(role == 1L), n_excluded = sum(role == 2L))
+    for (field in names(counts)) {
+      if (!identical(plan$splits[[field]][i], unname(counts[[field]]))) {
+        depgraph_abort("integrity", sprintf("'%s': fold split %d says %s %s; its positions hold %d", path, i - 1L,
+                                            field, format(plan$splits[[field]][i]), counts[[field]]), path = path)
+      }
+    }
+    if (!counts[["n_test"]]) depgraph_abort("integrity", sprintf("'%s': fold split %d tests no one", path, i - 1L))
+    both <- intersect(group_id[role == 0L], group_id[role == 1L])
+    if (length(both)) {
+      depgraph_abort("integrity", sprintf("'%s': fold split %d puts group(s) on both sides: %s", path, i - 1L,
+                                          depgraph_describe_ids(both)), path = path)
+    }
+  }
 }
 
 # Small parsed values as jsonlite's simplified reading gives them: arrays of scalars as vectors.

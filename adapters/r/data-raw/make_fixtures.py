@@ -8,7 +8,8 @@ Run from the repository's root: ``python adapters/r/data-raw/make_fixtures.py``.
   grouped by subject, batch and time, each with folds, and ``<case>_<mode>.csv``, the fold table Python reads from
   that spec (sample_id, group_id, repeat, fold, role): R's tests read each spec and must give the same table;
 - ``tests/testthat/fixtures/signed.json``: the example signed with the key in ``SIGNING_KEY``, and
-  ``no_folds.json``: the example without its folds.
+  ``no_folds.json``: the example without its folds; ``straddling.json`` and ``miscounted.json``: the example with a
+  group on both sides of a split, or a summary that miscounts, each digest recomputed (refused all the same).
 
 tests/adapters/test_r_package.py writes them again and checks that the committed files hold the same content.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent.parent  # adapters/r
@@ -26,7 +28,8 @@ sys.path.insert(0, str(REPO))
 
 from depgraph import derive, from_metadata  # noqa: E402
 from depgraph.folds.schemes import assign_folds  # noqa: E402
-from depgraph.spec.files import write_spec  # noqa: E402
+from depgraph.spec.digest import content_digest  # noqa: E402
+from depgraph.spec.files import spec_document, write_spec  # noqa: E402
 from depgraph.spec.model import SplitSpec  # noqa: E402
 from tests.conftest import case_metadata, conformance_cases, load_case  # noqa: E402
 
@@ -37,6 +40,24 @@ PLANS = {
     "batch": ("group-kfold", {"n_splits": 2, "seed": 1}),
     "time": ("holdout", {"test_fraction": 0.3, "seed": 3}),
 }
+
+
+def _straddle(doc: dict) -> None:
+    """The first test sample of split 0 joins the group of a sample that split trains."""
+    split = doc["folds"]["splits"][0]
+    held = set(split["test"]) | set(split["excluded"])
+    trained = next(i for i in range(len(doc["samples"]["sample_id"])) if i not in held)
+    groups = doc["samples"]["group_id"]
+    groups[split["test"][0]] = groups[trained]
+    doc["summary"]["n_groups"] = len(set(groups))
+
+
+def _miscount(doc: dict) -> None:
+    doc["summary"]["n_samples"] += 1
+
+
+#: Specs whose content contradicts itself, each with its digest recomputed.
+CONTRADICTIONS = {"straddling.json": _straddle, "miscounted.json": _miscount}
 
 
 def specs() -> dict[str, SplitSpec]:
@@ -63,6 +84,15 @@ def fold_table(spec: SplitSpec) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
+def _write(spec: SplitSpec, path: Path) -> None:
+    """``spec`` at ``path``, unless the file there holds the same content already (its digest): a fixture is
+    rewritten only when what depgraph writes changed, not for a new creation time."""
+    manifest = path / "manifest.json" if path.suffix == ".dgspec" else path
+    if manifest.exists() and orjson.loads(manifest.read_bytes()).get("digest") == spec.digest:
+        return
+    write_spec(spec, path)
+
+
 def write(root: Path) -> None:
     """Every fixture under ``root`` (adapters/r, or a scratch copy of its layout)."""
     fixtures = root / "tests" / "testthat" / "fixtures"
@@ -71,13 +101,20 @@ def write(root: Path) -> None:
     extdata.mkdir(parents=True, exist_ok=True)
     made = specs()
     for stem, spec in made.items():
-        write_spec(spec, fixtures / f"{stem}.json")
+        _write(spec, fixtures / f"{stem}.json")
         fold_table(spec).to_csv(fixtures / f"{stem}.csv", index=False)
     example = made["random_2026_0_subject"]
-    write_spec(example, extdata / "spec.json")
-    write_spec(example, extdata / "spec.dgspec")
-    write_spec(example.signed(SIGNING_KEY), fixtures / "signed.json")
-    write_spec(example.with_folds(None), fixtures / "no_folds.json")
+    _write(example, extdata / "spec.json")
+    _write(example, extdata / "spec.dgspec")
+    _write(example.signed(SIGNING_KEY), fixtures / "signed.json")
+    _write(example.with_folds(None), fixtures / "no_folds.json")
+    for name, edit in CONTRADICTIONS.items():
+        doc = spec_document(example)
+        edit(doc)
+        doc["digest"] = content_digest(doc)  # recomputed: only the content's own checks can refuse it
+        path = fixtures / name
+        if not (path.exists() and orjson.loads(path.read_bytes())["digest"] == doc["digest"]):
+            path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
 
 
 if __name__ == "__main__":

@@ -52,3 +52,10 @@ test_that("asking for the folds of a spec that has none says so", {
   expect_error(depgraph_fold_table(spec), class = "depgraph_error_invalid_argument", regexp = "carries no folds")
   expect_error(depgraph_fold_table(data.frame(sample_id = "a")), class = "depgraph_error_invalid_argument")
 })
+
+test_that("content that contradicts itself is refused even when its digest was recomputed", {
+  expect_error(read_depgraph_spec(fixture("straddling.json")), class = "depgraph_error_integrity",
+               regexp = "puts group\\(s\\) on both sides")
+  expect_error(read_depgraph_spec(fixture("miscounted.json")), class = "depgraph_error_integrity",
+               regexp = "summary says n_samples")
+})
