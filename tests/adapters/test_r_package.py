@@ -16,7 +16,7 @@ import pytest
 
 from depgraph import derive, from_metadata
 from depgraph.spec.files import spec_bytes, spec_document, write_spec
-from depgraph.spec.model import FoldPlan, SplitSpec
+from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
 from tests.conftest import REPO
 
 RSCRIPT = shutil.which("Rscript")
@@ -233,8 +233,6 @@ def tricky_spec() -> SplitSpec:
     """A spec whose columns hold every kind of value a spec's digest must spell exactly: integers beyond 32 bits
     and negative, floats from 5e-324 to 1e300, booleans and gaps, text with quotes, backslashes, control and
     non-ASCII characters, a column of gaps only, and sample ids of digits past R's integer range."""
-    from depgraph.spec.model import Constraint
-
     n = 8
     rng = np.random.default_rng(5)
     samples = pd.DataFrame({
@@ -266,13 +264,14 @@ def test_r_recomputes_the_digest_of_every_kind_of_value(run_r, tmp_path, name):
 
 def test_r_spells_numbers_as_depgraph_spells_them(run_r, tmp_path):
     rng = np.random.default_rng(2026)
-    sign = rng.integers(0, 2, size=20_000, dtype=np.uint64) << np.uint64(63)
-    bits = rng.integers(0, 2**63, size=20_000, dtype=np.uint64) | sign
+    sign = rng.integers(0, 2, size=100_000, dtype=np.uint64) << np.uint64(63)
+    bits = rng.integers(0, 2**63, size=100_000, dtype=np.uint64) | sign
     values = bits.view(np.float64)
     values = values[np.isfinite(values)]
     scaled = rng.normal(size=5_000) * 10.0 ** rng.integers(-6, 17, size=5_000)
     everyday = np.array([round(v, int(d)) for v, d in zip(scaled, rng.integers(0, 8, size=5_000), strict=True)])
-    values = np.concatenate([values, everyday, [0.1, 0.2, 0.3, 1 / 3, 2.0**53, 1e15, 1e16, 1e-5, 1e-6]])
+    powers = [2.0**k for k in range(-1074, 1024)]  # where a double's neighbours are not equally far
+    values = np.concatenate([values, everyday, powers, [0.1, 0.2, 0.3, 1 / 3, 2.0**53, 1e15, 1e16, 1e-5, 1e-6]])
     values.astype("<f8").tofile(tmp_path / "values.bin")
     result = run_r(
         f'v <- readBin("{tmp_path / "values.bin"}", "double", n = {len(values)}, size = 8, endian = "little")\n'
@@ -350,3 +349,82 @@ def test_the_r_reader_benchmark_runs(r_library, tmp_path):
 
     row = measure(2000, 1, tmp_path, Path(r_library))
     assert row["n_samples"] == 2000 and all(row[k] >= 0 for k in ("r_json_s", "r_columnar_s", "python_json_s"))
+
+
+def test_r_refuses_a_signed_spec_forged_with_comments(run_r, tmp_path):
+    """jsonlite takes comments; a comment once let a forged value and swapped fold labels pass a signed spec's check
+    (each number written as an integer was spelt from the text as written). Strict JSON is required first."""
+    key = "1c64c254cafad75cc8016d840ba06c8f7492bf98b92d1f0057b00e19c6b04b7e"
+    spec = SplitSpec.build(
+        pd.DataFrame({"sample_id": ["S1", "S2", "S3", "S4"], "group_id": list("aabc"), "age": [34, 50, 61, 70]}),
+        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv",
+    ).signed(key)  # fmt: skip
+    text = spec_bytes(spec).decode()
+    forged = text.replace('"age": [34,', '"age": [/*34*//*"*/99.5/*"*/,').replace(
+        '"largest_group_size": 2,', '"largest_group_size": /*2*//*"*/3e9/*"*/,'
+    )  # the age 99.5 is spelt from the text as 34, the 3e9 from "2": the same digest
+    assert forged.count("/*") == 6
+    (tmp_path / "forged.json").write_text(forged)
+    result = run_r(
+        f'e <- tryCatch(read_depgraph_spec("{tmp_path / "forged.json"}", verify_key = "{key}"),\n'
+        "  error = function(e) e)\ncat(class(e)[1])"
+    )
+    assert result.returncode == 0 and result.stdout == "depgraph_error_parse", result.stdout + result.stderr
+
+
+def columnar_refusal(run_r, folder) -> str:
+    result = run_r(
+        f'e <- tryCatch(read_depgraph_spec("{folder}"), error = function(e) e)\ncat(class(e)[1], conditionMessage(e))'
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_r_refuses_columnar_tables_python_would_refuse(run_r, tmp_path, spec_with_folds):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = tmp_path / "spec.dgspec"
+    write_spec(spec_with_folds, base)
+    samples = pq.read_table(base / "samples.parquet")
+    # parts of one table with different types: rbind would coerce them and the digest read them as the first part's
+    parts = tmp_path / "parts.dgspec"
+    shutil.copytree(base, parts)
+    (parts / "samples.parquet").unlink()
+    (parts / "samples.parquet").mkdir()
+    pq.write_table(samples.slice(0, 1), parts / "samples.parquet" / "part-0.parquet")
+    rest = samples.slice(1)
+    at = rest.column_names.index("time_index")
+    rest = rest.set_column(at, "time_index", pa.array([str(v) for v in rest.column("time_index").to_pylist()]))
+    pq.write_table(rest, parts / "samples.parquet" / "part-1.parquet")
+    assert columnar_refusal(run_r, parts).startswith("depgraph_error_schema") and "one schema" in columnar_refusal(
+        run_r, parts
+    )
+    # NaN where a value is missing: null, not NaN
+    nan = tmp_path / "nan.dgspec"
+    shutil.copytree(base, nan)
+    values = samples.column("time_index").to_pylist()
+    values[0] = float("nan")
+    pq.write_table(samples.set_column(samples.column_names.index("time_index"), "time_index", pa.array(values)),
+                   nan / "samples.parquet")  # fmt: skip
+    assert columnar_refusal(run_r, nan).startswith("depgraph_error_schema")
+    # fold positions that are not integers
+    floats = tmp_path / "floats.dgspec"
+    shutil.copytree(base, floats)
+    folds = pq.read_table(base / "folds.parquet")
+    position = folds.column("position").cast(pa.float64())
+    pq.write_table(folds.set_column(2, "position", position), floats / "folds.parquet")
+    assert columnar_refusal(run_r, floats).startswith("depgraph_error_schema")
+
+
+def test_r_refuses_integers_it_cannot_hold_exactly(run_r, tmp_path):
+    spec = SplitSpec.build(
+        pd.DataFrame({"sample_id": ["S1", "S2"], "group_id": ["a", "b"], "eid": [2**53 + 1, 5]}),
+        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv",
+    )  # fmt: skip
+    write_spec(spec, tmp_path / "wide.json")
+    result = run_r(
+        f'e <- tryCatch(read_depgraph_spec("{tmp_path / "wide.json"}"), error = function(e) e)\n'
+        "cat(class(e)[1], conditionMessage(e))"
+    )
+    assert result.stdout.startswith("depgraph_error_invalid_value") and str(2**53 + 1) in result.stdout, result.stdout

@@ -50,23 +50,24 @@ depgraph_write_canonical <- function(content, out) {
   put("}")
 }
 
-# The number tokens of a JSON text in document order (strings skipped): where each starts, its length, and
-# whether it is an integer (no fraction, no exponent). parse_json keeps document order, so the k-th token is the
-# k-th number met walking the parsed document depth first.
-depgraph_number_tokens <- function(text) {
-  found <- gregexpr('"(?:[^"\\\\]|\\\\.)*"|(-?[0-9]+)(?![0-9.eE])|(-?[0-9][0-9.eE+-]*)', text, perl = TRUE)[[1]]
-  starts <- attr(found, "capture.start")
-  number <- starts[, 1L] > 0L | starts[, 2L] > 0L
-  list(start = as.integer(found)[number], length = attr(found, "match.length")[number],
-       integer = (starts[, 1L] > 0L)[number])
-}
+# The number tokens of a strict JSON text in document order (src/canonical.c skips strings): where each starts,
+# its length, and whether it is an integer (no fraction, no exponent). parse_json keeps document order, so the k-th
+# token is the k-th number met walking the parsed document depth first.
+depgraph_number_tokens <- function(text) .Call(C_json_scan, text, TRUE)
 
 # `doc` with every double written as an integer token marked as that integer, its digits as written.
 depgraph_mark_integers <- function(doc, tokens, text) {
   k <- 0L
+  bytes <- charToRaw(text)  # the tokens' places count bytes
   mark <- function(at) {
-    lapply(at, function(i) structure(list(substr(text, tokens$start[i], tokens$start[i] + tokens$length[i] - 1L)),
-                                     class = "depgraph_integer_text"))
+    digits <- vapply(at, function(i) rawToChar(bytes[tokens$start[i] + seq_len(tokens$length[i]) - 1L]), "")
+    wide <- sprintf("%.0f", as.numeric(digits)) != sub("^-0$", "0", digits)  # not held exactly by a double
+    if (any(wide)) {
+      depgraph_abort("invalid_value", sprintf(
+        "the spec holds the integer %s, beyond 2^53, which R cannot hold exactly", digits[wide][1L]
+      ))
+    }
+    lapply(digits, function(d) structure(list(d), class = "depgraph_integer_text"))
   }
   walk <- function(x) {
     if (!is.list(x)) {

@@ -10,6 +10,7 @@ depgraph_read_columnar <- function(path, verify_key) {
   text <- depgraph_read_text(manifest_path)
   manifest <- depgraph_parse(text, manifest_path)
   depgraph_check_header(manifest, path)
+  depgraph_check_envelope(manifest, path)
   if (!is.null(manifest$samples)) {
     depgraph_abort("schema", sprintf("'%s': the manifest holds 'samples': they are in samples.parquet", path))
   }
@@ -55,6 +56,9 @@ depgraph_spell_typed <- function(values, type, name, path) {
                                           path, name), path = path)
     }
   }
+  if (kind == "float" && any(is.nan(values))) {
+    depgraph_abort("schema", sprintf("'%s': samples.%s holds NaN; a missing value is null", path, name), path = path)
+  }
   switch(kind,
     text = depgraph_spell(as.character(values), joined = TRUE),
     integer = depgraph_spell(values, joined = TRUE, whole = TRUE),
@@ -73,6 +77,11 @@ depgraph_columnar_positions <- function(path, manifest, sample_ids) {
   if (!identical(names(folds), c("split", "role", "position", "sample_id"))) {
     depgraph_abort("schema", sprintf("'%s': folds.parquet holds the columns %s", path,
                                      paste(names(folds), collapse = ", ")), path = path)
+  }
+  types <- unlist(attr(folds, "arrow_types"))
+  if (!all(grepl("^u?int[0-9]+$", types[c("split", "position")])) ||
+      !all(grepl("string", types[c("role", "sample_id")], fixed = TRUE)) || anyNA(folds)) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet's columns are not integer split and position and text role and sample_id, each without gaps", path), path = path)
   }
   role <- as.character(folds$role)
   if (anyNA(role) || !all(role %in% c("test", "excluded"))) {
@@ -98,8 +107,11 @@ depgraph_columnar_positions <- function(path, manifest, sample_ids) {
 # One table of a columnar spec, held to what the manifest says of it (rows, columns in order); its Arrow types
 # in attr(, "arrow_types").
 depgraph_table <- function(path, manifest, name) {
-  listed <- manifest$tables[[name]]
-  if (is.null(listed)) depgraph_abort("schema", sprintf("'%s': its manifest.json lists no %s", path, name), path = path)
+  listed <- if (depgraph_is_object(manifest$tables)) manifest$tables[[name]]
+  if (!depgraph_is_object(listed) || !is.integer(listed$rows) || !is.list(listed$columns)) {
+    depgraph_abort("schema", sprintf("'%s': its manifest.json lists no %s (rows and columns)", path, name),
+                   path = path)
+  }
   table <- depgraph_read_parquet(file.path(path, name))
   if (!identical(names(table), as.character(unlist(listed$columns))) || !identical(nrow(table), listed$rows)) {
     depgraph_abort("schema", sprintf("'%s': %s does not hold the rows and columns its manifest.json lists", path,
@@ -126,16 +138,41 @@ depgraph_read_parquet <- function(path) {
       "Python's pyarrow (which depgraph installs)"
     ), package = "arrow")
   }
-  tables <- lapply(parts, read_one)
+  tables <- lapply(parts, function(part) {
+    tryCatch(read_one(part), error = function(e) {
+      if (inherits(e, "depgraph_error")) stop(e)
+      depgraph_abort("parse", sprintf("'%s' is not a Parquet table depgraphR can read: %s", part,
+                                      conditionMessage(e)), path = part)
+    })
+  })
+  first <- attr(tables[[1L]], "arrow_types")
+  for (i in seq_along(tables)) {
+    types <- attr(tables[[i]], "arrow_types")
+    if (!identical(names(types), names(first)) || !identical(unname(types), unname(first))) {
+      depgraph_abort("schema", sprintf("'%s': its parts do not share one schema (%s differs from %s)", path,
+                                       basename(parts[i]), basename(parts[1L])), path = path)
+    }
+  }
   frame <- do.call(rbind, tables)
   attr(frame, "arrow_types") <- attr(tables[[1L]], "arrow_types")
   frame
+}
+
+# Refuse a column whose Arrow type holds more than one value per row (lists, structs, maps) before it is converted.
+depgraph_scalar_types <- function(types, names, part) {
+  odd <- grepl("list|struct|map", types) |
+    !grepl("string|^u?int[0-9]+$|^double$|^float$|^halffloat$|^bool$|^null$", types)
+  if (any(odd)) {
+    depgraph_abort("schema", sprintf("'%s': column %s holds %s, not one value per row", part, names[odd][1L],
+                                     types[odd][1L]), path = part)
+  }
 }
 
 depgraph_arrow_reader <- function() {
   function(part) {
     table <- arrow::read_parquet(part, as_data_frame = FALSE)
     types <- vapply(table$schema$fields, function(field) field$type$ToString(), character(1))
+    depgraph_scalar_types(types, names(table), part)
     frame <- as.data.frame(table)
     for (i in seq_along(frame)) if (is.factor(frame[[i]])) frame[[i]] <- as.character(frame[[i]])
     attr(frame, "arrow_types") <- stats::setNames(as.list(types), names(frame))
@@ -150,6 +187,7 @@ depgraph_pyarrow_reader <- function() {
     table <- pq$read_table(part)
     names <- reticulate::py_to_r(table$column_names)
     types <- lapply(seq_along(names) - 1L, function(i) reticulate::py_to_r(table$schema$field(i)$type$`__str__`()))
+    depgraph_scalar_types(unlist(types), names, part)
     columns <- lapply(seq_along(names) - 1L, function(i) {
       column <- table$column(i)
       # reticulate makes a Python int an R integer, wrapping what 32 bits cannot hold: integers cross as doubles

@@ -38,12 +38,24 @@ read_depgraph_spec <- function(path, verify_key = NULL) {
   if (!is.null(verify_key) && !(is.character(verify_key) && length(verify_key) == 1L && nzchar(verify_key))) {
     depgraph_abort("invalid_argument", "read_depgraph_spec(): `verify_key` must be NULL or one non-empty string")
   }
+  if (!dir.exists(path) && !file.exists(path)) {
+    depgraph_abort("io", sprintf("depgraph spec '%s' does not exist", path), path = path)
+  }
   depgraph_state$wide_whole <- FALSE
-  if (dir.exists(path)) return(depgraph_read_columnar(path, verify_key))
-  if (!file.exists(path)) depgraph_abort("io", sprintf("depgraph spec '%s' does not exist", path), path = path)
+  tryCatch(if (dir.exists(path)) depgraph_read_columnar(path, verify_key) else depgraph_read_json(path, verify_key),
+           error = function(e) {
+             if (inherits(e, "depgraph_error")) stop(e)
+             # a shape no check above foresaw: still refused by name, never as a bare R error
+             depgraph_abort("schema", sprintf("'%s' cannot be read as a split spec: %s", path, conditionMessage(e)),
+                            path = path)
+           })
+}
+
+depgraph_read_json <- function(path, verify_key) {
   text <- depgraph_read_text(path)
   doc <- depgraph_parse(text, path)
   depgraph_check_header(doc, path)
+  depgraph_check_envelope(doc, path)
   if (!depgraph_is_object(doc$samples)) {
     depgraph_abort("schema", sprintf("'%s' holds no samples object", path), path = path)
   }
@@ -78,6 +90,8 @@ depgraph_read_text <- function(path) {
   text <- rawToChar(bytes)
   Encoding(text) <- "UTF-8"
   if (!validUTF8(text)) depgraph_abort("parse", sprintf("'%s' is not UTF-8 text", path), path = path)
+  problem <- .Call(C_json_scan, text, FALSE)
+  if (nzchar(problem)) depgraph_abort("parse", sprintf("'%s' is not strict JSON: %s", path, problem), path = path)
   text
 }
 
@@ -101,14 +115,34 @@ depgraph_parse <- function(text, path) {
 
 depgraph_is_object <- function(x) is.list(x) && !is.null(names(x))
 
+# The envelope's fields a reader relies on, each of its kind.
+depgraph_check_envelope <- function(doc, path) {
+  kinds <- list(constraint = depgraph_is_object, summary = depgraph_is_object,
+                warnings = function(x) is.list(x) && is.null(names(x)),
+                recommended_resampling = function(x) is.character(x) && length(x) == 1L)
+  for (field in names(kinds)) {
+    if (!kinds[[field]](doc[[field]])) {
+      depgraph_abort("schema", sprintf("'%s': %s is missing or not what a spec holds there", path, field), path = path)
+    }
+  }
+  if (!is.character(doc$constraint$mode) || length(doc$constraint$mode) != 1L) {
+    depgraph_abort("schema", sprintf("'%s': constraint.mode is not a name", path), path = path)
+  }
+  if (!is.null(doc$signature) && !(depgraph_is_object(doc$signature) && is.character(doc$signature$value) &&
+                                   is.character(doc$signature$key_fingerprint))) {
+    depgraph_abort("schema", sprintf("'%s': signature is not a signature (key_fingerprint and value)", path),
+                   path = path)
+  }
+}
+
 depgraph_check_header <- function(doc, path) {
   if (!identical(doc$format, DEPGRAPH_SPEC_FORMAT)) {
     depgraph_abort("schema", sprintf("'%s' is not a depgraph split spec (format is '%s')", path,
                                      format(doc$format)), path = path)
   }
   version <- doc$format_version
-  major <- if (is.character(version) && length(version) == 1L) {
-    suppressWarnings(as.integer(strsplit(version, ".", fixed = TRUE)[[1]][1]))
+  major <- if (is.character(version) && length(version) == 1L && grepl("^[0-9]+\\.[0-9]+\\.[0-9]+$", version)) {
+    as.integer(strsplit(version, ".", fixed = TRUE)[[1]][1])
   } else {
     NA_integer_
   }
@@ -167,7 +201,11 @@ depgraph_column <- function(col, name, path) {
   } else {
     paste0("[", paste(depgraph_scalars(col), collapse = ","), "]")
   }
-  if (name == "order_rank" && is.double(values) && all(values == trunc(values), na.rm = TRUE)) {
+  if (name == "order_rank") {
+    if (!(is.numeric(values) || all(is.na(values))) || any(values < 1 | values != trunc(values), na.rm = TRUE)) {
+      depgraph_abort("schema", sprintf("'%s': samples.order_rank holds a value that is not a rank (1, 2, ...)", path),
+                     path = path)
+    }
     values <- as.integer(values)
   }
   list(values = values, spelt = structure(spelt, class = "depgraph_spelt"))
@@ -176,8 +214,19 @@ depgraph_column <- function(col, name, path) {
 depgraph_splits <- function(doc, path) {
   folds <- doc$folds
   if (is.null(folds)) return(list())
-  if (!depgraph_is_object(folds) || !is.list(folds$splits) || !is.null(names(folds$splits))) {
-    depgraph_abort("schema", sprintf("'%s': folds holds no splits array", path), path = path)
+  if (!depgraph_is_object(folds) || !is.list(folds$splits) || !is.null(names(folds$splits)) ||
+      !length(folds$splits)) {
+    depgraph_abort("schema", sprintf("'%s': folds holds no splits", path), path = path)
+  }
+  for (i in seq_along(folds$splits)) {
+    split <- folds$splits[[i]]
+    counts <- c("repeat", "fold", "n_train", "n_test", "n_excluded")
+    whole <- depgraph_is_object(split) &&
+      all(vapply(counts, function(f) is.integer(split[[f]]) && length(split[[f]]) == 1L && split[[f]] >= 0L, NA))
+    if (!whole) {
+      depgraph_abort("schema", sprintf("'%s': folds.splits[%d] is not a split (%s, each a count)", path, i - 1L,
+                                       paste(counts, collapse = ", ")), path = path)
+    }
   }
   folds$splits
 }

@@ -59,3 +59,25 @@ test_that("content that contradicts itself is refused even when its digest was r
   expect_error(read_depgraph_spec(fixture("miscounted.json")), class = "depgraph_error_integrity",
                regexp = "summary says n_samples")
 })
+
+test_that("a file that is not strict JSON is refused, whatever jsonlite would take", {
+  commented <- edited_spec(function(text) sub("\"seed\": ([0-9]+)", "\"seed\": /* 3e9 */ \\1", text))
+  expect_error(read_depgraph_spec(commented), class = "depgraph_error_parse", regexp = "comment")
+  marked <- edited_spec(function(text) paste0("\ufeff", text))
+  expect_error(read_depgraph_spec(marked), class = "depgraph_error_parse", regexp = "not allow")
+  nul <- edited_spec(function(text) sub("\"subject\"", "\"sub\\u0000ject\"", text, fixed = TRUE))
+  expect_error(read_depgraph_spec(nul), class = "depgraph_error_parse", regexp = "u0000")
+  surrogate <- edited_spec(function(text) sub("\"subject\"", "\"sub\\ud800ject\"", text, fixed = TRUE))
+  expect_error(read_depgraph_spec(surrogate), class = "depgraph_error_parse", regexp = "lone surrogate")
+})
+
+test_that("a split, a signature or a field of the wrong kind is refused by name, never as a bare R error", {
+  not_a_split <- edited_spec(function(text) sub("\"splits\": [\n", "\"splits\": [\n      \"x\",\n", text,
+                                                fixed = TRUE))
+  expect_error(read_depgraph_spec(not_a_split), class = "depgraph_error_schema", regexp = "splits\\[0\\]")
+  forged <- edited_spec(function(text) sub("\"digest\": ", "\"signature\": \"abc\",\n  \"digest\": ", text,
+                                           fixed = TRUE))
+  expect_error(read_depgraph_spec(forged, verify_key = "k"), class = "depgraph_error_schema", regexp = "signature")
+  odd <- edited_spec(function(text) sub("\"format_version\": \"1.", "\"format_version\": \"1.x.", text, fixed = TRUE))
+  expect_error(read_depgraph_spec(odd), class = "depgraph_error_version")
+})
