@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -107,3 +111,43 @@ def _spark_partitions(request):
     if "spark" in request.fixturenames:
         request.getfixturevalue("spark").conf.set("spark.sql.shuffle.partitions", "2")
     yield
+
+
+# --------------------------------------------------------------------------- R and the package depgraphR
+RSCRIPT = shutil.which("Rscript")
+if RSCRIPT is None and os.environ.get("CI"):
+    raise RuntimeError("CI must install R (r-base-core, r-cran-jsonlite, r-cran-digest, ...): .ci/run does")
+
+
+@pytest.fixture(scope="session")
+def r_library(tmp_path_factory) -> str:
+    """depgraphR installed with ``R CMD INSTALL adapters/r`` into a library of its own (once per test process)."""
+    library = tmp_path_factory.mktemp("r-library")
+    # a copy: R CMD INSTALL compiles src/ in place, and test processes install at once
+    source = tmp_path_factory.mktemp("r-source") / "depgraphR"
+    shutil.copytree(REPO / "adapters" / "r", source, ignore=shutil.ignore_patterns("*.o", "*.so"))
+    installed = subprocess.run(
+        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(library), str(source)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return str(library)
+
+
+def r_env(r_library: str) -> dict[str, str]:
+    # a columnar spec's Parquet tables: R's arrow when installed, else this Python's pyarrow through reticulate
+    libraries = os.pathsep.join(p for p in (r_library, os.environ.get("R_LIBS", "")) if p)
+    return {**os.environ, "R_LIBS": libraries, "RETICULATE_PYTHON": sys.executable}
+
+
+@pytest.fixture
+def run_r(r_library, tmp_path):
+    """Run R code with depgraphR attached; the finished process."""
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        script = tmp_path / "probe.R"
+        script.write_text(f"library(depgraphR)\n{code}\n")
+        return subprocess.run([RSCRIPT, "--vanilla", str(script)], capture_output=True, text=True, timeout=120,
+                              env=r_env(r_library))  # fmt: skip
+
+    return run

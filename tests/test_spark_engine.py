@@ -711,11 +711,11 @@ def test_float_ids_are_read_as_on_one_machine(spark):
     assert refused.value.code == "invalid_argument"
 
 
-def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
+def test_r_reads_a_spec_spark_wrote(tmp_path, spark, run_r):
     """Spark's directories of Parquet parts, read by the R reader: the digest, the sample columns and every split
     as Python reads them."""
     from depgraph.spark.spec import write_spec as write_spark_spec
-    from tests.adapters.test_r_reader import RSCRIPT, run_r
+    from tests.conftest import RSCRIPT
 
     if RSCRIPT is None:
         pytest.skip("Rscript not installed (CI installs it)")
@@ -738,8 +738,7 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark):
         "rset <- depgraph_rset(spec)\n"
         "out <- list(digest = attr(spec, 'depgraph')$digest, sex = spec$sex,\n"
         "  assessment = lapply(rset$splits, function(s) rsample::assessment(s)$sample_id))\n"
-        f'writeLines(jsonlite::toJSON(out, auto_unbox = TRUE), "{tmp_path / "from_r.json"}")',
-        tmp_path,
+        f'writeLines(jsonlite::toJSON(out, auto_unbox = TRUE), "{tmp_path / "from_r.json"}")'
     )
     assert result.returncode == 0, result.stderr
     from_r = json.loads((tmp_path / "from_r.json").read_text())

@@ -17,47 +17,10 @@ import pytest
 from depgraph import derive, from_metadata
 from depgraph.spec.files import spec_bytes, spec_document, write_spec
 from depgraph.spec.model import Constraint, FoldPlan, SplitSpec
-from tests.conftest import REPO
+from tests.conftest import REPO, RSCRIPT, r_env
 
-RSCRIPT = shutil.which("Rscript")
-if RSCRIPT is None and os.environ.get("CI"):
-    raise RuntimeError("CI must install R (r-base-core, r-cran-jsonlite, r-cran-digest, ...): .ci/run does")
 pytestmark = pytest.mark.skipif(RSCRIPT is None, reason="Rscript not installed (CI installs it)")
 PACKAGE = REPO / "adapters" / "r"
-
-
-@pytest.fixture(scope="session")
-def r_library(tmp_path_factory) -> str:
-    """depgraphR installed with ``R CMD INSTALL adapters/r`` into a library of its own (once per test process)."""
-    library = tmp_path_factory.mktemp("r-library")
-    # a copy: R CMD INSTALL compiles src/ in place, and test processes install at once
-    source = tmp_path_factory.mktemp("r-source") / "depgraphR"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("*.o", "*.so"))
-    installed = subprocess.run(
-        ["R", "CMD", "INSTALL", "--no-test-load", "-l", str(library), str(source)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    return str(library)
-
-
-def r_env(r_library: str) -> dict[str, str]:
-    # a columnar spec's Parquet tables: R's arrow when installed, else this Python's pyarrow through reticulate
-    libraries = os.pathsep.join(p for p in (r_library, os.environ.get("R_LIBS", "")) if p)
-    return {**os.environ, "R_LIBS": libraries, "RETICULATE_PYTHON": sys.executable}
-
-
-@pytest.fixture
-def run_r(r_library, tmp_path):
-    """Run R code with depgraphR attached; the finished process."""
-
-    def run(code: str) -> subprocess.CompletedProcess:
-        script = tmp_path / "probe.R"
-        script.write_text(f"library(depgraphR)\n{code}\n")
-        return subprocess.run([RSCRIPT, "--vanilla", str(script)], capture_output=True, text=True, timeout=120,
-                              env=r_env(r_library))  # fmt: skip
-
-    return run
 
 
 #: The two forms of a spec the R reader reads: one JSON file, or the columnar directory (manifest + Parquet).
