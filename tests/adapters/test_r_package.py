@@ -4,6 +4,7 @@ for it. (Its own testthat tests, run by R CMD check, read the same conformance s
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -391,3 +392,108 @@ def test_r_refuses_integers_it_cannot_hold_exactly(run_r, tmp_path):
         "cat(class(e)[1], conditionMessage(e))"
     )
     assert result.stdout.startswith("depgraph_error_invalid_value") and str(2**53 + 1) in result.stdout, result.stdout
+
+
+def r_reads(run_r, path, code: str = "cat('read')") -> str:
+    """What R says of reading ``path``: the condition's class and message, or what ``code`` prints of ``spec``."""
+    result = run_r(
+        f'spec <- tryCatch(read_depgraph_spec("{path}"), error = function(e) e)\n'
+        f"if (inherits(spec, 'error')) cat(class(spec)[1], conditionMessage(spec)) else {{ {code} }}"
+    )
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    return result.stdout
+
+
+def rehashed(spec: SplitSpec, edit, path) -> None:
+    """``spec``'s document edited and its digest recomputed: only the content's own checks can refuse it."""
+    from depgraph.spec.digest import content_digest
+
+    doc = spec_document(spec)
+    edit(doc)
+    doc["digest"] = content_digest(doc)
+    path.write_bytes(orjson.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    "edit,refusal",
+    [
+        (lambda d: d["samples"]["group_id"].__setitem__(0, "e\u0301"), "depgraph_error_ambiguity"),
+        (
+            lambda d: d["samples"]["sample_id"].__setitem__(0, d["samples"]["sample_id"][0] + "\u200b"),
+            "depgraph_error_invalid_value",
+        ),
+        (lambda d: d["summary"].__setitem__("largest_group", "zzz"), "depgraph_error_integrity"),
+    ],
+    ids=["group-twins", "invisible-character", "largest-group"],
+)
+def test_r_refuses_ids_and_summaries_python_refuses(run_r, tmp_path, spec_with_folds, edit, refusal):
+    groups = spec_with_folds.samples["group_id"].astype(str).tolist()
+
+    def with_twin(doc):  # "é" composed in one group, decomposed in the first sample's
+        doc["samples"]["group_id"] = ["\u00e9" if g == groups[-1] else g for g in groups]
+        doc["summary"]["largest_group"] = min(doc["samples"]["group_id"])
+        edit(doc)
+
+    rehashed(spec_with_folds, with_twin if "ambiguity" in refusal else edit, tmp_path / "edited.json")
+    assert r_reads(run_r, tmp_path / "edited.json").startswith(refusal)
+
+
+def test_r_reads_what_python_reads_of_wide_ranks_and_escaped_pairs(run_r, tmp_path):
+    key = "1c64c254cafad75cc8016d840ba06c8f7492bf98b92d1f0057b00e19c6b04b7e"
+    spec = SplitSpec.build(
+        pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "group_id": list("abc"), "order_rank": [1, 2, 3_000_000_000],
+                      "note": ["\U0001f600", "x", "y"]}),
+        constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv",
+    ).signed(key)  # fmt: skip
+    write_spec(spec, tmp_path / "spec.json")
+    write_spec(spec, tmp_path / "spec.dgspec")
+    escaped = json.dumps(json.loads((tmp_path / "spec.json").read_text()))  # ASCII only: the emoji as a pair
+    assert "\\ud83d\\ude00" in escaped
+    (tmp_path / "escaped.json").write_text(escaped)
+    for name in ("spec.json", "spec.dgspec", "escaped.json"):
+        shown = r_reads(run_r, tmp_path / name, "cat(format(spec$order_rank, scientific = FALSE), spec$note[1])")
+        assert shown.split() == ["1", "2", "3000000000", "\U0001f600"], (name, shown)
+
+
+def test_r_reads_parts_as_python_does_and_refuses_what_it_refuses(run_r, tmp_path, spec_with_folds):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = tmp_path / "spec.dgspec"
+    write_spec(spec_with_folds, base)
+    samples, folds = pq.read_table(base / "samples.parquet"), pq.read_table(base / "folds.parquet")
+
+    def variant(name: str, samples_parts: dict | None = None, folds_table=None, extra: str | None = None):
+        folder = tmp_path / name
+        shutil.copytree(base, folder)
+        if samples_parts is not None:
+            (folder / "samples.parquet").unlink()
+            (folder / "samples.parquet").mkdir()
+            for part, table in samples_parts.items():
+                pq.write_table(table, folder / "samples.parquet" / part)
+        if isinstance(folds_table, dict):  # parts
+            (folder / "folds.parquet").unlink()
+            (folder / "folds.parquet").mkdir()
+            for part, table in folds_table.items():
+                pq.write_table(table, folder / "folds.parquet" / part)
+        elif folds_table is not None:
+            pq.write_table(folds_table, folder / "folds.parquet")
+        if extra:
+            (folder / extra).write_text("x")
+        return r_reads(run_r, folder, "cat(attr(spec, 'depgraph')$digest)")
+
+    parts = {
+        "B.parquet": samples.slice(0, 3),
+        "_hidden.parquet": samples.slice(0, 2),
+        "a.parquet": samples.slice(3),
+        "c.parquet": samples.slice(0, 0),
+    }  # byte order B, a, c; the hidden part skipped; an empty part
+    assert variant("parts.dgspec", samples_parts=parts) == spec_with_folds.digest
+    empty_first = {"0.parquet": folds.slice(0, 0), "1.parquet": folds}
+    assert variant("empty-folds-part.dgspec", folds_table=empty_first) == spec_with_folds.digest
+    reordered = folds.take(pa.array(list(range(len(folds)))[::-1]))
+    assert variant("reordered.dgspec", folds_table=reordered).startswith("depgraph_error_schema")
+    assert variant("extra.dgspec", extra="notes.txt").startswith("depgraph_error_schema")
+    at = samples.column_names.index("time_index")
+    narrow = samples.set_column(at, "time_index", samples.column("time_index").cast(pa.float32()))
+    assert variant("float32.dgspec", samples_parts={"p.parquet": narrow}).startswith("depgraph_error_schema")

@@ -14,6 +14,13 @@ depgraph_read_columnar <- function(path, verify_key) {
   if (!is.null(manifest$samples)) {
     depgraph_abort("schema", sprintf("'%s': the manifest holds 'samples': they are in samples.parquet", path))
   }
+  held <- sort(list.files(path, all.files = TRUE, no.. = TRUE), method = "radix")
+  wanted <- c("manifest.json", "samples.parquet", if (!is.null(manifest$folds)) "folds.parquet")
+  if (!identical(held, sort(wanted, method = "radix"))) {
+    depgraph_abort("schema", sprintf("'%s' holds %s; a spec%s holds %s", path, paste(held, collapse = ", "),
+                                     if (is.null(manifest$folds)) " without folds" else " with folds",
+                                     paste(wanted, collapse = ", ")), path = path)
+  }
   samples <- depgraph_table(path, manifest, "samples.parquet")
   if (!identical(names(samples)[1:2], c("sample_id", "group_id"))) {
     depgraph_abort("schema", sprintf("'%s': samples.parquet does not begin with sample_id, group_id", path))
@@ -45,16 +52,15 @@ depgraph_columnar_content <- function(manifest, samples, positions, path) {
 # integers (whole doubles when R holds 64-bit integers as doubles), floats in their shortest spelling, booleans,
 # null where missing.
 depgraph_spell_typed <- function(values, type, name, path) {
-  kind <- if (grepl("string", type, fixed = TRUE)) "text" else if (grepl("^u?int[0-9]+$", type)) "integer" else
-    if (type %in% c("double", "float", "halffloat")) "float" else if (type == "bool") "boolean" else
-    if (type == "null") "null" else NA_character_
+  kind <- depgraph_kind(type)
   if (is.na(kind)) depgraph_abort("schema", sprintf("'%s': samples.%s is stored as %s", path, name, type), path = path)
-  if (kind == "integer" && !is.integer(values)) {
-    values <- as.double(values)  # an integer64 (arrow) or a double (reticulate): exact to 2^53
-    if (any(abs(values) > 2^53, na.rm = TRUE)) {
-      depgraph_abort("integrity", sprintf("'%s': samples.%s holds integers beyond 2^53, which R cannot check",
-                                          path, name), path = path)
+  if (kind == "integer" && inherits(values, "integer64")) {  # arrow's 64-bit integers: doubles, when exact
+    exact <- as.character(values) == sprintf("%.0f", as.double(values))
+    if (!all(exact, na.rm = TRUE)) {
+      depgraph_abort("invalid_value", sprintf("'%s': samples.%s holds an integer a double cannot hold exactly (%s)",
+                                              path, name, as.character(values)[which(!exact)[1L]]), path = path)
     }
+    values <- as.double(values)
   }
   if (kind == "float" && any(is.nan(values))) {
     depgraph_abort("schema", sprintf("'%s': samples.%s holds NaN; a missing value is null", path, name), path = path)
@@ -79,8 +85,9 @@ depgraph_columnar_positions <- function(path, manifest, sample_ids) {
                                      paste(names(folds), collapse = ", ")), path = path)
   }
   types <- unlist(attr(folds, "arrow_types"))
-  if (!all(grepl("^u?int[0-9]+$", types[c("split", "position")])) ||
-      !all(grepl("string", types[c("role", "sample_id")], fixed = TRUE)) || anyNA(folds)) {
+  kinds <- vapply(types, depgraph_kind, "")
+  if (!all(kinds[c("split", "position")] == "integer") || !all(kinds[c("role", "sample_id")] == "text") ||
+      anyNA(folds)) {
     depgraph_abort("schema", sprintf("'%s': folds.parquet's columns are not integer split and position and text role and sample_id, each without gaps", path), path = path)
   }
   role <- as.character(folds$role)
@@ -98,6 +105,11 @@ depgraph_columnar_positions <- function(path, manifest, sample_ids) {
                      any(as.character(folds$sample_id) != sample_ids[at + 1L]))) {
     depgraph_abort("schema", sprintf("'%s': folds.parquet names a sample its position does not hold", path),
                    path = path)
+  }
+  order <- (split * 2 + (role == "excluded")) * length(sample_ids) + at
+  if (length(order) > 1L && any(diff(order) <= 0)) {
+    depgraph_abort("schema", sprintf("'%s': folds.parquet's rows are not ordered by split, role, position, each once",
+                                     path), path = path)
   }
   lapply(seq_along(splits) - 1L, function(i) {
     list(test = at[split == i & role == "test"], excluded = at[split == i & role == "excluded"])
@@ -124,7 +136,13 @@ depgraph_table <- function(path, manifest, name) {
 # integer or double, missing values NA) with each column's Arrow type in attr(, "arrow_types"): with the arrow
 # package when installed, else with Python's pyarrow through reticulate.
 depgraph_read_parquet <- function(path) {
-  parts <- if (dir.exists(path)) sort(list.files(path, pattern = "\\.parquet$", full.names = TRUE)) else path
+  # a directory's parts in byte order, hidden files (_SUCCESS, .crc, _x.parquet) skipped, as depgraph reads them
+  parts <- if (dir.exists(path)) {
+    named <- list.files(path, pattern = "^[^._].*\\.parquet$")
+    file.path(path, sort(named, method = "radix"))
+  } else {
+    path
+  }
   if (!length(parts) || !all(file.exists(parts))) {
     depgraph_abort("io", sprintf("'%s' does not exist", path), path = path)
   }
@@ -158,13 +176,20 @@ depgraph_read_parquet <- function(path) {
   frame
 }
 
-# Refuse a column whose Arrow type holds more than one value per row (lists, structs, maps) before it is converted.
+# What depgraph stores in a Parquet column, by its Arrow type: text, integer, float (64-bit), boolean, null; NA for
+# a type depgraph never writes.
+depgraph_kind <- function(type) {
+  if (type %in% c("string", "large_string") || grepl("^dictionary<values=(large_)?string,", type)) return("text")
+  if (grepl("^u?int(8|16|32|64)$", type)) return("integer")
+  switch(type, double = "float", bool = "boolean", null = "null", NA_character_)
+}
+
+# Refuse a column of a type depgraph does not write (lists, structs, 32-bit floats, ...) before it is converted.
 depgraph_scalar_types <- function(types, names, part) {
-  odd <- grepl("list|struct|map", types) |
-    !grepl("string|^u?int[0-9]+$|^double$|^float$|^halffloat$|^bool$|^null$", types)
+  odd <- is.na(vapply(types, depgraph_kind, ""))
   if (any(odd)) {
-    depgraph_abort("schema", sprintf("'%s': column %s holds %s, not one value per row", part, names[odd][1L],
-                                     types[odd][1L]), path = part)
+    depgraph_abort("schema", sprintf("'%s': column %s holds %s, which depgraph does not write", part,
+                                     names[odd][1L], types[odd][1L]), path = part)
   }
 }
 
@@ -195,6 +220,10 @@ depgraph_pyarrow_reader <- function() {
       wide <- grepl("^u?int[0-9]+$", types[[i + 1L]])
       if (wide) column <- depgraph_exact_doubles(column, pa, names[i + 1L], part)
       values <- reticulate::py_to_r(column$to_pylist())
+      if (!length(values)) {  # a part without rows: an empty column of its kind
+        values <- switch(depgraph_kind(types[[i + 1L]]), text = character(), integer = integer(), float = double(),
+                         logical())
+      }
       if (is.list(values)) {  # a column with gaps (None) arrives as a list
         values[depgraph_types(values) == "NULL"] <- list(NA)
         values <- unlist(values, use.names = FALSE)
@@ -210,7 +239,7 @@ depgraph_pyarrow_reader <- function() {
 
 depgraph_exact_doubles <- function(column, pa, name, part) {
   tryCatch(column$cast(pa$float64()), error = function(e) {
-    depgraph_abort("integrity", sprintf("'%s': %s holds integers beyond 2^53, which R cannot check", part, name),
+    depgraph_abort("invalid_value", sprintf("'%s': %s holds an integer a double cannot hold exactly", part, name),
                    path = part)
   })
 }

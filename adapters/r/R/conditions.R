@@ -11,7 +11,9 @@
 #'     lengths, a key repeated in one object, a fold position outside the samples.}
 #'   \item{`version`}{a `format_version` whose major is not 1 (a spec of a future major version).}
 #'   \item{`integrity`}{the digest does not match the content, a signature does not match its key, or the content
-#'     contradicts itself (repeated sample ids).}
+#'     contradicts itself (repeated sample ids, a summary that miscounts, a group on both sides of a split).}
+#'   \item{`ambiguity`}{two ids that differ only in Unicode normalisation: one id written two ways.}
+#'   \item{`invalid_value`}{an id holding a control or invisible character, or an integer R cannot hold exactly.}
 #'   \item{`reference`}{sample ids of one side absent from the other: your data lacks samples of the spec, or holds
 #'     samples the spec does not.}
 #'   \item{`invalid_argument`}{an argument outside what the function accepts.}

@@ -206,7 +206,7 @@ depgraph_column <- function(col, name, path) {
       depgraph_abort("schema", sprintf("'%s': samples.order_rank holds a value that is not a rank (1, 2, ...)", path),
                      path = path)
     }
-    values <- as.integer(values)
+    if (all(abs(values) <= .Machine$integer.max, na.rm = TRUE)) values <- as.integer(values)  # else doubles
   }
   list(values = values, spelt = structure(spelt, class = "depgraph_spelt"))
 }
@@ -297,9 +297,11 @@ depgraph_fold_plan <- function(folds, positions, group_id, path) {
   plan
 }
 
-# What the content says of itself, checked even when the digest matches (anyone can recompute a digest): sample ids
-# unique and in byte order (a 1.0.x spec promised unique only), a summary that counts the samples and groups.
+# What the content says of itself, checked even when the digest matches (anyone can recompute a digest): ids held to
+# depgraph's rules, sample ids unique and in byte order (a 1.0.x spec promised unique only), a summary that counts
+# the samples and groups.
 depgraph_check_content <- function(samples, doc, path) {
+  for (column in c("sample_id", "group_id")) depgraph_check_ids(samples[[column]], column, path)
   ids <- samples$sample_id
   if (anyDuplicated(ids)) {
     twice <- unique(ids[duplicated(ids)])
@@ -310,13 +312,42 @@ depgraph_check_content <- function(samples, doc, path) {
     depgraph_abort("integrity", sprintf("'%s': sample ids are not in byte order; a spec keeps them so", path),
                    path = path)
   }
-  said <- doc$summary
-  counted <- c(n_samples = nrow(samples), n_groups = length(unique(samples$group_id)))
+  sizes <- table(samples$group_id)
+  largest <- max(sizes)
+  counted <- list(n_samples = nrow(samples), n_groups = length(sizes),
+                  largest_group = min(sort(names(sizes)[sizes == largest], method = "radix")[1L]),
+                  largest_group_size = as.integer(largest), singletons = sum(sizes == 1L))
   for (field in names(counted)) {
-    if (!identical(as.integer(said[[field]] %||% NA_integer_), unname(counted[[field]]))) {
-      depgraph_abort("integrity", sprintf("'%s': its summary says %s %s; the samples hold %d", path, field,
-                                          format(said[[field]]), counted[[field]]), path = path)
+    said <- doc$summary[[field]]
+    same <- if (is.character(counted[[field]])) identical(said, counted[[field]]) else
+      is.numeric(said) && length(said) == 1L && said == counted[[field]]
+    if (!same) {
+      depgraph_abort("integrity", sprintf("'%s': its summary says %s %s; the samples give %s", path, field,
+                                          format(said), format(counted[[field]])), path = path)
     }
+  }
+}
+
+# The rules every depgraph reader holds ids to: printable (no control, format or separator character: a zero-width
+# space would make two ids nobody can tell apart), and each written one way (two ids equal once normalised, NFC, are
+# one id in two spellings: a subject on both sides of a split).
+depgraph_check_ids <- function(ids, column, path) {
+  wide <- grepl("[^\x20-\x7e]", ids, useBytes = TRUE)
+  if (!any(wide)) return(invisible())
+  unprintable <- which(grepl("[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}]", ids, perl = TRUE))
+  if (length(unprintable)) {
+    depgraph_abort("invalid_value", sprintf("'%s': %s holds a control or invisible character in %s; an id is printable",
+                                            path, column, encodeString(ids[unprintable[1L]], quote = "'")), path = path)
+  }
+  written <- unique(ids[wide])
+  composed <- stringi::stri_trans_nfc(written)
+  twins <- written[(composed != written & composed %in% ids) | duplicated(composed) |
+                     duplicated(composed, fromLast = TRUE)]
+  if (length(twins)) {
+    depgraph_abort("ambiguity", sprintf(
+      "'%s': %s holds %s, which differs from another id only in Unicode normalisation: one id written two ways",
+      path, column, encodeString(twins[1L], quote = "'")
+    ), path = path)
   }
 }
 

@@ -49,7 +49,10 @@ def _straddle(doc: dict) -> None:
     trained = next(i for i in range(len(doc["samples"]["sample_id"])) if i not in held)
     groups = doc["samples"]["group_id"]
     groups[split["test"][0]] = groups[trained]
-    doc["summary"]["n_groups"] = len(set(groups))
+    sizes = pd.Series(groups).value_counts()  # the summary counts the groups as they now are
+    largest = int(sizes.max())
+    doc["summary"].update(n_groups=len(sizes), largest_group=min(sizes[sizes == largest].index),
+                          largest_group_size=largest, singletons=int((sizes == 1).sum()))  # fmt: skip
 
 
 def _miscount(doc: dict) -> None:

@@ -260,6 +260,7 @@ SEXP depgraph_json_scan(SEXP text, SEXP numbers) {
             if (code >= 0xD800 && code <= 0xDBFF) {
               int low = (i + 10 < n && s[i + 5] == '\\' && s[i + 6] == 'u') ? hex4(s + i + 7) : -1;
               if (low < 0xDC00 || low > 0xDFFF) return scan_problem("a string holds a lone surrogate escape", i);
+              i += 6;  /* the pair's low half, read */
             } else if (code >= 0xDC00 && code <= 0xDFFF) {
               return scan_problem("a string holds a lone surrogate escape", i);
             }
