@@ -507,3 +507,24 @@ def test_a_table_that_cannot_be_written_leaves_nothing_behind(tmp_path, monkeypa
         write_graph(graph, tmp_path / "g.dggraph")
     assert info.value.code == "io"
     assert list(tmp_path.iterdir()) == []  # nothing half-written, no staging directory left
+
+
+def test_a_spec_whose_ids_a_writer_dictionary_encoded_is_read_alike(tmp_path):
+    """Another writer may dictionary-encode sample_id and group_id; the ids' rules then met a dictionary array and
+    failed with a bare ValueError. They are read as the plain columns are: the same spec, the same digest."""
+    from depgraph.spec.files import read_spec, write_spec
+    from depgraph.spec.model import Constraint, SplitSpec
+
+    spec = SplitSpec.build(pd.DataFrame({"sample_id": ["S1", "S2", "S3"], "group_id": ["a", "a", "b"]}),
+                           constraint=Constraint(mode="subject"), recommended_resampling="grouped_cv")  # fmt: skip
+    write_spec(spec, tmp_path / "spec.dgspec")
+    samples = pq.read_table(tmp_path / "spec.dgspec" / "samples.parquet")
+    for name in ("sample_id", "group_id"):
+        at = samples.column_names.index(name)
+        samples = samples.set_column(at, name, pa.compute.dictionary_encode(samples.column(name)))
+    pq.write_table(samples, tmp_path / "spec.dgspec" / "samples.parquet")
+    assert pa.types.is_dictionary(
+        pq.read_table(tmp_path / "spec.dgspec" / "samples.parquet").schema.field("group_id").type
+    )
+    read = read_spec(tmp_path / "spec.dgspec")
+    assert read.digest == spec.digest and read.samples["group_id"].tolist() == ["a", "a", "b"]

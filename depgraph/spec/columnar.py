@@ -196,8 +196,9 @@ def _samples_frame(table: pa.Table, source: str) -> tuple[pd.DataFrame, dict[str
         where = f"{source}: samples.{name}"
         kind = SAMPLE_COLUMNS.get(name, "any")
         column = table.column(name)
-        if name in REQUIRED_SAMPLE_COLUMNS:
-            arrays[name] = text_column(column, where, non_empty=True)
+        if name in REQUIRED_SAMPLE_COLUMNS:  # ids as plain text, even when a writer dictionary-encoded them
+            ids = text_column(column, where, non_empty=True)
+            arrays[name] = ids.dictionary_decode() if pa.types.is_dictionary(ids.type) else ids
         elif kind == "string":
             arrays[name] = text_column(column, where, nullable=True)
         elif kind == "number":
