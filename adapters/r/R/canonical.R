@@ -3,33 +3,43 @@
 # The digest is "sha256:<hex>" of the document's content: every top-level field but created_at, generator, digest
 # and signature, as compact JSON with object keys sorted (by code point), strings in UTF-8 with only `"`, `\` and
 # control characters escaped, integers as integers and other numbers in their shortest round-trip spelling laid out
-# as depgraph's JSON library lays them out ("6.0", "0.00001", "1.5e-7", "1e+16"): depgraph_spell(). The content is parsed without
-# simplification (jsonlite's parse_json), so an integer stays an integer, a number stays a number and a one-element
-# array stays an array: what was written is what is spelt, whatever its layout in the file.
+# as depgraph's JSON library lays them out ("6.0", "0.00001", "1.5e-7", "1e+16"): depgraph_spell(). The content is
+# parsed without simplification (jsonlite's parse_json), so an integer stays an integer, a number stays a number and
+# a one-element array stays an array: what was written is what is spelt, whatever its layout in the file.
 
 DEPGRAPH_UNDIGESTED <- c("created_at", "generator", "digest", "signature")
 DEPGRAPH_SIGNED_PREFIX <- "depgraph.split-spec:"
 
-# "sha256:<hex>" of the canonical form of `doc`'s content, the long pieces streamed through a file (a
-# million-sample column is spelt once and never joined to the rest).
-
+# "sha256:<hex>" of the canonical form of `doc`'s content.
 depgraph_content_digest <- function(doc) {
   depgraph_sha256(doc[setdiff(names(doc), DEPGRAPH_UNDIGESTED)])
 }
 
 # The digest of the document parsed from `text`, its content made by `content` (the JSON file's document is its own
 # content; a columnar spec's manifest gets its columns). One spelling is ambiguous after parsing: an integer beyond
-# R's 32-bit range is read as a double, and "3000000000" and "3000000000.0" both read as 3e9. When the content holds
-# such a whole double (depgraph_spell() notes one in depgraph_state, which a reader clears before it spells
-# anything), the number tokens of `text` say which was written, and the integers are spelt as written.
+# R's 32-bit range is read as a double, and "3000000000" and "3000000000.0" both read as 3e9. When the text holds
+# an integer token long enough to lie there, the tokens say which numbers were written as integers, and those are
+# spelt as written.
 depgraph_digest_of <- function(doc, text, content = identity) {
-  digest <- depgraph_content_digest(content(doc))
-  if (!depgraph_state$wide_whole) return(digest)
-  depgraph_content_digest(content(depgraph_mark_integers(doc, depgraph_number_tokens(text), text)))
+  tokens <- depgraph_number_tokens(text)
+  if (any(tokens$integer & tokens$length >= 10L)) doc <- depgraph_mark_integers(doc, tokens, text)
+  depgraph_content_digest(content(doc))
 }
 
-depgraph_state <- new.env(parent = emptyenv())
+# `doc` with each split's test and excluded positions as the integer arrays read (I(): spelt in one pass); with
+# `listed_only`, only the roles a split lists (a JSON file's splits, as written; a manifest's list none).
+depgraph_with_positions <- function(doc, positions, listed_only) {
+  for (i in seq_along(positions)) {
+    for (role in c("test", "excluded")) {
+      if (!listed_only || !is.null(doc$folds$splits[[i]][[role]])) {
+        doc$folds$splits[[i]][[role]] <- I(positions[[i]][[role]])
+      }
+    }
+  }
+  doc
+}
 
+# The canonical form streamed through a file, a column at a time (a million-sample spec is never one string).
 depgraph_sha256 <- function(content) {
   scratch <- tempfile("depgraph-canonical-")
   on.exit(unlink(scratch), add = TRUE)
@@ -105,8 +115,8 @@ depgraph_json <- function(x) {
     values <- vapply(x[o], depgraph_json, character(1), USE.NAMES = FALSE)
     return(paste0("{", paste0(depgraph_spell(keys[o]), ":", values, collapse = ","), "}"))
   }
-  if (all(lengths(x) <= 1L)) {
-    if (!any(depgraph_types(x) == "list")) return(paste0("[", paste(depgraph_scalars(x), collapse = ","), "]"))
+  if (all(lengths(x) <= 1L) && !any(depgraph_types(x) == "list")) {
+    return(paste0("[", paste(depgraph_scalars(x), collapse = ","), "]"))
   }
   paste0("[", paste(vapply(x, depgraph_json, character(1), USE.NAMES = FALSE), collapse = ","), "]")
 }
@@ -135,7 +145,6 @@ depgraph_spell <- function(v, joined = FALSE, whole = FALSE) {
     if (!all(is.finite(v) | is.na(v))) {
       depgraph_abort("schema", "a spec holds a number that is not finite (Infinity or NaN are not JSON numbers)")
     }
-    if (!whole && any(abs(v) >= 2^31 & v == trunc(v), na.rm = TRUE)) depgraph_state$wide_whole <- TRUE
   } else if (is.character(v)) {
     v <- enc2utf8(v)
   } else if (!is.integer(v) && !is.logical(v)) {

@@ -41,11 +41,7 @@ depgraph_columnar_content <- function(manifest, samples, positions, path) {
   written$samples <- lapply(stats::setNames(nm = names(samples)), function(name) {
     structure(depgraph_spell_typed(samples[[name]], types[[name]], name, path), class = "depgraph_spelt")
   })
-  for (i in seq_along(positions)) {
-    written$folds$splits[[i]]$test <- I(positions[[i]]$test)
-    written$folds$splits[[i]]$excluded <- I(positions[[i]]$excluded)
-  }
-  written
+  depgraph_with_positions(written, positions, listed_only = FALSE)
 }
 
 # A column as the JSON array depgraph spells from the Arrow type it was stored as: text quoted, integers as
@@ -88,10 +84,11 @@ depgraph_columnar_positions <- function(path, manifest, sample_ids) {
   kinds <- vapply(types, depgraph_kind, "")
   if (!all(kinds[c("split", "position")] == "integer") || !all(kinds[c("role", "sample_id")] == "text") ||
       anyNA(folds)) {
-    depgraph_abort("schema", sprintf("'%s': folds.parquet's columns are not integer split and position and text role and sample_id, each without gaps", path), path = path)
+    depgraph_abort("schema", sprintf(paste0("'%s': folds.parquet's split and position are not integers, or its ",
+                                            "role and sample_id not text, or a value is missing"), path), path = path)
   }
   role <- as.character(folds$role)
-  if (anyNA(role) || !all(role %in% c("test", "excluded"))) {
+  if (!all(role %in% c("test", "excluded"))) {
     depgraph_abort("schema", sprintf("'%s': folds.parquet holds a role other than test and excluded", path),
                    path = path)
   }
