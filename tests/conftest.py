@@ -96,10 +96,12 @@ def spark():
     its data)."""
     from depgraph.spark.session import local_session
 
-    # Spark's defaults otherwise. Interpreted expressions (spark.sql.codegen.factoryMode=NO_CODEGEN) took two small
-    # Spark files 13 % less time, but the whole suite in CI went from 9:56 to 12:19 with them (40 more tests, seconds
-    # of it): the Spark tests with 10^5-row tables likely pay more than the small ones save. Off until measured per file
-    settings = {"spark.sql.shuffle.partitions": "2"}
+    # Expressions interpreted, not compiled (whole-stage code generation off, NO_CODEGEN): the tests' tables are tiny,
+    # so each query's compile (and the JIT of the classes it makes) outweighs what compiled code saves. The
+    # conformance test in a warm session took 21-23 s instead of 27-28 s, and 34-38 s of CPU instead of 42-48 s
+    # (three runs each). Spark's defaults otherwise; users' sessions keep code generation.
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.sql.codegen.wholeStage": "false",
+                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}  # fmt: skip
     session = local_session("local[2]", settings)
     yield session
     session.stop()

@@ -144,6 +144,25 @@ def _scipy_labels(src, dst, n):
     return smallest.to_numpy()[labels]
 
 
+def test_rows_are_numbered_in_file_order_from_footers_or_in_spark(tmp_path, spark, monkeypatch):
+    """A directory of parts is numbered as written: its files in name order, then each file's rows; the rows of
+    each file counted from its footer on the driver, or in a Spark job where the driver cannot read the files."""
+    import depgraph.spark.frames as frames
+
+    folder = tmp_path / "a table é%20.parquet"  # a path a URL must escape
+    folder.mkdir()
+    written = {"part-10.parquet": [7, 8], "part-02.parquet": [3, 4, 5], "part-01.parquet": [], "part-00.parquet": [1]}
+    for name, values in written.items():
+        pq.write_table(pa.table({"v": pa.array(values, pa.int64())}), folder / name)
+    expected = [v for name in sorted(written) for v in written[name]]  # plain Python: names sorted, rows in order
+    numbered = frames.in_file_order(spark.read.parquet(str(folder)))
+    assert [r["v"] for r in numbered.orderBy("row").collect()] == expected
+    assert sorted(r["row"] for r in numbered.collect()) == list(range(len(expected)))
+    monkeypatch.setattr(frames, "_footer_counts", lambda files: None)
+    counted = frames.in_file_order(spark.read.parquet(str(folder)))
+    assert sorted(counted.collect()) == sorted(numbered.collect())
+
+
 def test_chain_converges_in_logarithmic_rounds(spark):
     from depgraph.spark.components import connected_components
 
@@ -711,9 +730,10 @@ def test_float_ids_are_read_as_on_one_machine(spark):
     assert refused.value.code == "invalid_argument"
 
 
-def test_r_reads_a_spec_spark_wrote(tmp_path, spark, run_r):
+def test_r_reads_a_spec_spark_wrote(tmp_path, spark, run_r, monkeypatch):
     """Spark's directories of Parquet parts, read by the R reader: the digest, the sample columns and every split
-    as Python reads them."""
+    as Python reads them; the spec written in one part (a small table, sorted in one task) is the same spec."""
+    import depgraph.spark.spec as spark_spec
     from depgraph.spark.spec import write_spec as write_spark_spec
     from tests.conftest import RSCRIPT
 
@@ -726,13 +746,18 @@ def test_r_reads_a_spec_spark_wrote(tmp_path, spark, run_r):
     graph = from_metadata(metadata)
     path = tmp_path / "spark.dgspec"
     partition = derive(spark_graph_of(graph, tmp_path, spark), "subject")
+    options = {"n_splits": 3, "seed": 5, "attributes": "all"}
+    write_spark_spec(partition, tmp_path / "one.dgspec", "stratified-group-kfold", **options)
+    assert len(list((tmp_path / "one.dgspec" / "samples.parquet").glob("*.parquet"))) == 1
+    monkeypatch.setattr(spark_spec, "ONE_PART_ROWS", 0)  # range-partitioned, as Spark writes a large table
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")  # one part per shuffle partition
     try:
-        write_spark_spec(partition, path, "stratified-group-kfold", n_splits=3, seed=5, attributes="all")
+        write_spark_spec(partition, path, "stratified-group-kfold", **options)
     finally:
         spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
     assert len(list((path / "samples.parquet").glob("*.parquet"))) > 1  # parts, as Spark writes them
     spec = read_spec(path)
+    assert read_spec(tmp_path / "one.dgspec").digest == spec.digest
     result = run_r(
         f'spec <- read_depgraph_spec("{path}")\n'
         "rset <- depgraph_rset(spec)\n"

@@ -148,18 +148,20 @@ def _made(graph: SparkGraph, samples: DataFrame, mode: str, **fields: Any) -> Sp
 
 
 def shape_of_samples(samples: DataFrame) -> tuple[int, GroupShape]:
-    """The number of samples and the :class:`GroupShape` (largest group: the smallest id among the largest)."""
+    """The number of samples and the :class:`GroupShape` (largest group: the smallest id among the largest), in
+    one Spark job: the smallest of (minus size, id) is the largest group with the smallest id."""
     sizes = samples.groupBy("group_id").agg(F.count(F.lit(1)).alias("size"))
     totals = sizes.agg(
         F.sum("size").alias("n"),
         F.count(F.lit(1)).alias("groups"),
-        F.max("size").alias("largest"),
+        F.min(F.struct((-F.col("size")).alias("minus"), F.col("group_id").alias("id"))).alias("largest"),
         F.sum(F.when(F.col("size") == 1, 1).otherwise(0)).alias("singletons"),
     ).collect()[0]
     if not totals["groups"]:
         return 0, GroupShape(0, None, 0, 0)
-    name = sizes.where(F.col("size") == totals["largest"]).agg(F.min("group_id")).collect()[0][0]
-    return int(totals["n"]), GroupShape(int(totals["groups"]), name, int(totals["largest"]), int(totals["singletons"]))
+    largest = totals["largest"]
+    return int(totals["n"]), GroupShape(int(totals["groups"]), largest["id"], -int(largest["minus"]),
+                                        int(totals["singletons"]))  # fmt: skip
 
 
 # --------------------------------------------------------------------------- direct modes

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -29,6 +33,11 @@ PLAIN_ASCII = r"^[\x00-\x7f]*$"
 def numbered(frame: DataFrame, order: list[str], name: str = "row") -> DataFrame:
     """``frame`` with ``name``: each row's 0-based place in ``order`` (distinct rows expected; ties take any
     order). The numbering is computed once and kept (checkpointed), so a recomputed partition cannot renumber."""
+    return numbered_with_count(frame, order, name)[0]
+
+
+def numbered_with_count(frame: DataFrame, order: list[str], name: str = "row") -> tuple[DataFrame, int]:
+    """:func:`numbered`, and how many rows it numbered (counted as the numbering is: no job of its own)."""
     placed = checkpointed(
         frame.orderBy(*order).select(
             "*", F.spark_partition_id().alias("_part"), F.monotonically_increasing_id().alias("_id")
@@ -39,18 +48,30 @@ def numbered(frame: DataFrame, order: list[str], name: str = "row") -> DataFrame
     starts = dict(zip(parts, accumulate((counts[p] for p in parts[:-1]), initial=0), strict=True))
     start = _lookup("_part", starts)
     low = F.col("_id").bitwiseAND(F.lit((1 << 33) - 1))
-    return placed.select(*frame.columns, (start + low).cast("long").alias(name))
+    return placed.select(*frame.columns, (start + low).cast("long").alias(name)), sum(counts.values())
 
 
 def in_file_order(frame: DataFrame, name: str = "row") -> DataFrame:
     """A table read from Parquet with ``name``: each row's 0-based place in the table as written (its files in
     name order, as depgraph's readers take a directory of parts, then the rows of each file), from Spark's
-    ``_metadata`` columns."""
+    ``_metadata`` columns. Each file's rows are counted from its footer on the driver when the driver can read the
+    files (local paths: depgraph reads a graph's and a spec's manifest there too), else in a Spark job."""
     located = frame.select("*", F.col("_metadata.file_name").alias("_file"), F.col("_metadata.row_index").alias("_at"))
-    counts = dict(located.groupBy("_file").count().collect())
+    counts = _footer_counts(frame.inputFiles())
+    if counts is None:
+        counts = dict(located.groupBy("_file").count().collect())
     files = sorted(counts)
     starts = dict(zip(files, accumulate((counts[f] for f in files[:-1]), initial=0), strict=True))
     return located.select(*frame.columns, (_lookup("_file", starts) + F.col("_at")).cast("long").alias(name))
+
+
+def _footer_counts(files: list[str]) -> dict[str, int] | None:
+    """The rows of each Parquet file, by name, from the footers (no Spark job), when every file is a local path;
+    None otherwise."""
+    if not all(f.startswith("file:") for f in files):
+        return None
+    paths = [Path(url2pathname(urlsplit(f).path)) for f in files]
+    return {path.name: pq.ParquetFile(path).metadata.num_rows for path in paths}
 
 
 def _lookup(column: str, values: dict) -> Column:
@@ -66,13 +87,13 @@ def first_values(frame: DataFrame, column: str, limit: int = SHOWN) -> list:
     return [r[0] for r in frame.select(column).distinct().orderBy(column).limit(limit).collect()]
 
 
-def refuse_unicode_twins(frame: DataFrame, columns: Mapping[str, str], what: str) -> None:
+def refuse_unicode_twins(frame: DataFrame, columns: Mapping[str, str], what: str, *, probed: bool = False) -> None:
     """``ambiguity`` when two ids of one column differ only in Unicode normalisation (a composed and a decomposed
     accent, the Kelvin sign and ``K``): every person sees one id, the engine would see two entities, and a subject
     written both ways would be split across train and test. Only the distinct ids that are not plain ASCII are
-    composed (one pass over the rows finds there are none, the usual case). ``columns`` maps each column to the
-    name a refusal gives it."""
-    if not frame.where(any_of(~F.col(c).rlike(PLAIN_ASCII) for c in columns)).limit(1).count():
+    composed (one pass over the rows finds there are none, the usual case; ``probed``: the caller's own pass found
+    some). ``columns`` maps each column to the name a refusal gives it."""
+    if not probed and not frame.where(any_of(~F.col(c).rlike(PLAIN_ASCII) for c in columns)).limit(1).count():
         return
     composed = _composer()
     for column, shown in columns.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from depgraph.graph.columnar import EDGE_COLUMNS, graph_tables, manifest_documen
 from depgraph.graph.model import StudyGraph
 from depgraph.io.columnar import read_listing
 from depgraph.io.schemas import check_document
-from depgraph.spark.frames import in_file_order, numbered, refuse_unicode_twins
+from depgraph.spark.frames import PLAIN_ASCII, in_file_order, numbered_with_count, refuse_unicode_twins
 from depgraph.spark.session import checkpointed, fit_partitions, local_session, unreadable_file
 from depgraph.vocab import NODE_TYPES, RELATION, NodeType
 
@@ -77,7 +78,7 @@ class SparkGraph:
         """The graph of the samples at ``rows`` (a ``row`` table of this graph's sample rows, distinct), as
         ``samples=`` derives on one machine: those samples, numbered again in key order, every edge whose sample
         ends are all among them, and every other node."""
-        renumbered = numbered(rows.select(F.col("row").alias("_old")), ["_old"])
+        renumbered, n = numbered_with_count(rows.select(F.col("row").alias("_old")), ["_old"])
         table = self.nodes[NodeType.SAMPLE]
         samples = table.withColumnRenamed("row", "_old").join(renumbered, "_old").select(*table.columns)
         edges = {}
@@ -88,7 +89,7 @@ class SparkGraph:
                     moved = renumbered.select(F.col("_old").alias(end), F.col("row").alias("_new"))
                     table = table.join(moved, end).drop(end).withColumnRenamed("_new", end)
             edges[relation] = table.select(*self.edges[relation].columns)
-        counts = {**self.counts, NodeType.SAMPLE: renumbered.count()}
+        counts = {**self.counts, NodeType.SAMPLE: n}
         return replace(self, nodes={**self.nodes, NodeType.SAMPLE: samples}, counts=counts, edges=edges)
 
     def holds_samples(self, ids: list[str]) -> bool:
@@ -129,17 +130,21 @@ def read_graph(path: str | os.PathLike[str], spark: SparkSession) -> SparkGraph:
     )
     if NodeType.SAMPLE not in node_tables:
         raise DepgraphError("schema", f"{source} has no Sample nodes")
-    nodes, counts = {}, {t: 0 for t in NODE_TYPES}
-    for node_type, shape in node_tables.items():
-        where = f"{source}: nodes.{node_type.value}"
-        table = _table(spark, directory, f"nodes/{node_type.value}.parquet", shape, where)
-        nodes[node_type], counts[node_type] = _checked_nodes(table, where, shape["rows"])
-    edges = {}
-    for relation, shape in edge_tables.items():
-        where = f"{source}: edges.{relation}"
-        table = _table(spark, directory, f"edges/{relation}.parquet", shape, where)
-        if shape["rows"]:  # a relation without edges is one the graph does not hold, as in memory
-            edges[relation] = _checked_edges(table, relation, counts, where, shape["rows"])
+    counts = {t: node_tables[t]["rows"] if t in node_tables else 0 for t in NODE_TYPES}  # held to the files below
+    checks = [
+        _node_check(_table(spark, directory, f"nodes/{t.value}.parquet", shape, where), where, shape["rows"])
+        for t, shape in node_tables.items()
+        for where in [f"{source}: nodes.{t.value}"]
+    ] + [
+        _edge_check(_table(spark, directory, f"edges/{r}.parquet", shape, where), r, counts, where, shape["rows"])
+        for r, shape in edge_tables.items()
+        for where in [f"{source}: edges.{r}"]
+    ]
+    refuse_first_broken(checks)  # every table's rows in one Spark job, each table's first problem in file order
+    tables = dict(zip([*node_tables, *edge_tables], (check.table for check in checks), strict=True))
+    nodes = {t: tables[t].withColumnRenamed("_row", "row") for t in node_tables}
+    edges = {r: tables[r].drop("_row", "provenance") for r in edge_tables if edge_tables[r]["rows"]}  # a relation
+    # without edges is one the graph does not hold, as in memory
     return SparkGraph(
         nodes,
         counts,
@@ -229,23 +234,58 @@ def _table(spark: SparkSession, directory: Path, name: str, shape: dict[str, Any
     return in_file_order(table, "_row")
 
 
-def _refuse_first(problems: list[tuple[Column, str, str]], table: DataFrame, where: str, rows: int | None) -> int:
-    """Raise for the first row (in file order) that breaks a rule (``condition``, ``code``, ``rule``), checked in
-    one pass that also counts the rows; return the count, after checking it against the manifest's ``rows``."""
-    flags = [F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(problems)]
-    first = table.select("_row", F.coalesce(*flags).alias("_broken"), *[c for c in table.columns if c != "_row"])
-    summary = first.agg(
-        F.count(F.lit(1)).alias("n"),
-        F.min(F.when(F.col("_broken").isNotNull(), F.col("_row"))).alias("at"),
-    ).collect()[0]
-    if summary["at"] is not None:
-        row = first.where(F.col("_row") == summary["at"]).collect()[0]
-        _, code, rule = problems[row["_broken"]]
-        shown = {k: v for k, v in row.asDict().items() if not k.startswith("_")}
-        raise DepgraphError(code, f"{where}[{summary['at']}] is {shown}; {rule}", index=summary["at"])
-    if rows is not None and summary["n"] != rows:
-        raise DepgraphError("schema", f"{where} holds {summary['n']} rows; its manifest says {rows}")
-    return int(summary["n"])
+@dataclass(frozen=True, eq=False)
+class TableCheck:
+    """The rules a table read from a file is held to: ``problems`` (``condition``, ``code``, ``rule``) over the
+    rows of ``checked`` (``table`` with what the conditions compare, ``_row`` each row's place in the file), the
+    manifest's ``rows``, and whether its ``key`` ids may be written two ways in Unicode (``keyed``)."""
+
+    table: DataFrame
+    checked: DataFrame
+    problems: list[tuple[Column, str, str]]
+    where: str
+    rows: int
+    keyed: bool = False
+
+    def survey(self, index: int) -> DataFrame:
+        """One row: ``index``, the rows counted, the first broken row (null if none) and whether some key is not
+        plain ASCII."""
+        broken = F.coalesce(*[F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(self.problems)])
+        wide = F.max((~F.col("key").rlike(PLAIN_ASCII)).cast("int")) if self.keyed else F.lit(0)
+        return self.checked.agg(
+            F.lit(index).alias("index"),
+            F.count(F.lit(1)).alias("n"),
+            F.min(F.when(broken.isNotNull(), F.col("_row"))).alias("at"),
+            F.coalesce(wide, F.lit(0)).alias("wide"),
+        )
+
+    def refuse(self, n: int, at: int | None, wide: bool) -> None:
+        """Raise for the first row (in file order) that breaks a rule, for a count the manifest does not say, or
+        for keys written two ways in Unicode."""
+        if at is not None:
+            flags = [F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(self.problems)]
+            shown_columns = [c for c in self.table.columns if c != "_row"]
+            row = self.checked.where(F.col("_row") == at).select(F.coalesce(*flags).alias("_broken"),
+                                                                  *shown_columns).collect()[0]  # fmt: skip
+            _, code, rule = self.problems[row["_broken"]]
+            shown = {k: v for k, v in row.asDict().items() if not k.startswith("_")}
+            raise DepgraphError(code, f"{self.where}[{at}] is {shown}; {rule}", index=at)
+        if n != self.rows:
+            raise DepgraphError("schema", f"{self.where} holds {n} rows; its manifest says {self.rows}")
+        if wide:  # two spellings of one subject: never two nodes
+            refuse_unicode_twins(self.table, {"key": "key"}, self.where, probed=True)
+
+
+def refuse_first_broken(checks: list[TableCheck]) -> None:
+    """Hold every table to its rules in one Spark job (one aggregate row per table), then raise for the first
+    table, in ``checks`` order, that breaks one: what checking them one at a time would raise, without a job per
+    table and rule."""
+    if not checks:
+        return
+    surveys = [check.survey(i) for i, check in enumerate(checks)]
+    found = {r["index"]: r for r in reduce(DataFrame.unionByName, surveys).collect()}
+    for i, check in enumerate(checks):
+        check.refuse(int(found[i]["n"]), found[i]["at"], bool(found[i]["wide"]))
 
 
 #: Spark's integer types.
@@ -254,8 +294,9 @@ INTEGER_KINDS = frozenset({"tinyint", "smallint", "int", "bigint"})
 ATTRIBUTE_KINDS = INTEGER_KINDS | {"string", "double", "boolean", "void"}
 
 
-def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, int]:
-    """A node table: keys non-empty text, each greater than the one before (byte order, no repeats)."""
+def _node_check(table: DataFrame, where: str, rows: int) -> TableCheck:
+    """A node table's rules: keys non-empty text, each greater than the one before (byte order, no repeats), none
+    written two ways in Unicode; its column types are checked now."""
     kinds = dict(table.dtypes)
     if kinds["key"] != "string":
         raise DepgraphError("schema", f"{where}.key holds {kinds['key']} values; values are text")
@@ -273,24 +314,18 @@ def _checked_nodes(table: DataFrame, where: str, rows: int) -> tuple[DataFrame, 
     ]
     before = table.select((F.col("_row") + 1).alias("_row"), F.col("key").alias("_before"))
     paired = table.join(before, "_row", "left")
-    n = _refuse_first(
-        [
-            (F.col("key").isNull() | (F.length("key") == 0), "schema", "keys are non-empty text"),
-            (F.col("key") == F.col("_before"), "duplicate_id", "a key is listed once"),
-            (F.col("key") < F.col("_before"), "schema", "keys are in byte order"),
-            *finite,
-        ],
-        paired,
-        where,
-        rows,
-    )
-    refuse_unicode_twins(table, {"key": "key"}, where)  # two spellings of one subject: never two nodes
-    return table.withColumnRenamed("_row", "row"), n
+    problems = [
+        (F.col("key").isNull() | (F.length("key") == 0), "schema", "keys are non-empty text"),
+        (F.col("key") == F.col("_before"), "duplicate_id", "a key is listed once"),
+        (F.col("key") < F.col("_before"), "schema", "keys are in byte order"),
+        *finite,
+    ]
+    return TableCheck(table, paired, problems, where, rows, keyed=True)
 
 
-def _checked_edges(table: DataFrame, relation: str, counts: dict[NodeType, int], where: str, rows: int) -> DataFrame:
-    """An edge table: endpoints rows of their node tables, edges by source then target, each once (an undirected
-    relation's from its lower row), weights finite."""
+def _edge_check(table: DataFrame, relation: str, counts: dict[NodeType, int], where: str, rows: int) -> TableCheck:
+    """An edge table's rules: endpoints rows of their node tables (``counts``), edges by source then target, each
+    once (an undirected relation's from its lower row), weights finite; its columns are checked now."""
     rule = RELATION[relation]
     expected = [c for c in EDGE_COLUMNS if c != "weight" or "weight" in table.columns]
     if [c for c in table.columns if c != "_row"] != expected:
@@ -319,5 +354,4 @@ def _checked_edges(table: DataFrame, relation: str, counts: dict[NodeType, int],
     if "weight" in expected:
         weight = F.col("weight")
         problems.append((F.isnan(weight) | (F.abs(weight) == float("inf")), "schema", "weights are finite or null"))
-    _refuse_first(problems, paired, where, rows)
-    return table.drop("_row", "provenance")
+    return TableCheck(table, paired, problems, where, rows)

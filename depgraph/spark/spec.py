@@ -4,9 +4,9 @@ engine computes for the same content.
 The sample columns are those :func:`depgraph.spec.columns.sample_columns` gives — ``sample_id``, ``group_id``,
 one ``<mode>_group`` per block relation the graph holds, ``timepoint_id``/``time_index``/``order_rank`` where
 samples have timepoints, ``stratum`` (a sample's outcome, several joined with ``|`` in sorted order) — built in
-Spark and written as ``samples.parquet``, a directory of Parquet parts in sample-id order (Spark's range
-partitioning of the sorted rows: part *i* holds rows before part *i + 1*), which every columnar reader (depgraph,
-R, Spark) reads. The time order comes from :func:`~depgraph.spark.derive.time_columns`.
+Spark and written as ``samples.parquet``, a directory of Parquet parts in sample-id order (one part up to
+:data:`ONE_PART_ROWS` rows; beyond, Spark's range partitioning of the sorted rows: part *i* holds rows before part
+*i + 1*), which every columnar reader (depgraph, R, Spark) reads. The time order comes from :func:`~depgraph.spark.derive.time_columns`.
 
 The digest is a SHA-256 over the canonical JSON of the whole spec, a sequential hash: after Spark has written the
 parts, the driver reads them back one column and one batch at a time (:data:`BATCH_ROWS` rows), spells each batch
@@ -54,6 +54,8 @@ from depgraph.vocab import BLOCK_MODES, NodeType, RelationName, direct_relation
 
 #: Rows read back at a time for the digest.
 BATCH_ROWS = 1 << 20
+#: Rows of a table written as one Parquet part, sorted in one task (more are range-partitioned over the cluster).
+ONE_PART_ROWS = 1_000_000
 
 
 def sample_columns(partition: SparkPartition, attributes: Sequence[str] | str | None = None) -> DataFrame:
@@ -273,14 +275,14 @@ def write_spec_request(spec: SparkSpec, path: str | os.PathLike[str], sign_key: 
     if problem is not None:
         raise DepgraphError("invalid_argument", f"spec: {problem}")
     with atomic_tree(path) as staged:
-        parts = _written(spec.samples.orderBy("row").select(*names), staged / SAMPLES, spec.n_samples, "sample")
+        parts = _written(spec.samples, ["row"], names, staged / SAMPLES, spec.n_samples, "sample")
         tables = {SAMPLES: {"rows": spec.n_samples, "columns": names}}
         streamed = None
         manifest = {**spec.envelope, "digest": None}
         if folds is not None:
             listed = sum(s["n_test"] + s["n_excluded"] for s in folds.plan["splits"])
-            in_order = folds.rows.orderBy("split", (F.col("role") != TESTED).cast("int"), "position")
-            fold_parts = _written(in_order, staged / FOLDS, listed, "fold")
+            order = ["split", (F.col("role") != TESTED).cast("int"), "position"]
+            fold_parts = _written(folds.rows, order, list(FOLD_COLUMNS), staged / FOLDS, listed, "fold")
             streamed = canonical_folds(folds.plan, fold_parts)
             manifest["folds"] = folds.plan
             tables[FOLDS] = {"rows": listed, "columns": list(FOLD_COLUMNS)}
@@ -338,10 +340,14 @@ def _checked_output(path: str | os.PathLike[str], sign_key: str | bytes | None) 
     return key
 
 
-def _written(frame: DataFrame, target: Path, rows: int, what: str) -> list[Path]:
-    """Write ``frame``'s rows, in its order, as Parquet parts at ``target``; the parts in order, their row count
-    checked against ``rows``."""
-    frame.write.parquet(str(target), compression="snappy")
+def _written(frame: DataFrame, order: list[Any], columns: list[str], target: Path, rows: int, what: str
+             ) -> list[Path]:  # fmt: skip
+    """Write ``frame``'s ``columns``, its rows sorted by ``order``, as Parquet parts at ``target`` (each part's rows
+    before the next part's; one part up to :data:`ONE_PART_ROWS` rows, sorted in one task without the sample of
+    the rows a range partitioning takes first); the parts in order, their row count checked against ``rows``."""
+    one_part = rows <= ONE_PART_ROWS
+    frame = frame.coalesce(1).sortWithinPartitions(*order) if one_part else frame.orderBy(*order)
+    frame.select(*columns).write.parquet(str(target), compression="snappy")
     parts = sorted(p for p in target.iterdir() if not hidden(p.name))
     found = sum(pq.ParquetFile(p).metadata.num_rows for p in parts)
     if found != rows:

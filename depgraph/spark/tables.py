@@ -69,7 +69,15 @@ from depgraph.ingest.spatial import checked_distances, span_overflow, spatial_re
 from depgraph.io.files import describe_source, file_name
 from depgraph.io.tables import MISSING_TOKENS
 from depgraph.spark.attributes import typed_attributes
-from depgraph.spark.frames import any_of, first_values, look_alike_groups, numbered, refuse_unicode_twins
+from depgraph.spark.frames import (
+    PLAIN_ASCII,
+    any_of,
+    first_values,
+    look_alike_groups,
+    numbered,
+    numbered_with_count,
+    refuse_unicode_twins,
+)
 from depgraph.spark.graph import INTEGER_KINDS, SparkGraph
 from depgraph.spark.session import checkpointed, unreadable_file
 from depgraph.spark.spatial import near_pairs
@@ -179,17 +187,29 @@ def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
     return frame.withColumn(column, F.when(F.length(text) > 0, text))
 
 
-def _refuse_missing(frame: DataFrame, column: str, what: str) -> None:
-    """``missing_id`` when some row of ``column`` holds no id (counted: a DataFrame's rows have no line numbers)."""
-    count = frame.where(F.col(column).isNull()).count()
-    if count:
-        raise DepgraphError("missing_id", f"{what}: {column} is missing or blank in {count} row(s)", column=column)
+def id_facts(frame: DataFrame, columns: Sequence[str]) -> dict[str, int]:
+    """What the refusals of an id table need, counted in one Spark job: ``rows``; per id column, ``missing:<column>``
+    (rows without an id); ``control`` (some id holds a control character) and ``wide`` (some id is not plain
+    ASCII: then Unicode spellings are compared)."""
+    row = frame.agg(
+        F.count(F.lit(1)).alias("rows"),
+        *[F.count(F.when(F.col(c).isNull(), 1)).alias(f"missing:{c}") for c in columns],
+        F.max(any_of(F.col(c).rlike(CONTROL) for c in columns).cast("int")).alias("control"),
+        F.max(any_of(~F.col(c).rlike(PLAIN_ASCII) for c in columns).cast("int")).alias("wide"),
+    ).first()
+    return {k: int(v or 0) for k, v in row.asDict().items()}
 
 
-def _refuse_control_characters(frame: DataFrame, columns: Sequence[str], what: str) -> None:
-    """``invalid_value`` when an id of ``columns`` holds a line break, a tab or another control character, naming
-    the column, how many rows and the first such ids (one pass over the rows when there is none)."""
-    if not frame.where(any_of(F.col(c).rlike(CONTROL) for c in columns)).limit(1).count():
+def _refuse_bad_ids(frame: DataFrame, columns: Sequence[str], what: str, facts: dict[str, int],
+                    required: Sequence[str]) -> None:  # fmt: skip
+    """``missing_id`` when some row of a ``required`` column holds no id (counted: a DataFrame's rows have no line
+    numbers); ``invalid_value`` when an id of ``columns`` holds a line break, a tab or another control character,
+    naming the column, how many rows and the first such ids."""
+    for column in required:
+        if facts[f"missing:{column}"]:
+            raise DepgraphError("missing_id", f"{what}: {column} is missing or blank in {facts[f'missing:{column}']} "
+                                "row(s)", column=column)  # fmt: skip
+    if not facts["control"]:
         return
     for column in columns:
         bad = frame.where(F.col(column).rlike(CONTROL))
@@ -236,19 +256,23 @@ def from_metadata(
     if "time_index" in frame.columns:
         frame = frame.withColumn("time_index", F.col("time_index").cast("double"))
     frame = checkpointed(frame)
-    if frame.limit(1).count() == 0:
+    facts = id_facts(frame, present)
+    if facts["rows"] == 0:
         raise DepgraphError("empty_input", f"{what} has no rows")
-    _refuse_missing(frame, "sample_id", what)
-    _refuse_control_characters(frame, present, what)
-    refuse_unicode_twins(frame, {c: c for c in present}, what)
-    notes = [(column, *look_alike_groups(frame, column)) for column in present]  # warned once the table is whole
+    _refuse_bad_ids(frame, present, what, facts, required=["sample_id"])
+    notes = []  # ids of plain ASCII can be neither Unicode twins nor look-alikes
+    if facts["wide"]:
+        refuse_unicode_twins(frame, {c: c for c in present}, what, probed=True)
+        notes = [(column, *look_alike_groups(frame, column)) for column in present]  # warned once the table is whole
     if "time_index" in frame.columns:
         if "timepoint_id" not in frame.columns:
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
-        orphan = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull())
-        _refuse_missing(orphan.withColumn("timepoint_id", F.lit(None).cast("string")), "timepoint_id", what)
+        orphans = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull()).count()
+        if orphans:
+            raise DepgraphError("missing_id", f"{what}: timepoint_id is missing or blank in {orphans} row(s)",
+                                column="timepoint_id")  # fmt: skip
     _refuse_conflicting_rows(frame, allow_multi_subject_samples, what, attributes)
-    graph = _assembled(frame, name, allow_multi_subject_samples, read, attributes)
+    graph = _assembled(frame, facts["rows"], name, allow_multi_subject_samples, read, attributes)
     look_alike = [look_alike_note(groups, count, column, what) for column, groups, count in notes if count]
     step = {**graph.history[0], **({"warnings": look_alike} if look_alike else {})}
     if id_like is not None:  # nothing to group by: the columns that look like ids are named (no_grouping_column)
@@ -291,9 +315,10 @@ def _refuse_conflicting_rows(frame: DataFrame, allow_multi_subject: bool, what: 
             raise conflicting_values(what, column, bad, describe_ids([str(v) for v in shown]))
 
 
-def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list[str], attributes: list[str]
-               ) -> SparkGraph:  # fmt: skip
-    """The node and edge tables of a checked metadata frame (the samples' with their attributes)."""
+def _assembled(frame: DataFrame, rows: int, name: str | None, allow_multi: bool, read: list[str],
+               attributes: list[str]) -> SparkGraph:  # fmt: skip
+    """The node and edge tables of a checked metadata frame of ``rows`` rows (the samples' with their
+    attributes)."""
     sources = {r.target: r for r in RELATIONS if r.column in frame.columns and r.source == NodeType.SAMPLE}
     nodes, counts = {}, {t: 0 for t in NODE_TYPES}
     for node_type in NODE_TYPES:
@@ -311,8 +336,8 @@ def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list
             keys = times.select("key", "time_index")
         if node_type == NodeType.SAMPLE and attributes:
             keys = _with_attributes(frame, attributes)
-        table = checkpointed(numbered(keys, ["key"]).select("row", *keys.columns))
-        nodes[node_type], counts[node_type] = table, table.count()
+        table, counts[node_type] = numbered_with_count(keys, ["key"])  # numbered once and kept: no checkpoint more
+        nodes[node_type] = table.select("row", *keys.columns)
     samples = nodes[NodeType.SAMPLE].select(F.col("row").alias("source"), F.col("key").alias("sample_id"))
     edges = {}
     for node_type, rule in sources.items():
@@ -322,10 +347,16 @@ def _assembled(frame: DataFrame, name: str | None, allow_multi: bool, read: list
                                         .select("source", "target"))  # fmt: skip
     if "time_index" in frame.columns and NodeType.TIMEPOINT in nodes:
         edges[RelationName.TIMEPOINT_PRECEDES] = _precedence(nodes[NodeType.TIMEPOINT])
-    history = ({"step": "from_metadata", "rows": frame.count(), "columns": read},)
+    history = ({"step": "from_metadata", "rows": rows, "columns": read},)
     overrides = {"allow_multi_subject_samples": True} if allow_multi else {}
-    return SparkGraph(nodes, counts, {k: v for k, v in edges.items() if v.limit(1).count()}, name=name,
-                      overrides=overrides, history=history)  # fmt: skip
+
+    def held(relation: str) -> bool:  # a column's target type has a node for each id a sample is linked to
+        if relation == RelationName.TIMEPOINT_PRECEDES:
+            return edges[relation].limit(1).count() > 0
+        return counts[RELATION[relation].target] > 0
+
+    return SparkGraph(nodes, counts, {k: v for k, v in edges.items() if held(k)}, name=name, overrides=overrides,
+                      history=history)  # fmt: skip
 
 
 def _with_attributes(frame: DataFrame, attributes: list[str]) -> DataFrame:
@@ -364,9 +395,7 @@ def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns:
                             f"{describe_ids(missing)}")  # fmt: skip
     pairs = pairs.select(*id_columns, *kept)
     pairs = _ids(_ids(pairs, a, what), b, what)
-    for column in id_columns:
-        _refuse_missing(pairs, column, what)
-    _refuse_control_characters(pairs, id_columns, what)
+    _refuse_bad_ids(pairs, id_columns, what, id_facts(pairs, id_columns), required=id_columns)
     selves = first_values(pairs.where(F.col(a) == F.col(b)), a, 5)
     if selves:
         raise DepgraphError("invalid_value", f"{what}: pairs an id with itself ({describe_ids(selves)})")
@@ -541,10 +570,10 @@ def add_spatial(
         raise DepgraphError("schema", f"{what} need a sample_id column and coordinate columns x, y[, z] "
                             f"(columns: {describe_ids(frame.columns, 12)})")  # fmt: skip
     frame = checkpointed(_coordinates(_ids(frame.select("sample_id", *axes), "sample_id", what), axes, what))
-    if frame.limit(1).count() == 0:
+    facts = id_facts(frame, ["sample_id"])
+    if facts["rows"] == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
-    _refuse_missing(frame, "sample_id", what)
-    _refuse_control_characters(frame, ["sample_id"], what)
+    _refuse_bad_ids(frame, ["sample_id"], what, facts, required=["sample_id"])
     twice = first_values(frame.groupBy("sample_id").count().where(F.col("count") > 1), "sample_id", 5)
     if twice:
         raise DepgraphError("duplicate_id", f"{what} list sample(s) {describe_ids(twice)} more than once", ids=twice)
