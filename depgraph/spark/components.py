@@ -54,10 +54,11 @@ class Components(NamedTuple):
 def connected_components(edges: DataFrame, hub_degree: int = HUB_DEGREE) -> Components:
     """The components of the undirected graph ``edges`` (columns ``src``, ``dst``: 64-bit vertex ids; repeats and
     self-loops allowed). Every vertex that is an endpoint of some edge gets a label; see the module docstring."""
-    current = checkpointed(
+    current = (  # kept as the first survey computes it (a checkpoint would be a job of its own)
         edges.select(F.greatest("src", "dst").alias("hi"), F.least("src", "dst").alias("lo"))
         .where(F.col("hi") != F.col("lo"))
         .distinct()
+        .persist()
     )
     rounds = 0
     while True:

@@ -5,8 +5,9 @@ The sample columns are those :func:`depgraph.spec.columns.sample_columns` gives 
 one ``<mode>_group`` per block relation the graph holds, ``timepoint_id``/``time_index``/``order_rank`` where
 samples have timepoints, ``stratum`` (a sample's outcome, several joined with ``|`` in sorted order) — built in
 Spark and written as ``samples.parquet``, a directory of Parquet parts in sample-id order (one part up to
-:data:`ONE_PART_ROWS` rows; beyond, Spark's range partitioning of the sorted rows: part *i* holds rows before part
-*i + 1*), which every columnar reader (depgraph, R, Spark) reads. The time order comes from :func:`~depgraph.spark.derive.time_columns`.
+:data:`ONE_PART_ROWS` rows; beyond, Spark's range partitioning of the sorted rows: part *i* holds rows before
+part *i + 1*), which every columnar reader (depgraph, R, Spark) reads. The time order comes from
+:func:`~depgraph.spark.derive.time_columns`.
 
 The digest is a SHA-256 over the canonical JSON of the whole spec, a sequential hash: after Spark has written the
 parts, the driver reads them back one column and one batch at a time (:data:`BATCH_ROWS` rows), spells each batch
