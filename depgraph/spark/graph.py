@@ -131,15 +131,15 @@ def read_graph(path: str | os.PathLike[str], spark: SparkSession) -> SparkGraph:
     if NodeType.SAMPLE not in node_tables:
         raise DepgraphError("schema", f"{source} has no Sample nodes")
     counts = {t: node_tables[t]["rows"] if t in node_tables else 0 for t in NODE_TYPES}  # held to the files below
-    checks = [
-        _node_check(_table(spark, directory, f"nodes/{t.value}.parquet", shape, where), where, shape["rows"])
-        for t, shape in node_tables.items()
-        for where in [f"{source}: nodes.{t.value}"]
-    ] + [
-        _edge_check(_table(spark, directory, f"edges/{r}.parquet", shape, where), r, counts, where, shape["rows"])
-        for r, shape in edge_tables.items()
-        for where in [f"{source}: edges.{r}"]
-    ]
+    checks = []
+    for node_type, shape in node_tables.items():
+        where = f"{source}: nodes.{node_type.value}"
+        table = _table(spark, directory, f"nodes/{node_type.value}.parquet", shape, where)
+        checks.append(_node_check(table, where, shape["rows"]))
+    for relation, shape in edge_tables.items():
+        where = f"{source}: edges.{relation}"
+        table = _table(spark, directory, f"edges/{relation}.parquet", shape, where)
+        checks.append(_edge_check(table, relation, counts, where, shape["rows"]))
     refuse_first_broken(checks)  # every table's rows in one Spark job, each table's first problem in file order
     tables = dict(zip([*node_tables, *edge_tables], (check.table for check in checks), strict=True))
     nodes = {t: tables[t].withColumnRenamed("_row", "row") for t in node_tables}
@@ -247,10 +247,14 @@ class TableCheck:
     rows: int
     keyed: bool = False
 
+    def broken(self) -> Column:
+        """The first rule a row breaks (its index in ``problems``), null for a row that keeps them all."""
+        return F.coalesce(*[F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(self.problems)])
+
     def survey(self, index: int) -> DataFrame:
         """One row: ``index``, the rows counted, the first broken row (null if none) and whether some key is not
         plain ASCII."""
-        broken = F.coalesce(*[F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(self.problems)])
+        broken = self.broken()
         wide = F.max((~F.col("key").rlike(PLAIN_ASCII)).cast("int")) if self.keyed else F.lit(0)
         return self.checked.agg(
             F.lit(index).alias("index"),
@@ -263,9 +267,8 @@ class TableCheck:
         """Raise for the first row (in file order) that breaks a rule, for a count the manifest does not say, or
         for keys written two ways in Unicode."""
         if at is not None:
-            flags = [F.when(condition, F.lit(i)) for i, (condition, _, _) in enumerate(self.problems)]
             shown_columns = [c for c in self.table.columns if c != "_row"]
-            row = self.checked.where(F.col("_row") == at).select(F.coalesce(*flags).alias("_broken"),
+            row = self.checked.where(F.col("_row") == at).select(self.broken().alias("_broken"),
                                                                   *shown_columns).collect()[0]  # fmt: skip
             _, code, rule = self.problems[row["_broken"]]
             shown = {k: v for k, v in row.asDict().items() if not k.startswith("_")}

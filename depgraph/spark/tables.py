@@ -187,7 +187,7 @@ def _ids(frame: DataFrame, column: str, what: str) -> DataFrame:
     return frame.withColumn(column, F.when(F.length(text) > 0, text))
 
 
-def id_facts(frame: DataFrame, columns: Sequence[str]) -> dict[str, int]:
+def _id_facts(frame: DataFrame, columns: Sequence[str]) -> dict[str, int]:
     """What the refusals of an id table need, counted in one Spark job: ``rows``; per id column, ``missing:<column>``
     (rows without an id); ``control`` (some id holds a control character) and ``wide`` (some id is not plain
     ASCII: then Unicode spellings are compared)."""
@@ -200,15 +200,19 @@ def id_facts(frame: DataFrame, columns: Sequence[str]) -> dict[str, int]:
     return {k: int(v or 0) for k, v in row.asDict().items()}
 
 
+def _missing_ids(what: str, column: str, count: int) -> DepgraphError:
+    """``missing_id``: ``count`` rows of ``column`` hold no id (counted: a DataFrame's rows have no line numbers)."""
+    return DepgraphError("missing_id", f"{what}: {column} is missing or blank in {count} row(s)", column=column)
+
+
 def _refuse_bad_ids(frame: DataFrame, columns: Sequence[str], what: str, facts: dict[str, int],
                     required: Sequence[str]) -> None:  # fmt: skip
-    """``missing_id`` when some row of a ``required`` column holds no id (counted: a DataFrame's rows have no line
-    numbers); ``invalid_value`` when an id of ``columns`` holds a line break, a tab or another control character,
-    naming the column, how many rows and the first such ids."""
+    """``missing_id`` when some row of a ``required`` column holds no id; ``invalid_value`` when an id of
+    ``columns`` holds a line break, a tab or another control character, naming the column, how many rows and the
+    first such ids."""
     for column in required:
         if facts[f"missing:{column}"]:
-            raise DepgraphError("missing_id", f"{what}: {column} is missing or blank in {facts[f'missing:{column}']} "
-                                "row(s)", column=column)  # fmt: skip
+            raise _missing_ids(what, column, facts[f"missing:{column}"])
     if not facts["control"]:
         return
     for column in columns:
@@ -256,7 +260,7 @@ def from_metadata(
     if "time_index" in frame.columns:
         frame = frame.withColumn("time_index", F.col("time_index").cast("double"))
     frame = checkpointed(frame)
-    facts = id_facts(frame, present)
+    facts = _id_facts(frame, present)
     if facts["rows"] == 0:
         raise DepgraphError("empty_input", f"{what} has no rows")
     _refuse_bad_ids(frame, present, what, facts, required=["sample_id"])
@@ -269,8 +273,7 @@ def from_metadata(
             frame = frame.withColumn("timepoint_id", F.regexp_replace(F.col("time_index").cast("string"), r"\.0$", ""))
         orphans = frame.where(F.col("time_index").isNotNull() & F.col("timepoint_id").isNull()).count()
         if orphans:
-            raise DepgraphError("missing_id", f"{what}: timepoint_id is missing or blank in {orphans} row(s)",
-                                column="timepoint_id")  # fmt: skip
+            raise _missing_ids(what, "timepoint_id", orphans)
     _refuse_conflicting_rows(frame, allow_multi_subject_samples, what, attributes)
     graph = _assembled(frame, facts["rows"], name, allow_multi_subject_samples, read, attributes)
     look_alike = [look_alike_note(groups, count, column, what) for column, groups, count in notes if count]
@@ -395,7 +398,7 @@ def _pairs(graph: SparkGraph, pairs: DataFrame, node_type: NodeType, id_columns:
                             f"{describe_ids(missing)}")  # fmt: skip
     pairs = pairs.select(*id_columns, *kept)
     pairs = _ids(_ids(pairs, a, what), b, what)
-    _refuse_bad_ids(pairs, id_columns, what, id_facts(pairs, id_columns), required=id_columns)
+    _refuse_bad_ids(pairs, id_columns, what, _id_facts(pairs, id_columns), required=id_columns)
     selves = first_values(pairs.where(F.col(a) == F.col(b)), a, 5)
     if selves:
         raise DepgraphError("invalid_value", f"{what}: pairs an id with itself ({describe_ids(selves)})")
@@ -570,7 +573,7 @@ def add_spatial(
         raise DepgraphError("schema", f"{what} need a sample_id column and coordinate columns x, y[, z] "
                             f"(columns: {describe_ids(frame.columns, 12)})")  # fmt: skip
     frame = checkpointed(_coordinates(_ids(frame.select("sample_id", *axes), "sample_id", what), axes, what))
-    facts = id_facts(frame, ["sample_id"])
+    facts = _id_facts(frame, ["sample_id"])
     if facts["rows"] == 0:
         raise DepgraphError("empty_input", f"{what} table has no rows")
     _refuse_bad_ids(frame, ["sample_id"], what, facts, required=["sample_id"])
