@@ -51,6 +51,22 @@ def test_calibration_matches_scikit_learn_and_root_finding():
     assert found["calibration_note"] is None
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_far_miscalibrated_blocks_are_fitted_to_the_root_not_given_up(seed):
+    """Probabilities near 1 where the outcome is rare (and some at exactly 0 or 1): the likelihood is nearly flat,
+    a full Newton step overshoots into a region with no information, and the intercept is still the score
+    equation's root (from scipy's root finding; scipy's trust-region fit stopped short of it or gave up)."""
+    rng = np.random.default_rng(seed)
+    p = np.concatenate([rng.uniform(0.9, 1.0, 60) ** 0.05, [1.0, 0.0, 1.0]])
+    y = np.zeros(len(p), dtype=bool)
+    y[rng.choice(len(p), 1 + seed, replace=False)] = True
+    lp = logit(np.clip(p, 1e-9, 1 - 1e-9))
+    root = optimize.brentq(lambda a: np.sum(y - expit(a + lp)), -100, 100, xtol=1e-12)
+    found = calibration(p, y, np.arange(len(p)), 0.95)
+    assert -25 < root < -9  # far from 0, within the fit's bound
+    assert found["calibration_intercept"] == pytest.approx(root, abs=1e-6), found["calibration_note"]
+
+
 def test_intervals_treat_a_group_as_one_and_agree_with_fisher_information_for_singletons():
     """Each sample given twice in one group leaves the cluster-robust interval as it was (the copies add no
     information), where counting them as independent would shrink it by √2; with groups of one the interval is

@@ -9,8 +9,8 @@ For predicted probabilities ``p`` and outcomes ``y`` of a block's test rows:
 * ``calibration_slope``: ``b`` in ``logit P(y) = a + b·logit(p)`` — 1 when the probabilities spread as the outcomes
   do, below 1 when they are too extreme (over-fitting), above 1 when too timid.
 
-Both are fitted by maximum likelihood (scipy's trust-region Newton method). Their intervals are Wald intervals from
-a **cluster-robust** (sandwich, CR1) variance over the spec's groups, with Student's t on (groups − 1) degrees of
+Both are fitted by maximum likelihood (Newton's method, as R's ``glm`` fits them). Their intervals are Wald intervals
+from a **cluster-robust** (sandwich, CR1) variance over the spec's groups, with Student's t on (groups − 1) degrees of
 freedom: samples of one group move together, as in the bootstrap of :mod:`depgraph.audit.evaluation`. A block of
 one group has no interval. A block holding one class has no intercept or slope (missing, with
 ``calibration_note`` saying why), nor has a fit that does not converge (complete separation); the Brier score is
@@ -28,8 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
-from scipy.special import expit, logit
+from scipy.special import expit, logit, stdtrit
 
 #: Probabilities are held this far from 0 and 1 before their logit is taken.
 EDGE = 1e-9
@@ -56,7 +55,7 @@ def calibration(probability: np.ndarray, positive: np.ndarray, groups: np.ndarra
         found["calibration_note"] = "one group: no interval (the spec's groups are what varies)"
         return found
     # Student's t on G - 1 degrees of freedom: the sandwich variance over few groups is itself uncertain
-    z = stats.t.ppf(0.5 + confidence / 2, n_groups - 1)
+    z = stdtrit(n_groups - 1, 0.5 + confidence / 2)  # Student's t quantile (stats.t.ppf without its checks)
     fits = {
         "calibration_intercept": _logistic(np.ones((len(y), 1)), lp, y, groups),
         # a threshold on the probabilities that parts the classes: the slope's likelihood grows without bound
@@ -92,21 +91,11 @@ def _logistic(design: np.ndarray, offset: np.ndarray, y: np.ndarray, groups: np.
               ) -> tuple[float, float] | None:  # fmt: skip
     """The last coefficient of the logistic regression of ``y`` on ``design`` with ``offset``, and its
     cluster-robust standard error over ``groups``; ``None`` when the fit runs off to infinity."""
-
-    def loss(beta: np.ndarray) -> tuple[float, np.ndarray]:
-        eta = offset + design @ beta
-        # -log-likelihood, written so a large |eta| neither overflows nor loses the term
-        return float(np.sum(np.logaddexp(0, eta) - y * eta)), design.T @ (expit(eta) - y)
-
-    def hessian(beta: np.ndarray) -> np.ndarray:
-        mu = expit(offset + design @ beta)
-        return (design * (mu * (1 - mu))[:, None]).T @ design
-
-    fit = optimize.minimize(loss, np.zeros(design.shape[1]), jac=True, hess=hessian, method="trust-exact")
-    if not fit.success or not np.all(np.abs(fit.x) < DIVERGED):
+    beta = _newton(design, offset, y)
+    if beta is None:
         return None
-    mu = expit(offset + design @ fit.x)
-    bread = np.linalg.pinv(hessian(fit.x))
+    mu = expit(offset + design @ beta)
+    bread = np.linalg.pinv(_information(design, mu))
     _, codes = np.unique(groups, return_inverse=True)
     n_groups = int(codes.max()) + 1
     per_group = np.stack(
@@ -116,4 +105,50 @@ def _logistic(design: np.ndarray, offset: np.ndarray, y: np.ndarray, groups: np.
     # the small-sample factor G/(G-1) of the cluster-robust variance (CR1)
     meat = per_group.T @ per_group * (n_groups / max(n_groups - 1, 1))
     variance = bread @ meat @ bread
-    return float(fit.x[-1]), float(np.sqrt(max(variance[-1, -1], 0.0)))
+    return float(beta[-1]), float(np.sqrt(max(variance[-1, -1], 0.0)))
+
+
+#: Newton steps before a fit that has not converged is given up (a logistic fit takes five to ten).
+MOST_STEPS = 100
+#: The longest Newton step (in logits): where the likelihood is nearly flat, a full step overshoots far past the
+#: optimum into a region where the information vanishes.
+LONGEST_STEP = 5.0
+
+
+def _newton(design: np.ndarray, offset: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """The maximum-likelihood coefficients by Newton's method (iteratively reweighted least squares, as R's
+    ``glm`` fits them), each step at most :data:`LONGEST_STEP` and halved until the likelihood does not fall;
+    ``None`` when a coefficient passes :data:`DIVERGED` or the steps do not converge. One or two coefficients
+    converge in a few steps: a general optimiser (scipy's trust-region methods) cost twenty times the fit in its
+    setup, and ``evaluate`` fits two per block."""
+    beta = np.zeros(design.shape[1])
+    loss = _loss(design, offset, y, beta)
+    for _ in range(MOST_STEPS):
+        mu = expit(offset + design @ beta)
+        try:
+            step = np.linalg.solve(_information(design, mu), design.T @ (y - mu))
+        except np.linalg.LinAlgError:
+            return None
+        step *= min(1.0, LONGEST_STEP / max(float(np.max(np.abs(step))), 1e-300))
+        for _ in range(60):  # halved until the likelihood does not fall (it is concave: a short enough step)
+            new_loss = _loss(design, offset, y, beta + step)
+            if new_loss <= loss + 1e-12 * abs(loss):
+                break
+            step /= 2
+        beta, loss = beta + step, new_loss
+        if np.any(np.abs(beta) > 2 * DIVERGED):  # running off to infinity (separation)
+            return None
+        if np.max(np.abs(step)) < 1e-10 * (1 + np.max(np.abs(beta))):
+            return beta if np.all(np.abs(beta) < DIVERGED) else None
+    return None
+
+
+def _loss(design: np.ndarray, offset: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+    """The negative log-likelihood, written so a large linear predictor neither overflows nor loses the term."""
+    eta = offset + design @ beta
+    return float(np.sum(np.logaddexp(0, eta) - y * eta))
+
+
+def _information(design: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The observed (and expected) information of a logistic fit: ``Xᵀ W X`` with ``W = μ(1 − μ)``."""
+    return (design * (mu * (1 - mu))[:, None]).T @ design
