@@ -6,10 +6,7 @@ under test."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -40,32 +37,29 @@ from tests.spark_support import PSEUDONYM_KEY, SPARK_MARKS, spark_graph_of
 pytestmark = SPARK_MARKS
 
 
-def test_folds_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch):
+def test_folds_on_spark_from_the_command_line(tmp_path, capsys, monkeypatch, spark):
     """``depgraph folds --engine spark`` reads a spec file in Spark, plans the folds there and writes the spec
     ``depgraph folds`` writes on one machine, warnings and signature included (a balanced holdout keeping a prior
-    that grouped otherwise); an output in the JSON form is refused before Spark starts."""
+    that grouped otherwise); an output in the JSON form is refused before Spark starts. In this process, on the
+    tests' session (a command starting its own JVM: test_derive_on_spark_from_the_command_line)."""
     metadata = TIME_WITH_GAPS[0]
     graph = from_metadata(metadata)
     spec = SplitSpec.from_partition(derive(graph, "subject"), graph)
     prior = assign_folds(SplitSpec.from_partition(derive(graph, "study"), graph), "holdout", test_fraction=0.4, seed=2)
     write_spec(spec, tmp_path / "s.dgspec")
     write_spec(prior, tmp_path / "prior.json")
-    keyed = {**os.environ, "DG_SIGNING": "an example key, never use it for real"}
+    monkeypatch.setenv("DG_SIGNING", "an example key, never use it for real")
     common = ["folds", str(tmp_path / "s.dgspec"), "--scheme", "balanced-holdout", "--prior",
               str(tmp_path / "prior.json"), "--seed", "4", "--sign-key-env", "DG_SIGNING"]  # fmt: skip
-    on_spark_run = subprocess.run(  # its own process: Spark's session is the command's
-        [sys.executable, "-m", "depgraph", *common, "--engine", "spark", "-o", str(tmp_path / "spark.dgspec")],
-        capture_output=True, text=True, timeout=600, env=keyed,
-    )  # fmt: skip
-    assert on_spark_run.returncode == 0, on_spark_run.stderr
-    for name, value in keyed.items():
-        monkeypatch.setenv(name, value)
-    capsys.readouterr()
-    assert main([*common, "-o", str(tmp_path / "single.dgspec")]) == 0
-    single_run = capsys.readouterr()
+    printed = {}
+    for engine in ("spark", "single"):
+        capsys.readouterr()
+        assert main([*common, "--engine", engine, "-o", str(tmp_path / f"{engine}.dgspec")]) == 0
+        printed[engine] = capsys.readouterr()
+    single_run, on_spark_run = printed["single"], printed["spark"]
     assert re.search(r"^  folds vs \w+_group: Cramér's V", single_run.out, re.MULTILINE)  # the composition too
-    assert on_spark_run.stdout == single_run.out.replace("single.dgspec", "spark.dgspec")
-    assert "prior_side_changed" in on_spark_run.stderr and "prior_side_changed" in single_run.err
+    assert on_spark_run.out == single_run.out.replace("single.dgspec", "spark.dgspec")
+    assert "prior_side_changed" in on_spark_run.err and "prior_side_changed" in single_run.err
     single, on_spark = read_spec(tmp_path / "single.dgspec"), read_spec(tmp_path / "spark.dgspec")
     assert on_spark.digest == single.digest and on_spark.signature == single.signature
     assert [w.code for w in on_spark.warnings] == [w.code for w in single.warnings]
