@@ -99,7 +99,12 @@ def spark():
     # Spark's defaults otherwise: the code users run. Interpreted expressions (whole-stage code generation off,
     # NO_CODEGEN) took the conformance test 20 % less time in a warm session and the Spark files 8 % less, but CI's
     # whole suite was slower with them both times it ran them (9:56 → 12:19; 11:34 → 13:39, with fewer Spark jobs).
-    settings = {"spark.sql.shuffle.partitions": "2"}
+    # Two settings that change no result, only how the JVM spends two cores shared by two test workers: the parallel
+    # collector (G1's concurrent threads compete with the tasks for the cores) and a larger cache of generated code
+    # (a query shape seen before is not compiled again). Two sessions at once, as the two workers run them, each
+    # running the conformance test four times: 232 and 246 s for 289 and 299 s (docs/performance.md).
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+                "spark.sql.codegen.cache.maxEntries": "5000"}  # fmt: skip
     session = local_session("local[2]", settings)
     yield session
     session.stop()
