@@ -96,15 +96,16 @@ def spark():
     its data)."""
     from depgraph.spark.session import local_session
 
-    # Spark's defaults otherwise: the code users run. Interpreted expressions (whole-stage code generation off,
-    # NO_CODEGEN) took the conformance test 20 % less time in a warm session and the Spark files 8 % less, but CI's
-    # whole suite was slower with them both times it ran them (9:56 → 12:19; 11:34 → 13:39, with fewer Spark jobs).
-    # Two settings that change no result, only how the JVM spends two cores shared by two test workers: the parallel
-    # collector (G1's concurrent threads compete with the tasks for the cores) and a larger cache of generated code
-    # (a query shape seen before is not compiled again). Two sessions at once, as the two workers run them, each
-    # running the conformance test four times: 232 and 246 s for 289 and 299 s (docs/performance.md).
+    # Settings that change no result, only how the JVM spends two cores shared by two test workers: the parallel
+    # collector (G1's concurrent threads compete with the tasks for the cores), a larger cache of generated code (a
+    # query shape seen before is not compiled again) and interpreted expressions (no code generated and compiled per
+    # query: a fresh JVM has less to compile). Two sessions at once, as the two workers run them, each running the
+    # conformance test four times: 289 and 299 s with Spark's defaults, 232 and 246 s with the first two, 217 s with
+    # all three (docs/performance.md). Interpreted expressions alone had looked slower in two whole CI runs, on a
+    # machine whose runs vary by a third; the paired runs are what count.
     settings = {"spark.sql.shuffle.partitions": "2", "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
-                "spark.sql.codegen.cache.maxEntries": "5000"}  # fmt: skip
+                "spark.sql.codegen.cache.maxEntries": "5000", "spark.sql.codegen.wholeStage": "false",
+                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}  # fmt: skip
     session = local_session("local[2]", settings)
     yield session
     session.stop()

@@ -19,6 +19,11 @@ pytestmark = SPARK_MARKS
 def spark():
     from pyspark.sql import SparkSession
 
+    # the test process's session when it has one (a worker's other Spark files share it: not stopped here)
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        yield running
+        return
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers run this Python, which has pyarrow
     session = (
         SparkSession.builder.master("local[2]")
